@@ -1,0 +1,18 @@
+# Compiler warnings for our own targets (third-party headers are included as SYSTEM by their targets).
+set(LABPOSE_WARNING_FLAGS
+  -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast -Wcast-align -Wunused
+  -Woverloaded-virtual -Wconversion -Wsign-conversion -Wnull-dereference -Wdouble-promotion -Wformat=2
+  -Wimplicit-fallthrough)
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  # GCC 12 reports false -Wrestrict positives inside std::string concatenation (GCC bug 105651).
+  list(APPEND LABPOSE_WARNING_FLAGS -Wno-restrict)
+endif()
+
+function(labpose_warnings target)
+  foreach(flag IN LISTS LABPOSE_WARNING_FLAGS)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${flag}>)
+  endforeach()
+  if(LABPOSE_WARNINGS_AS_ERRORS)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
+  endif()
+endfunction()

@@ -1,0 +1,155 @@
+// AtomicFile: temp file + fsync + rename + directory fsync.
+#include "core/atomic_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/core.h>
+
+#include "core/error.hpp"
+
+namespace labpose {
+namespace fs = std::filesystem;
+namespace {
+
+std::atomic<unsigned> g_counter{0};
+
+Error write_error(const fs::path& target, int error_number) {
+  std::string hint;
+  if (error_number == EACCES || error_number == EPERM || error_number == EROFS) {
+    hint = fmt::format(
+        "check that you may write to the folder {} (ls -ld), or work on a copy of the "
+        "project in a folder you own",
+        target.parent_path().string());
+  } else if (error_number == ENOSPC || error_number == EDQUOT) {
+    hint = "free some disk space (df -h) and run the command again; the previous file is unchanged";
+  }
+  return Error(fmt::format("cannot write {}: {}", target.string(), describe_errno(error_number)),
+               hint);
+}
+
+void fsync_path(const fs::path& path, bool directory, const fs::path& target) {
+  const int fd = ::open(path.c_str(), directory ? O_RDONLY | O_DIRECTORY : O_RDONLY);
+  if (fd < 0) throw write_error(target, errno);
+  const int result = ::fsync(fd);
+  const int saved = errno;
+  ::close(fd);
+  // Some file systems (and /proc-like mounts) do not support fsync on directories: not an error.
+  if (result != 0 && !(directory && (saved == EINVAL || saved == EROFS)))
+    throw write_error(target, saved);
+}
+
+}  // namespace
+
+std::string describe_errno(int error_number) {
+  switch (error_number) {
+    case ENOENT:
+      return "no such file or folder";
+    case EACCES:
+      return "permission denied";
+    case EPERM:
+      return "operation not permitted";
+    case EROFS:
+      return "the file system is read-only";
+    case ENOSPC:
+      return "no space left on the device";
+    case EDQUOT:
+      return "disk quota exceeded";
+    case EISDIR:
+      return "it is a folder, not a file";
+    case ENOTDIR:
+      return "a part of the path is not a folder";
+    default:
+      return std::strerror(error_number);
+  }
+}
+
+AtomicFile::AtomicFile(fs::path target) : target_(std::move(target)) {
+  const fs::path folder = target_.has_parent_path() ? target_.parent_path() : fs::path(".");
+  std::error_code error;
+  if (!fs::is_directory(folder, error)) {
+    throw Error(fmt::format("cannot write {}: the folder {} does not exist", target_.string(),
+                            folder.string()),
+                "create the folder first or check the path for typos");
+  }
+  if (fs::is_directory(target_, error)) throw write_error(target_, EISDIR);
+  temp_ =
+      folder / fmt::format(".{}.tmp-{}-{}", target_.filename().string(), ::getpid(), g_counter++);
+  mode_t mode = 0666;  // umask applies, as for any new file
+  struct stat existing {};
+  if (::stat(target_.c_str(), &existing) == 0) mode = existing.st_mode & 07777;  // keep permissions
+  const int fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd < 0) throw write_error(target_, errno);
+  ::close(fd);
+}
+
+AtomicFile::~AtomicFile() {
+  if (!committed_) {
+    std::error_code ignored;
+    fs::remove(temp_, ignored);
+  }
+}
+
+void AtomicFile::commit() {
+  LABPOSE_ASSERT(!committed_);
+  fsync_path(temp_, false, target_);
+  if (::rename(temp_.c_str(), target_.c_str()) != 0) throw write_error(target_, errno);
+  committed_ = true;
+  fsync_path(target_.has_parent_path() ? target_.parent_path() : fs::path("."), true, target_);
+}
+
+void write_file_atomically(const fs::path& target, std::string_view contents) {
+  AtomicFile file(target);
+  const int fd = ::open(file.temp_path().c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (fd < 0) throw write_error(target, errno);
+  std::size_t written = 0;
+  while (written < contents.size()) {
+    const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int saved = errno;
+      ::close(fd);
+      throw write_error(target, saved);
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0) throw write_error(target, errno);
+  file.commit();
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const int saved = errno;
+    std::error_code error;
+    if (fs::is_directory(path, error)) {
+      throw Error(fmt::format("cannot read {}: it is a folder, not a file", path.string()));
+    }
+    throw Error(
+        fmt::format("cannot read {}: {}", path.string(), describe_errno(saved ? saved : ENOENT)));
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) throw Error(fmt::format("cannot read {}: read error", path.string()));
+  return buffer.str();
+}
+
+fs::path keep_backup(const fs::path& file) {
+  fs::path backup = file;
+  backup += ".bak";
+  AtomicFile copy(backup);
+  std::error_code error;
+  fs::copy_file(file, copy.temp_path(), fs::copy_options::overwrite_existing, error);
+  if (error) throw write_error(backup, error.value());
+  copy.commit();
+  return backup;
+}
+
+}  // namespace labpose

@@ -1,0 +1,46 @@
+// Writes of user data: to a temp file beside the target, flushed to disk, then renamed over it, so
+// a crash, Ctrl-C or full disk never leaves a half-written file and the previous version stays
+// intact. Not a lock: two processes writing the same file still race (the last rename wins, whole).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace labpose {
+
+/// A temp file in the target's folder; commit() renames it over the target, the destructor removes
+/// it if commit() never ran. The temp file exists (empty) after construction, so permission
+/// problems surface before any work is done.
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::filesystem::path target);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  const std::filesystem::path& target() const { return target_; }
+  /// Where the writer writes; close every handle to it before commit().
+  const std::filesystem::path& temp_path() const { return temp_; }
+  /// Flushes the temp file to disk and renames it over the target (atomic on POSIX).
+  void commit();
+
+ private:
+  std::filesystem::path target_;
+  std::filesystem::path temp_;
+  bool committed_ = false;
+};
+
+/// Replaces `target` with `contents` atomically.
+void write_file_atomically(const std::filesystem::path& target, std::string_view contents);
+
+/// Reads a whole file; errors name the path.
+std::string read_file(const std::filesystem::path& path);
+
+/// Copies `file` to `<file>.bak` (atomically, replacing an older backup) and returns that path.
+std::filesystem::path keep_backup(const std::filesystem::path& file);
+
+/// A message for errno `error_number` about `path`, e.g. "permission denied".
+std::string describe_errno(int error_number);
+
+}  // namespace labpose

@@ -1,0 +1,48 @@
+// CUDA runtime / driver / cuDNN queries.
+#include "cuda/device_query.hpp"
+
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include <fmt/core.h>
+
+namespace labpose::cuda {
+
+std::string cuda_version_text(int version) {
+  return fmt::format("{}.{}", version / 1000, (version % 1000) / 10);
+}
+
+CudaReport query_cuda() {
+  CudaReport report;
+  cudaRuntimeGetVersion(&report.runtime_version);
+  cudaDriverGetVersion(&report.driver_version);
+  report.cudnn_version = cudnnGetVersion();
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    if (status == cudaErrorInsufficientDriver && report.driver_version == 0) {
+      report.problem = "no NVIDIA driver is installed (libcuda.so.1 not found)";
+    } else if (status == cudaErrorInsufficientDriver) {
+      report.problem = fmt::format(
+          "the NVIDIA driver supports CUDA {} but labpose was built with CUDA {}; "
+          "update the driver",
+          cuda_version_text(report.driver_version), cuda_version_text(report.runtime_version));
+    } else if (status == cudaErrorNoDevice) {
+      report.problem = "the NVIDIA driver is installed but sees no GPU";
+    } else {
+      report.problem = fmt::format("CUDA reports: {}", cudaGetErrorString(status));
+    }
+    cudaGetLastError();  // clear the sticky error state
+    return report;
+  }
+  for (int index = 0; index < count; ++index) {
+    cudaDeviceProp properties{};
+    if (cudaGetDeviceProperties(&properties, index) != cudaSuccess) continue;
+    report.gpus.push_back({index, properties.name, properties.major, properties.minor,
+                           properties.totalGlobalMem, properties.multiProcessorCount});
+  }
+  if (report.gpus.empty()) report.problem = "the NVIDIA driver is installed but sees no GPU";
+  return report;
+}
+
+}  // namespace labpose::cuda

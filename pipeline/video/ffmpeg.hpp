@@ -1,0 +1,48 @@
+// RAII owners for FFmpeg's contexts and the conversion of FFmpeg error codes into messages.
+// Internal to pipeline/video: other folders see VideoInfo and VideoWriter, never an AV* type.
+#pragma once
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libswscale/swscale.h>
+}
+
+#include <memory>
+#include <string>
+
+namespace labpose::pipeline::ffmpeg {
+
+/// FFmpeg's text for an AVERROR code ("Invalid data found when processing input").
+std::string error_text(int code);
+
+struct InputCloser {
+  void operator()(AVFormatContext* context) const { avformat_close_input(&context); }
+};
+struct OutputCloser {
+  void operator()(AVFormatContext* context) const;  // closes the file and frees the context
+};
+struct CodecCloser {
+  void operator()(AVCodecContext* context) const { avcodec_free_context(&context); }
+};
+struct FrameCloser {
+  void operator()(AVFrame* frame) const { av_frame_free(&frame); }
+};
+struct PacketCloser {
+  void operator()(AVPacket* packet) const { av_packet_free(&packet); }
+};
+struct ScaleCloser {
+  void operator()(SwsContext* context) const { sws_freeContext(context); }
+};
+
+using InputContext = std::unique_ptr<AVFormatContext, InputCloser>;
+using OutputContext = std::unique_ptr<AVFormatContext, OutputCloser>;
+using CodecContext = std::unique_ptr<AVCodecContext, CodecCloser>;
+using Frame = std::unique_ptr<AVFrame, FrameCloser>;
+using Packet = std::unique_ptr<AVPacket, PacketCloser>;
+using ScaleContext = std::unique_ptr<SwsContext, ScaleCloser>;
+
+/// Keeps FFmpeg's own log lines off the terminal unless --verbose (we report errors ourselves).
+void quiet_logging();
+
+}  // namespace labpose::pipeline::ffmpeg

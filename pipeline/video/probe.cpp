@@ -1,0 +1,93 @@
+// Video probing through libavformat.
+#include "pipeline/video/probe.hpp"
+
+#include <unistd.h>
+
+#include <fmt/core.h>
+
+#include <cerrno>
+#include <cmath>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "pipeline/video/ffmpeg.hpp"
+
+namespace labpose::pipeline {
+namespace fs = std::filesystem;
+
+VideoInfo probe_video(const fs::path& path) {
+  const std::string name = path.string();
+  std::error_code error;
+  if (!fs::exists(path, error)) {
+    throw Error(fmt::format("video {} does not exist", name), "check the path for typos");
+  }
+  if (fs::is_directory(path, error)) {
+    throw Error(fmt::format("{} is a folder, not a video", name));
+  }
+  if (fs::file_size(path, error) == 0) {
+    throw Error(fmt::format("video {} is empty (0 bytes)", name),
+                "the copy may have failed; copy the video again from its source");
+  }
+  if (::access(path.c_str(), R_OK) != 0) {
+    throw Error(fmt::format("cannot read video {}: {}", name, describe_errno(errno)),
+                "check the file's permissions (ls -l)");
+  }
+  ffmpeg::quiet_logging();
+  AVFormatContext* raw = nullptr;
+  const int opened = avformat_open_input(&raw, path.c_str(), nullptr, nullptr);
+  if (opened < 0) {
+    throw Error(fmt::format("cannot open {} as a video: {}", name, ffmpeg::error_text(opened)),
+                "is it a video file? labpose reads what FFmpeg reads (mp4, avi, mov, mkv, ...)");
+  }
+  const ffmpeg::InputContext input(raw);
+  const int found = avformat_find_stream_info(input.get(), nullptr);
+  if (found < 0) {
+    throw Error(
+        fmt::format("cannot read the streams of video {}: {}", name, ffmpeg::error_text(found)),
+        "the file may be damaged or cut short");
+  }
+  const int index = av_find_best_stream(input.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+  if (index < 0)
+    throw Error(fmt::format("{} has no video stream", name), "is it an audio or data file?");
+  const AVStream* stream = input->streams[index];
+  const AVCodecParameters* parameters = stream->codecpar;
+
+  VideoInfo info;
+  info.path = path;
+  info.width = parameters->width;
+  info.height = parameters->height;
+  if (info.width <= 0 || info.height <= 0) {
+    throw Error(fmt::format("video {} does not say its frame size", name),
+                "the file may be damaged");
+  }
+  const AVRational rate =
+      stream->avg_frame_rate.num > 0 ? stream->avg_frame_rate : stream->r_frame_rate;
+  info.fps = rate.den > 0 ? av_q2d(rate) : 0.0;
+  if (stream->duration != AV_NOPTS_VALUE && stream->duration > 0) {
+    info.duration_seconds = static_cast<double>(stream->duration) * av_q2d(stream->time_base);
+  } else if (input->duration != AV_NOPTS_VALUE && input->duration > 0) {
+    info.duration_seconds = static_cast<double>(input->duration) / AV_TIME_BASE;
+  }
+  if (stream->nb_frames > 0) {
+    info.frame_count = stream->nb_frames;
+    info.frame_count_from_header = true;
+  } else if (info.fps > 0 && info.duration_seconds > 0) {
+    info.frame_count = static_cast<std::int64_t>(std::llround(info.duration_seconds * info.fps));
+  }
+  const AVCodecDescriptor* descriptor = avcodec_descriptor_get(parameters->codec_id);
+  info.codec = descriptor != nullptr ? descriptor->name : "unknown";
+  info.container = input->iformat->name;
+  return info;
+}
+
+std::string ffmpeg_versions() {
+  const auto text = [](const char* name, unsigned version) {
+    return fmt::format("{} {}.{}.{}", name, AV_VERSION_MAJOR(version), AV_VERSION_MINOR(version),
+                       AV_VERSION_MICRO(version));
+  };
+  return fmt::format("{}, {}, {}, {}", text("libavformat", avformat_version()),
+                     text("libavcodec", avcodec_version()), text("libswscale", swscale_version()),
+                     text("libavutil", avutil_version()));
+}
+
+}  // namespace labpose::pipeline

@@ -1,0 +1,815 @@
+// config.yaml parsing, validation and writing.
+#include "projects/config.hpp"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "projects/yaml_text.hpp"
+
+namespace labpose::projects {
+namespace fs = std::filesystem;
+namespace {
+
+// Every key DeepLabCut 2.x/3.x writes or accepts at the top level of config.yaml.
+const std::set<std::string>& known_keys() {
+  static const std::set<std::string> keys = {"config_version",
+                                             "Task",
+                                             "scorer",
+                                             "date",
+                                             "multianimalproject",
+                                             "identity",
+                                             "with_identity",
+                                             "project_path",
+                                             "pose_config_path",
+                                             "engine",
+                                             "video_sets",
+                                             "bodyparts",
+                                             "individuals",
+                                             "uniquebodyparts",
+                                             "unique_bodyparts",
+                                             "multianimalbodyparts",
+                                             "start",
+                                             "stop",
+                                             "numframes2pick",
+                                             "skeleton",
+                                             "skeleton_color",
+                                             "pcutoff",
+                                             "dotsize",
+                                             "alphavalue",
+                                             "colormap",
+                                             "TrainingFraction",
+                                             "iteration",
+                                             "default_net_type",
+                                             "default_augmenter",
+                                             "default_track_method",
+                                             "snapshotindex",
+                                             "detector_snapshotindex",
+                                             "batch_size",
+                                             "detector_batch_size",
+                                             "cropping",
+                                             "x1",
+                                             "x2",
+                                             "y1",
+                                             "y2",
+                                             "corner2move2",
+                                             "move2corner",
+                                             "SuperAnimalConversionTables",
+                                             "resnet",
+                                             "croppedtraining"};
+  return keys;
+}
+
+// DeepLabCut's config.yaml for a new single-animal project; {} are the task, scorer, date,
+// project path and the video_sets entries.
+constexpr const char* kNewProjectTemplate = R"(# Project definitions (do not edit)
+Task: {}
+scorer: {}
+date: {}
+multianimalproject: false
+identity:
+
+
+# Project path (change when moving around)
+project_path: {}
+
+# Default DeepLabCut engine to use for shuffle creation (either pytorch or tensorflow)
+engine: pytorch
+
+
+# Annotation data set configuration (and individual video cropping parameters)
+video_sets:{}
+bodyparts:
+- bodypart1
+- bodypart2
+- bodypart3
+- objectA
+
+
+# Fraction of video to start/stop when extracting frames for labeling/refinement
+start: 0
+stop: 1
+numframes2pick: 20
+
+
+# Plotting configuration
+skeleton:
+- - bodypart1
+  - bodypart2
+- - objectA
+  - bodypart3
+skeleton_color: black
+pcutoff: 0.6
+dotsize: 12
+alphavalue: 0.7
+colormap: rainbow
+
+
+# Training,Evaluation and Analysis configuration
+TrainingFraction:
+- 0.95
+iteration: 0
+default_net_type: resnet_50
+default_augmenter: default
+snapshotindex: -1
+detector_snapshotindex: -1
+batch_size: 8
+detector_batch_size: 1
+
+
+# Cropping Parameters (for analysis and outlier frame detection)
+cropping: false
+#if cropping is true for analysis, then set the values here:
+x1: 0
+x2: 640
+y1: 277
+y2: 624
+
+
+# Refinement configuration (parameters from annotation dataset configuration also relevant in this stage)
+corner2move2:
+- 50
+- 50
+move2corner: true
+
+
+# Conversion tables to fine-tune SuperAnimal weights
+SuperAnimalConversionTables:
+)";
+
+// The comment and blank lines the template puts before `key` (DeepLabCut's section headers).
+std::string section_comment(const std::string& key) {
+  static const std::map<std::string, std::string> comments = [] {
+    std::map<std::string, std::string> found;
+    std::string pending;
+    std::istringstream lines(kNewProjectTemplate);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.empty() || line[0] == '#') {
+        pending += line + "\n";
+      } else if (line[0] != ' ' && line[0] != '-' && line.find(':') != std::string::npos) {
+        if (!pending.empty()) found[line.substr(0, line.find(':'))] = pending;
+        pending.clear();
+      }
+    }
+    return found;
+  }();
+  const auto found = comments.find(key);
+  return found == comments.end() ? std::string() : found->second;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                        std::tolower(static_cast<unsigned char>(b[j - 1]));
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string describe(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      return "nothing";
+    case YAML::NodeType::Scalar:
+      return "\"" + node.Scalar() + "\"";
+    case YAML::NodeType::Sequence:
+      return fmt::format("a list of {} items", node.size());
+    case YAML::NodeType::Map:
+      return "a mapping";
+  }
+  return "?";
+}
+
+// Reads typed values from the top-level mapping; every failure names file:line:col and the key.
+class Reader {
+ public:
+  Reader(const fs::path& file, const YAML::Node& root) : file_(file), root_(root) {
+    for (const auto& entry : root_) {
+      const std::string key = entry.first.Scalar();
+      keys_[key] = entry.first;
+    }
+  }
+
+  bool has(const std::string& key) const { return keys_.count(key) != 0; }
+  YAML::Node value(const std::string& key) const { return has(key) ? root_[key] : YAML::Node(); }
+  bool is_null(const std::string& key) const {
+    const YAML::Node node = value(key);
+    return !node.IsDefined() || node.IsNull() ||
+           (node.IsScalar() && yaml_text::plain_type(node.Scalar()) == yaml_text::PlainType::null &&
+            node.Tag() != "!");
+  }
+
+  std::string place(const std::string& key, const YAML::Node& node = YAML::Node()) const {
+    YAML::Mark mark = node.IsDefined() ? node.Mark() : YAML::Mark::null_mark();
+    if (mark.is_null() || mark.line < 0) {
+      const auto found = keys_.find(key);
+      if (found != keys_.end()) mark = found->second.Mark();
+    }
+    if (mark.is_null() || mark.line < 0) return file_.string();
+    return fmt::format("{}:{}:{}", file_.string(), mark.line + 1, mark.column + 1);
+  }
+
+  [[noreturn]] void fail(const std::string& key, const YAML::Node& node, const std::string& message,
+                         const std::string& hint = {}) const {
+    throw Error(fmt::format("{}: {}", place(key, node), message), hint);
+  }
+
+  std::string text(const std::string& key, bool required, const std::string& fallback = {}) const {
+    if (is_null(key)) {
+      if (required) {
+        throw Error(
+            fmt::format("{}: the key '{}' is missing or empty", place(key), key),
+            fmt::format("DeepLabCut writes it near the top of config.yaml, e.g. `{}: <value>`; "
+                        "compare with a config.yaml made by `labpose create`",
+                        key));
+      }
+      return fallback;
+    }
+    const YAML::Node node = value(key);
+    if (!node.IsScalar())
+      fail(key, node, fmt::format("{} must be a single value (found {})", key, describe(node)));
+    return node.Scalar();
+  }
+
+  std::optional<bool> optional_bool(const std::string& key) const {
+    if (is_null(key)) return std::nullopt;
+    const YAML::Node node = value(key);
+    const auto parsed = node.IsScalar() ? yaml_text::parse_bool(node.Scalar()) : std::nullopt;
+    if (!parsed)
+      fail(key, node, fmt::format("{} must be true or false (found {})", key, describe(node)));
+    return parsed;
+  }
+
+  long long integer_of(const std::string& key, const YAML::Node& node, long long minimum,
+                       const std::string& what) const {
+    const auto parsed = node.IsScalar() ? yaml_text::parse_int(node.Scalar()) : std::nullopt;
+    if (!parsed || *parsed < minimum || *parsed > 1'000'000'000'000LL) {
+      fail(
+          key, node,
+          fmt::format("{} must be a whole number >= {} (found {})", what, minimum, describe(node)));
+    }
+    return *parsed;
+  }
+
+  std::optional<long long> optional_integer(const std::string& key, long long minimum) const {
+    if (is_null(key)) return std::nullopt;
+    return integer_of(key, value(key), minimum, key);
+  }
+
+  double number_of(const std::string& key, const YAML::Node& node, double minimum, double maximum,
+                   const std::string& what) const {
+    const auto parsed = node.IsScalar() ? yaml_text::parse_float(node.Scalar()) : std::nullopt;
+    if (!parsed || !std::isfinite(*parsed) || *parsed < minimum || *parsed > maximum) {
+      fail(key, node,
+           fmt::format("{} must be a number between {} and {} (found {})", what, minimum, maximum,
+                       describe(node)));
+    }
+    return *parsed;
+  }
+
+  std::optional<double> optional_number(const std::string& key, double minimum,
+                                        double maximum) const {
+    if (is_null(key)) return std::nullopt;
+    return number_of(key, value(key), minimum, maximum, key);
+  }
+
+  // A list of distinct, non-empty names; null or missing is an empty list.
+  std::vector<std::string> names(const std::string& key) const {
+    std::vector<std::string> out;
+    if (is_null(key)) return out;
+    const YAML::Node node = value(key);
+    if (!node.IsSequence()) {
+      fail(key, node,
+           fmt::format("{} must be a list of distinct names (found {})", key, describe(node)),
+           fmt::format("write one name per line:\n{}:\n- snout\n- tailbase", key));
+    }
+    for (const auto& item : node) {
+      if (!item.IsScalar() || item.Scalar().empty()) {
+        fail(key, item,
+             fmt::format("{} must be a list of distinct names (found {} as an item)", key,
+                         describe(item)));
+      }
+      if (std::find(out.begin(), out.end(), item.Scalar()) != out.end()) {
+        fail(key, item,
+             fmt::format("{} must be a list of distinct names (found \"{}\" twice)", key,
+                         item.Scalar()),
+             "every keypoint needs its own name; rename or remove the second one");
+      }
+      out.push_back(item.Scalar());
+    }
+    return out;
+  }
+
+  const std::map<std::string, YAML::Node>& keys() const { return keys_; }
+
+ private:
+  const fs::path& file_;
+  const YAML::Node& root_;
+  std::map<std::string, YAML::Node> keys_;
+};
+
+std::string first_line_excerpt(std::string_view text, int line) {
+  int current = 0;
+  std::size_t start = 0;
+  while (current < line && start < text.size()) {
+    const std::size_t next = text.find('\n', start);
+    if (next == std::string_view::npos) return {};
+    start = next + 1;
+    ++current;
+  }
+  const std::size_t end = text.find('\n', start);
+  return std::string(
+      text.substr(start, end == std::string_view::npos ? text.size() - start : end - start));
+}
+
+}  // namespace
+
+std::string CropBox::text() const {
+  return fmt::format("{}, {}, {}, {}", x1, x2, y1, y2);
+}
+
+std::optional<CropBox> parse_crop(std::string_view text) {
+  static const std::regex pattern(R"(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*)");
+  std::match_results<std::string_view::const_iterator> match;
+  if (!std::regex_match(text.begin(), text.end(), match, pattern)) return std::nullopt;
+  CropBox box;
+  try {
+    box = {std::stoi(match[1].str()), std::stoi(match[2].str()), std::stoi(match[3].str()),
+           std::stoi(match[4].str())};
+  } catch (const std::out_of_range&) {
+    return std::nullopt;
+  }
+  if (box.x1 >= box.x2 || box.y1 >= box.y2) return std::nullopt;
+  return box;
+}
+
+ProjectConfig ProjectConfig::load(const fs::path& file) {
+  std::error_code error;
+  if (!fs::exists(file, error)) {
+    throw Error(fmt::format("config file {} does not exist", file.string()),
+                "pass the config.yaml inside your project folder (labpose create prints its path)");
+  }
+  fs::path config_file = file;
+  if (fs::is_directory(file, error)) config_file = file / "config.yaml";
+  const std::string text = read_file(config_file);
+  ProjectConfig config = parse(text, fs::absolute(config_file).lexically_normal());
+  return config;
+}
+
+ProjectConfig ProjectConfig::parse(std::string_view text, const fs::path& file) {
+  ProjectConfig config;
+  config.file_ = file;
+  config.original_text_ = std::string(text);
+  try {
+    config.root_ = YAML::Load(config.original_text_);
+  } catch (const YAML::ParserException& error) {
+    const std::string excerpt = first_line_excerpt(text, error.mark.line);
+    throw Error(
+        fmt::format(
+            "{}:{}:{}: config.yaml is not valid YAML: {}{}", file.string(), error.mark.line + 1,
+            error.mark.column + 1, error.msg,
+            excerpt.empty() ? "" : fmt::format("\n  {:>4} | {}", error.mark.line + 1, excerpt)),
+        "check the indentation and the colons on that line and the one above it; "
+        "lists are written as `- item` lines under their key");
+  }
+  if (!config.root_.IsMap()) {
+    throw Error(fmt::format("{}: config.yaml must be a mapping of `key: value` lines (found {})",
+                            file.string(), describe(config.root_)),
+                "is this the config.yaml of a DeepLabCut or labpose project?");
+  }
+  config.validate();
+  const fs::path folder = config.project_dir();
+  if (config.values_.project_path != folder.string()) {
+    std::error_code error;
+    const bool same = !config.values_.project_path.empty() &&
+                      fs::equivalent(config.values_.project_path, folder, error);
+    if (!same) {
+      config.old_project_path_ = config.values_.project_path;
+      config.set_scalar("project_path", yaml_text::string_node(folder.string()));
+      config.values_.project_path = folder.string();
+    }
+  }
+  return config;
+}
+
+void ProjectConfig::validate() {
+  const Reader reader(file_, root_);
+  ConfigValues values;
+  warnings_.clear();
+
+  // Duplicate keys: YAML parsers disagree on them (yaml-cpp keeps the first, ruamel refuses).
+  std::set<std::string> seen;
+  for (const auto& entry : root_) {
+    const std::string key = entry.first.Scalar();
+    if (!seen.insert(key).second) {
+      reader.fail(key, entry.first, fmt::format("the key '{}' appears twice", key),
+                  "keep one of the two and delete the other");
+    }
+    if (known_keys().count(key) == 0) {
+      std::string suggestion;
+      for (const auto& known : known_keys()) {
+        if (edit_distance(key, known) <= 2)
+          suggestion = fmt::format(" (did you mean '{}'?)", known);
+      }
+      warnings_.push_back(
+          fmt::format("{}: unknown key '{}'{}; labpose keeps it, but DeepLabCut 3.0.1 "
+                      "refuses config files with unknown keys",
+                      reader.place(key, entry.first), key, suggestion));
+    }
+  }
+
+  values.task = reader.text("Task", true);
+  values.scorer = reader.text("scorer", true);
+  values.date = reader.text("date", true);
+  for (const auto& [key, name] :
+       {std::pair{"Task", values.task}, std::pair{"scorer", values.scorer}}) {
+    if (name.find_first_of("/\\") != std::string::npos) {
+      reader.fail(key, reader.value(key),
+                  fmt::format("{} must not contain '/' or '\\' (found \"{}\")", key, name),
+                  "it becomes part of folder and file names");
+    }
+  }
+  values.multi_animal = reader.optional_bool("multianimalproject").value_or(false);
+  values.identity = reader.has("identity") ? reader.optional_bool("identity")
+                                           : reader.optional_bool("with_identity");
+  values.project_path = reader.text("project_path", false);
+  values.engine = reader.text("engine", false);
+  if (!values.engine.empty() && values.engine != "pytorch" && values.engine != "tensorflow") {
+    reader.fail("engine", reader.value("engine"),
+                fmt::format("engine must be pytorch or tensorflow (found \"{}\")", values.engine),
+                "labpose trains its own models whatever this says; DeepLabCut accepts only these "
+                "two words");
+  }
+
+  // video_sets: path -> {crop: "x1, x2, y1, y2"}
+  if (!reader.is_null("video_sets")) {
+    const YAML::Node sets = reader.value("video_sets");
+    if (!sets.IsMap()) {
+      reader.fail(
+          "video_sets", sets,
+          fmt::format("video_sets must map each video path to its crop (found {})", describe(sets)),
+          "each entry looks like:\n  /path/to/project/videos/mouse1.mp4:\n    crop: 0, 640, 0, "
+          "480");
+    }
+    std::set<std::string> keys;
+    for (const auto& entry : sets) {
+      VideoSet video;
+      video.key = entry.first.Scalar();
+      if (video.key.empty() || !keys.insert(video.key).second) {
+        reader.fail("video_sets", entry.first,
+                    fmt::format("video_sets lists the video \"{}\" twice", video.key));
+      }
+      const YAML::Node settings = entry.second;
+      if (settings.IsMap()) {
+        const YAML::Node crop = settings["crop"];
+        if (crop.IsDefined() && !crop.IsNull()) {
+          video.crop = crop.IsScalar() ? parse_crop(crop.Scalar()) : std::nullopt;
+          if (!video.crop) {
+            reader.fail(
+                "video_sets", crop,
+                fmt::format(
+                    "the crop of video {} must be four whole numbers \"x1, x2, y1, y2\" with "
+                    "x1 < x2 and y1 < y2 (found {})",
+                    video.key, describe(crop)),
+                "for the full 640x480 frame write: crop: 0, 640, 0, 480");
+          }
+        }
+      } else if (!settings.IsNull()) {
+        reader.fail(
+            "video_sets", settings,
+            fmt::format(
+                "the entry of video {} must be a mapping like `crop: 0, 640, 0, 480` (found {})",
+                video.key, describe(settings)));
+      }
+      values.video_sets.push_back(std::move(video));
+    }
+  }
+
+  // Keypoints: a list for single-animal projects, the word MULTI! plus per-animal lists otherwise.
+  const bool bodyparts_multi =
+      reader.value("bodyparts").IsScalar() && reader.value("bodyparts").Scalar() == "MULTI!";
+  if (values.multi_animal) {
+    if (!reader.is_null("bodyparts") && !bodyparts_multi) {
+      reader.fail("bodyparts", reader.value("bodyparts"),
+                  "in a multi-animal project bodyparts must be the word MULTI! (found " +
+                      describe(reader.value("bodyparts")) + ")",
+                  "list the keypoints under multianimalbodyparts (per animal) and uniquebodyparts "
+                  "(once per frame)");
+    }
+    values.individuals = reader.names("individuals");
+    values.multianimal_bodyparts = reader.names("multianimalbodyparts");
+    values.unique_bodyparts = reader.has("uniquebodyparts") ? reader.names("uniquebodyparts")
+                                                            : reader.names("unique_bodyparts");
+    if (values.individuals.empty()) {
+      reader.fail("individuals", reader.value("individuals"),
+                  "a multi-animal project needs at least one name under individuals");
+    }
+    if (values.multianimal_bodyparts.empty() && values.unique_bodyparts.empty()) {
+      reader.fail(
+          "multianimalbodyparts", reader.value("multianimalbodyparts"),
+          "a multi-animal project needs keypoints under multianimalbodyparts or uniquebodyparts");
+    }
+    for (const auto& name : values.unique_bodyparts) {
+      if (std::find(values.multianimal_bodyparts.begin(), values.multianimal_bodyparts.end(),
+                    name) != values.multianimal_bodyparts.end()) {
+        reader.fail("uniquebodyparts", reader.value("uniquebodyparts"),
+                    fmt::format("\"{}\" is both a multi-animal and a unique bodypart", name));
+      }
+    }
+  } else {
+    if (bodyparts_multi) {
+      reader.fail("bodyparts", reader.value("bodyparts"),
+                  "bodyparts is MULTI! but multianimalproject is not true",
+                  "set multianimalproject: true, or list the keypoints under bodyparts");
+    }
+    values.bodyparts = reader.names("bodyparts");
+    if (values.bodyparts.empty()) {
+      const YAML::Node node = reader.value("bodyparts");
+      if (!reader.has("bodyparts")) {
+        throw Error(fmt::format("{}: the key 'bodyparts' is missing", file_.string()),
+                    "add the keypoints to track, one per line:\nbodyparts:\n- snout\n- tailbase");
+      }
+      reader.fail("bodyparts", node,
+                  "bodyparts must be a non-empty list of distinct names (found 0 items)",
+                  "add the keypoints to track, one per line:\nbodyparts:\n- snout\n- tailbase");
+    }
+    values.individuals =
+        reader.names("individuals");  // 3.0.1 writes [individual_1] for single animal
+  }
+
+  values.start = reader.optional_number("start", 0.0, 1.0).value_or(0.0);
+  values.stop = reader.optional_number("stop", 0.0, 1.0).value_or(1.0);
+  if (values.start >= values.stop) {
+    reader.fail("stop", reader.value("stop"),
+                fmt::format("start ({}) must be smaller than stop ({})", values.start, values.stop),
+                "start and stop are fractions of each video, e.g. start: 0 and stop: 1 for the "
+                "whole video");
+  }
+  values.numframes2pick =
+      static_cast<int>(reader.optional_integer("numframes2pick", 0).value_or(20));
+
+  // Skeleton: pairs of keypoint names.
+  const std::vector<std::string> keypoints = values.multi_animal ? [&] {
+    auto all = values.multianimal_bodyparts;
+    all.insert(all.end(), values.unique_bodyparts.begin(), values.unique_bodyparts.end());
+    return all;
+  }() : values.bodyparts;
+  if (!reader.is_null("skeleton")) {
+    const YAML::Node skeleton = reader.value("skeleton");
+    if (!skeleton.IsSequence()) {
+      reader.fail("skeleton", skeleton,
+                  fmt::format("skeleton must be a list of pairs of bodyparts (found {})",
+                              describe(skeleton)),
+                  "for example:\nskeleton:\n- - snout\n  - tailbase");
+    }
+    for (const auto& edge : skeleton) {
+      if (!edge.IsSequence() || edge.size() != 2 || !edge[0].IsScalar() || !edge[1].IsScalar() ||
+          edge[0].Scalar() == edge[1].Scalar()) {
+        reader.fail(
+            "skeleton", edge,
+            fmt::format("each skeleton entry must be a pair of two different bodyparts (found {})",
+                        describe(edge)),
+            "for example:\nskeleton:\n- - snout\n  - tailbase");
+      }
+      SkeletonEdge parsed{edge[0].Scalar(), edge[1].Scalar()};
+      for (const auto& name : {parsed.from, parsed.to}) {
+        if (std::find(keypoints.begin(), keypoints.end(), name) == keypoints.end()) {
+          warnings_.push_back(
+              fmt::format("{}: the skeleton names \"{}\", which is not a bodypart ({}); "
+                          "that edge will not be drawn",
+                          reader.place("skeleton", edge), name, fmt::join(keypoints, ", ")));
+        }
+      }
+      values.skeleton.push_back(std::move(parsed));
+    }
+  }
+  values.skeleton_color = reader.text("skeleton_color", false, "black");
+  values.pcutoff = reader.optional_number("pcutoff", 0.0, 1.0).value_or(0.6);
+  values.dotsize = static_cast<int>(reader.optional_integer("dotsize", 0).value_or(12));
+  values.alphavalue = reader.optional_number("alphavalue", 0.0, 1.0).value_or(0.7);
+  values.colormap = reader.text("colormap", false, "rainbow");
+
+  if (!reader.is_null("TrainingFraction")) {
+    const YAML::Node fractions = reader.value("TrainingFraction");
+    if (!fractions.IsSequence() || fractions.size() == 0) {
+      reader.fail("TrainingFraction", fractions,
+                  fmt::format("TrainingFraction must be a list of fractions (found {})",
+                              describe(fractions)),
+                  "for example:\nTrainingFraction:\n- 0.95");
+    }
+    values.training_fraction.clear();
+    for (const auto& item : fractions) {
+      const double fraction =
+          reader.number_of("TrainingFraction", item, 0.0, 1.0, "each TrainingFraction");
+      if (fraction <= 0.0) {
+        reader.fail("TrainingFraction", item,
+                    "each TrainingFraction must be above 0 (found " + item.Scalar() + ")");
+      }
+      if (std::abs(fraction * 100.0 - std::round(fraction * 100.0)) > 1e-9) {
+        reader.fail(
+            "TrainingFraction", item,
+            fmt::format("TrainingFraction {} has more than two decimals", item.Scalar()),
+            "DeepLabCut names training sets after int(100 * fraction); use e.g. 0.95 or 0.8");
+      }
+      values.training_fraction.push_back(fraction);
+    }
+  }
+  values.iteration = static_cast<int>(reader.optional_integer("iteration", 0).value_or(0));
+  values.default_net_type = reader.text("default_net_type", false, "resnet_50");
+  values.default_augmenter = reader.text("default_augmenter", false);
+
+  if (!reader.is_null("snapshotindex")) {
+    const YAML::Node node = reader.value("snapshotindex");
+    const std::string text = node.IsScalar() ? node.Scalar() : std::string();
+    if (text == "all") {
+      values.snapshot_index.kind = SnapshotIndex::Kind::all;
+    } else if (text == "best") {
+      values.snapshot_index.kind = SnapshotIndex::Kind::best;
+    } else {
+      const auto index = node.IsScalar() ? yaml_text::parse_int(text) : std::nullopt;
+      if (!index) {
+        reader.fail(
+            "snapshotindex", node,
+            fmt::format(
+                "snapshotindex must be a whole number (-1 = the last snapshot), all or best "
+                "(found {})",
+                describe(node)));
+      }
+      values.snapshot_index.index = static_cast<int>(*index);
+    }
+  }
+  if (!reader.is_null("detector_snapshotindex")) {
+    values.detector_snapshot_index = static_cast<int>(
+        reader.integer_of("detector_snapshotindex", reader.value("detector_snapshotindex"),
+                          -1'000'000, "detector_snapshotindex"));
+  }
+  values.batch_size = static_cast<int>(reader.optional_integer("batch_size", 1).value_or(8));
+  values.detector_batch_size =
+      static_cast<int>(reader.optional_integer("detector_batch_size", 1).value_or(1));
+
+  values.cropping = reader.optional_bool("cropping").value_or(false);
+  const std::array<const char*, 4> corners = {"x1", "x2", "y1", "y2"};
+  std::array<std::optional<long long>, 4> box;
+  int present = 0;
+  for (std::size_t i = 0; i < corners.size(); ++i) {
+    box[i] = reader.optional_integer(corners[i], 0);
+    present += box[i] ? 1 : 0;
+  }
+  if (present == 4) {
+    values.crop = CropBox{static_cast<int>(*box[0]), static_cast<int>(*box[1]),
+                          static_cast<int>(*box[2]), static_cast<int>(*box[3])};
+    if (values.crop->x1 >= values.crop->x2 || values.crop->y1 >= values.crop->y2) {
+      const char* key = values.crop->x1 >= values.crop->x2 ? "x2" : "y2";
+      reader.fail(
+          key, reader.value(key),
+          fmt::format(
+              "the crop box must have x1 < x2 and y1 < y2 (found x1={}, x2={}, y1={}, y2={})",
+              values.crop->x1, values.crop->x2, values.crop->y1, values.crop->y2));
+    }
+  } else if (present != 0 || values.cropping) {
+    const char* missing = "x1";
+    for (std::size_t i = 0; i < corners.size(); ++i) {
+      if (!box[i]) missing = corners[i];
+    }
+    reader.fail(
+        missing, reader.value(missing),
+        fmt::format("x1, x2, y1 and y2 must all be set{} ({} is missing)",
+                    values.cropping ? " when cropping is true" : " or all be left empty", missing),
+        "they are the crop box in pixels used when cropping: true");
+  }
+  if (!reader.is_null("corner2move2")) {
+    const YAML::Node node = reader.value("corner2move2");
+    if (!node.IsSequence() || node.size() != 2) {
+      reader.fail(
+          "corner2move2", node,
+          fmt::format("corner2move2 must be two numbers, x and y (found {})", describe(node)));
+    }
+    values.corner2move2 = std::pair{
+        static_cast<int>(reader.integer_of("corner2move2", node[0], 0, "corner2move2 x")),
+        static_cast<int>(reader.integer_of("corner2move2", node[1], 0, "corner2move2 y"))};
+  }
+  values.move2corner = reader.optional_bool("move2corner");
+  if (!reader.is_null("SuperAnimalConversionTables") &&
+      !reader.value("SuperAnimalConversionTables").IsMap()) {
+    reader.fail("SuperAnimalConversionTables", reader.value("SuperAnimalConversionTables"),
+                "SuperAnimalConversionTables must be a mapping or empty");
+  }
+  values_ = std::move(values);
+}
+
+ProjectConfig ProjectConfig::new_project(const NewProjectSettings& settings, const fs::path& file) {
+  using yaml_text::quote_string;
+  std::string video_sets;
+  for (const auto& video : settings.video_sets) {
+    video_sets += fmt::format("\n  {}:\n    crop: {}", quote_string(video.key),
+                              video.crop ? video.crop->text() : std::string());
+  }
+  const std::string text = fmt::format(
+      fmt::runtime(kNewProjectTemplate), quote_string(settings.task), quote_string(settings.scorer),
+      quote_string(settings.date), quote_string(settings.project_dir.string()),
+      video_sets.empty() ? " {}" : video_sets);
+  return parse(text, file);
+}
+
+fs::path ProjectConfig::project_dir() const {
+  return file_.parent_path();
+}
+
+std::vector<std::string> ProjectConfig::keypoint_names() const {
+  if (!values_.multi_animal) return values_.bodyparts;
+  std::vector<std::string> all = values_.multianimal_bodyparts;
+  all.insert(all.end(), values_.unique_bodyparts.begin(), values_.unique_bodyparts.end());
+  return all;
+}
+
+void ProjectConfig::set_scalar(const std::string& key, const YAML::Node& value) {
+  const bool existed = root_[key].IsDefined() && root_[key].IsScalar();
+  root_[key] = value;
+  if (existed) {
+    if (std::find(edited_scalars_.begin(), edited_scalars_.end(), key) == edited_scalars_.end()) {
+      edited_scalars_.push_back(key);
+    }
+  } else {
+    structure_changed_ = true;
+  }
+}
+
+void ProjectConfig::add_video_set(const VideoSet& video) {
+  YAML::Node sets = root_["video_sets"];
+  if (!sets.IsMap()) {
+    sets = YAML::Node(YAML::NodeType::Map);
+    root_["video_sets"] = sets;
+  }
+  YAML::Node entry(YAML::NodeType::Map);
+  entry["crop"] = yaml_text::string_node(video.crop ? video.crop->text() : std::string());
+  sets[yaml_text::string_node(video.key)] = entry;
+  structure_changed_ = true;
+  validate();
+}
+
+void ProjectConfig::set_iteration(int iteration) {
+  set_scalar("iteration", yaml_text::plain_node(std::to_string(iteration)));
+  validate();
+}
+
+std::string ProjectConfig::to_yaml() const {
+  if (!structure_changed_) {
+    // Replace just the edited scalar values in the original text; fall back to a full write if
+    // the result does not read back as intended (a multi-line value, say).
+    std::string text = original_text_;
+    bool ok = true;
+    for (const auto& key : edited_scalars_) {
+      const YAML::Node original = YAML::Load(text)[key];
+      const YAML::Mark mark = original.Mark();
+      if (!original.IsScalar() || mark.is_null() || mark.line < 0) {
+        ok = false;
+        break;
+      }
+      const std::size_t start = static_cast<std::size_t>(mark.pos);
+      std::size_t end = text.find('\n', start);
+      if (end == std::string::npos) end = text.size();
+      const std::size_t comment = text.find(" #", start);
+      if (comment != std::string::npos && comment < end && original.Tag() != "!") end = comment;
+      while (end > start && (text[end - 1] == ' ' || text[end - 1] == '\r')) --end;
+      text.replace(start, end - start, yaml_text::scalar_for_file(root_[key]));
+      try {
+        const YAML::Node check = YAML::Load(text)[key];
+        if (!check.IsScalar() || check.Scalar() != root_[key].Scalar()) ok = false;
+      } catch (const YAML::Exception&) {
+        ok = false;
+      }
+      if (!ok) break;
+    }
+    if (ok) return text;
+  }
+  std::string out;
+  yaml_text::emit_mapping(out, root_, 0, [&out](const std::string& key) {
+    std::string comment = section_comment(key);
+    if (out.empty()) comment.erase(0, comment.find_first_not_of('\n'));
+    return comment;
+  });
+  return out;
+}
+
+void ProjectConfig::save() const {
+  write_file_atomically(file_, to_yaml());
+}
+
+}  // namespace labpose::projects

@@ -1,0 +1,119 @@
+// DeepLabCut naming rules.
+#include "projects/layout.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <ctime>
+
+#include "core/error.hpp"
+
+namespace labpose::projects {
+namespace fs = std::filesystem;
+
+std::string config_date(std::chrono::year_month_day day) {
+  static constexpr std::array<const char*, 12> kMonths = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                                          "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  const unsigned month = static_cast<unsigned>(day.month());
+  LABPOSE_ASSERT(month >= 1 && month <= 12);
+  return fmt::format("{}{}", kMonths[month - 1], static_cast<unsigned>(day.day()));
+}
+
+std::string project_folder_name(std::string_view task, std::string_view scorer,
+                                std::chrono::year_month_day day) {
+  return fmt::format("{}-{}-{:04}-{:02}-{:02}", task, scorer, static_cast<int>(day.year()),
+                     static_cast<unsigned>(day.month()), static_cast<unsigned>(day.day()));
+}
+
+std::chrono::year_month_day today() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  return std::chrono::year_month_day{std::chrono::year{local.tm_year + 1900},
+                                     std::chrono::month{static_cast<unsigned>(local.tm_mon + 1)},
+                                     std::chrono::day{static_cast<unsigned>(local.tm_mday)}};
+}
+
+int training_fraction_percent(double fraction) {
+  return static_cast<int>(100.0 * fraction);
+}
+
+std::string shuffle_folder_name(std::string_view task, std::string_view date, double fraction,
+                                int shuffle) {
+  return fmt::format("{}{}-trainset{}shuffle{}", task, date, training_fraction_percent(fraction),
+                     shuffle);
+}
+
+std::string frame_image_name(std::int64_t index, std::int64_t frame_count) {
+  int digits = 0;
+  for (std::int64_t power = 1; power < frame_count; power *= 10) ++digits;  // ceil(log10(n))
+  return fmt::format("img{:0{}}.png", index, digits);
+}
+
+std::string portable_file_name(std::string_view path) {
+  const std::size_t separator = path.find_last_of("/\\");
+  return std::string(separator == std::string_view::npos ? path : path.substr(separator + 1));
+}
+
+std::string video_stem(std::string_view path) {
+  const std::string name = portable_file_name(path);
+  const std::size_t dot = name.find_last_of('.');
+  if (dot == std::string::npos || dot == 0) return name;
+  return name.substr(0, dot);
+}
+
+bool has_video_extension(const fs::path& path) {
+  static constexpr std::array<std::string_view, 12> kExtensions = {".avi", ".mp4", ".mov", ".mpeg",
+                                                                   ".mpg", ".mpv", ".mkv", ".flv",
+                                                                   ".qt",  ".yuv", ".m4v", ".wmv"};
+  std::string extension = path.extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return std::find(kExtensions.begin(), kExtensions.end(), extension) != kExtensions.end();
+}
+
+std::vector<fs::path> videos_in_folder(const fs::path& folder) {
+  std::vector<fs::path> videos;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(folder, error)) {
+    const std::string stem = entry.path().stem().string();
+    const bool ours =
+        stem.ends_with("_labeled") || stem.ends_with("_full") || stem.starts_with(".");
+    if (entry.is_regular_file(error) && has_video_extension(entry.path()) && !ours) {
+      videos.push_back(entry.path());
+    }
+  }
+  if (error)
+    throw Error(fmt::format("cannot list the folder {}: {}", folder.string(), error.message()));
+  std::sort(videos.begin(), videos.end());
+  return videos;
+}
+
+fs::path ProjectLayout::labeled_data_folder(std::string_view stem) const {
+  return labeled_data_dir() / std::string(stem);
+}
+
+std::vector<fs::path> ProjectLayout::labeled_folders() const {
+  std::vector<fs::path> folders;
+  std::error_code error;
+  if (!fs::is_directory(labeled_data_dir(), error)) return folders;
+  for (const auto& entry : fs::directory_iterator(labeled_data_dir(), error)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_directory(error) && !name.starts_with(".") && !name.ends_with("_labeled")) {
+      folders.push_back(entry.path());
+    }
+  }
+  std::sort(folders.begin(), folders.end());
+  return folders;
+}
+
+std::string collected_data_csv_name(std::string_view scorer) {
+  return fmt::format("CollectedData_{}.csv", scorer);
+}
+std::string collected_data_h5_name(std::string_view scorer) {
+  return fmt::format("CollectedData_{}.h5", scorer);
+}
+
+}  // namespace labpose::projects

@@ -1,0 +1,69 @@
+// The one place that knows DeepLabCut's folder and file names (reference/dlc-format.md §0, §1):
+// project folders, the `date` key, labeled-data folders, label files, training-fraction tags and
+// frame image names. Every other file asks here instead of building paths itself.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace labpose::projects {
+
+/// "Oct30", "Jan5": English month abbreviation + day without zero padding (config key `date`).
+std::string config_date(std::chrono::year_month_day day);
+/// "<Task>-<scorer>-<YYYY-MM-DD>".
+std::string project_folder_name(std::string_view task, std::string_view scorer,
+                                std::chrono::year_month_day day);
+/// Today in local time.
+std::chrono::year_month_day today();
+
+/// int(100 * fraction) in IEEE double, truncated as DeepLabCut does: 0.95 -> 95, 0.29 -> 28.
+int training_fraction_percent(double fraction);
+/// "<Task><date>-trainset<percent>shuffle<shuffle>".
+std::string shuffle_folder_name(std::string_view task, std::string_view date, double fraction,
+                                int shuffle);
+
+/// "img" + index zero-padded to ceil(log10(frame_count)) digits + ".png".
+std::string frame_image_name(std::int64_t index, std::int64_t frame_count);
+
+/// The video's file name without extension (Python's Path.stem); handles Windows separators.
+std::string video_stem(std::string_view path);
+/// The file name part of a path written on any OS ("C:\\v\\a.avi" -> "a.avi").
+std::string portable_file_name(std::string_view path);
+
+/// True for the video file extensions DeepLabCut scans folders for (case-insensitive).
+bool has_video_extension(const std::filesystem::path& path);
+/// The videos in `folder` (not recursive), sorted, without DeepLabCut's own *_labeled / *_full
+/// outputs.
+std::vector<std::filesystem::path> videos_in_folder(const std::filesystem::path& folder);
+
+/// Paths inside one project folder.
+class ProjectLayout {
+ public:
+  explicit ProjectLayout(std::filesystem::path root) : root_(std::move(root)) {}
+
+  const std::filesystem::path& root() const { return root_; }
+  std::filesystem::path config_file() const { return root_ / "config.yaml"; }
+  std::filesystem::path videos_dir() const { return root_ / "videos"; }
+  std::filesystem::path labeled_data_dir() const { return root_ / "labeled-data"; }
+  std::filesystem::path labeled_data_folder(std::string_view stem) const;
+  std::filesystem::path training_datasets_dir() const { return root_ / "training-datasets"; }
+  std::filesystem::path dlc_models_dir() const { return root_ / "dlc-models"; }
+  std::filesystem::path labpose_models_dir() const { return root_ / "labpose-models"; }
+
+  /// The folders of labeled-data/ that hold frames of a video (not `<stem>_labeled`, not hidden),
+  /// sorted by name.
+  std::vector<std::filesystem::path> labeled_folders() const;
+
+ private:
+  std::filesystem::path root_;
+};
+
+/// "CollectedData_<scorer>.csv" / ".h5".
+std::string collected_data_csv_name(std::string_view scorer);
+std::string collected_data_h5_name(std::string_view scorer);
+
+}  // namespace labpose::projects

@@ -1,0 +1,251 @@
+// DeepLabCut-style YAML emission and YAML 1.2 scalar typing.
+#include "projects/yaml_text.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <regex>
+
+#include "projects/number_text.hpp"
+
+namespace labpose::projects::yaml_text {
+namespace {
+
+bool matches(std::string_view text, const std::regex& pattern) {
+  return std::regex_match(text.begin(), text.end(), pattern);
+}
+
+const std::regex& int_pattern() {
+  static const std::regex pattern("[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+");
+  return pattern;
+}
+
+const std::regex& float_pattern() {
+  static const std::regex pattern(
+      "[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\\.(inf|Inf|INF)|\\.(nan|NaN|"
+      "NAN)");
+  return pattern;
+}
+
+bool safe_plain(std::string_view text) {
+  if (text.empty()) return false;
+  if (text.front() == ' ' || text.back() == ' ') return false;
+  constexpr std::string_view kBadFirst = "!&*|>'\"%@`{}[],#";
+  if (kBadFirst.find(text.front()) != std::string_view::npos) return false;
+  if ((text.front() == '-' || text.front() == '?' || text.front() == ':') &&
+      (text.size() == 1 || text[1] == ' ')) {
+    return false;
+  }
+  if (text.back() == ':') return false;
+  if (text.find(": ") != std::string_view::npos || text.find(" #") != std::string_view::npos)
+    return false;
+  if (text.substr(0, 3) == "---" || text.substr(0, 3) == "...") return false;
+  return std::none_of(text.begin(), text.end(),
+                      [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+
+std::string spaces(int count) {
+  return std::string(static_cast<std::size_t>(count), ' ');
+}
+
+void emit_value(std::string& out, const YAML::Node& value, int indent);
+void emit_in_sequence(std::string& out, const YAML::Node& item, int indent);
+
+void emit_mapping_entries(std::string& out, const YAML::Node& mapping, int indent,
+                          bool first_inline,
+                          const std::function<std::string(const std::string&)>& comment_before) {
+  bool first = true;
+  for (const auto& entry : mapping) {
+    const std::string key = entry.first.Scalar();
+    if (comment_before) out += comment_before(key);
+    if (!(first && first_inline)) out += spaces(indent);
+    first = false;
+    out += scalar_for_file(entry.first) + ":";
+    emit_value(out, entry.second, indent);
+  }
+}
+
+// The value after "key:" (the key is at `indent`).
+void emit_value(std::string& out, const YAML::Node& value, int indent) {
+  switch (value.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      out += "\n";
+      return;
+    case YAML::NodeType::Scalar:
+      out += " " + scalar_for_file(value) + "\n";
+      return;
+    case YAML::NodeType::Sequence:
+      if (value.size() == 0) {
+        out += " []\n";
+        return;
+      }
+      out += "\n";
+      for (const auto& item : value) {
+        out += spaces(indent) + "- ";
+        emit_in_sequence(out, item, indent);
+      }
+      return;
+    case YAML::NodeType::Map:
+      if (value.size() == 0) {
+        out += " {}\n";
+        return;
+      }
+      out += "\n";
+      emit_mapping_entries(out, value, indent + 2, false, {});
+      return;
+  }
+}
+
+// An item whose "- " is already written at `indent`; its content starts at indent + 2.
+void emit_in_sequence(std::string& out, const YAML::Node& item, int indent) {
+  switch (item.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      out += "\n";
+      return;
+    case YAML::NodeType::Scalar:
+      out += scalar_for_file(item) + "\n";
+      return;
+    case YAML::NodeType::Sequence: {
+      if (item.size() == 0) {
+        out += "[]\n";
+        return;
+      }
+      bool first = true;
+      for (const auto& sub : item) {
+        if (!first) out += spaces(indent + 2);
+        first = false;
+        out += "- ";
+        emit_in_sequence(out, sub, indent + 2);
+      }
+      return;
+    }
+    case YAML::NodeType::Map:
+      if (item.size() == 0) {
+        out += "{}\n";
+        return;
+      }
+      emit_mapping_entries(out, item, indent + 2, true, {});
+      return;
+  }
+}
+
+}  // namespace
+
+PlainType plain_type(std::string_view text) {
+  if (text.empty() || text == "~" || text == "null" || text == "Null" || text == "NULL") {
+    return PlainType::null;
+  }
+  static constexpr std::array<std::string_view, 22> kBooleans = {
+      "true", "True", "TRUE", "false", "False", "FALSE", "yes", "Yes", "YES", "no", "No",
+      "NO",   "on",   "On",   "ON",    "off",   "Off",   "OFF", "y",   "Y",   "n",  "N"};
+  if (std::find(kBooleans.begin(), kBooleans.end(), text) != kBooleans.end())
+    return PlainType::boolean;
+  if (matches(text, int_pattern())) return PlainType::integer;
+  if (matches(text, float_pattern())) return PlainType::floating;
+  return PlainType::string;
+}
+
+std::string quote_string(std::string_view text) {
+  if (safe_plain(text) && plain_type(text) == PlainType::string) return std::string(text);
+  const bool needs_escapes = std::any_of(text.begin(), text.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+  });
+  if (!needs_escapes) {
+    std::string out = "'";
+    for (char c : text) {
+      if (c == '\'') out += '\'';
+      out += c;
+    }
+    return out + "'";
+  }
+  std::string out = "\"";
+  for (char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+          static constexpr char kHex[] = "0123456789abcdef";
+          out += "\\x";
+          out += kHex[(static_cast<unsigned char>(c) >> 4) & 0xf];
+          out += kHex[static_cast<unsigned char>(c) & 0xf];
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string scalar_for_file(const YAML::Node& scalar) {
+  const std::string& text = scalar.Scalar();
+  const std::string& tag = scalar.Tag();
+  const bool plain = tag == "?" || tag.empty();
+  if (plain && safe_plain(text)) return text;
+  return quote_string(text);
+}
+
+void emit_entry(std::string& out, const std::string& key, const YAML::Node& value, int indent) {
+  out += spaces(indent) + quote_string(key) + ":";
+  emit_value(out, value, indent);
+}
+
+void emit_mapping(std::string& out, const YAML::Node& mapping, int indent,
+                  const std::function<std::string(const std::string&)>& comment_before) {
+  emit_mapping_entries(out, mapping, indent, false, comment_before);
+}
+
+YAML::Node string_node(std::string_view text) {
+  YAML::Node node{std::string(text)};
+  node.SetTag("!");
+  return node;
+}
+
+YAML::Node plain_node(std::string_view text) {
+  YAML::Node node{std::string(text)};
+  node.SetTag("?");
+  return node;
+}
+
+std::string float_text(double value) {
+  return python_float_repr(value);
+}
+
+std::optional<bool> parse_bool(std::string_view text) {
+  std::string lower(text);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "true" || lower == "yes" || lower == "on" || lower == "y") return true;
+  if (lower == "false" || lower == "no" || lower == "off" || lower == "n") return false;
+  return std::nullopt;
+}
+
+std::optional<long long> parse_int(std::string_view text) {
+  if (!matches(text, std::regex("[-+]?[0-9]+"))) return std::nullopt;
+  try {
+    return std::stoll(std::string(text));
+  } catch (const std::out_of_range&) {
+    return std::nullopt;
+  }
+}
+
+std::optional<double> parse_float(std::string_view text) {
+  if (!matches(text, float_pattern()) && !matches(text, int_pattern())) return std::nullopt;
+  return parse_double(text);
+}
+
+}  // namespace labpose::projects::yaml_text

@@ -1,0 +1,136 @@
+// AtomicFile: whole files or nothing, previous versions intact on failure, clear errors.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace labpose {
+namespace {
+namespace fs = std::filesystem;
+using testing::read_text;
+using testing::TempDir;
+using testing::write_text;
+
+std::size_t entries(const fs::path& folder) {
+  return static_cast<std::size_t>(
+      std::distance(fs::directory_iterator(folder), fs::directory_iterator()));
+}
+
+TEST(AtomicFile, ReplacesTheTargetOnlyOnCommit) {
+  const TempDir dir;
+  const fs::path target = dir / "labels.csv";
+  write_text(target, "old");
+  {
+    AtomicFile file(target);
+    write_text(file.temp_path(), "new");
+    EXPECT_EQ(read_text(target), "old") << "the target must not change before commit";
+    EXPECT_EQ(entries(dir.path()), 2u);
+    file.commit();
+  }
+  EXPECT_EQ(read_text(target), "new");
+  EXPECT_EQ(entries(dir.path()), 1u) << "no temp file may stay behind";
+}
+
+TEST(AtomicFile, AbandonedWriteLeavesThePreviousVersionAndNoTemp) {
+  const TempDir dir;
+  const fs::path target = dir / "config.yaml";
+  write_text(target, "Task: mouse\n");
+  try {
+    AtomicFile file(target);
+    write_text(file.temp_path(), "half a fi");
+    throw std::runtime_error("simulated crash while writing");
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_EQ(read_text(target), "Task: mouse\n");
+  EXPECT_EQ(entries(dir.path()), 1u);
+}
+
+TEST(AtomicFile, KeepsTheTargetsPermissions) {
+  const TempDir dir;
+  const fs::path target = dir / "script.sh";
+  write_text(target, "#!/bin/sh\n");
+  fs::permissions(target, fs::perms::owner_all | fs::perms::group_read);
+  write_file_atomically(target, "#!/bin/sh\necho hi\n");
+  EXPECT_EQ(fs::status(target).permissions(), fs::perms::owner_all | fs::perms::group_read);
+}
+
+TEST(AtomicFile, MissingFolderIsAClearError) {
+  const TempDir dir;
+  try {
+    write_file_atomically(dir / "no-such-folder" / "file.txt", "x");
+    FAIL() << "expected an error";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("does not exist"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("no-such-folder"), std::string::npos) << error.what();
+  }
+}
+
+TEST(AtomicFile, TargetThatIsAFolderIsAClearError) {
+  const TempDir dir;
+  fs::create_directory(dir / "labels.csv");
+  try {
+    write_file_atomically(dir / "labels.csv", "x");
+    FAIL() << "expected an error";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("it is a folder"), std::string::npos) << error.what();
+  }
+}
+
+// Runs in a child process without root rights (root ignores folder permissions).
+TEST(AtomicFile, UnwritableFolderIsAClearErrorAndTheOldFileSurvives) {
+  const TempDir dir;
+  const fs::path folder = dir / "locked";
+  fs::create_directory(folder);
+  const fs::path target = folder / "CollectedData_me.csv";
+  write_text(target, "precious labels");
+  fs::permissions(dir.path(), fs::perms::all);
+  fs::permissions(folder, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                              fs::perms::group_exec | fs::perms::others_read |
+                              fs::perms::others_exec);
+  EXPECT_EXIT(
+      {
+        if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(10);
+        try {
+          write_file_atomically(target, "overwritten");
+          _exit(11);
+        } catch (const Error& error) {
+          const std::string message = error.what();
+          const bool good = message.find("permission denied") != std::string::npos &&
+                            message.find(target.string()) != std::string::npos &&
+                            error.hint().find("ls -ld") != std::string::npos;
+          _exit(good ? 0 : 12);
+        }
+      },
+      ::testing::ExitedWithCode(0), "");
+  EXPECT_EQ(read_text(target), "precious labels");
+}
+
+TEST(AtomicFile, KeepBackupCopiesThePreviousVersion) {
+  const TempDir dir;
+  const fs::path target = dir / "CollectedData_me.h5";
+  write_text(target, "version 1");
+  const fs::path backup = keep_backup(target);
+  EXPECT_EQ(backup, dir / "CollectedData_me.h5.bak");
+  write_file_atomically(target, "version 2");
+  EXPECT_EQ(read_text(backup), "version 1");
+  EXPECT_EQ(read_text(target), "version 2");
+}
+
+TEST(ReadFile, NamesTheMissingFile) {
+  const TempDir dir;
+  try {
+    read_file(dir / "missing.yaml");
+    FAIL() << "expected an error";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("missing.yaml: no such file"), std::string::npos)
+        << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace labpose

@@ -1,0 +1,121 @@
+// Label files: which file is read, columns checked against the config, the real project round trip.
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "projects/labels.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace labpose::projects {
+namespace {
+namespace fs = std::filesystem;
+using testing::TempDir;
+using testing::write_text;
+
+const char* kConfig = R"(Task: t
+scorer: me
+date: Jan1
+project_path: /p
+bodyparts:
+- snout
+- tail
+)";
+
+TEST(Labels, ReadsTheFixedH5AndFallsBackToTheCsv) {
+  const TempDir dir;
+  const LabelFiles files = label_files(dir.path(), "me");
+  EXPECT_EQ(files.csv.filename(), "CollectedData_me.csv");
+  EXPECT_THROW(read_labels(files), Error);
+
+  Table table = make_label_table("me", {"snout", "tail"});
+  table.at(table.add_row({"labeled-data", "v", "img1.png"}), 0) = 5;
+  write_table_csv(table, files.csv);
+  EXPECT_EQ(read_labels(files).source, files.csv);
+
+  write_text(files.h5, "damaged");
+  const LoadedLabels loaded = read_labels(files);
+  EXPECT_EQ(loaded.source, files.csv);
+  ASSERT_EQ(loaded.notes.size(), 1u);
+  EXPECT_NE(loaded.notes[0].find("could not read CollectedData_me.h5"), std::string::npos)
+      << loaded.notes[0];
+
+  write_labels(table, files);
+  EXPECT_EQ(read_labels(files).source, files.h5);
+  EXPECT_TRUE(same_table(read_labels(files).table, table));
+  EXPECT_EQ(label_scorers(dir.path()), std::vector<std::string>{"me"});
+}
+
+TEST(Labels, KeypointColumnsAndTheirErrors) {
+  Table table = make_label_table("me", {"snout", "tail"});
+  const auto keypoints = keypoint_columns(table, "f.csv");
+  ASSERT_EQ(keypoints.size(), 2u);
+  EXPECT_EQ(keypoints[1].bodypart, "tail");
+  EXPECT_EQ(keypoints[1].x, 2u);
+  EXPECT_EQ(keypoints[1].y, 3u);
+
+  table.columns[3][2] = "z";
+  EXPECT_THROW(keypoint_columns(table, "f.csv"), Error);
+  table.columns[3][2] = "x";
+  try {
+    keypoint_columns(table, "f.csv");
+    FAIL();
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("appears twice"), std::string::npos) << error.what();
+  }
+}
+
+TEST(Labels, ColumnsAreCheckedAgainstTheConfig) {
+  const ProjectConfig config = ProjectConfig::parse(kConfig, "/p/config.yaml");
+  Table table = make_label_table("someone", {"snout", "nose"});
+  const auto findings =
+      check_label_columns(table, config, "/p/labeled-data/v/CollectedData_me.csv", "me");
+  ASSERT_EQ(findings.size(), 3u);
+  EXPECT_EQ(findings[0].severity, Finding::Severity::warning);
+  EXPECT_NE(
+      findings[0].message.find("the scorer row says \"someone\" but the file name says \"me\""),
+      std::string::npos);
+  EXPECT_EQ(findings[1].severity, Finding::Severity::error);
+  EXPECT_EQ(findings[1].message,
+            "/p/labeled-data/v/CollectedData_me.csv: column 6: unknown bodypart \"nose\" "
+            "(config.yaml lists snout, "
+            "tail)");
+  EXPECT_EQ(findings[2].severity, Finding::Severity::warning);
+  EXPECT_NE(findings[2].message.find("lists bodypart \"tail\" but the file has no column"),
+            std::string::npos);
+}
+
+TEST(Labels, ImageKeysFromEitherIndexStyle) {
+  Table table = make_label_table("me", {"a"});
+  table.add_row({"labeled-data", "m4s1", "img0001.png"});
+  Table legacy = make_label_table("me", {"a"});
+  legacy.index_levels = 1;
+  legacy.add_row({"labeled-data\\m4s1\\img0002.png"});
+  EXPECT_EQ(image_key(table, 0).image, "img0001.png");
+  const ImageKey key = image_key(legacy, 0);
+  EXPECT_EQ(key.folder, "labeled-data");
+  EXPECT_EQ(key.stem, "m4s1");
+  EXPECT_EQ(key.image, "img0002.png");
+}
+
+TEST(Labels, ReferenceProjectReadsFromTheCsvAndRoundTripsThroughH5) {
+  LABPOSE_REQUIRE_OPENFIELD(project);
+  const TempDir dir;
+  const fs::path copy = testing::copy_openfield_project(project, dir.path());
+  const LabelFiles files = label_files(copy / "labeled-data" / "m4s1", "Pranav");
+  const LoadedLabels loaded = read_labels(files);
+  EXPECT_EQ(loaded.source, files.csv) << "the shipped .h5 is in the old table format";
+  ASSERT_EQ(loaded.notes.size(), 1u);
+  EXPECT_NE(loaded.notes[0].find("old \"table\" format"), std::string::npos);
+  EXPECT_EQ(loaded.table.row_count(), 116u);
+  const ProjectConfig config = ProjectConfig::load(copy / "config.yaml");
+  EXPECT_TRUE(check_label_columns(loaded.table, config, files.csv, "Pranav").empty());
+
+  // CSV -> H5 -> CSV changes no value and no byte.
+  const std::string original_csv = testing::read_text(files.csv);
+  write_table_hdf5(loaded.table, dir / "converted.h5");
+  const Table from_h5 = read_table_hdf5(dir / "converted.h5");
+  EXPECT_TRUE(same_table(from_h5, loaded.table));
+  EXPECT_EQ(table_to_csv(from_h5), original_csv);
+}
+
+}  // namespace
+}  // namespace labpose::projects

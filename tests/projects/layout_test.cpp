@@ -1,0 +1,75 @@
+// DeepLabCut's names (reference/dlc-format.md §0).
+#include <gtest/gtest.h>
+
+#include "projects/layout.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace labpose::projects {
+namespace {
+using namespace std::chrono;
+
+TEST(Layout, ConfigDateHasNoZeroPadding) {
+  EXPECT_EQ(config_date(year{2018} / October / 30), "Oct30");
+  EXPECT_EQ(config_date(year{2026} / January / 5), "Jan5");
+  EXPECT_EQ(config_date(year{2026} / November / 22), "Nov22");
+}
+
+TEST(Layout, ProjectFolderNameIsZeroPadded) {
+  EXPECT_EQ(project_folder_name("openfield", "Pranav", year{2018} / October / 30),
+            "openfield-Pranav-2018-10-30");
+  EXPECT_EQ(project_folder_name("reach", "Ann", year{2026} / March / 4), "reach-Ann-2026-03-04");
+}
+
+TEST(Layout, TrainingFractionIsTruncatedLikePython) {
+  EXPECT_EQ(training_fraction_percent(0.95), 95);
+  EXPECT_EQ(training_fraction_percent(0.8), 80);
+  EXPECT_EQ(training_fraction_percent(0.29), 28);  // 100 * 0.29 = 28.999999999999996
+  EXPECT_EQ(training_fraction_percent(0.57), 56);
+  EXPECT_EQ(training_fraction_percent(0.58), 57);
+  EXPECT_EQ(training_fraction_percent(1.0), 100);
+  EXPECT_EQ(shuffle_folder_name("openfield", "Oct30", 0.95, 1),
+            "openfieldOct30-trainset95shuffle1");
+}
+
+TEST(Layout, FrameImageNamesPadToCeilLog10OfTheFrameCount) {
+  EXPECT_EQ(frame_image_name(42, 2330), "img0042.png");
+  EXPECT_EQ(frame_image_name(7, 1000), "img007.png");
+  EXPECT_EQ(frame_image_name(7, 1001), "img0007.png");
+  EXPECT_EQ(frame_image_name(0, 1), "img0.png");
+  EXPECT_EQ(frame_image_name(12345, 100000), "img12345.png");
+}
+
+TEST(Layout, VideoStemsFromAnyOperatingSystem) {
+  EXPECT_EQ(video_stem("/data/videos/m3v1mp4.mp4"), "m3v1mp4");
+  EXPECT_EQ(video_stem("C:\\Users\\lab\\videos\\mouse.1.avi"), "mouse.1");
+  EXPECT_EQ(video_stem("noextension"), "noextension");
+  EXPECT_EQ(portable_file_name("C:\\a\\b.avi"), "b.avi");
+}
+
+TEST(Layout, VideosInFolderSkipsOurOutputsAndOtherFiles) {
+  const testing::TempDir dir;
+  for (const char* name :
+       {"b.MP4", "a.avi", "a_labeled.mp4", "notes.txt", "x_full.mp4", ".hidden.mp4"}) {
+    testing::write_text(dir / name, "x");
+  }
+  std::filesystem::create_directory(dir / "folder.mp4");
+  const auto videos = videos_in_folder(dir.path());
+  ASSERT_EQ(videos.size(), 2u);
+  EXPECT_EQ(videos[0].filename(), "a.avi");
+  EXPECT_EQ(videos[1].filename(), "b.MP4");
+}
+
+TEST(Layout, LabeledFoldersSkipLabeledPlotsAndHiddenFolders) {
+  const testing::TempDir dir;
+  for (const char* name :
+       {"labeled-data/m1", "labeled-data/m1_labeled", "labeled-data/.cache", "labeled-data/a"}) {
+    std::filesystem::create_directories(dir / name);
+  }
+  const auto folders = ProjectLayout(dir.path()).labeled_folders();
+  ASSERT_EQ(folders.size(), 2u);
+  EXPECT_EQ(folders[0].filename(), "a");
+  EXPECT_EQ(folders[1].filename(), "m1");
+}
+
+}  // namespace
+}  // namespace labpose::projects

@@ -1,0 +1,127 @@
+// Test helpers.
+#include "tests/support/test_support.hpp"
+
+#include <unistd.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "pipeline/video/writer.hpp"
+
+namespace labpose::testing {
+namespace fs = std::filesystem;
+
+TempDir::TempDir() {
+  std::random_device device;
+  path_ = fs::temp_directory_path() /
+          ("labpose-test-" + std::to_string(getpid()) + "-" + std::to_string(device()));
+  fs::create_directories(path_);
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  // Restore permissions a test may have removed, so the tree can be deleted.
+  for (auto it = fs::recursive_directory_iterator(path_, ignored);
+       it != fs::recursive_directory_iterator(); it.increment(ignored)) {
+    fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ignored);
+  }
+  fs::remove_all(path_, ignored);
+}
+
+std::optional<fs::path> openfield_project() {
+  const fs::path project = fs::path(LABPOSE_SHARED_DIR) / "data" / "openfield-Pranav-2018-10-30";
+  std::error_code error;
+  if (!fs::is_regular_file(project / "config.yaml", error)) return std::nullopt;
+  return project;
+}
+
+fs::path copy_openfield_project(const fs::path& source, const fs::path& destination) {
+  const fs::path copy = destination / source.filename();
+  fs::create_directories(copy);
+  fs::copy(source / "config.yaml", copy / "config.yaml");
+  fs::copy(source / "labeled-data", copy / "labeled-data", fs::copy_options::recursive);
+  fs::create_directories(copy / "videos");
+  return copy;
+}
+
+std::string shell_quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+CommandResult run(const std::string& command_line) {
+  CommandResult result;
+  FILE* pipe = popen((command_line + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return result;
+  std::array<char, 4096> buffer{};
+  std::size_t n = 0;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    result.output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+std::string labpose_binary() {
+  return LABPOSE_BINARY;
+}
+
+std::optional<std::string> interop_python() {
+  const char* configured = std::getenv("LABPOSE_TEST_PYTHON");
+  const std::string python = configured != nullptr ? configured : "/usr/bin/python3";
+  static std::optional<bool> available;
+  if (!available) {
+    available =
+        run(shell_quote(python) + " -c 'import pandas, tables, ruamel.yaml'").exit_code == 0;
+  }
+  if (!*available) return std::nullopt;
+  return python;
+}
+
+fs::path python_scripts_dir() {
+  return fs::path(LABPOSE_SOURCE_DIR) / "tests" / "python";
+}
+
+void write_test_video(const fs::path& path, int frames, int width, int height) {
+  pipeline::VideoWriter writer(path, {width, height, 25.0, "auto", 18});
+  std::vector<std::uint8_t> frame(static_cast<std::size_t>(width * height * 3));
+  for (int index = 0; index < frames; ++index) {
+    const int cx = width / 4 + index * width / (2 * std::max(frames, 1)), cy = height / 2;
+    for (int y = 0; y < height; ++y) {
+      for (int x = 0; x < width; ++x) {
+        const bool inside = (x - cx) * (x - cx) + (y - cy) * (y - cy) < (height / 6) * (height / 6);
+        std::uint8_t* pixel = &frame[static_cast<std::size_t>((y * width + x) * 3)];
+        pixel[0] = inside ? 220 : static_cast<std::uint8_t>(40 + (x * 7 + y * 3) % 50);
+        pixel[1] = inside ? 200 : static_cast<std::uint8_t>(60 + (x * 5 + y * 11) % 40);
+        pixel[2] = inside ? 180 : 70;
+      }
+    }
+    writer.write_bgr(frame.data(), static_cast<std::size_t>(width * 3));
+  }
+  writer.close();
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+}  // namespace labpose::testing

@@ -1,0 +1,82 @@
+// Shared helpers for the test suites: temp folders, the reference DeepLabCut project in
+// ../shared/data (tests skip with a message when it is absent), running programs, Python + pandas.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace labpose::testing {
+
+/// A fresh folder under the system temp dir, removed with everything in it at scope exit.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+/// ../shared/data/openfield-Pranav-2018-10-30, or nullopt when ../shared is not beside the
+/// checkout.
+std::optional<std::filesystem::path> openfield_project();
+
+/// Copies the reference project (without its video) into `destination` and returns the copy's path.
+std::filesystem::path copy_openfield_project(const std::filesystem::path& source,
+                                             const std::filesystem::path& destination);
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+/// Runs a shell command line and captures what it prints.
+CommandResult run(const std::string& command_line);
+/// Quotes a path or word for the shell.
+std::string shell_quote(const std::string& text);
+
+/// The labpose binary built with the tests.
+std::string labpose_binary();
+
+/// A Python interpreter with pandas, PyTables and ruamel.yaml (Debian's /usr/bin/python3 by
+/// default, or LABPOSE_TEST_PYTHON), or nullopt when there is none.
+std::optional<std::string> interop_python();
+/// The tests/python folder of the source tree.
+std::filesystem::path python_scripts_dir();
+
+/// Writes a small synthetic video (moving disk) with the project's VideoWriter.
+void write_test_video(const std::filesystem::path& path, int frames = 12, int width = 96,
+                      int height = 64);
+
+std::string read_text(const std::filesystem::path& path);
+void write_text(const std::filesystem::path& path, const std::string& text);
+
+}  // namespace labpose::testing
+
+/// Skips the test (with the reason) unless the reference project exists; binds its path to `name`.
+#define LABPOSE_REQUIRE_OPENFIELD(name)                                                \
+  const auto name##_optional = ::labpose::testing::openfield_project();                \
+  if (!name##_optional)                                                                \
+    GTEST_SKIP() << "../shared/data/openfield-Pranav-2018-10-30 is not present; this " \
+                    "test needs the reference DeepLabCut project";                     \
+  const std::filesystem::path name = *name##_optional
+
+/// Skips the test unless that Python is available (fails instead when
+/// LABPOSE_REQUIRE_INTEROP_PYTHON=1).
+#define LABPOSE_REQUIRE_INTEROP_PYTHON(name)                                          \
+  const auto name##_optional = ::labpose::testing::interop_python();                  \
+  if (!name##_optional) {                                                             \
+    if (std::getenv("LABPOSE_REQUIRE_INTEROP_PYTHON") != nullptr)                     \
+      FAIL() << "python3 with pandas, PyTables and ruamel.yaml is required "          \
+                "(LABPOSE_REQUIRE_INTEROP_PYTHON is set)";                            \
+    GTEST_SKIP() << "python3 with pandas, PyTables and ruamel.yaml is not installed " \
+                    "(tools/install-deps.sh --tests installs them)";                  \
+  }                                                                                   \
+  const std::string name = *name##_optional

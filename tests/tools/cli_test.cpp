@@ -1,0 +1,205 @@
+// The labpose command line end to end: help, exit codes, create/add-videos/convert-labels/
+// check-labels/doctor on generated videos and the reference project, and bad input.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "tests/support/test_support.hpp"
+
+namespace labpose {
+namespace {
+namespace fs = std::filesystem;
+using testing::CommandResult;
+using testing::shell_quote;
+using testing::TempDir;
+
+CommandResult labpose(const std::string& arguments) {
+  return testing::run(shell_quote(testing::labpose_binary()) + " " + arguments);
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(Cli, HelpListsEverySubcommand) {
+  const CommandResult result = labpose("--help");
+  EXPECT_EQ(result.exit_code, 0);
+  for (const char* command :
+       {"create", "add-videos", "extract-frames", "label", "check-labels", "convert-labels",
+        "create-dataset", "train", "evaluate", "analyze", "filter", "plot-trajectories",
+        "labeled-video", "extract-outliers", "merge", "bench", "demo", "doctor", "net"}) {
+    EXPECT_TRUE(contains(result.output, std::string("\n  ") + command + " ")) << command << "\n"
+                                                                              << result.output;
+  }
+  for (const char* flag : {"--quiet", "--verbose", "--headless", "--version"}) {
+    EXPECT_TRUE(contains(result.output, flag)) << flag;
+  }
+}
+
+TEST(Cli, ExitCodes) {
+  EXPECT_EQ(labpose("").exit_code, 2) << "no subcommand is a usage error";
+  EXPECT_EQ(labpose("frobnicate").exit_code, 2);
+  EXPECT_EQ(labpose("create").exit_code, 2) << "missing arguments";
+  EXPECT_EQ(labpose("create --help").exit_code, 0);
+  EXPECT_EQ(labpose("--version").exit_code, 0);
+  const CommandResult later = labpose("train config.yaml --shuffle 1");
+  EXPECT_EQ(later.exit_code, 2);
+  EXPECT_TRUE(contains(later.output, "error: `labpose train` is not yet available in this build"))
+      << later.output;
+  EXPECT_TRUE(contains(later.output, "hint: this build has: create, add-videos")) << later.output;
+  const CommandResult bad_choice = labpose("convert-labels config.yaml --to xml");
+  EXPECT_EQ(bad_choice.exit_code, 2);
+  EXPECT_TRUE(contains(bad_choice.output, "error:")) << bad_choice.output;
+}
+
+TEST(Cli, CreateAddVideosAndCheckAGeneratedProject) {
+  const TempDir dir;
+  testing::write_test_video(dir / "mouse1.mp4");
+  testing::write_test_video(dir / "mouse2.mp4");
+  fs::create_directories(dir / "batch");
+  testing::write_test_video(dir / "batch" / "mouse3.avi", 8, 64, 48);
+  const CommandResult created =
+      labpose("--quiet create openfield alice " + shell_quote((dir / "mouse1.mp4").string()) +
+              " --dir " + shell_quote(dir.path().string()));
+  ASSERT_EQ(created.exit_code, 0) << created.output;
+  const std::string config = created.output.substr(0, created.output.find('\n'));
+  EXPECT_TRUE(config.ends_with("/config.yaml")) << created.output;
+  EXPECT_TRUE(fs::exists(config));
+  EXPECT_TRUE(contains(testing::read_text(config), "crop: 0, 96, 0, 64"));
+
+  const CommandResult added = labpose("add-videos " + shell_quote(config) + " " +
+                                      shell_quote((dir / "mouse2.mp4").string()) + " " +
+                                      shell_quote((dir / "batch").string()) + " --copy-videos");
+  ASSERT_EQ(added.exit_code, 0) << added.output;
+  EXPECT_TRUE(contains(added.output, "added 2 videos")) << added.output;
+  const fs::path project = fs::path(config).parent_path();
+  EXPECT_TRUE(fs::is_regular_file(project / "videos" / "mouse3.avi"));
+  EXPECT_TRUE(fs::is_directory(project / "labeled-data" / "mouse3"));
+
+  const CommandResult again = labpose("add-videos " + shell_quote(config) + " " +
+                                      shell_quote((dir / "mouse2.mp4").string()));
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_TRUE(contains(again.output, "already in the project, skipped: mouse2")) << again.output;
+
+  const CommandResult checked = labpose("check-labels " + shell_quote(config));
+  EXPECT_EQ(checked.exit_code, 0) << checked.output;
+  EXPECT_TRUE(contains(checked.output, "labeled-data/mouse1: 0 images, no labels yet"))
+      << checked.output;
+  EXPECT_TRUE(contains(checked.output, "0 errors, 0 warnings")) << checked.output;
+}
+
+TEST(Cli, CreateRefusesNonVideosAndCreatesNothing) {
+  const TempDir dir;
+  testing::write_text(dir / "notes.mp4", "not a video");
+  testing::write_text(dir / "empty.avi", "");
+  fs::create_directories(dir / "work");
+  struct Case {
+    std::string argument, message;
+  };
+  for (const Case& c : {Case{(dir / "notes.mp4").string(),
+                             "cannot open " + (dir / "notes.mp4").string() + " as a video"},
+                        Case{(dir / "empty.avi").string(), "is empty (0 bytes)"},
+                        Case{(dir / "missing.mp4").string(), "missing.mp4 does not exist"},
+                        Case{(dir / "work").string(), "holds no videos"}}) {
+    const CommandResult result = labpose("create t me " + shell_quote(c.argument) + " --dir " +
+                                         shell_quote((dir / "work").string()));
+    EXPECT_NE(result.exit_code, 0) << c.argument;
+    EXPECT_TRUE(contains(result.output, "error: ")) << result.output;
+    EXPECT_TRUE(contains(result.output, c.message)) << result.output;
+    EXPECT_TRUE(fs::is_empty(dir / "work")) << c.argument;
+  }
+}
+
+TEST(Cli, CreateInAnUnwritableFolderFailsClearly) {
+  const TempDir dir;
+  testing::write_test_video(dir / "mouse.mp4");
+  fs::create_directories(dir / "locked");
+  fs::permissions(dir / "locked", fs::perms::owner_read | fs::perms::owner_exec |
+                                      fs::perms::group_read | fs::perms::group_exec |
+                                      fs::perms::others_read | fs::perms::others_exec);
+  // Root ignores folder permissions: run as nobody then.
+  const std::string prefix =
+      geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
+  const CommandResult result =
+      testing::run(prefix + shell_quote(testing::labpose_binary()) + " create t me " +
+                   shell_quote((dir / "mouse.mp4").string()) + " --dir " +
+                   shell_quote((dir / "locked").string()));
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_TRUE(contains(result.output, "permission denied")) << result.output;
+  EXPECT_TRUE(fs::is_empty(dir / "locked"));
+}
+
+TEST(Cli, BrokenConfigIsNamedAndLeftAlone) {
+  const TempDir dir;
+  testing::write_test_video(dir / "mouse.mp4");
+  const CommandResult created =
+      labpose("--quiet create t me " + shell_quote((dir / "mouse.mp4").string()) + " --dir " +
+              shell_quote(dir.path().string()));
+  ASSERT_EQ(created.exit_code, 0) << created.output;
+  const std::string config = created.output.substr(0, created.output.find('\n'));
+  std::string text = testing::read_text(config);
+  text.replace(text.find("- bodypart3\n"), 12, "- bodypart1\n");
+  testing::write_text(config, text);
+  const CommandResult result = labpose("add-videos " + shell_quote(config) + " " +
+                                       shell_quote((dir / "mouse.mp4").string()));
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_TRUE(contains(result.output, "error: " + config + ":")) << result.output;
+  EXPECT_TRUE(contains(result.output,
+                       "bodyparts must be a list of distinct names (found \"bodypart1\" twice)"))
+      << result.output;
+  EXPECT_EQ(testing::read_text(config), text);
+}
+
+TEST(Cli, ReferenceProjectConvertAndCheck) {
+  LABPOSE_REQUIRE_OPENFIELD(project);
+  const TempDir dir;
+  const fs::path copy = testing::copy_openfield_project(project, dir.path());
+  const std::string config = shell_quote((copy / "config.yaml").string());
+  const std::string csv =
+      testing::read_text(copy / "labeled-data" / "m4s1" / "CollectedData_Pranav.csv");
+
+  CommandResult result = labpose("convert-labels " + config + " --to h5");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(contains(result.output, "the project has moved: project_path")) << result.output;
+  EXPECT_TRUE(contains(result.output, "previous version kept as CollectedData_Pranav.h5.bak"))
+      << result.output;
+  result = labpose("convert-labels " + config + " --to csv");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(contains(result.output, "0 written, 1 already up to date, 0 failed"))
+      << result.output;
+  EXPECT_EQ(testing::read_text(copy / "labeled-data" / "m4s1" / "CollectedData_Pranav.csv"), csv);
+
+  result = labpose("check-labels " + config);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(contains(result.output,
+                       "labeled-data/m4s1: 116 images, 116 rows, 116 labeled frames, 464 points "
+                       "(from CollectedData_Pranav.h5)"))
+      << result.output;
+  EXPECT_TRUE(contains(result.output, "0 errors")) << result.output;
+
+  // An unknown bodypart in the labels is an error (exit 1) that names the file and column.
+  std::string broken = csv;
+  for (auto at = broken.find("tailbase"); at != std::string::npos; at = broken.find("tailbase")) {
+    broken.replace(at, 8, "tailtip!");
+  }
+  testing::write_text(copy / "labeled-data" / "m4s1" / "CollectedData_Pranav.csv", broken);
+  fs::remove(copy / "labeled-data" / "m4s1" / "CollectedData_Pranav.h5");
+  result = labpose("check-labels " + config);
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_TRUE(contains(result.output, "unknown bodypart \"tailtip!\"")) << result.output;
+}
+
+TEST(Cli, DoctorReportsTheBuildAndTheMachine) {
+  const CommandResult result = labpose("doctor");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  for (const char* part : {"labpose ", "oneDNN", "CUDA backend", "GPUs", "FFmpeg", "libavcodec",
+                           "OpenCV", "HDF5", "display        not needed"}) {
+    EXPECT_TRUE(contains(result.output, part)) << part << "\n" << result.output;
+  }
+  EXPECT_TRUE(contains(
+      testing::run("LABPOSE_HEADLESS=1 " + shell_quote(testing::labpose_binary()) + " doctor")
+          .output,
+      "headless       yes"));
+}
+
+}  // namespace
+}  // namespace labpose

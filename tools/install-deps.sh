@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs the Debian packages labpose builds and runs with (idempotent: does nothing when all are present).
+# Usage: tools/install-deps.sh [--tests]   (--tests adds what only the test suite needs: pandas + PyTables)
+# Runs apt-get as root, or through sudo otherwise. CUDA/cuDNN are not Debian packages and are never installed here.
+set -euo pipefail
+
+packages=(
+  g++ cmake make pkg-config git ca-certificates
+  libopencv-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev
+  libyaml-cpp-dev libeigen3-dev libgtest-dev libgmock-dev
+  libdnnl-dev ocl-icd-opencl-dev
+  libcli11-dev libfmt-dev nlohmann-json3-dev libcpp-httplib-dev libhdf5-dev
+)
+if [[ "${1:-}" == "--tests" ]]; then
+  packages+=(python3 python3-numpy python3-pandas python3-tables python3-ruamel.yaml)
+fi
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${#missing[@]} missing packages: ${missing[*]}"
+if [[ $(id -u) -eq 0 ]]; then
+  sudo=()
+elif command -v sudo >/dev/null 2>&1; then
+  sudo=(sudo)
+else
+  echo "install-deps: error: not root and sudo is not available; install as root: apt-get install ${missing[*]}" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 update -q
+"${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,36 @@
+// The command table: each subcommand lives in its own file and contributes one Command. A command
+// turns its flags into a typed options struct, then calls library code with it.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace labpose::tools {
+
+struct Command {
+  std::string name;
+  std::string summary;
+  /// Adds the options to `app` and returns the action to run once parsing succeeded (it reads the
+  /// parsed values through what it captured). The action returns the exit code.
+  std::function<std::function<int()>(CLI::App& app)> define;
+};
+
+/// Every subcommand of the product, in the order `labpose --help` lists them.
+const std::vector<Command>& command_table();
+
+// One function per file.
+Command create_command();
+Command add_videos_command();
+Command convert_labels_command();
+Command check_labels_command();
+Command doctor_command();
+/// A subcommand this build does not have yet: it parses anything and exits 2 with a clear message.
+Command unavailable_command(std::string name, std::string summary);
+
+/// The names of the subcommands this build implements (for messages).
+std::string available_command_names();
+
+}  // namespace labpose::tools

@@ -1,0 +1,45 @@
+// The command table.
+#include <fmt/ranges.h>
+
+#include "tools/labpose/command.hpp"
+
+namespace labpose::tools {
+
+const std::vector<Command>& command_table() {
+  static const std::vector<Command> table = {
+      create_command(),
+      add_videos_command(),
+      unavailable_command("extract-frames",
+                          "extract frames to label from the project's videos (uniform or k-means)"),
+      unavailable_command("label",
+                          "label frames in the browser (works over ssh on a headless machine)"),
+      check_labels_command(),
+      convert_labels_command(),
+      unavailable_command("create-dataset",
+                          "merge the labels and split them into training and test sets"),
+      unavailable_command("train", "train a pose network on the CPU or a GPU"),
+      unavailable_command("evaluate", "measure train and test error of trained snapshots"),
+      unavailable_command("analyze", "run a trained network over videos and write keypoint tracks"),
+      unavailable_command("filter", "smooth keypoint tracks (median, Savitzky-Golay, spline)"),
+      unavailable_command("plot-trajectories", "plot keypoint tracks as PNG figures"),
+      unavailable_command("labeled-video", "draw keypoint tracks onto videos"),
+      unavailable_command("extract-outliers",
+                          "extract frames where the network is unsure or jumps, for relabeling"),
+      unavailable_command("merge",
+                          "advance the project to the next iteration after refining labels"),
+      unavailable_command("bench", "measure network speed on this machine"),
+      unavailable_command("demo", "generate a synthetic project and run the whole pipeline on it"),
+      doctor_command(),
+      unavailable_command("net", "run a network directly (check converted weights)"),
+  };
+  return table;
+}
+
+std::string available_command_names() {
+  std::vector<std::string> names;
+  for (const auto& name : {"create", "add-videos", "check-labels", "convert-labels", "doctor"})
+    names.push_back(name);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+}  // namespace labpose::tools

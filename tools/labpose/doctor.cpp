@@ -1,0 +1,119 @@
+// labpose doctor: what this build contains and what this machine offers (versions, CPU ISA, GPUs),
+// so a user can see at once why a GPU is or is not used.
+#include <hdf5.h>
+#include <oneapi/dnnl/dnnl.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <fmt/core.h>
+#include <opencv2/core/utility.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "core/console.hpp"
+#include "pipeline/video/probe.hpp"
+#include "pipeline/video/writer.hpp"
+#include "tools/labpose/build_info.hpp"
+#include "tools/labpose/command.hpp"
+
+namespace labpose::tools {
+namespace {
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return "unknown CPU";
+}
+
+std::string isa_name(dnnl_cpu_isa_t isa) {
+  switch (isa) {
+    case dnnl_cpu_isa_sse41:
+      return "SSE4.1";
+    case dnnl_cpu_isa_avx:
+      return "AVX";
+    case dnnl_cpu_isa_avx2:
+      return "AVX2";
+    case dnnl_cpu_isa_avx2_vnni:
+      return "AVX2 + VNNI";
+    case dnnl_cpu_isa_avx512_core:
+      return "AVX-512";
+    case dnnl_cpu_isa_avx512_core_vnni:
+      return "AVX-512 + VNNI";
+    case dnnl_cpu_isa_avx512_core_bf16:
+      return "AVX-512 + BF16";
+    case dnnl_cpu_isa_avx512_core_amx:
+      return "AVX-512 + AMX";
+    default:
+      return "generic";
+  }
+}
+
+void row(const std::string& name, const std::string& value) {
+  std::cout << fmt::format("  {:<15}{}\n", name, value);
+}
+
+}  // namespace
+
+Command doctor_command() {
+  Command command;
+  command.name = "doctor";
+  command.summary =
+      "show what this build contains and what this machine offers (CPU, GPUs, versions)";
+  command.define = [](CLI::App&) -> std::function<int()> {
+    return []() {
+      std::cout << "labpose " << LABPOSE_VERSION << '\n';
+      row("build", fmt::format("{}, GCC {}.{}.{}, C++20", LABPOSE_BUILD_TYPE, __GNUC__,
+                               __GNUC_MINOR__, __GNUC_PATCHLEVEL__));
+      utsname system{};
+      uname(&system);
+      const double memory_gib = static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
+                                static_cast<double>(sysconf(_SC_PAGESIZE)) /
+                                (1024.0 * 1024.0 * 1024.0);
+      row("system",
+          fmt::format("{} {} {}, {} CPU threads, {:.1f} GiB memory", system.sysname, system.release,
+                      system.machine, std::thread::hardware_concurrency(), memory_gib));
+      row("CPU", cpu_model());
+      const dnnl_version_t* dnnl = dnnl_version();
+      row("oneDNN", fmt::format("{}.{}.{} (CPU instructions used: {})", dnnl->major, dnnl->minor,
+                                dnnl->patch, isa_name(dnnl_get_effective_cpu_isa())));
+
+      const CudaSummary cuda = cuda_summary();
+      row("CUDA backend", cuda.compiled ? "compiled (" + cuda.versions + ")" : "not compiled");
+      if (cuda.compiled) row("NVIDIA driver", cuda.driver);
+      if (cuda.gpus.empty()) {
+        row("GPUs", "none usable: " + cuda.problem);
+        row("",
+            "--device cuda will stop with this message; --device auto uses the CPU and says so");
+      } else {
+        for (std::size_t i = 0; i < cuda.gpus.size(); ++i)
+          row(i == 0 ? "GPUs" : "", cuda.gpus[i].text);
+      }
+
+      row("FFmpeg", pipeline::ffmpeg_versions());
+      row("video encoders", fmt::format("libx264 (H.264): {}, mpeg4: {}",
+                                        pipeline::has_video_encoder("libx264") ? "yes" : "no",
+                                        pipeline::has_video_encoder("mpeg4") ? "yes" : "no"));
+      row("OpenCV", cv::getVersionString());
+      unsigned major = 0, minor = 0, release = 0;
+      H5get_libversion(&major, &minor, &release);
+      row("HDF5", fmt::format("{}.{}.{}", major, minor, release));
+      row("display",
+          "not needed: labpose never opens a window (labeling is a web page served by labpose)");
+      row("headless", console::headless()
+                          ? "yes (--headless or LABPOSE_HEADLESS): no browser is opened"
+                          : "no (set LABPOSE_HEADLESS=1 on servers to never open a browser)");
+      return 0;
+    };
+  };
+  return command;
+}
+
+}  // namespace labpose::tools
