@@ -1,0 +1,201 @@
+// The Backend interface: one method per op direction, implemented by `ref` (plain loops, the
+// oracle), `cpu` (oneDNN) and `cuda` (cuDNN + kernels). Layers and models call only these methods,
+// so every device runs the same network code. Backends cache their per-shape plans (primitives,
+// algorithms) internally; callers pass preallocated output tensors and never see a backend's memory
+// layout. Not an autograd system: layers decide what to call in backward.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nets/tensor.hpp"
+
+namespace labpose::nets {
+
+/// Geometry of a (transposed) convolution. Padding may be asymmetric (TensorFlow "same" padding).
+/// Convolution: P = (H + pad_top + pad_bottom - dilation_h * (R - 1) - 1) / stride_h + 1.
+/// Transposed: P = (H - 1) * stride_h - pad_top - pad_bottom + dilation_h * (R - 1) + output_pad_h
+/// + 1.
+struct ConvGeometry {
+  int stride_h = 1, stride_w = 1;
+  int pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  int dilation_h = 1, dilation_w = 1;
+  int groups = 1;
+  int output_pad_h = 0, output_pad_w = 0;  // transposed convolution only
+
+  static ConvGeometry symmetric(int stride, int pad, int dilation = 1, int groups = 1);
+  bool operator==(const ConvGeometry&) const = default;
+};
+
+/// Output size of a convolution with filter `filter` on input `input` (one spatial axis).
+std::int64_t conv_output_size(std::int64_t input, std::int64_t filter, int stride, int pad_before,
+                              int pad_after, int dilation);
+/// Output size of a transposed convolution (one spatial axis).
+std::int64_t conv_transpose_output_size(std::int64_t input, std::int64_t filter, int stride,
+                                        int pad_before, int pad_after, int dilation,
+                                        int output_pad);
+/// (N, K, P, Q) for x: (N, C, H, W) and w: (K, C/groups, R, S).
+Shape conv2d_output_shape(const Shape& x, const Shape& w, const ConvGeometry& geometry);
+/// (N, K, P, Q) for x: (N, C, H, W) and w: (C, K/groups, R, S) (PyTorch's ConvTranspose2d layout).
+Shape conv_transpose2d_output_shape(const Shape& x, const Shape& w, const ConvGeometry& geometry);
+
+struct PoolGeometry {
+  int kernel_h = 3, kernel_w = 3;
+  int stride_h = 2, stride_w = 2;
+  int pad_top = 1, pad_left = 1, pad_bottom = 1, pad_right = 1;
+  bool operator==(const PoolGeometry&) const = default;
+};
+Shape max_pool_output_shape(const Shape& x, const PoolGeometry& geometry);
+
+/// PyTorch's SGD with momentum (dampening 0) and L2 weight decay added to the gradient.
+struct SgdSettings {
+  float learning_rate = 0.01F, momentum = 0.9F, weight_decay = 0.0F;
+};
+
+/// PyTorch's Adam (decoupled = false) and AdamW (decoupled = true).
+struct AdamSettings {
+  float learning_rate = 1e-3F, beta1 = 0.9F, beta2 = 0.999F, epsilon = 1e-8F, weight_decay = 0.0F;
+  bool decoupled = true;
+};
+
+class InferencePlan;
+struct FusedGraph;
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  /// "ref", "cpu", "cuda:0".
+  virtual std::string name() const = 0;
+  /// A human description ("oneDNN 2.6.3, AVX-512", "NVIDIA H100, cuDNN 9.19").
+  virtual std::string description() const = 0;
+  /// The physical layout this backend uses for rank-4 activations.
+  virtual Layout activation_layout() const = 0;
+
+  // ---- memory -------------------------------------------------------------------------------
+  /// A new tensor: rank-4 shapes in activation_layout(), other ranks flat.
+  virtual Tensor allocate(const Shape& shape) = 0;
+  /// A flat tensor holding `count` floats in one allocation (parameters, gradients).
+  virtual Tensor allocate_flat(std::int64_t count) = 0;
+  /// host: `t.elements()` floats in logical (NCHW) order.
+  virtual void copy_from_host(const float* host, Tensor& t) = 0;
+  virtual void copy_to_host(const Tensor& t, float* host) = 0;
+  /// dst = src (same shape).
+  virtual void copy(const Tensor& src, Tensor& dst) = 0;
+  virtual void fill(Tensor& t, float value) = 0;
+  /// Waits for all queued work (a no-op on the CPU).
+  virtual void synchronize() = 0;
+
+  // ---- convolution ---------------------------------------------------------------------------
+  // x: (N, C, H, W), w: (K, C/groups, R, S), bias: (K) or empty, y: (N, K, P, Q)
+  virtual void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+                              const ConvGeometry& geometry) = 0;
+  // dy: (N, K, P, Q), w: (K, C/groups, R, S) -> dx: (N, C, H, W)
+  virtual void conv2d_backward_data(const Tensor& dy, const Tensor& w, Tensor& dx,
+                                    const ConvGeometry& geometry) = 0;
+  // x: (N, C, H, W), dy: (N, K, P, Q) -> dw: (K, C/groups, R, S), dbias: (K) or empty (not
+  // computed)
+  virtual void conv2d_backward_weights(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& dbias,
+                                       const ConvGeometry& geometry) = 0;
+
+  // ---- transposed convolution (PyTorch ConvTranspose2d weights) -------------------------------
+  // x: (N, C, H, W), w: (C, K/groups, R, S), bias: (K) or empty, y: (N, K, P, Q)
+  virtual void conv_transpose2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias,
+                                        Tensor& y, const ConvGeometry& geometry) = 0;
+  // dy: (N, K, P, Q) -> dx: (N, C, H, W)
+  virtual void conv_transpose2d_backward_data(const Tensor& dy, const Tensor& w, Tensor& dx,
+                                              const ConvGeometry& geometry) = 0;
+  // x: (N, C, H, W), dy: (N, K, P, Q) -> dw: (C, K/groups, R, S), dbias: (K) or empty
+  virtual void conv_transpose2d_backward_weights(const Tensor& x, const Tensor& dy, Tensor& dw,
+                                                 Tensor& dbias, const ConvGeometry& geometry) = 0;
+
+  // ---- batch normalization --------------------------------------------------------------------
+  // x, y: (N, C, H, W); gamma, beta, running_mean, running_var: (C)
+  virtual void batch_norm_forward_inference(const Tensor& x, const Tensor& gamma,
+                                            const Tensor& beta, const Tensor& running_mean,
+                                            const Tensor& running_var, float epsilon,
+                                            Tensor& y) = 0;
+  /// Normalizes with batch statistics (biased variance), saves them for backward, and updates the
+  /// running statistics as PyTorch does: running = (1 - momentum) * running + momentum * batch,
+  /// with the unbiased variance.
+  // saved_mean, saved_variance, running_mean, running_var: (C)
+  virtual void batch_norm_forward_training(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                           float epsilon, float momentum, Tensor& y,
+                                           Tensor& saved_mean, Tensor& saved_variance,
+                                           Tensor& running_mean, Tensor& running_var) = 0;
+  /// The gradient of batch normalization with statistics `mean`/`variance` (C). When
+  /// `constant_statistics` (frozen layers using running statistics) they are constants and
+  /// dx = dy * gamma / sqrt(variance + eps); otherwise they are the batch's own and dx has the
+  /// mean and variance terms.
+  // dy, x: (N, C, H, W) -> dx: (N, C, H, W), dgamma, dbeta: (C)
+  virtual void batch_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                                   const Tensor& mean, const Tensor& variance, float epsilon,
+                                   bool constant_statistics, Tensor& dx, Tensor& dgamma,
+                                   Tensor& dbeta) = 0;
+
+  // ---- activations, pooling, elementwise -------------------------------------------------------
+  /// y = max(x, 0), or min(max(x, 0), cap) when cap > 0 (ReLU6: cap 6). y may be x.
+  virtual void relu_forward(const Tensor& x, Tensor& y, float cap) = 0;
+  /// dx = dy where 0 < y < cap (or y > 0 without cap), else 0; uses the output y. dx may be dy.
+  virtual void relu_backward(const Tensor& dy, const Tensor& y, Tensor& dx, float cap) = 0;
+  // x: (N, C, H, W) -> y: (N, C, P, Q); padding never wins the max
+  virtual void max_pool_forward(const Tensor& x, Tensor& y, const PoolGeometry& geometry) = 0;
+  // dy: (N, C, P, Q), x: (N, C, H, W) -> dx: (N, C, H, W): each dy goes to its window's first
+  // maximum
+  virtual void max_pool_backward(const Tensor& dy, const Tensor& x, Tensor& dx,
+                                 const PoolGeometry& geometry) = 0;
+  /// y = a + b (same shapes); y may be a or b.
+  virtual void add(const Tensor& a, const Tensor& b, Tensor& y) = 0;
+  /// y[:, c] = x[:, c] * scale[c] + shift[c] for x, y: (N, C, H, W); image normalization.
+  virtual void channel_affine(const Tensor& x, const std::vector<float>& scale,
+                              const std::vector<float>& shift, Tensor& y) = 0;
+
+  // ---- losses (sums; the caller divides by the count it wants) --------------------------------
+  // logits, targets, weights: same shape. Returns sum(weights * BCE(sigmoid(logits), targets)).
+  virtual double sigmoid_cross_entropy_forward(const Tensor& logits, const Tensor& targets,
+                                               const Tensor& weights) = 0;
+  /// dlogits = scale * weights * (sigmoid(logits) - targets).
+  virtual void sigmoid_cross_entropy_backward(const Tensor& logits, const Tensor& targets,
+                                              const Tensor& weights, float scale,
+                                              Tensor& dlogits) = 0;
+  /// sum(weights * huber(predictions - targets)), huber(d) = d^2/2 for |d| <= delta, else delta(|d|
+  /// - delta/2).
+  virtual double huber_forward(const Tensor& predictions, const Tensor& targets,
+                               const Tensor& weights, float delta) = 0;
+  /// dpredictions = scale * weights * clamp(predictions - targets, -delta, delta).
+  virtual void huber_backward(const Tensor& predictions, const Tensor& targets,
+                              const Tensor& weights, float delta, float scale,
+                              Tensor& dpredictions) = 0;
+
+  // ---- optimizers (flat tensors of equal size) --------------------------------------------------
+  virtual void sgd_step(Tensor& parameters, const Tensor& gradients, Tensor& velocity,
+                        const SgdSettings& settings) = 0;
+  /// `step` counts from 1 (bias correction).
+  virtual void adam_step(Tensor& parameters, const Tensor& gradients, Tensor& first_moment,
+                         Tensor& second_moment, const AdamSettings& settings,
+                         std::int64_t step) = 0;
+
+  // ---- inference ------------------------------------------------------------------------------
+  /// Compiles a fused graph for one input shape: batch-norm folded, activations and residual adds
+  /// fused, layouts chosen by the backend, buffers allocated once.
+  virtual std::unique_ptr<InferencePlan> compile(const FusedGraph& graph, const Shape& input) = 0;
+};
+
+/// A network compiled for one (backend, input shape). run() may be called any number of times.
+class InferencePlan {
+ public:
+  virtual ~InferencePlan() = default;
+  virtual const Shape& input_shape() const = 0;
+  virtual const std::vector<Shape>& output_shapes() const = 0;
+  /// input: input_shape() on the plan's backend; outputs are the graph's outputs, owned by the plan
+  /// (valid until the next run).
+  virtual const std::vector<Tensor>& run(const Tensor& input) = 0;
+};
+
+/// Throws a labpose::Error naming `op` when `actual` differs from `expected` (a caller's bug or bad
+/// weights), e.g. "conv2d_forward: y has shape (1, 8, 5, 5), expected (1, 8, 4, 4)".
+void check_shape(const char* op, const char* what, const Shape& actual, const Shape& expected);
+
+}  // namespace labpose::nets

@@ -1,0 +1,304 @@
+// CPU convolution and transposed convolution on oneDNN: NHWC activations, weights reordered from
+// PyTorch's layout into the primitive's preferred one (and gradients back) on every call.
+#include <fmt/core.h>
+
+#include "core/error.hpp"
+#include "nets/cpu/dnnl_state.hpp"
+
+namespace labpose::nets::cpu {
+namespace {
+
+using tag = memory::format_tag;
+using dt = memory::data_type;
+using namespace dnnl;
+
+struct Window {
+  memory::dims strides, dilates, pad_left, pad_right;
+};
+
+// oneDNN counts dilation from 0; the right padding of a transposed convolution absorbs PyTorch's
+// output padding (it is whatever makes the sizes agree).
+Window conv_window(const ConvGeometry& g) {
+  return {{g.stride_h, g.stride_w},
+          {g.dilation_h - 1, g.dilation_w - 1},
+          {g.pad_top, g.pad_left},
+          {g.pad_bottom, g.pad_right}};
+}
+
+Window transpose_window(const ConvGeometry& g, const Shape& x, const Shape& w, const Shape& y) {
+  Window window = conv_window(g);
+  const auto right = [](std::int64_t in, std::int64_t out, std::int64_t k, int stride, int pad,
+                        int dilation) {
+    return (in - 1) * stride - pad + (k - 1) * dilation + 1 - out;
+  };
+  window.pad_right = {right(x.h(), y.h(), w[2], g.stride_h, g.pad_top, g.dilation_h),
+                      right(x.w(), y.w(), w[3], g.stride_w, g.pad_left, g.dilation_w)};
+  return window;
+}
+
+memory::desc any_weights(const Shape& w, int groups, bool transposed) {
+  if (!transposed) return conv_weights_desc(w, groups, tag::any);
+  if (groups == 1) return memory::desc({w[1], w[0], w[2], w[3]}, dt::f32, tag::any);
+  return memory::desc({groups, w[1], w[0] / groups, w[2], w[3]}, dt::f32, tag::any);
+}
+
+memory::desc user_weights(const Shape& w, int groups, bool transposed) {
+  return transposed ? conv_transpose_weights_desc(w, groups)
+                    : conv_weights_desc(w, groups, tag::oihw);
+}
+
+memory::desc bias_desc(std::int64_t channels) {
+  return memory::desc({channels}, dt::f32, tag::a);
+}
+
+// A memory in the primitive's format, fed from (or drained to) a user memory by a reorder when the
+// two differ.
+struct Converted {
+  memory user, internal;
+  reorder to_internal, to_user;
+  bool differs = false;
+
+  Converted(const memory::desc& user_desc, const memory::desc& internal_desc, const engine& eng)
+      : user(user_desc, eng, DNNL_MEMORY_NONE), differs(user_desc != internal_desc) {
+    internal = differs ? memory(internal_desc, eng) : user;
+    if (differs) {
+      to_internal = reorder(user, internal);
+      to_user = reorder(internal, user);
+    }
+  }
+  memory& in(stream& s) {
+    if (differs) to_internal.execute(s, user, internal);
+    return internal;
+  }
+  void out(stream& s) {
+    if (differs) to_user.execute(s, internal, user);
+  }
+};
+
+template <typename ForwardDesc>
+ForwardDesc forward_desc(bool transposed, const memory::desc& src, const memory::desc& weights,
+                         const memory::desc& bias, const memory::desc& dst, const Window& window);
+
+struct ForwardEntry : CacheEntry {
+  primitive run;
+  memory src, bias, dst;
+  std::unique_ptr<Converted> weights;
+  bool has_bias = false;
+};
+
+struct BackwardDataEntry : CacheEntry {
+  primitive run;
+  memory diff_src, diff_dst;
+  std::unique_ptr<Converted> weights;
+};
+
+struct BackwardWeightsEntry : CacheEntry {
+  primitive run;
+  memory src, diff_dst, diff_bias;
+  std::unique_ptr<Converted> diff_weights;
+  bool has_bias = false;
+};
+
+std::string shapes_text(const Tensor& a, const Tensor& b, const Tensor& c) {
+  return fmt::format("{} {} -> {}", a.shape().text(), b.shape().text(), c.shape().text());
+}
+
+// The forward primitive description (training flavour; it also serves as the backward hint).
+primitive_desc_base forward_pd(bool transposed, const engine& eng, const memory::desc& src,
+                               const memory::desc& weights, const memory::desc& bias,
+                               const memory::desc& dst, const Window& w) {
+  if (transposed) {
+    return deconvolution_forward::primitive_desc(
+        deconvolution_forward::desc(prop_kind::forward_training, algorithm::deconvolution_direct,
+                                    src, weights, bias, dst, w.strides, w.dilates, w.pad_left,
+                                    w.pad_right),
+        eng);
+  }
+  return convolution_forward::primitive_desc(
+      convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct, src,
+                                weights, bias, dst, w.strides, w.dilates, w.pad_left, w.pad_right),
+      eng);
+}
+
+void forward(CpuBackend::State& state, bool transposed, const Tensor& x, const Tensor& w,
+             const Tensor& bias, Tensor& y, const ConvGeometry& g) {
+  const char* op = transposed ? "conv_transpose2d_forward" : "conv2d_forward";
+  const Shape expected = transposed ? conv_transpose2d_output_shape(x.shape(), w.shape(), g)
+                                    : conv2d_output_shape(x.shape(), w.shape(), g);
+  check_shape(op, "y", y.shape(), expected);
+  LABPOSE_ASSERT(w.layout() == Layout::flat);
+  const std::string key = fmt::format("{}|{}|{}|{}|{}", op, x.shape().text(), w.shape().text(),
+                                      bias.empty(), geometry_key(g));
+  with_dnnl_errors(op, shapes_text(x, w, y), [&] {
+    auto& entry = state.cached<ForwardEntry>(key, [&] {
+      auto e = std::make_unique<ForwardEntry>();
+      const Window window =
+          transposed ? transpose_window(g, x.shape(), w.shape(), y.shape()) : conv_window(g);
+      e->has_bias = !bias.empty();
+      const memory::desc bias_md = e->has_bias ? bias_desc(y.shape().c()) : memory::desc();
+      auto pd =
+          forward_pd(transposed, state.engine, desc_of(x),
+                     any_weights(w.shape(), g.groups, transposed), bias_md, desc_of(y), window);
+      e->run = transposed ? primitive(deconvolution_forward::primitive_desc(pd.get()))
+                          : primitive(convolution_forward::primitive_desc(pd.get()));
+      e->src = memory(desc_of(x), state.engine, DNNL_MEMORY_NONE);
+      e->dst = memory(desc_of(y), state.engine, DNNL_MEMORY_NONE);
+      if (e->has_bias) e->bias = memory(bias_md, state.engine, DNNL_MEMORY_NONE);
+      e->weights = std::make_unique<Converted>(user_weights(w.shape(), g.groups, transposed),
+                                               pd.query_md(query::weights_md), state.engine);
+      return e;
+    });
+    bind(entry.src, x);
+    bind(entry.dst, y);
+    bind(entry.weights->user, w);
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, entry.src},
+                                            {DNNL_ARG_WEIGHTS, entry.weights->in(state.stream)},
+                                            {DNNL_ARG_DST, entry.dst}};
+    if (entry.has_bias) {
+      bind(entry.bias, bias);
+      args[DNNL_ARG_BIAS] = entry.bias;
+    }
+    entry.run.execute(state.stream, args);
+    state.stream.wait();
+  });
+}
+
+void backward_data(CpuBackend::State& state, bool transposed, const Tensor& dy, const Tensor& w,
+                   Tensor& dx, const ConvGeometry& g) {
+  const char* op = transposed ? "conv_transpose2d_backward_data" : "conv2d_backward_data";
+  const Shape expected = transposed ? conv_transpose2d_output_shape(dx.shape(), w.shape(), g)
+                                    : conv2d_output_shape(dx.shape(), w.shape(), g);
+  check_shape(op, "dy", dy.shape(), expected);
+  LABPOSE_ASSERT(w.layout() == Layout::flat);
+  const std::string key =
+      fmt::format("{}|{}|{}|{}", op, dx.shape().text(), w.shape().text(), geometry_key(g));
+  with_dnnl_errors(op, shapes_text(dy, w, dx), [&] {
+    auto& entry = state.cached<BackwardDataEntry>(key, [&] {
+      auto e = std::make_unique<BackwardDataEntry>();
+      const Window window =
+          transposed ? transpose_window(g, dx.shape(), w.shape(), dy.shape()) : conv_window(g);
+      const memory::desc weights_md = any_weights(w.shape(), g.groups, transposed);
+      auto hint = forward_pd(transposed, state.engine, desc_of(dx), weights_md, memory::desc(),
+                             desc_of(dy), window);
+      memory::desc internal_weights;
+      if (transposed) {
+        deconvolution_backward_data::primitive_desc pd(
+            deconvolution_backward_data::desc(algorithm::deconvolution_direct, desc_of(dx),
+                                              weights_md, desc_of(dy), window.strides,
+                                              window.dilates, window.pad_left, window.pad_right),
+            state.engine, deconvolution_forward::primitive_desc(hint.get()));
+        e->run = deconvolution_backward_data(pd);
+        internal_weights = pd.weights_desc();
+      } else {
+        convolution_backward_data::primitive_desc pd(
+            convolution_backward_data::desc(algorithm::convolution_direct, desc_of(dx), weights_md,
+                                            desc_of(dy), window.strides, window.dilates,
+                                            window.pad_left, window.pad_right),
+            state.engine, convolution_forward::primitive_desc(hint.get()));
+        e->run = convolution_backward_data(pd);
+        internal_weights = pd.weights_desc();
+      }
+      e->diff_src = memory(desc_of(dx), state.engine, DNNL_MEMORY_NONE);
+      e->diff_dst = memory(desc_of(dy), state.engine, DNNL_MEMORY_NONE);
+      e->weights = std::make_unique<Converted>(user_weights(w.shape(), g.groups, transposed),
+                                               internal_weights, state.engine);
+      return e;
+    });
+    bind(entry.diff_src, dx);
+    bind(entry.diff_dst, dy);
+    bind(entry.weights->user, w);
+    entry.run.execute(state.stream, {{DNNL_ARG_DIFF_SRC, entry.diff_src},
+                                     {DNNL_ARG_WEIGHTS, entry.weights->in(state.stream)},
+                                     {DNNL_ARG_DIFF_DST, entry.diff_dst}});
+    state.stream.wait();
+  });
+}
+
+void backward_weights(CpuBackend::State& state, bool transposed, const Tensor& x, const Tensor& dy,
+                      Tensor& dw, Tensor& dbias, const ConvGeometry& g) {
+  const char* op = transposed ? "conv_transpose2d_backward_weights" : "conv2d_backward_weights";
+  const Shape expected = transposed ? conv_transpose2d_output_shape(x.shape(), dw.shape(), g)
+                                    : conv2d_output_shape(x.shape(), dw.shape(), g);
+  check_shape(op, "dy", dy.shape(), expected);
+  LABPOSE_ASSERT(dw.layout() == Layout::flat);
+  const std::string key = fmt::format("{}|{}|{}|{}|{}", op, x.shape().text(), dw.shape().text(),
+                                      dbias.empty(), geometry_key(g));
+  with_dnnl_errors(op, shapes_text(x, dy, dw), [&] {
+    auto& entry = state.cached<BackwardWeightsEntry>(key, [&] {
+      auto e = std::make_unique<BackwardWeightsEntry>();
+      const Window window =
+          transposed ? transpose_window(g, x.shape(), dw.shape(), dy.shape()) : conv_window(g);
+      e->has_bias = !dbias.empty();
+      const memory::desc bias_md = e->has_bias ? bias_desc(dy.shape().c()) : memory::desc();
+      const memory::desc weights_md = any_weights(dw.shape(), g.groups, transposed);
+      auto hint = forward_pd(transposed, state.engine, desc_of(x), weights_md, bias_md, desc_of(dy),
+                             window);
+      memory::desc internal_weights;
+      if (transposed) {
+        deconvolution_backward_weights::primitive_desc pd(
+            deconvolution_backward_weights::desc(algorithm::deconvolution_direct, desc_of(x),
+                                                 weights_md, bias_md, desc_of(dy), window.strides,
+                                                 window.dilates, window.pad_left, window.pad_right),
+            state.engine, deconvolution_forward::primitive_desc(hint.get()));
+        e->run = deconvolution_backward_weights(pd);
+        internal_weights = pd.diff_weights_desc();
+      } else {
+        convolution_backward_weights::primitive_desc pd(
+            convolution_backward_weights::desc(algorithm::convolution_direct, desc_of(x),
+                                               weights_md, bias_md, desc_of(dy), window.strides,
+                                               window.dilates, window.pad_left, window.pad_right),
+            state.engine, convolution_forward::primitive_desc(hint.get()));
+        e->run = convolution_backward_weights(pd);
+        internal_weights = pd.diff_weights_desc();
+      }
+      e->src = memory(desc_of(x), state.engine, DNNL_MEMORY_NONE);
+      e->diff_dst = memory(desc_of(dy), state.engine, DNNL_MEMORY_NONE);
+      if (e->has_bias) e->diff_bias = memory(bias_md, state.engine, DNNL_MEMORY_NONE);
+      e->diff_weights = std::make_unique<Converted>(user_weights(dw.shape(), g.groups, transposed),
+                                                    internal_weights, state.engine);
+      return e;
+    });
+    bind(entry.src, x);
+    bind(entry.diff_dst, dy);
+    bind(entry.diff_weights->user, dw);
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, entry.src},
+                                            {DNNL_ARG_DIFF_DST, entry.diff_dst},
+                                            {DNNL_ARG_DIFF_WEIGHTS, entry.diff_weights->internal}};
+    if (entry.has_bias) {
+      bind(entry.diff_bias, dbias);
+      args[DNNL_ARG_DIFF_BIAS] = entry.diff_bias;
+    }
+    entry.run.execute(state.stream, args);
+    entry.diff_weights->out(state.stream);
+    state.stream.wait();
+  });
+}
+
+}  // namespace
+
+void CpuBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+                                const ConvGeometry& g) {
+  forward(state(), false, x, w, bias, y, g);
+}
+void CpuBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, Tensor& dx,
+                                      const ConvGeometry& g) {
+  backward_data(state(), false, dy, w, dx, g);
+}
+void CpuBackend::conv2d_backward_weights(const Tensor& x, const Tensor& dy, Tensor& dw,
+                                         Tensor& dbias, const ConvGeometry& g) {
+  backward_weights(state(), false, x, dy, dw, dbias, g);
+}
+void CpuBackend::conv_transpose2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias,
+                                          Tensor& y, const ConvGeometry& g) {
+  forward(state(), true, x, w, bias, y, g);
+}
+void CpuBackend::conv_transpose2d_backward_data(const Tensor& dy, const Tensor& w, Tensor& dx,
+                                                const ConvGeometry& g) {
+  backward_data(state(), true, dy, w, dx, g);
+}
+void CpuBackend::conv_transpose2d_backward_weights(const Tensor& x, const Tensor& dy, Tensor& dw,
+                                                   Tensor& dbias, const ConvGeometry& g) {
+  backward_weights(state(), true, x, dy, dw, dbias, g);
+}
+
+}  // namespace labpose::nets::cpu

@@ -1,0 +1,146 @@
+// CPU backend basics: construction, oneDNN descriptions of tensors, host copies (NCHW <-> NHWC).
+#include "nets/cpu/dnnl_state.hpp"
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.hpp"
+
+namespace labpose::nets::cpu {
+
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+memory::dims dims_of(const Shape& shape) {
+  memory::dims dims;
+  for (int i = 0; i < shape.rank(); ++i) dims.push_back(shape[i]);
+  return dims;
+}
+
+memory::desc desc_of(const Shape& shape, Layout layout) {
+  switch (shape.rank()) {
+    case 1:
+      return memory::desc(dims_of(shape), dt::f32, tag::a);
+    case 2:
+      return memory::desc(dims_of(shape), dt::f32, tag::ab);
+    case 3:
+      return memory::desc(dims_of(shape), dt::f32, tag::abc);
+    default:
+      break;
+  }
+  return memory::desc(dims_of(shape), dt::f32, layout == Layout::nhwc ? tag::nhwc : tag::nchw);
+}
+
+memory::desc desc_of(const Tensor& tensor) {
+  return desc_of(tensor.shape(), tensor.layout());
+}
+
+memory::desc conv_weights_desc(const Shape& w, int groups, memory::format_tag tag_if_plain) {
+  if (groups == 1) return memory::desc(dims_of(w), dt::f32, tag_if_plain);
+  return memory::desc({groups, w[0] / groups, w[1], w[2], w[3]}, dt::f32,
+                      tag_if_plain == tag::any ? tag::any : tag::goihw);
+}
+
+memory::desc conv_transpose_weights_desc(const Shape& w, int groups) {
+  // PyTorch (C, K/g, R, S) is oneDNN's {K, C, R, S} in "iohw" order (grouped: giohw).
+  if (groups == 1) return memory::desc({w[1], w[0], w[2], w[3]}, dt::f32, tag::iohw);
+  return memory::desc({groups, w[1], w[0] / groups, w[2], w[3]}, dt::f32, tag::giohw);
+}
+
+void bind(memory& m, const Tensor& tensor) {
+  m.set_data_handle(tensor.data());
+}
+
+void with_dnnl_errors(const char* op, const std::string& shapes,
+                      const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const dnnl::error& error) {
+    throw Error(fmt::format("oneDNN failed in {} ({}): {}", op, shapes, error.what()),
+                "this shape may not be supported on this CPU; please report it with the output of "
+                "`labpose doctor`");
+  }
+}
+
+std::string geometry_key(const ConvGeometry& g) {
+  return fmt::format("s{}x{}p{},{},{},{}d{}x{}g{}o{}x{}", g.stride_h, g.stride_w, g.pad_top,
+                     g.pad_left, g.pad_bottom, g.pad_right, g.dilation_h, g.dilation_w, g.groups,
+                     g.output_pad_h, g.output_pad_w);
+}
+
+CpuBackend::CpuBackend() {
+  try {
+    state_ = std::make_unique<State>();
+  } catch (const dnnl::error& error) {
+    throw Error(fmt::format("cannot start oneDNN on this CPU: {}", error.what()));
+  }
+}
+
+CpuBackend::~CpuBackend() = default;
+
+std::string CpuBackend::description() const {
+  const dnnl_version_t* version = dnnl_version();
+  return fmt::format("oneDNN {}.{}.{}", version->major, version->minor, version->patch);
+}
+
+Tensor CpuBackend::allocate(const Shape& shape) {
+  return Tensor(allocate_host_storage(static_cast<std::size_t>(shape.elements()) * sizeof(float)),
+                0, shape, shape.rank() == 4 ? Layout::nhwc : Layout::flat);
+}
+
+Tensor CpuBackend::allocate_flat(std::int64_t count) {
+  return Tensor(allocate_host_storage(static_cast<std::size_t>(count) * sizeof(float)), 0,
+                Shape{count}, Layout::flat);
+}
+
+void CpuBackend::copy_from_host(const float* host, Tensor& t) {
+  if (t.layout() != Layout::nhwc) {
+    std::memcpy(t.data(), host, static_cast<std::size_t>(t.elements()) * sizeof(float));
+    return;
+  }
+  const Shape& s = t.shape();
+  const std::int64_t plane = s.h() * s.w();
+  float* out = t.data();
+#pragma omp parallel for collapse(2)
+  for (std::int64_t n = 0; n < s.n(); ++n) {
+    for (std::int64_t i = 0; i < plane; ++i) {
+      for (std::int64_t c = 0; c < s.c(); ++c)
+        out[(n * plane + i) * s.c() + c] = host[(n * s.c() + c) * plane + i];
+    }
+  }
+}
+
+void CpuBackend::copy_to_host(const Tensor& t, float* host) {
+  if (t.layout() != Layout::nhwc) {
+    std::memcpy(host, t.data(), static_cast<std::size_t>(t.elements()) * sizeof(float));
+    return;
+  }
+  const Shape& s = t.shape();
+  const std::int64_t plane = s.h() * s.w();
+  const float* in = t.data();
+#pragma omp parallel for collapse(2)
+  for (std::int64_t n = 0; n < s.n(); ++n) {
+    for (std::int64_t c = 0; c < s.c(); ++c) {
+      for (std::int64_t i = 0; i < plane; ++i)
+        host[(n * s.c() + c) * plane + i] = in[(n * plane + i) * s.c() + c];
+    }
+  }
+}
+
+void CpuBackend::copy(const Tensor& src, Tensor& dst) {
+  check_shape("copy", "dst", dst.shape(), src.shape());
+  LABPOSE_ASSERT(src.layout() == dst.layout());
+  if (src.data() != dst.data()) {
+    std::memmove(dst.data(), src.data(), static_cast<std::size_t>(src.elements()) * sizeof(float));
+  }
+}
+
+void CpuBackend::fill(Tensor& t, float value) {
+  std::fill(t.data(), t.data() + t.elements(), value);
+}
+
+}  // namespace labpose::nets::cpu

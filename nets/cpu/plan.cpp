@@ -1,0 +1,275 @@
+// CPU inference plans: each fused op becomes one oneDNN primitive (convolutions with the folded
+// batch norm as weights and bias, ReLU/ReLU6 and the residual sum as post-ops), activations stay in
+// the blocked layouts oneDNN picks, weights are reordered once, and buffers are reused as soon as a
+// value is dead (a residual sum writes into its residual's buffer when nothing reads it later).
+#include <fmt/core.h>
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "nets/cpu/dnnl_state.hpp"
+#include "nets/fused_graph.hpp"
+#include "nets/generic_plan.hpp"
+
+namespace labpose::nets::cpu {
+namespace {
+
+using namespace dnnl;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+class CpuPlan final : public InferencePlan {
+ public:
+  CpuPlan(CpuBackend& backend, const FusedGraph& graph, const Shape& input)
+      : backend_(backend), state_(backend.state()), input_shape_(input) {
+    const std::vector<Shape> shapes = fused_shapes(graph, input);
+    const std::size_t count = graph.ops.size();
+    // The last op reading each value (outputs live to the end).
+    std::vector<std::size_t> last_use(count, 0);
+    for (std::size_t i = 0; i < count; ++i) {
+      const FusedOp& op = graph.ops[i];
+      if (op.input >= 0) last_use[static_cast<std::size_t>(op.input)] = i;
+      if (op.residual >= 0) last_use[static_cast<std::size_t>(op.residual)] = i;
+    }
+    for (int output : graph.outputs) last_use[static_cast<std::size_t>(output)] = count;
+
+    input_memory_ = memory(desc_of(input, Layout::nhwc), state_.engine, DNNL_MEMORY_NONE);
+    values_.resize(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      const FusedOp& op = graph.ops[i];
+      const memory& source =
+          op.input < 0 ? input_memory_ : values_[static_cast<std::size_t>(op.input)];
+      std::string where = fmt::format("{} at input {}", op.name, input.text());
+      with_dnnl_errors("compiling an inference plan", where, [&] {
+        switch (op.kind) {
+          case FusedOp::Kind::normalize:
+            add_normalize(op, source, shapes[i], i);
+            break;
+          case FusedOp::Kind::max_pool:
+            add_pool(op, source, shapes[i], i);
+            break;
+          case FusedOp::Kind::conv:
+          case FusedOp::Kind::conv_transpose:
+            add_conv(op, source, op.input < 0 ? input : shapes[static_cast<std::size_t>(op.input)],
+                     shapes[i], i, last_use);
+            break;
+        }
+      });
+      // Values whose last reader was op i can give their buffers back.
+      for (std::size_t v = 0; v < i + 1; ++v) {
+        if (last_use[v] == i && buffer_of_[v] >= 0 && !buffer_taken_over_[v])
+          release(buffer_of_[v]);
+      }
+    }
+    for (int output : graph.outputs) {
+      const auto index = static_cast<std::size_t>(output);
+      outputs_.push_back(backend_.allocate(shapes[index]));
+      output_shapes_.push_back(shapes[index]);
+      memory target(desc_of(outputs_.back()), state_.engine, outputs_.back().data());
+      steps_.push_back({reorder(values_[index], target),
+                        {{DNNL_ARG_FROM, values_[index]}, {DNNL_ARG_TO, target}},
+                        {}});
+    }
+  }
+
+  const Shape& input_shape() const override { return input_shape_; }
+  const std::vector<Shape>& output_shapes() const override { return output_shapes_; }
+
+  const std::vector<Tensor>& run(const Tensor& input) override {
+    check_shape("InferencePlan::run", "input", input.shape(), input_shape_);
+    LABPOSE_ASSERT(input.layout() == Layout::nhwc);
+    input_memory_.set_data_handle(input.data());
+    with_dnnl_errors("running an inference plan", input_shape_.text(), [&] {
+      for (auto& step : steps_) {
+        if (step.custom) {
+          step.custom();
+        } else {
+          step.run.execute(state_.stream, step.args);
+        }
+      }
+      state_.stream.wait();
+    });
+    return outputs_;
+  }
+
+ private:
+  struct Step {
+    primitive run;
+    std::unordered_map<int, memory> args;
+    std::function<void()> custom;
+  };
+
+  // A buffer of at least `bytes`, reused from dead values when one is big enough.
+  int acquire(std::size_t bytes) {
+    int best = -1;
+    for (int b : free_) {
+      const auto size = buffers_[static_cast<std::size_t>(b)]->bytes();
+      if (size >= bytes && (best < 0 || size < buffers_[static_cast<std::size_t>(best)]->bytes()))
+        best = b;
+    }
+    if (best >= 0) {
+      free_.erase(std::find(free_.begin(), free_.end(), best));
+      return best;
+    }
+    buffers_.push_back(allocate_host_storage(bytes));
+    return static_cast<int>(buffers_.size()) - 1;
+  }
+  void release(int buffer) { free_.push_back(buffer); }
+
+  void set_value(std::size_t i, const memory::desc& desc, int buffer) {
+    values_[i] = memory(desc, state_.engine, buffers_[static_cast<std::size_t>(buffer)]->data());
+    buffer_of_.resize(std::max(buffer_of_.size(), i + 1), -1);
+    buffer_taken_over_.resize(std::max(buffer_taken_over_.size(), i + 1), false);
+    buffer_of_[i] = buffer;
+  }
+
+  void add_normalize(const FusedOp& op, const memory& source, const Shape& shape, std::size_t i) {
+    const memory::desc desc = desc_of(shape, Layout::nhwc);
+    set_value(i, desc, acquire(desc.get_size()));
+    memory target = values_[i];
+    memory from = source;
+    const std::int64_t pixels = shape.n() * shape.h() * shape.w(), channels = shape.c();
+    steps_.push_back(
+        {primitive(), {}, [from, target, pixels, channels, scale = op.scale, shift = op.shift]() {
+           const auto* in = static_cast<const float*>(from.get_data_handle());
+           auto* out = static_cast<float*>(target.get_data_handle());
+#pragma omp parallel for schedule(static)
+           for (std::int64_t p = 0; p < pixels; ++p) {
+             for (std::int64_t c = 0; c < channels; ++c) {
+               out[p * channels + c] = in[p * channels + c] * scale[static_cast<std::size_t>(c)] +
+                                       shift[static_cast<std::size_t>(c)];
+             }
+           }
+         }});
+  }
+
+  void add_pool(const FusedOp& op, const memory& source, const Shape& shape, std::size_t i) {
+    const auto& g = op.pool;
+    pooling_forward::primitive_desc pd(
+        pooling_forward::desc(prop_kind::forward_inference, algorithm::pooling_max,
+                              source.get_desc(), memory::desc(dims_of(shape), dt::f32, tag::any),
+                              {g.stride_h, g.stride_w}, {g.kernel_h, g.kernel_w},
+                              {g.pad_top, g.pad_left}, {g.pad_bottom, g.pad_right}),
+        state_.engine);
+    set_value(i, pd.dst_desc(), acquire(pd.dst_desc().get_size()));
+    steps_.push_back(
+        {pooling_forward(pd), {{DNNL_ARG_SRC, source}, {DNNL_ARG_DST, values_[i]}}, {}});
+  }
+
+  static void append_activation(post_ops& ops, float cap) {
+    if (cap < 0) return;
+    if (cap == 0) {
+      ops.append_eltwise(1.0F, algorithm::eltwise_relu, 0.0F, 0.0F);
+    } else {
+      ops.append_eltwise(1.0F, algorithm::eltwise_clip, 0.0F, cap);
+    }
+  }
+
+  void add_conv(const FusedOp& op, const memory& source, const Shape& in, const Shape& shape,
+                std::size_t i, const std::vector<std::size_t>& last_use) {
+    const bool transposed = op.kind == FusedOp::Kind::conv_transpose;
+    const auto& g = op.geometry;
+    const Shape& w = op.weight_shape;
+    post_ops ops;
+    append_activation(ops, op.activation);
+    if (op.residual >= 0) ops.append_sum(1.0F);
+    append_activation(ops, op.activation_after_residual);
+    primitive_attr attributes;
+    attributes.set_post_ops(ops);
+
+    // With a residual the output must have the residual's layout (the sum adds in place).
+    const memory::desc dst_any = op.residual >= 0
+                                     ? values_[static_cast<std::size_t>(op.residual)].get_desc()
+                                     : memory::desc(dims_of(shape), dt::f32, tag::any);
+    const memory::desc bias_md({static_cast<std::int64_t>(op.bias.size())}, dt::f32, tag::a);
+    const memory::dims strides{g.stride_h, g.stride_w}, dilates{g.dilation_h - 1, g.dilation_w - 1};
+    const memory::dims pad_left{g.pad_top, g.pad_left};
+    primitive run;
+    memory::desc weights_desc, dst_desc;
+    memory::desc user_weights;
+    if (transposed) {
+      const std::int64_t outputs = w[1] * g.groups;
+      const memory::dims pad_right{
+          (in.h() - 1) * g.stride_h - g.pad_top + (w[2] - 1) * g.dilation_h + 1 - shape.h(),
+          (in.w() - 1) * g.stride_w - g.pad_left + (w[3] - 1) * g.dilation_w + 1 - shape.w()};
+      const memory::desc weights_any =
+          g.groups == 1
+              ? memory::desc({outputs, w[0], w[2], w[3]}, dt::f32, tag::any)
+              : memory::desc({g.groups, w[1], w[0] / g.groups, w[2], w[3]}, dt::f32, tag::any);
+      deconvolution_forward::primitive_desc pd(
+          deconvolution_forward::desc(prop_kind::forward_inference, algorithm::deconvolution_direct,
+                                      source.get_desc(), weights_any, bias_md, dst_any, strides,
+                                      dilates, pad_left, pad_right),
+          attributes, state_.engine);
+      run = deconvolution_forward(pd);
+      weights_desc = pd.weights_desc();
+      dst_desc = pd.dst_desc();
+      user_weights = conv_transpose_weights_desc(w, g.groups);
+    } else {
+      const memory::dims pad_right{g.pad_bottom, g.pad_right};
+      convolution_forward::primitive_desc pd(
+          convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct,
+                                    source.get_desc(), conv_weights_desc(w, g.groups, tag::any),
+                                    bias_md, dst_any, strides, dilates, pad_left, pad_right),
+          attributes, state_.engine);
+      run = convolution_forward(pd);
+      weights_desc = pd.weights_desc();
+      dst_desc = pd.dst_desc();
+      user_weights = conv_weights_desc(w, g.groups, tag::oihw);
+    }
+
+    // Weights: folded on the host, reordered once into the primitive's layout.
+    memory plain(user_weights, state_.engine, const_cast<float*>(op.weights.data()));
+    memory weights(weights_desc, state_.engine);
+    reorder(plain, weights).execute(state_.stream, plain, weights);
+    memory bias(bias_md, state_.engine);
+    std::copy(op.bias.begin(), op.bias.end(), static_cast<float*>(bias.get_data_handle()));
+    state_.stream.wait();
+    constants_.push_back(weights);
+    constants_.push_back(bias);
+
+    if (op.residual >= 0) {
+      const auto residual = static_cast<std::size_t>(op.residual);
+      if (last_use[residual] == i) {
+        // Nothing reads the residual after this op: accumulate straight into its buffer.
+        set_value(i, dst_desc, buffer_of_[residual]);
+        buffer_taken_over_[residual] = true;
+      } else {
+        set_value(i, dst_desc, acquire(dst_desc.get_size()));
+        steps_.push_back({reorder(values_[residual], values_[i]),
+                          {{DNNL_ARG_FROM, values_[residual]}, {DNNL_ARG_TO, values_[i]}},
+                          {}});
+      }
+    } else {
+      set_value(i, dst_desc, acquire(dst_desc.get_size()));
+    }
+    steps_.push_back({run,
+                      {{DNNL_ARG_SRC, source},
+                       {DNNL_ARG_WEIGHTS, weights},
+                       {DNNL_ARG_BIAS, bias},
+                       {DNNL_ARG_DST, values_[i]}},
+                      {}});
+  }
+
+  CpuBackend& backend_;
+  CpuBackend::State& state_;
+  Shape input_shape_;
+  std::vector<Shape> output_shapes_;
+  memory input_memory_;
+  std::vector<memory> values_;
+  std::vector<int> buffer_of_;
+  std::vector<bool> buffer_taken_over_;
+  std::vector<std::shared_ptr<Storage>> buffers_;
+  std::vector<int> free_;
+  std::vector<memory> constants_;
+  std::vector<Step> steps_;
+  std::vector<Tensor> outputs_;
+};
+
+}  // namespace
+
+std::unique_ptr<InferencePlan> CpuBackend::compile(const FusedGraph& graph, const Shape& input) {
+  return std::make_unique<CpuPlan>(*this, graph, input);
+}
+
+}  // namespace labpose::nets::cpu

@@ -1,0 +1,41 @@
+// The pose networks: a backbone in torchvision's layout and names (ResNet-50/101 with the last
+// stage dilated, MobileNetV2 1.0/0.35 with the last stride-2 stage dilated: output stride 16) and
+// DeepLabCut's head (one 3x3 stride-2 transposed convolution to J score maps and one to 2J
+// location-refinement maps, stride 8). Not a model zoo: no classifier heads, no other tasks.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nets/net.hpp"
+
+namespace labpose::nets {
+
+struct PoseNetSpec {
+  std::string architecture;     // one of pose_architectures()
+  int bodyparts = 4;            // J
+  bool normalize_input = true;  // false: the input is fed to the first convolution as it is
+};
+
+/// "resnet_50", "resnet_101", "mobilenet_v2_1.0", "mobilenet_v2_0.35".
+const std::vector<std::string>& pose_architectures();
+/// ImageNet mean and standard deviation on the 0-255 scale, per RGB channel, for `architecture`.
+std::pair<std::vector<float>, std::vector<float>> input_normalization(
+    const std::string& architecture);
+
+/// Builds and finalizes the network on `backend` (parameters zero; see initialize_pose_net).
+/// Outputs: "scoremap" (N, J, H/8, W/8) logits and "locref" (N, 2J, H/8, W/8) ordered dx0, dy0,
+/// dx1, ... Throws a usage error for an unknown architecture, listing the known ones.
+std::unique_ptr<Net> build_pose_net(Backend& backend, const PoseNetSpec& spec);
+
+/// torchvision's initialization (Kaiming-normal convolutions, batch norm 1/0) and DeepLabCut's head
+/// initialization (normal, std 0.001, zero bias), deterministic from `seed`.
+void initialize_pose_net(Net& net, std::uint64_t seed);
+
+// Backbone builders (exposed for tests): add layers after `input` and return the feature node.
+int add_resnet(Net& net, int input, int depth);
+int add_mobilenet_v2(Net& net, int input, double width);
+
+}  // namespace labpose::nets

@@ -1,0 +1,84 @@
+// build_pose_net: normalization + backbone + DeepLabCut's transposed-convolution head;
+// initialization.
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "nets/models/models.hpp"
+#include "nets/random.hpp"
+
+namespace labpose::nets {
+
+const std::vector<std::string>& pose_architectures() {
+  static const std::vector<std::string> names = {"resnet_50", "resnet_101", "mobilenet_v2_1.0",
+                                                 "mobilenet_v2_0.35"};
+  return names;
+}
+
+std::pair<std::vector<float>, std::vector<float>> input_normalization(const std::string&) {
+  // torchvision's ImageNet statistics, scaled to 0-255 pixels.
+  return {{0.485F * 255.0F, 0.456F * 255.0F, 0.406F * 255.0F},
+          {0.229F * 255.0F, 0.224F * 255.0F, 0.225F * 255.0F}};
+}
+
+std::unique_ptr<Net> build_pose_net(Backend& backend, const PoseNetSpec& spec) {
+  const auto& known = pose_architectures();
+  if (std::find(known.begin(), known.end(), spec.architecture) == known.end()) {
+    throw UsageError(fmt::format("unknown network architecture \"{}\"", spec.architecture),
+                     fmt::format("choose one of: {}", fmt::join(known, ", ")));
+  }
+  if (spec.bodyparts < 1)
+    throw UsageError(
+        fmt::format("a pose network needs at least 1 bodypart (got {})", spec.bodyparts));
+  auto net = std::make_unique<Net>(backend);
+  int x = Net::kInput;
+  if (spec.normalize_input) {
+    auto [mean, std] = input_normalization(spec.architecture);
+    x = net->add(std::make_unique<Normalize>("normalize", mean, std), {x});
+  }
+  int channels = 0;
+  if (spec.architecture == "resnet_50" || spec.architecture == "resnet_101") {
+    x = add_resnet(*net, x, spec.architecture == "resnet_50" ? 50 : 101);
+    channels = 2048;
+  } else {
+    x = add_mobilenet_v2(*net, x, spec.architecture == "mobilenet_v2_1.0" ? 1.0 : 0.35);
+    channels = 1280;
+  }
+  ConvGeometry head = ConvGeometry::symmetric(2, 1);
+  head.output_pad_h = head.output_pad_w = 1;  // exactly doubles the size: stride 16 -> 8
+  const int score = net->add(
+      std::make_unique<ConvTranspose2d>("head.score", channels, spec.bodyparts, 3, head, true),
+      {x});
+  const int locref = net->add(
+      std::make_unique<ConvTranspose2d>("head.locref", channels, 2 * spec.bodyparts, 3, head, true),
+      {x});
+  net->set_outputs({score, locref}, {"scoremap", "locref"});
+  net->finalize();
+  return net;
+}
+
+void initialize_pose_net(Net& net, std::uint64_t seed) {
+  Random random(seed);
+  Backend& backend = net.backend();
+  for (const auto& parameter : net.parameters()) {
+    const Shape& shape = parameter->shape;
+    std::vector<float> values(static_cast<std::size_t>(shape.elements()), 0.0F);
+    const std::string& name = parameter->name;
+    const bool head = name.rfind("head.", 0) == 0;
+    const bool weight = name.size() > 7 && name.compare(name.size() - 7, 7, ".weight") == 0;
+    if (shape.rank() == 4 && weight) {
+      // Kaiming normal, fan-out mode (torchvision); the head: normal with std 0.001 (DeepLabCut).
+      const double std =
+          head ? 0.001 : std::sqrt(2.0 / static_cast<double>(shape[0] * shape[2] * shape[3]));
+      for (float& v : values) v = static_cast<float>(std * random.normal());
+    } else if (weight || name.ends_with(".running_var")) {
+      std::fill(values.begin(), values.end(), 1.0F);  // batch-norm scale and running variance
+    }
+    backend.copy_from_host(values.data(), parameter->value);
+  }
+}
+
+}  // namespace labpose::nets

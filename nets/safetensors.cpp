@@ -1,0 +1,259 @@
+// safetensors reading/writing and loading weights into a Net.
+#include "nets/safetensors.hpp"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <set>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+
+namespace labpose::nets {
+namespace fs = std::filesystem;
+namespace {
+
+float half_to_float(std::uint16_t half) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(half & 0x8000U) << 16;
+  std::uint32_t exponent = (half >> 10) & 0x1FU, mantissa = half & 0x3FFU;
+  std::uint32_t bits;
+  if (exponent == 0) {
+    if (mantissa == 0) {
+      bits = sign;
+    } else {  // subnormal: normalize
+      exponent = 127 - 15 + 1;
+      while ((mantissa & 0x400U) == 0) {
+        mantissa <<= 1;
+        --exponent;
+      }
+      bits = sign | (exponent << 23) | ((mantissa & 0x3FFU) << 13);
+    }
+  } else if (exponent == 0x1F) {
+    bits = sign | 0x7F800000U | (mantissa << 13);
+  } else {
+    bits = sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
+  }
+  return std::bit_cast<float>(bits);
+}
+
+std::size_t dtype_size(const std::string& dtype) {
+  if (dtype == "F32") return 4;
+  if (dtype == "F16" || dtype == "BF16") return 2;
+  if (dtype == "F64") return 8;
+  if (dtype == "I64" || dtype == "U64") return 8;
+  if (dtype == "I32" || dtype == "U32") return 4;
+  if (dtype == "I16" || dtype == "U16") return 2;
+  if (dtype == "I8" || dtype == "U8" || dtype == "BOOL") return 1;
+  return 0;
+}
+
+std::string list_some(const std::vector<std::string>& names) {
+  constexpr std::size_t kShown = 6;
+  std::vector<std::string> shown(names.begin(),
+                                 names.begin() + static_cast<long>(std::min(names.size(), kShown)));
+  std::string text = fmt::format("{}", fmt::join(shown, ", "));
+  if (names.size() > kShown) text += fmt::format(" and {} more", names.size() - kShown);
+  return text;
+}
+
+bool ignorable(const std::string& name) {
+  return name.ends_with(".num_batches_tracked") || name.rfind("fc.", 0) == 0 ||
+         name.rfind("classifier.", 0) == 0;
+}
+
+}  // namespace
+
+SafetensorsFile read_safetensors(const fs::path& file) {
+  const std::string bytes = read_file(file);
+  const std::string name = file.string();
+  const auto damaged = [&](const std::string& what) {
+    return Error(fmt::format("{} is not a valid safetensors file: {}", name, what),
+                 "the file may be truncated or not a weights file; convert the weights again with "
+                 "tools/convert_weights.py");
+  };
+  if (bytes.size() < 8) throw damaged(fmt::format("it has only {} bytes", bytes.size()));
+  std::uint64_t header_size = 0;
+  for (int i = 7; i >= 0; --i)
+    header_size =
+        (header_size << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
+  if (header_size > bytes.size() - 8) {
+    throw damaged(
+        fmt::format("the header says it is {} bytes long but the file has only {} bytes after it",
+                    header_size, bytes.size() - 8));
+  }
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(bytes.begin() + 8,
+                                   bytes.begin() + 8 + static_cast<long>(header_size));
+  } catch (const nlohmann::json::exception& error) {
+    throw damaged(fmt::format("the header is not valid JSON ({})", error.what()));
+  }
+  if (!header.is_object()) throw damaged("the header is not a JSON object");
+  const std::size_t data_start = 8 + static_cast<std::size_t>(header_size);
+  const std::size_t data_size = bytes.size() - data_start;
+  SafetensorsFile out;
+  for (const auto& [key, entry] : header.items()) {
+    if (key == "__metadata__") {
+      if (entry.is_object()) {
+        for (const auto& [meta_key, value] : entry.items()) {
+          if (value.is_string()) out.metadata[meta_key] = value.get<std::string>();
+        }
+      }
+      continue;
+    }
+    if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") ||
+        !entry.contains("data_offsets") || !entry["dtype"].is_string() ||
+        !entry["shape"].is_array() || !entry["data_offsets"].is_array() ||
+        entry["data_offsets"].size() != 2) {
+      throw damaged(
+          fmt::format("the entry of tensor '{}' lacks dtype, shape or data_offsets", key));
+    }
+    const std::string dtype = entry["dtype"].get<std::string>();
+    const std::size_t element_size = dtype_size(dtype);
+    if (element_size == 0)
+      throw damaged(fmt::format("tensor '{}' has the unknown dtype {}", key, dtype));
+    HostTensor tensor;
+    std::uint64_t elements = 1;
+    for (const auto& dim : entry["shape"]) {
+      if (!dim.is_number_integer() || dim.get<std::int64_t>() < 0) {
+        throw damaged(fmt::format("tensor '{}' has an invalid shape", key));
+      }
+      tensor.shape.push_back(dim.get<std::int64_t>());
+      elements *= static_cast<std::uint64_t>(dim.get<std::int64_t>());
+    }
+    const auto& offsets = entry["data_offsets"];
+    if (!offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned()) {
+      throw damaged(fmt::format("tensor '{}' has invalid data offsets", key));
+    }
+    const auto begin = offsets[0].get<std::uint64_t>(), end = offsets[1].get<std::uint64_t>();
+    if (begin > end || end > data_size) {
+      throw damaged(
+          fmt::format("tensor '{}' lies at bytes [{}, {}) but the data section has only {} bytes",
+                      key, begin, end, data_size));
+    }
+    if (end - begin != elements * element_size) {
+      throw damaged(fmt::format(
+          "tensor '{}' ({} {} of {} bytes each) should take {} bytes but its offsets span {}", key,
+          elements, dtype, element_size, elements * element_size, end - begin));
+    }
+    const char* data = bytes.data() + data_start + begin;
+    if (dtype != "F32" && dtype != "F16" && dtype != "BF16" && dtype != "F64") {
+      if (key.ends_with(".num_batches_tracked")) continue;  // PyTorch's batch-norm counters
+      throw Error(fmt::format("{}: tensor '{}' is {}, not floating point", name, key, dtype),
+                  "labpose reads F32, F16, BF16 and F64 weights");
+    }
+    tensor.values.resize(static_cast<std::size_t>(elements));
+    for (std::size_t i = 0; i < tensor.values.size(); ++i) {
+      const char* at = data + i * element_size;
+      if (dtype == "F32") {
+        std::uint32_t bits;
+        std::memcpy(&bits, at, 4);
+        tensor.values[i] = std::bit_cast<float>(bits);
+      } else if (dtype == "F64") {
+        std::uint64_t bits;
+        std::memcpy(&bits, at, 8);
+        tensor.values[i] = static_cast<float>(std::bit_cast<double>(bits));
+      } else {
+        std::uint16_t bits;
+        std::memcpy(&bits, at, 2);
+        tensor.values[i] = dtype == "F16"
+                               ? half_to_float(bits)
+                               : std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
+      }
+    }
+    out.tensors.emplace(key, std::move(tensor));
+  }
+  return out;
+}
+
+void write_safetensors(const SafetensorsFile& contents, const fs::path& file) {
+  static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian");
+  nlohmann::json header = nlohmann::json::object();
+  std::uint64_t offset = 0;
+  for (const auto& [key, tensor] : contents.tensors) {
+    const std::uint64_t bytes = tensor.values.size() * sizeof(float);
+    header[key] = {
+        {"dtype", "F32"}, {"shape", tensor.shape}, {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  if (!contents.metadata.empty()) header["__metadata__"] = contents.metadata;
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');
+  std::string out(8, '\0');
+  for (int i = 0; i < 8; ++i)
+    out[static_cast<std::size_t>(i)] = static_cast<char>((text.size() >> (8 * i)) & 0xFF);
+  out += text;
+  out.reserve(out.size() + offset);
+  for (const auto& [key, tensor] : contents.tensors) {
+    out.append(reinterpret_cast<const char*>(tensor.values.data()),
+               tensor.values.size() * sizeof(float));
+  }
+  write_file_atomically(file, out);
+}
+
+SafetensorsFile net_weights(const Net& net) {
+  SafetensorsFile out;
+  for (const auto& parameter : net.parameters()) {
+    HostTensor tensor;
+    tensor.shape = parameter->shape.dims();
+    tensor.values.resize(static_cast<std::size_t>(parameter->shape.elements()));
+    net.backend().copy_to_host(parameter->value, tensor.values.data());
+    out.tensors.emplace(parameter->name, std::move(tensor));
+  }
+  return out;
+}
+
+void load_weights(Net& net, const SafetensorsFile& weights, LoadScope scope,
+                  const fs::path& source) {
+  std::vector<std::string> missing, mismatched, unexpected;
+  std::set<std::string> used;
+  const auto in_scope = [&](const std::string& name) {
+    return scope == LoadScope::all || name.rfind("head.", 0) != 0;
+  };
+  for (const auto& parameter : net.parameters()) {
+    if (!in_scope(parameter->name)) continue;
+    const auto found = weights.tensors.find(parameter->name);
+    if (found == weights.tensors.end()) {
+      missing.push_back(parameter->name);
+      continue;
+    }
+    used.insert(parameter->name);
+    if (Shape(found->second.shape) != parameter->shape) {
+      mismatched.push_back(fmt::format("{} (file {}, network {})", parameter->name,
+                                       Shape(found->second.shape).text(), parameter->shape.text()));
+    }
+  }
+  for (const auto& [name, tensor] : weights.tensors) {
+    if (used.count(name) == 0 && !ignorable(name) && in_scope(name)) unexpected.push_back(name);
+  }
+  if (!missing.empty() || !mismatched.empty() || !unexpected.empty()) {
+    std::vector<std::string> problems;
+    if (!missing.empty())
+      problems.push_back(fmt::format("{} missing ({})", missing.size(), list_some(missing)));
+    if (!mismatched.empty()) {
+      problems.push_back(
+          fmt::format("{} with the wrong shape ({})", mismatched.size(), list_some(mismatched)));
+    }
+    if (!unexpected.empty()) {
+      problems.push_back(
+          fmt::format("{} not in the network ({})", unexpected.size(), list_some(unexpected)));
+    }
+    throw Error(
+        fmt::format("the weights in {} do not fit this network: tensors {}", source.string(),
+                    fmt::join(problems, "; ")),
+        "was the file made for another architecture or number of bodyparts? Weights converted with "
+        "tools/convert_weights.py keep torchvision's names");
+  }
+  for (const auto& parameter : net.parameters()) {
+    if (!in_scope(parameter->name)) continue;
+    net.backend().copy_from_host(weights.tensors.at(parameter->name).values.data(),
+                                 parameter->value);
+  }
+}
+
+}  // namespace labpose::nets

@@ -1,0 +1,44 @@
+// safetensors weight files: an 8-byte little-endian header length, a JSON header mapping tensor
+// names to dtype/shape/byte offsets, then raw little-endian data. Safe to load from strangers (no
+// code, no pickle). labpose writes float32; it reads float32, float16, bfloat16 and float64
+// (converted). Not a lazy/mmap loader: files are small enough to read whole.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "nets/net.hpp"
+
+namespace labpose::nets {
+
+struct HostTensor {
+  std::vector<std::int64_t> shape;
+  std::vector<float> values;
+};
+
+struct SafetensorsFile {
+  std::map<std::string, HostTensor> tensors;
+  std::map<std::string, std::string> metadata;  // the header's "__metadata__" strings
+};
+
+/// Reads a whole file; errors name the file and what is wrong (truncated, bad header, offsets).
+SafetensorsFile read_safetensors(const std::filesystem::path& file);
+/// Writes atomically (temp file + rename), tensors in name order, float32.
+void write_safetensors(const SafetensorsFile& contents, const std::filesystem::path& file);
+
+/// The values of every parameter of `net` (trainable and state) under their names.
+SafetensorsFile net_weights(const Net& net);
+
+/// Which parameters a load should fill.
+enum class LoadScope { all, backbone };  // backbone: everything except "head." parameters
+
+/// Loads `file` into the parameters of `net`. Missing, extra or mis-shaped tensors are errors that
+/// list them all (torchvision's num_batches_tracked counters and fc.* / classifier.* classifier
+/// weights are ignored, so converted ImageNet files load as they are).
+void load_weights(Net& net, const SafetensorsFile& weights, LoadScope scope,
+                  const std::filesystem::path& source);
+
+}  // namespace labpose::nets

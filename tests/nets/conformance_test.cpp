@@ -1,0 +1,347 @@
+// The backend conformance suite: every op of every compiled backend against the reference backend,
+// forward and both backward directions, on odd shapes (batch 1 and >1, groups, depthwise, dilation,
+// strides, asymmetric padding). The CUDA backend joins through pipeline::compiled_backends().
+#include <gtest/gtest.h>
+
+#include "nets/ref/backend.hpp"
+#include "pipeline/devices.hpp"
+#include "tests/nets/nets_test_support.hpp"
+
+namespace labpose::nets {
+namespace {
+using testing::allocate_flat;
+using testing::close;
+using testing::download;
+using testing::max_abs;
+using testing::random_values;
+using testing::upload;
+using testing::upload_flat;
+
+struct ConvCase {
+  const char* name;
+  Shape x;
+  Shape w;  // (K, C/groups, R, S)
+  ConvGeometry geometry;
+  bool bias;
+};
+
+ConvGeometry geometry(int stride, int pad, int dilation, int groups) {
+  return ConvGeometry::symmetric(stride, pad, dilation, groups);
+}
+
+ConvGeometry asymmetric() {
+  ConvGeometry g = ConvGeometry::symmetric(2, 0);
+  g.pad_top = 1;
+  g.pad_left = 0;
+  g.pad_bottom = 2;
+  g.pad_right = 1;
+  return g;
+}
+
+std::vector<ConvCase> conv_cases() {
+  return {
+      {"3x3 batch 1", Shape{1, 3, 7, 9}, Shape{5, 3, 3, 3}, geometry(1, 1, 1, 1), true},
+      {"3x3 stride 2 asymmetric padding batch 2", Shape{2, 4, 8, 7}, Shape{6, 4, 3, 3},
+       asymmetric(), false},
+      {"grouped dilated", Shape{3, 6, 9, 8}, Shape{6, 2, 3, 3}, geometry(1, 2, 2, 3), true},
+      {"depthwise stride 2", Shape{2, 8, 9, 9}, Shape{8, 1, 3, 3}, geometry(2, 1, 1, 8), false},
+      {"depthwise dilated", Shape{1, 16, 6, 7}, Shape{16, 1, 3, 3}, geometry(1, 2, 2, 16), false},
+      {"1x1 stride 2", Shape{2, 16, 7, 7}, Shape{32, 16, 1, 1}, geometry(2, 0, 1, 1), false},
+      {"7x7 stem", Shape{2, 3, 17, 15}, Shape{8, 3, 7, 7}, geometry(2, 3, 1, 1), false},
+      {"7x7 stem, 64 filters", Shape{2, 3, 48, 40}, Shape{64, 3, 7, 7}, geometry(2, 3, 1, 1),
+       false},
+      {"wide 3x3", Shape{1, 32, 5, 6}, Shape{48, 32, 3, 3}, geometry(1, 1, 1, 1), true},
+      {"dilated on a tiny map", Shape{2, 64, 3, 3}, Shape{64, 64, 3, 3}, geometry(1, 2, 2, 1),
+       false},
+      {"dilated, map smaller than the kernel", Shape{1, 32, 2, 3}, Shape{32, 32, 3, 3},
+       geometry(1, 2, 2, 1), false},
+      {"dilated, 512 channels on a 3x3 map", Shape{2, 512, 3, 3}, Shape{512, 512, 3, 3},
+       geometry(1, 2, 2, 1), false},
+  };
+}
+
+struct TransposeCase {
+  const char* name;
+  Shape x;
+  Shape w;  // (C, K/groups, R, S)
+  ConvGeometry geometry;
+  bool bias;
+};
+
+std::vector<TransposeCase> transpose_cases() {
+  ConvGeometry head = ConvGeometry::symmetric(2, 1);
+  head.output_pad_h = head.output_pad_w = 1;
+  ConvGeometry grouped = ConvGeometry::symmetric(2, 1, 1, 2);
+  ConvGeometry dilated = ConvGeometry::symmetric(1, 2, 2);
+  return {
+      {"pose head", Shape{2, 12, 5, 7}, Shape{12, 4, 3, 3}, head, true},
+      {"pose head on 2048 channels, 3 outputs", Shape{2, 2048, 3, 3}, Shape{2048, 3, 3, 3}, head,
+       true},
+      {"pose head on 2048 channels, 6 outputs", Shape{2, 2048, 6, 5}, Shape{2048, 6, 3, 3}, head,
+       true},
+      {"stride 1 no padding", Shape{1, 5, 4, 3}, Shape{5, 3, 3, 3}, ConvGeometry{}, false},
+      {"grouped", Shape{1, 8, 4, 5}, Shape{8, 3, 3, 3}, grouped, true},
+      {"dilated", Shape{2, 4, 5, 5}, Shape{4, 6, 3, 3}, dilated, false},
+  };
+}
+
+class Conformance : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { backend_ = pipeline::make_backend(GetParam()); }
+
+  // Runs `op` on both backends with the same host inputs and compares the outputs.
+  ref::RefBackend ref_;
+  std::unique_ptr<Backend> backend_;
+};
+
+TEST_P(Conformance, HostRoundTripAndFill) {
+  for (const Shape& shape : {Shape{2, 3, 4, 5}, Shape{7}, Shape{3, 4}}) {
+    const auto values = random_values(shape.elements(), 1);
+    Tensor t = upload(*backend_, shape, values);
+    EXPECT_EQ(download(*backend_, t), values) << shape.text();
+    Tensor copy = backend_->allocate(shape);
+    backend_->copy(t, copy);
+    EXPECT_EQ(download(*backend_, copy), values);
+    backend_->fill(copy, 2.5F);
+    EXPECT_EQ(download(*backend_, copy), std::vector<float>(values.size(), 2.5F));
+  }
+}
+
+TEST_P(Conformance, Conv2dAllDirections) {
+  std::uint64_t seed = 10;
+  for (const ConvCase& c : conv_cases()) {
+    SCOPED_TRACE(c.name);
+    const auto& g = c.geometry;
+    const Shape ys = conv2d_output_shape(c.x, c.w, g);
+    const auto x = random_values(c.x.elements(), ++seed), w = random_values(c.w.elements(), ++seed);
+    const auto b = random_values(c.w[0], ++seed), dy = random_values(ys.elements(), ++seed);
+    std::vector<std::vector<float>> results[2];
+    Backend* backends[2] = {&ref_, backend_.get()};
+    for (int k = 0; k < 2; ++k) {
+      Backend& be = *backends[k];
+      Tensor tx = upload(be, c.x, x), tw = upload_flat(be, c.w, w), tdy = upload(be, ys, dy);
+      Tensor tb = c.bias ? upload(be, Shape{c.w[0]}, b) : Tensor();
+      Tensor ty = be.allocate(ys), tdx = be.allocate(c.x), tdw = allocate_flat(be, c.w);
+      Tensor tdb = c.bias ? be.allocate(Shape{c.w[0]}) : Tensor();
+      be.conv2d_forward(tx, tw, tb, ty, g);
+      be.conv2d_backward_data(tdy, tw, tdx, g);
+      be.conv2d_backward_weights(tx, tdy, tdw, tdb, g);
+      results[k] = {download(be, ty), download(be, tdx), download(be, tdw)};
+      if (c.bias) results[k].push_back(download(be, tdb));
+    }
+    const char* names[] = {"forward", "backward data", "backward weights", "bias gradient"};
+    for (std::size_t r = 0; r < results[0].size(); ++r) {
+      EXPECT_TRUE(close(results[1][r], results[0][r], 1e-4, 1e-5 * max_abs(results[0][r]) + 1e-6))
+          << names[r];
+    }
+  }
+}
+
+TEST_P(Conformance, ConvTranspose2dAllDirections) {
+  std::uint64_t seed = 100;
+  for (const TransposeCase& c : transpose_cases()) {
+    SCOPED_TRACE(c.name);
+    const auto& g = c.geometry;
+    const Shape ys = conv_transpose2d_output_shape(c.x, c.w, g);
+    const std::int64_t outputs = c.w[1] * g.groups;
+    const auto x = random_values(c.x.elements(), ++seed), w = random_values(c.w.elements(), ++seed);
+    const auto b = random_values(outputs, ++seed), dy = random_values(ys.elements(), ++seed);
+    std::vector<std::vector<float>> results[2];
+    Backend* backends[2] = {&ref_, backend_.get()};
+    for (int k = 0; k < 2; ++k) {
+      Backend& be = *backends[k];
+      Tensor tx = upload(be, c.x, x), tw = upload_flat(be, c.w, w), tdy = upload(be, ys, dy);
+      Tensor tb = c.bias ? upload(be, Shape{outputs}, b) : Tensor();
+      Tensor ty = be.allocate(ys), tdx = be.allocate(c.x), tdw = allocate_flat(be, c.w);
+      Tensor tdb = c.bias ? be.allocate(Shape{outputs}) : Tensor();
+      be.conv_transpose2d_forward(tx, tw, tb, ty, g);
+      be.conv_transpose2d_backward_data(tdy, tw, tdx, g);
+      be.conv_transpose2d_backward_weights(tx, tdy, tdw, tdb, g);
+      results[k] = {download(be, ty), download(be, tdx), download(be, tdw)};
+      if (c.bias) results[k].push_back(download(be, tdb));
+    }
+    const char* names[] = {"forward", "backward data", "backward weights", "bias gradient"};
+    for (std::size_t r = 0; r < results[0].size(); ++r) {
+      EXPECT_TRUE(close(results[1][r], results[0][r], 1e-4, 1e-5 * max_abs(results[0][r]) + 1e-6))
+          << names[r];
+    }
+  }
+}
+
+TEST_P(Conformance, BatchNormTrainingInferenceAndBackward) {
+  for (const Shape& shape : {Shape{2, 5, 3, 4}, Shape{1, 16, 5, 3}, Shape{4, 3, 1, 2}}) {
+    SCOPED_TRACE(shape.text());
+    const std::int64_t c = shape.c();
+    const auto x = random_values(shape.elements(), 1, 3.0), dy = random_values(shape.elements(), 2);
+    auto gamma = random_values(c, 3), beta = random_values(c, 4), mean = random_values(c, 5);
+    auto var = random_values(c, 6);
+    for (float& v : var) v = 0.5F + std::abs(v);
+    std::vector<std::vector<float>> results[2];
+    Backend* backends[2] = {&ref_, backend_.get()};
+    for (int k = 0; k < 2; ++k) {
+      Backend& be = *backends[k];
+      const Shape cs{c};
+      Tensor tx = upload(be, shape, x), tdy = upload(be, shape, dy), tg = upload(be, cs, gamma),
+             tb = upload(be, cs, beta);
+      Tensor rm = upload(be, cs, mean), rv = upload(be, cs, var);
+      Tensor y = be.allocate(shape), sm = be.allocate(cs), sv = be.allocate(cs),
+             yi = be.allocate(shape);
+      Tensor dx = be.allocate(shape), dg = be.allocate(cs), db = be.allocate(cs);
+      Tensor dx2 = be.allocate(shape), dg2 = be.allocate(cs), db2 = be.allocate(cs);
+      be.batch_norm_forward_inference(tx, tg, tb, rm, rv, 1e-5F, yi);
+      be.batch_norm_forward_training(tx, tg, tb, 1e-5F, 0.1F, y, sm, sv, rm, rv);
+      be.batch_norm_backward(tdy, tx, tg, sm, sv, 1e-5F, false, dx, dg, db);
+      be.batch_norm_backward(tdy, tx, tg, rm, rv, 1e-5F, true, dx2, dg2, db2);
+      results[k] = {download(be, yi), download(be, y),   download(be, sm),  download(be, sv),
+                    download(be, rm), download(be, rv),  download(be, dx),  download(be, dg),
+                    download(be, db), download(be, dx2), download(be, dg2), download(be, db2)};
+    }
+    const char* names[] = {"inference",
+                           "training output",
+                           "batch mean",
+                           "batch variance",
+                           "running mean",
+                           "running variance",
+                           "dx",
+                           "dgamma",
+                           "dbeta",
+                           "dx (constant statistics)",
+                           "dgamma (constant statistics)",
+                           "dbeta (constant statistics)"};
+    for (std::size_t r = 0; r < results[0].size(); ++r) {
+      EXPECT_TRUE(close(results[1][r], results[0][r], 1e-4, 1e-5 * max_abs(results[0][r]) + 1e-6))
+          << names[r];
+    }
+  }
+}
+
+TEST_P(Conformance, ReluAndRelu6IncludingTheBoundaries) {
+  const Shape shape{2, 3, 4, 5};
+  auto x = random_values(shape.elements(), 7, 8.0);
+  x[0] = 0.0F;
+  x[1] = 6.0F;
+  x[2] = -0.0F;
+  x[3] = 6.5F;
+  const auto dy = random_values(shape.elements(), 8);
+  for (const float cap : {0.0F, 6.0F}) {
+    std::vector<float> results[2][2];
+    Backend* backends[2] = {&ref_, backend_.get()};
+    for (int k = 0; k < 2; ++k) {
+      Backend& be = *backends[k];
+      Tensor tx = upload(be, shape, x), tdy = upload(be, shape, dy), y = be.allocate(shape),
+             dx = be.allocate(shape);
+      be.relu_forward(tx, y, cap);
+      be.relu_backward(tdy, y, dx, cap);
+      results[k][0] = download(be, y);
+      results[k][1] = download(be, dx);
+      be.relu_forward(tx, tx, cap);  // in place
+      EXPECT_EQ(download(be, tx), results[k][0]);
+    }
+    EXPECT_EQ(results[1][0], results[0][0]) << "cap " << cap;
+    EXPECT_EQ(results[1][1], results[0][1]) << "cap " << cap;
+  }
+}
+
+TEST_P(Conformance, MaxPoolForwardAndBackward) {
+  for (const auto& [shape, g] : {std::pair{Shape{2, 3, 9, 7}, PoolGeometry{}},
+                                 std::pair{Shape{1, 5, 8, 8}, PoolGeometry{2, 2, 2, 2, 0, 0, 0, 0}},
+                                 std::pair{Shape{3, 17, 5, 6}, PoolGeometry{}}}) {
+    SCOPED_TRACE(shape.text());
+    const Shape ys = max_pool_output_shape(shape, g);
+    const auto x = random_values(shape.elements(), 9), dy = random_values(ys.elements(), 10);
+    std::vector<float> results[2][2];
+    Backend* backends[2] = {&ref_, backend_.get()};
+    for (int k = 0; k < 2; ++k) {
+      Backend& be = *backends[k];
+      Tensor tx = upload(be, shape, x), tdy = upload(be, ys, dy), y = be.allocate(ys),
+             dx = be.allocate(shape);
+      be.max_pool_forward(tx, y, g);
+      be.max_pool_backward(tdy, tx, dx, g);
+      results[k][0] = download(be, y);
+      results[k][1] = download(be, dx);
+    }
+    EXPECT_EQ(results[1][0], results[0][0]);
+    EXPECT_TRUE(close(results[1][1], results[0][1], 1e-6, 1e-7));
+  }
+}
+
+TEST_P(Conformance, AddAndChannelAffine) {
+  const Shape shape{2, 3, 5, 4};
+  const auto a = random_values(shape.elements(), 11), b = random_values(shape.elements(), 12);
+  const std::vector<float> scale = {0.5F, -2.0F, 1.0F / 58.0F}, shift = {1.0F, 0.25F, -2.1F};
+  std::vector<float> results[2][2];
+  Backend* backends[2] = {&ref_, backend_.get()};
+  for (int k = 0; k < 2; ++k) {
+    Backend& be = *backends[k];
+    Tensor ta = upload(be, shape, a), tb = upload(be, shape, b), y = be.allocate(shape),
+           z = be.allocate(shape);
+    be.add(ta, tb, y);
+    be.channel_affine(ta, scale, shift, z);
+    results[k][0] = download(be, y);
+    results[k][1] = download(be, z);
+  }
+  EXPECT_EQ(results[1][0], results[0][0]);
+  EXPECT_TRUE(close(results[1][1], results[0][1], 1e-6, 1e-7));
+}
+
+TEST_P(Conformance, LossesAndTheirGradients) {
+  const Shape shape{2, 4, 5, 6};
+  const auto logits = random_values(shape.elements(), 13, 6.0),
+             predictions = random_values(shape.elements(), 14, 3.0);
+  auto targets = random_values(shape.elements(), 15), weights = random_values(shape.elements(), 16);
+  for (float& t : targets) t = t > 0 ? 1.0F : 0.0F;
+  for (float& w : weights) w = std::abs(w);
+  double sums[2][2];
+  std::vector<float> grads[2][2];
+  Backend* backends[2] = {&ref_, backend_.get()};
+  for (int k = 0; k < 2; ++k) {
+    Backend& be = *backends[k];
+    Tensor tl = upload(be, shape, logits), tp = upload(be, shape, predictions),
+           tt = upload(be, shape, targets);
+    Tensor tw = upload(be, shape, weights), d1 = be.allocate(shape), d2 = be.allocate(shape);
+    sums[k][0] = be.sigmoid_cross_entropy_forward(tl, tt, tw);
+    sums[k][1] = be.huber_forward(tp, tt, tw, 1.0F);
+    be.sigmoid_cross_entropy_backward(tl, tt, tw, 0.5F, d1);
+    be.huber_backward(tp, tt, tw, 1.0F, 0.05F, d2);
+    grads[k][0] = download(be, d1);
+    grads[k][1] = download(be, d2);
+  }
+  EXPECT_NEAR(sums[1][0], sums[0][0], 1e-6 * std::abs(sums[0][0]));
+  EXPECT_NEAR(sums[1][1], sums[0][1], 1e-6 * std::abs(sums[0][1]));
+  EXPECT_TRUE(close(grads[1][0], grads[0][0], 1e-5, 1e-7));
+  EXPECT_TRUE(close(grads[1][1], grads[0][1], 1e-5, 1e-7));
+}
+
+TEST_P(Conformance, OptimizerSteps) {
+  const std::int64_t count = 1000;
+  const auto p0 = random_values(count, 17), g1 = random_values(count, 18),
+             g2 = random_values(count, 19);
+  std::vector<float> results[2][3];
+  Backend* backends[2] = {&ref_, backend_.get()};
+  for (int k = 0; k < 2; ++k) {
+    Backend& be = *backends[k];
+    const Shape s{count};
+    Tensor sgd = upload(be, s, p0), velocity = be.allocate(s), gradient1 = upload(be, s, g1),
+           gradient2 = upload(be, s, g2);
+    be.fill(velocity, 0.0F);
+    be.sgd_step(sgd, gradient1, velocity, {0.1F, 0.9F, 1e-4F});
+    be.sgd_step(sgd, gradient2, velocity, {0.1F, 0.9F, 1e-4F});
+    results[k][0] = download(be, sgd);
+    for (int decoupled = 0; decoupled < 2; ++decoupled) {
+      Tensor adam = upload(be, s, p0), m = be.allocate(s), v = be.allocate(s);
+      be.fill(m, 0.0F);
+      be.fill(v, 0.0F);
+      AdamSettings settings{1e-3F, 0.9F, 0.999F, 1e-8F, 0.01F, decoupled == 1};
+      be.adam_step(adam, gradient1, m, v, settings, 1);
+      be.adam_step(adam, gradient2, m, v, settings, 2);
+      results[k][1 + decoupled] = download(be, adam);
+    }
+  }
+  for (int r = 0; r < 3; ++r) EXPECT_TRUE(close(results[1][r], results[0][r], 1e-5, 1e-6)) << r;
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, Conformance, ::testing::ValuesIn(testing::backends_under_test()),
+                         testing::backend_test_name);
+
+}  // namespace
+}  // namespace labpose::nets

@@ -1,0 +1,249 @@
+// The Net on every backend against the reference backend (training forward, backward, running
+// statistics), inference plans against the Net's own forward, and the pose architectures' shapes
+// and parameter counts (torchvision's).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "nets/fused_graph.hpp"
+#include "nets/models/models.hpp"
+#include "nets/ref/backend.hpp"
+#include "pipeline/devices.hpp"
+#include "tests/nets/nets_test_support.hpp"
+
+namespace labpose::nets {
+namespace {
+using testing::close;
+using testing::download;
+using testing::max_abs;
+using testing::random_values;
+using testing::upload;
+
+// Random weights and batch-norm statistics that keep activations in a sane range.
+void randomize(Net& net, std::uint64_t seed) {
+  initialize_pose_net(net, seed);
+  Random random(seed + 1);
+  for (const auto& parameter : net.parameters()) {
+    const bool statistics =
+        parameter->name.ends_with("running_mean") || parameter->name.ends_with("running_var");
+    const bool bn_affine = parameter->shape.rank() == 1;
+    if (!statistics && !bn_affine) continue;
+    std::vector<float> values(static_cast<std::size_t>(parameter->shape.elements()));
+    for (float& v : values) {
+      const double u = random.uniform();
+      v = static_cast<float>(parameter->name.ends_with("running_var") ||
+                                     parameter->name.ends_with(".weight")
+                                 ? 0.5 + u
+                                 : 0.2 * (u - 0.5));
+    }
+    net.backend().copy_from_host(values.data(), parameter->value);
+  }
+}
+
+void copy_parameters(const Net& from, Net& to) {
+  for (const auto& parameter : from.parameters()) {
+    std::vector<float> values(static_cast<std::size_t>(parameter->shape.elements()));
+    from.backend().copy_to_host(parameter->value, values.data());
+    to.backend().copy_from_host(values.data(), to.find_parameter(parameter->name)->value);
+  }
+}
+
+class NetOnBackend : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { backend_ = pipeline::make_backend(GetParam()); }
+  ref::RefBackend ref_;
+  std::unique_ptr<Backend> backend_;
+};
+
+// sqrt(sum (a - b)^2) / sqrt(sum b^2).
+double relative_l2_error(const std::vector<float>& actual, const std::vector<float>& expected) {
+  double difference = 0.0, norm = 0.0;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    difference +=
+        (double{actual[i]} - double{expected[i]}) * (double{actual[i]} - double{expected[i]});
+    norm += double{expected[i]} * double{expected[i]};
+  }
+  return std::sqrt(difference / std::max(norm, 1e-30));
+}
+
+// A training forward and backward on `backend_` and on the reference with the same weights. Deep
+// random ReLU networks are ill-conditioned (a ReLU that flips under float rounding moves
+// early-layer gradients by percents), so parameters whose name starts with one of `exact_prefixes`
+// are compared element by element and all gradients together by their relative L2 error.
+void expect_same_training_step(Backend& reference, Backend& backend,
+                               const std::string& architecture, const Shape& input,
+                               const std::vector<std::string>& exact_prefixes,
+                               bool frozen_batch_norm) {
+  SCOPED_TRACE(architecture);
+  const PoseNetSpec spec{architecture, 3, true};
+  auto expected = build_pose_net(reference, spec);
+  auto actual = build_pose_net(backend, spec);
+  for (Net* net : {expected.get(), actual.get()}) {
+    for (int n = 0; n < static_cast<int>(net->node_count()); ++n) {
+      if (net->layer(n).kind() == LayerKind::batch_norm)
+        static_cast<BatchNorm2d&>(net->layer(n)).set_frozen(frozen_batch_norm);
+    }
+  }
+  randomize(*expected, 7);
+  copy_parameters(*expected, *actual);
+  const auto image = random_values(input.elements(), 8, 127.0);
+  const auto shapes = expected->output_shapes(input);
+  const auto r0 = random_values(shapes[0].elements(), 9),
+             r1 = random_values(shapes[1].elements(), 10);
+  for (Net* net : {expected.get(), actual.get()}) {
+    Backend& be = net->backend();
+    net->forward(upload(be, input, image), true);
+    net->backward({upload(be, shapes[0], r0), upload(be, shapes[1], r1)});
+  }
+  for (std::size_t k = 0; k < 2; ++k) {
+    const auto want = download(reference, expected->value(expected->outputs()[k]));
+    EXPECT_TRUE(close(download(backend, actual->value(actual->outputs()[k])), want, 1e-3,
+                      1e-4 * max_abs(want)))
+        << expected->output_names()[k];
+  }
+  const auto all = download(backend, actual->trainable_gradients());
+  const auto all_expected = download(reference, expected->trainable_gradients());
+  EXPECT_LT(relative_l2_error(all, all_expected), 2e-2);
+  // Gradients that vanish in exact arithmetic (the bias of a batch norm feeding another batch norm)
+  // are float noise: judge them against the network's gradient scale.
+  const double noise = 1e-6 * max_abs(all_expected);
+  for (const auto& parameter : expected->parameters()) {
+    const auto want = download(reference, parameter->value);
+    const auto got = download(backend, actual->find_parameter(parameter->name)->value);
+    if (!parameter->trainable) {
+      EXPECT_TRUE(close(got, want, 1e-3, 1e-4 * max_abs(want)))
+          << parameter->name << " (running statistics)";
+      continue;
+    }
+    const bool exact = std::any_of(
+        exact_prefixes.begin(), exact_prefixes.end(),
+        [&](const std::string& prefix) { return parameter->name.rfind(prefix, 0) == 0; });
+    if (!exact) continue;
+    const auto gradient = download(reference, parameter->gradient);
+    EXPECT_TRUE(close(download(backend, actual->find_parameter(parameter->name)->gradient),
+                      gradient, 2e-3, std::max(2e-4 * max_abs(gradient), noise)))
+        << parameter->name << " gradient";
+  }
+}
+
+TEST_P(NetOnBackend, TrainingStepMatchesTheReference) {
+  expect_same_training_step(ref_, *backend_, "mobilenet_v2_0.35", Shape{2, 3, 48, 40}, {""}, false);
+  // Batch statistics over the 2 x 2 x 2 values of layer4 are too unstable to compare across
+  // arithmetic; frozen batch norm (fine-tuning) makes ResNet-50 comparable.
+  expect_same_training_step(ref_, *backend_, "resnet_50", Shape{2, 3, 32, 32}, {"head.", "layer4."},
+                            true);
+}
+
+TEST_P(NetOnBackend, InferencePlanMatchesTheNet) {
+  for (const auto& architecture : pose_architectures()) {
+    SCOPED_TRACE(architecture);
+    auto net = build_pose_net(*backend_, {architecture, 4, true});
+    randomize(*net, 11);
+    for (const Shape& input : {Shape{1, 3, 64, 48}, Shape{2, 3, 40, 56}}) {
+      const auto image = random_values(input.elements(), 12, 127.0);
+      const Tensor x = upload(*backend_, input, image);
+      const auto& expected = net->forward(x, false);
+      const std::vector<float> score = download(*backend_, expected[0]),
+                               locref = download(*backend_, expected[1]);
+      auto plan = backend_->compile(net->fuse(true), input);
+      EXPECT_EQ(plan->output_shapes()[0], expected[0].shape());
+      const auto& outputs = plan->run(x);
+      EXPECT_TRUE(close(download(*backend_, outputs[0]), score, 1e-3, 1e-4 * max_abs(score)))
+          << input.text();
+      EXPECT_TRUE(close(download(*backend_, outputs[1]), locref, 1e-3, 1e-4 * max_abs(locref)))
+          << input.text();
+      const auto& again = plan->run(x);  // plans are reusable
+      EXPECT_TRUE(close(download(*backend_, again[0]), score, 1e-3, 1e-4 * max_abs(score)));
+    }
+  }
+}
+
+TEST_P(NetOnBackend, EvaluationForwardMatchesTheReference) {
+  for (const auto& architecture : pose_architectures()) {
+    SCOPED_TRACE(architecture);
+    auto expected = build_pose_net(ref_, {architecture, 2, true});
+    auto actual = build_pose_net(*backend_, {architecture, 2, true});
+    randomize(*expected, 13);
+    copy_parameters(*expected, *actual);
+    const Shape input{1, 3, 32, 32};
+    const auto image = random_values(input.elements(), 14, 127.0);
+    const auto& want = expected->forward(upload(ref_, input, image), false);
+    const auto& got = actual->forward(upload(*backend_, input, image), false);
+    for (int k = 0; k < 2; ++k) {
+      const auto w = download(ref_, want[static_cast<std::size_t>(k)]);
+      EXPECT_TRUE(
+          close(download(*backend_, got[static_cast<std::size_t>(k)]), w, 1e-3, 1e-4 * max_abs(w)));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, NetOnBackend,
+                         ::testing::ValuesIn(testing::backends_under_test()),
+                         testing::backend_test_name);
+
+std::int64_t parameter_count(const Net& net, bool trainable) {
+  std::int64_t count = 0;
+  for (const auto& parameter : net.parameters()) {
+    if (parameter->trainable == trainable) count += parameter->shape.elements();
+  }
+  return count;
+}
+
+TEST(PoseNets, ShapesAndTorchvisionParameterCounts) {
+  ref::RefBackend backend;
+  // torchvision's backbone parameter counts (without the classifier): resnet50 23,508,032,
+  // resnet101 42,500,160, mobilenet_v2 2,223,872, mobilenet_v2(0.35) 396,128; plus the head.
+  struct Expectation {
+    const char* architecture;
+    std::int64_t backbone;
+    std::int64_t channels;
+  };
+  for (const Expectation& e :
+       {Expectation{"resnet_50", 23508032, 2048}, Expectation{"resnet_101", 42500160, 2048},
+        Expectation{"mobilenet_v2_1.0", 2223872, 1280},
+        Expectation{"mobilenet_v2_0.35", 396128, 1280}}) {
+    SCOPED_TRACE(e.architecture);
+    auto net = build_pose_net(backend, {e.architecture, 4, true});
+    const std::int64_t head = e.channels * 4 * 9 + 4 + e.channels * 8 * 9 + 8;
+    EXPECT_EQ(parameter_count(*net, true), e.backbone + head);
+    const auto shapes = net->output_shapes(Shape{2, 3, 480, 640});
+    EXPECT_EQ(shapes[0], (Shape{2, 4, 60, 80})) << "stride 8";
+    EXPECT_EQ(shapes[1], (Shape{2, 8, 60, 80}));
+    EXPECT_EQ(net->output_names(), (std::vector<std::string>{"scoremap", "locref"}));
+  }
+  EXPECT_THROW(build_pose_net(backend, {"resnet_18", 4, true}), UsageError);
+}
+
+TEST(PoseNets, TorchvisionParameterNames) {
+  ref::RefBackend backend;
+  auto resnet = build_pose_net(backend, {"resnet_50", 4, true});
+  for (const char* name :
+       {"conv1.weight", "bn1.running_var", "layer1.0.downsample.0.weight", "layer4.2.bn3.bias",
+        "layer4.0.conv2.weight", "head.score.weight", "head.locref.bias"}) {
+    EXPECT_NE(resnet->find_parameter(name), nullptr) << name;
+  }
+  auto mobile = build_pose_net(backend, {"mobilenet_v2_1.0", 4, true});
+  for (const char* name :
+       {"features.0.0.weight", "features.0.1.running_mean", "features.1.conv.0.0.weight",
+        "features.1.conv.1.weight", "features.1.conv.2.bias", "features.3.conv.1.0.weight",
+        "features.3.conv.3.running_var", "features.18.0.weight", "features.18.1.weight"}) {
+    EXPECT_NE(mobile->find_parameter(name), nullptr) << name;
+  }
+}
+
+TEST(PoseNets, WrongInputChannelsAreAClearError) {
+  ref::RefBackend backend;
+  auto net = build_pose_net(backend, {"resnet_50", 4, true});
+  try {
+    net->output_shapes(Shape{1, 1, 64, 64});
+    FAIL() << "expected an error";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("expects images with 3 channels, got 1"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace labpose::nets
