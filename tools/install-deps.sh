@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages labpose builds and runs with (idempotent: does nothing when all are present).
-# Usage: tools/install-deps.sh [--tests]   (--tests adds what only the test suite needs: pandas + PyTables)
+# Usage: tools/install-deps.sh [--tests]   (--tests adds what only the test suite needs: pandas,
+# PyTables, ruamel.yaml and PyTorch for the interoperability and whole-model checks)
 # Runs apt-get as root, or through sudo otherwise. CUDA/cuDNN are not Debian packages and are never installed here.
 set -euo pipefail
 
@@ -12,7 +13,7 @@ packages=(
   libcli11-dev libfmt-dev nlohmann-json3-dev libcpp-httplib-dev libhdf5-dev
 )
 if [[ "${1:-}" == "--tests" ]]; then
-  packages+=(python3 python3-numpy python3-pandas python3-tables python3-ruamel.yaml)
+  packages+=(python3 python3-numpy python3-pandas python3-tables python3-ruamel.yaml python3-torch python3-torchvision)
 fi
 
 missing=()

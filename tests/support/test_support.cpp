@@ -89,6 +89,16 @@ std::optional<std::string> interop_python() {
   return python;
 }
 
+std::optional<std::string> torch_python() {
+  const char* configured = std::getenv("LABPOSE_TEST_PYTHON");
+  const std::string python = configured != nullptr ? configured : "/usr/bin/python3";
+  static std::optional<bool> available;
+  if (!available)
+    available = run(shell_quote(python) + " -c 'import torch, torchvision'").exit_code == 0;
+  if (!*available) return std::nullopt;
+  return python;
+}
+
 fs::path python_scripts_dir() {
   return fs::path(LABPOSE_SOURCE_DIR) / "tests" / "python";
 }

@@ -48,6 +48,10 @@ std::string labpose_binary();
 /// A Python interpreter with pandas, PyTables and ruamel.yaml (Debian's /usr/bin/python3 by
 /// default, or LABPOSE_TEST_PYTHON), or nullopt when there is none.
 std::optional<std::string> interop_python();
+/// Debian's python3 with torch and torchvision (for the whole-model checks against PyTorch), or
+/// nullopt.
+std::optional<std::string> torch_python();
+
 /// The tests/python folder of the source tree.
 std::filesystem::path python_scripts_dir();
 
@@ -79,4 +83,16 @@ void write_text(const std::filesystem::path& path, const std::string& text);
     GTEST_SKIP() << "python3 with pandas, PyTables and ruamel.yaml is not installed " \
                     "(tools/install-deps.sh --tests installs them)";                  \
   }                                                                                   \
+  const std::string name = *name##_optional
+
+/// Skips unless python3 with torch and torchvision is available (fails when
+/// LABPOSE_REQUIRE_INTEROP_PYTHON=1).
+#define LABPOSE_REQUIRE_TORCH(name)                                                               \
+  const auto name##_optional = ::labpose::testing::torch_python();                                \
+  if (!name##_optional) {                                                                         \
+    if (std::getenv("LABPOSE_REQUIRE_INTEROP_PYTHON") != nullptr)                                 \
+      FAIL() << "python3 with torch is required";                                                 \
+    GTEST_SKIP()                                                                                  \
+        << "python3 with torch and torchvision is not installed (tools/install-deps.sh --tests)"; \
+  }                                                                                               \
   const std::string name = *name##_optional

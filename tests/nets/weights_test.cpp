@@ -1,0 +1,187 @@
+// safetensors and .npy files: round trips, what PyTorch's converters write, and damaged files
+// refused with messages that name the file and the problem.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "core/error.hpp"
+#include "nets/models/models.hpp"
+#include "nets/npy.hpp"
+#include "nets/ref/backend.hpp"
+#include "nets/safetensors.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace labpose::nets {
+namespace {
+namespace fs = std::filesystem;
+using ::labpose::testing::TempDir;
+
+std::string error_of(const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(Safetensors, RoundTripKeepsNamesShapesValuesAndMetadata) {
+  const TempDir dir;
+  SafetensorsFile file;
+  file.tensors["conv1.weight"] = {{2, 1, 3, 3}, std::vector<float>(18)};
+  for (std::size_t i = 0; i < 18; ++i)
+    file.tensors["conv1.weight"].values[i] = 0.5F * static_cast<float>(i) - 3.0F;
+  file.tensors["bn1.bias"] = {{2}, {1.5F, -2.25F}};
+  file.tensors["scalar"] = {{}, {7.0F}};
+  file.metadata["architecture"] = "resnet_50";
+  write_safetensors(file, dir / "w.safetensors");
+  const SafetensorsFile back = read_safetensors(dir / "w.safetensors");
+  ASSERT_EQ(back.tensors.size(), 3u);
+  EXPECT_EQ(back.tensors.at("conv1.weight").shape, (std::vector<std::int64_t>{2, 1, 3, 3}));
+  EXPECT_EQ(back.tensors.at("conv1.weight").values, file.tensors["conv1.weight"].values);
+  EXPECT_EQ(back.tensors.at("bn1.bias").values, (std::vector<float>{1.5F, -2.25F}));
+  EXPECT_EQ(back.tensors.at("scalar").values, std::vector<float>{7.0F});
+  EXPECT_EQ(back.metadata.at("architecture"), "resnet_50");
+}
+
+// Writes a file with a hand-made header (for the other dtypes and for lies).
+void write_raw(const fs::path& path, const std::string& header, const std::string& data) {
+  std::string bytes(8, '\0');
+  for (int i = 0; i < 8; ++i)
+    bytes[static_cast<std::size_t>(i)] = static_cast<char>((header.size() >> (8 * i)) & 0xFF);
+  ::labpose::testing::write_text(path, bytes + header + data);
+}
+
+TEST(Safetensors, ReadsHalfBfloatAndDoubleAndSkipsBatchCounters) {
+  const TempDir dir;
+  std::string data;
+  const std::uint16_t half[2] = {0x3C00, 0xC000};    // 1.0, -2.0
+  const std::uint16_t bfloat[2] = {0x3FC0, 0x4049};  // 1.5, 3.140625
+  const double wide[1] = {0.125};
+  const std::int64_t counter[1] = {42};
+  data.append(reinterpret_cast<const char*>(half), 4);
+  data.append(reinterpret_cast<const char*>(bfloat), 4);
+  data.append(reinterpret_cast<const char*>(wide), 8);
+  data.append(reinterpret_cast<const char*>(counter), 8);
+  write_raw(
+      dir / "mixed.safetensors",
+      R"({"h":{"dtype":"F16","shape":[2],"data_offsets":[0,4]},"b":{"dtype":"BF16","shape":[2],"data_offsets":[4,8]},)"
+      R"("d":{"dtype":"F64","shape":[1],"data_offsets":[8,16]},"bn1.num_batches_tracked":{"dtype":"I64","shape":[],"data_offsets":[16,24]}})",
+      data);
+  const SafetensorsFile file = read_safetensors(dir / "mixed.safetensors");
+  EXPECT_EQ(file.tensors.at("h").values, (std::vector<float>{1.0F, -2.0F}));
+  EXPECT_EQ(file.tensors.at("b").values, (std::vector<float>{1.5F, 3.140625F}));
+  EXPECT_EQ(file.tensors.at("d").values, std::vector<float>{0.125F});
+  EXPECT_EQ(file.tensors.count("bn1.num_batches_tracked"), 0u);
+}
+
+TEST(Safetensors, DamagedFilesAreRefusedWithTheReason) {
+  const TempDir dir;
+  SafetensorsFile file;
+  file.tensors["w"] = {{4, 4}, std::vector<float>(16, 1.0F)};
+  write_safetensors(file, dir / "good.safetensors");
+  const std::string good = ::labpose::testing::read_text(dir / "good.safetensors");
+  ::labpose::testing::write_text(dir / "truncated.safetensors", good.substr(0, good.size() - 10));
+  ::labpose::testing::write_text(dir / "tiny.safetensors", "abc");
+  write_raw(dir / "json.safetensors", "{not json", "");
+  write_raw(dir / "dtype.safetensors", R"({"w":{"dtype":"I32","shape":[1],"data_offsets":[0,4]}})",
+            "abcd");
+  write_raw(dir / "lies.safetensors", R"({"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,8]}})",
+            std::string(16, '\0'));
+  write_raw(dir / "huge.safetensors", "", "");
+  EXPECT_NE(error_of([&] {
+              read_safetensors(dir / "truncated.safetensors");
+            }).find("the data section has only"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { read_safetensors(dir / "tiny.safetensors"); }).find("it has only 3 bytes"),
+      std::string::npos);
+  EXPECT_NE(error_of([&] { read_safetensors(dir / "json.safetensors"); }).find("not valid JSON"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              read_safetensors(dir / "dtype.safetensors");
+            }).find("is I32, not floating point"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              read_safetensors(dir / "lies.safetensors");
+            }).find("should take 16 bytes but its offsets span 8"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { read_safetensors(dir / "missing.safetensors"); }).find("missing.safetensors"),
+      std::string::npos);
+}
+
+TEST(LoadWeights, ListsMissingMisshapedAndUnexpectedTensors) {
+  ref::RefBackend backend;
+  auto net = build_pose_net(backend, {"mobilenet_v2_0.35", 4, true});
+  SafetensorsFile weights = net_weights(*net);
+  EXPECT_NO_THROW(load_weights(*net, weights, LoadScope::all, "ok.safetensors"));
+  weights.tensors.erase("features.3.conv.1.0.weight");
+  weights.tensors["head.score.weight"].shape = {1280, 5, 3, 3};
+  weights.tensors["bogus.weight"] = {{1}, {0.0F}};
+  weights.tensors["classifier.1.weight"] = {{1000, 1280}, std::vector<float>(1280000)};  // ignored
+  weights.tensors["features.0.1.num_batches_tracked"] = {{}, {0.0F}};                    // ignored
+  const std::string message =
+      error_of([&] { load_weights(*net, weights, LoadScope::all, "bad.safetensors"); });
+  EXPECT_NE(message.find("bad.safetensors do not fit this network"), std::string::npos) << message;
+  EXPECT_NE(message.find("1 missing (features.3.conv.1.0.weight)"), std::string::npos) << message;
+  EXPECT_NE(message.find("1 with the wrong shape (head.score.weight (file (1280, 5, 3, 3), network "
+                         "(1280, 4, 3, 3)))"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("1 not in the network (bogus.weight)"), std::string::npos) << message;
+}
+
+TEST(LoadWeights, BackboneScopeIgnoresTheHead) {
+  ref::RefBackend backend;
+  auto source = build_pose_net(backend, {"resnet_50", 2, true});
+  initialize_pose_net(*source, 3);
+  auto target = build_pose_net(backend, {"resnet_50", 7, true});  // another head size
+  SafetensorsFile weights = net_weights(*source);
+  load_weights(*target, weights, LoadScope::backbone, "backbone.safetensors");
+  std::vector<float> a(9408), b(9408);
+  backend.copy_to_host(source->find_parameter("conv1.weight")->value, a.data());
+  backend.copy_to_host(target->find_parameter("conv1.weight")->value, b.data());
+  EXPECT_EQ(a, b);
+  EXPECT_THROW(load_weights(*target, weights, LoadScope::all, "backbone.safetensors"), Error);
+}
+
+TEST(Npy, RoundTripAndWhatNumpyWrites) {
+  const TempDir dir;
+  NpyArray array{{2, 3}, {1, 2, 3, 4, 5, 6.5F}};
+  write_npy(array, dir / "a.npy");
+  const NpyArray back = read_npy(dir / "a.npy");
+  EXPECT_EQ(back.shape, array.shape);
+  EXPECT_EQ(back.values, array.values);
+  write_npy({{5}, {1, 2, 3, 4, 5}}, dir / "v.npy");
+  EXPECT_EQ(read_npy(dir / "v.npy").shape, std::vector<std::int64_t>{5});
+  const std::string bad_order = std::string("\x93NUMPY\x01\x00", 8) + std::string("\x46\x00", 2) +
+                                "{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }" +
+                                std::string(15, ' ') + "\n" + std::string(4, '\0');
+  ::labpose::testing::write_text(dir / "f.npy", bad_order);
+  EXPECT_NE(error_of([&] { read_npy(dir / "f.npy"); }).find("Fortran order"), std::string::npos);
+  ::labpose::testing::write_text(dir / "t.npy", "not an array");
+  EXPECT_NE(error_of([&] { read_npy(dir / "t.npy"); }).find("does not start with"),
+            std::string::npos);
+}
+
+TEST(Npy, PythonReadsOursAndWeReadNumpys) {
+  LABPOSE_REQUIRE_TORCH(python);
+  const TempDir dir;
+  write_npy({{2, 2}, {1.5F, -2.0F, 3.25F, 4.0F}}, dir / "ours.npy");
+  const auto result = ::labpose::testing::run(
+      ::labpose::testing::shell_quote(python) + " -c \"import numpy as n; a=n.load('" +
+      (dir / "ours.npy").string() + "'); print(a.dtype, a.shape, a.tolist()); n.save('" +
+      (dir / "theirs.npy").string() + "', n.arange(6, dtype=n.float64).reshape(1,2,3)); n.save('" +
+      (dir / "bytes.npy").string() + "', n.array([0, 128, 255], dtype=n.uint8))\"");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("float32 (2, 2) [[1.5, -2.0], [3.25, 4.0]]"), std::string::npos)
+      << result.output;
+  const NpyArray theirs = read_npy(dir / "theirs.npy");
+  EXPECT_EQ(theirs.shape, (std::vector<std::int64_t>{1, 2, 3}));
+  EXPECT_EQ(theirs.values, (std::vector<float>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(read_npy(dir / "bytes.npy").values, (std::vector<float>{0, 128, 255}));
+}
+
+}  // namespace
+}  // namespace labpose::nets
