@@ -3,6 +3,7 @@
 # FFmpeg and cpp-httplib come through pkg-config only; HDF5 headers live in hdf5/serial.
 find_package(PkgConfig REQUIRED)
 find_package(Threads REQUIRED)
+find_package(OpenMP REQUIRED COMPONENTS CXX)  # the oneDNN build of Debian uses OpenMP; so do our loops
 find_package(OpenCV 4 REQUIRED COMPONENTS core imgproc imgcodecs videoio)
 pkg_check_modules(FFMPEG REQUIRED IMPORTED_TARGET libavformat libavcodec libswscale libavutil)
 find_package(yaml-cpp REQUIRED)

@@ -196,10 +196,13 @@ class CpuPlan final : public InferencePlan {
           g.groups == 1
               ? memory::desc({outputs, w[0], w[2], w[3]}, dt::f32, tag::any)
               : memory::desc({g.groups, w[1], w[0] / g.groups, w[2], w[3]}, dt::f32, tag::any);
+      // oneDNN 2.6 has no optimized transposed convolution for an `any` destination or for
+      // inference (it falls back to its reference loops): ask for NHWC and the training flavour.
       deconvolution_forward::primitive_desc pd(
-          deconvolution_forward::desc(prop_kind::forward_inference, algorithm::deconvolution_direct,
-                                      source.get_desc(), weights_any, bias_md, dst_any, strides,
-                                      dilates, pad_left, pad_right),
+          deconvolution_forward::desc(prop_kind::forward_training, algorithm::deconvolution_direct,
+                                      source.get_desc(), weights_any, bias_md,
+                                      op.residual >= 0 ? dst_any : desc_of(shape, Layout::nhwc),
+                                      strides, dilates, pad_left, pad_right),
           attributes, state_.engine);
       run = deconvolution_forward(pd);
       weights_desc = pd.weights_desc();

@@ -144,6 +144,52 @@ TEST_P(AgainstPyTorch, TrainingStepGradientsAndBatchStatistics) {
   expect_training_step_like_pytorch(*backend, python, false);
 }
 
+TEST(ConvertWeights, TorchvisionAndTimmCheckpointsLoadAsBackbones) {
+  LABPOSE_REQUIRE_TORCH(python);
+  const ::labpose::testing::TempDir dir;
+  const std::string tools = std::string(LABPOSE_SOURCE_DIR) + "/tools";
+  const auto q = [](const auto& text) { return ::labpose::testing::shell_quote(text); };
+  auto result = ::labpose::testing::run(
+      q(python) + " " +
+      q((::labpose::testing::python_scripts_dir() / "make_checkpoints.py").string()) + " " +
+      q(tools) + " " + q(dir.path().string()));
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  struct Case {
+    const char* checkpoint;
+    const char* reference;
+    const char* architecture;
+  };
+  auto backend = pipeline::make_backend("cpu");
+  for (const Case& c :
+       {Case{"resnet50.pth", "resnet50_reference.safetensors", "resnet_50"},
+        Case{"mobilenetv2_035_timm.pth", "mobilenet_reference.safetensors", "mobilenet_v2_0.35"}}) {
+    SCOPED_TRACE(c.checkpoint);
+    const fs::path converted = dir / (std::string(c.architecture) + ".safetensors");
+    result = ::labpose::testing::run(q(python) + " " + q(tools + "/convert_weights.py") + " " +
+                                     q((dir / c.checkpoint).string()) + " " +
+                                     q(converted.string()) + " --arch " + c.architecture);
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+    const SafetensorsFile weights = read_safetensors(converted);
+    EXPECT_EQ(weights.metadata.at("architecture"), c.architecture);
+    auto net = build_pose_net(*backend, {c.architecture, 4, true});
+    load_weights(*net, weights, LoadScope::backbone, converted);
+    const SafetensorsFile reference = read_safetensors(dir / c.reference);
+    for (const auto& [name, tensor] : reference.tensors) {
+      const Parameter* parameter = net->find_parameter(name);
+      ASSERT_NE(parameter, nullptr) << name;
+      EXPECT_EQ(download(*backend, parameter->value), tensor.values) << name;
+    }
+  }
+  // The wrong architecture is refused with a list of what does not fit.
+  result = ::labpose::testing::run(q(python) + " " + q(tools + "/convert_weights.py") + " " +
+                                   q((dir / "resnet50.pth").string()) + " " +
+                                   q((dir / "x.safetensors").string()) + " --arch resnet_101");
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_NE(result.output.find("does not hold resnet_101 weights: tensors"), std::string::npos)
+      << result.output;
+  EXPECT_FALSE(fs::exists(dir / "x.safetensors"));
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, AgainstPyTorch, ::testing::Values("cpu", "ref"),
                          testing::backend_test_name);
 

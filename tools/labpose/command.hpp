@@ -27,6 +27,8 @@ Command add_videos_command();
 Command convert_labels_command();
 Command check_labels_command();
 Command doctor_command();
+Command net_command();
+Command bench_command();
 /// A subcommand this build does not have yet: it parses anything and exits 2 with a clear message.
 Command unavailable_command(std::string name, std::string summary);
 

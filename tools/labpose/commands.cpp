@@ -27,17 +27,18 @@ const std::vector<Command>& command_table() {
                           "extract frames where the network is unsure or jumps, for relabeling"),
       unavailable_command("merge",
                           "advance the project to the next iteration after refining labels"),
-      unavailable_command("bench", "measure network speed on this machine"),
+      bench_command(),
       unavailable_command("demo", "generate a synthetic project and run the whole pipeline on it"),
       doctor_command(),
-      unavailable_command("net", "run a network directly (check converted weights)"),
+      net_command(),
   };
   return table;
 }
 
 std::string available_command_names() {
   std::vector<std::string> names;
-  for (const auto& name : {"create", "add-videos", "check-labels", "convert-labels", "doctor"})
+  for (const auto& name :
+       {"create", "add-videos", "check-labels", "convert-labels", "bench", "doctor", "net"})
     names.push_back(name);
   return fmt::format("{}", fmt::join(names, ", "));
 }

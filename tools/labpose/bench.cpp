@@ -1,0 +1,200 @@
+// labpose bench: frames/s of a pose network's inference plan (or images/s of a training step) on
+// one device, as the median over timed repeats after warm-up, with the achieved GFLOP/s and peak
+// memory. A benchmark program, never a test: compare figures taken in one run (the machine may be
+// shared).
+#include <omp.h>
+#include <sys/resource.h>
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "core/console.hpp"
+#include "core/error.hpp"
+#include "nets/fused_graph.hpp"
+#include "nets/generic_plan.hpp"
+#include "nets/models/models.hpp"
+#include "nets/random.hpp"
+#include "pipeline/devices.hpp"
+#include "tools/labpose/command.hpp"
+
+namespace labpose::tools {
+namespace {
+
+struct BenchOptions {
+  std::string architecture = "resnet_50", size = "640x480", device = "cpu";
+  int batch = 1, bodyparts = 4, repeats = 10, warmup = 2;
+  bool train = false, json = false;
+};
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double peak_memory_mib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
+// Multiply-adds x 2 of the convolutions of one image's forward pass.
+double forward_gflop(const nets::FusedGraph& graph, const nets::Shape& input) {
+  const auto shapes = nets::fused_shapes(graph, input);
+  double flop = 0.0;
+  for (std::size_t i = 0; i < graph.ops.size(); ++i) {
+    const nets::FusedOp& op = graph.ops[i];
+    const nets::Shape& w = op.weight_shape;
+    if (op.kind == nets::FusedOp::Kind::conv) {
+      flop +=
+          2.0 * static_cast<double>(shapes[i].elements()) * static_cast<double>(w[1] * w[2] * w[3]);
+    } else if (op.kind == nets::FusedOp::Kind::conv_transpose) {
+      const nets::Shape& in = op.input < 0 ? input : shapes[static_cast<std::size_t>(op.input)];
+      flop += 2.0 * static_cast<double>(in.elements()) * static_cast<double>(w[1] * w[2] * w[3]);
+    }
+  }
+  return flop / 1e9 / static_cast<double>(input.n());
+}
+
+std::pair<int, int> parse_size(const std::string& text) {
+  int width = 0, height = 0;
+  char separator = 0;
+  if (std::sscanf(text.c_str(), "%d%c%d", &width, &separator, &height) != 3 ||
+      (separator != 'x' && separator != 'X') || width < 16 || height < 16) {
+    throw UsageError(fmt::format("--size must be WIDTHxHEIGHT, e.g. 640x480 (got \"{}\")", text));
+  }
+  return {width, height};
+}
+
+std::vector<float> random_vector(std::int64_t count, std::uint64_t seed, double low, double high) {
+  nets::Random random(seed);
+  std::vector<float> values(static_cast<std::size_t>(count));
+  for (float& v : values) v = static_cast<float>(low + (high - low) * random.uniform());
+  return values;
+}
+
+int run_bench(const BenchOptions& options) {
+  const auto [width, height] = parse_size(options.size);
+  if (options.batch < 1 || options.repeats < 1 || options.warmup < 0) {
+    throw UsageError("--batch and --repeats must be at least 1 and --warmup at least 0");
+  }
+  auto backend = pipeline::make_backend(options.device);
+  auto net = nets::build_pose_net(*backend, {options.architecture, options.bodyparts, true});
+  nets::initialize_pose_net(*net, 1);
+  const nets::Shape input{options.batch, 3, height, width};
+  nets::Tensor x = backend->allocate(input);
+  const auto pixels = random_vector(input.elements(), 2, 0.0, 255.0);
+  backend->copy_from_host(pixels.data(), x);
+  const nets::FusedGraph graph = net->fuse(true);
+  const double gflop_per_image = forward_gflop(graph, input);
+
+  std::function<void()> step;
+  std::unique_ptr<nets::InferencePlan> plan;
+  std::vector<nets::Tensor> targets, weights, gradients;
+  nets::Tensor velocity;
+  if (!options.train) {
+    plan = backend->compile(graph, input);
+    step = [&] {
+      plan->run(x);
+      backend->synchronize();
+    };
+  } else {
+    // One DeepLabCut training step: sigmoid cross-entropy on the score maps, 0.05 x Huber on the
+    // location refinement, backward, SGD with momentum.
+    const auto shapes = net->output_shapes(input);
+    for (std::size_t k = 0; k < shapes.size(); ++k) {
+      targets.push_back(backend->allocate(shapes[k]));
+      weights.push_back(backend->allocate(shapes[k]));
+      gradients.push_back(backend->allocate(shapes[k]));
+      const auto values = random_vector(shapes[k].elements(), 3 + k, k == 0 ? 0.0 : -1.0, 1.0);
+      backend->copy_from_host(values.data(), targets[k]);
+      backend->fill(weights[k], 1.0F);
+    }
+    velocity = backend->allocate_flat(net->trainable_count());
+    backend->fill(velocity, 0.0F);
+    const float score_scale = 1.0F / static_cast<float>(shapes[0].elements());
+    const float locref_scale = 0.05F / static_cast<float>(shapes[1].elements());
+    step = [&, score_scale, locref_scale] {
+      const auto& outputs = net->forward(x, true);
+      backend->sigmoid_cross_entropy_forward(outputs[0], targets[0], weights[0]);
+      backend->huber_forward(outputs[1], targets[1], weights[1], 1.0F);
+      backend->sigmoid_cross_entropy_backward(outputs[0], targets[0], weights[0], score_scale,
+                                              gradients[0]);
+      backend->huber_backward(outputs[1], targets[1], weights[1], 1.0F, locref_scale, gradients[1]);
+      net->backward(gradients);
+      backend->sgd_step(net->trainable_values(), net->trainable_gradients(), velocity,
+                        {1e-4F, 0.9F, 0.0F});
+      backend->synchronize();
+    };
+  }
+  for (int i = 0; i < options.warmup; ++i) step();
+  std::vector<double> times;
+  for (int i = 0; i < options.repeats; ++i) {
+    const double start = now_seconds();
+    step();
+    times.push_back(now_seconds() - start);
+  }
+  std::sort(times.begin(), times.end());
+  const double median = times[times.size() / 2];
+  const double per_second = options.batch / median;
+  const double gflops = per_second * gflop_per_image * (options.train ? 3.0 : 1.0);
+  const int threads = omp_get_max_threads();
+  if (options.json) {
+    std::printf(
+        "%s\n",
+        fmt::format(
+            R"({{"arch": "{}", "mode": "{}", "width": {}, "height": {}, "batch": {}, "device": "{}", )"
+            R"("backend": "{}", "threads": {}, "repeats": {}, "median_s": {:.6f}, "min_s": {:.6f}, )"
+            R"("max_s": {:.6f}, "gflop_per_image": {:.3f}, "gflops": {:.2f}, "peak_memory_mib": {:.1f}, )"
+            R"("fps": {:.4f}}})",
+            options.architecture, options.train ? "train" : "infer", width, height, options.batch,
+            backend->name(), backend->description(), threads, options.repeats, median,
+            times.front(), times.back(), gflop_per_image, gflops, peak_memory_mib(), per_second)
+            .c_str());
+  } else {
+    std::printf(
+        "%s\n",
+        fmt::format(
+            "{} {}x{} batch {} on {} ({}, {} threads): {} {:.3f} {}/s ({:.1f} ms per batch, median "
+            "of {}; fastest {:.1f} ms), {:.1f} GFLOP/s ({:.2f} GFLOP per image forward{}), peak "
+            "memory {:.0f} MiB",
+            options.architecture, width, height, options.batch, backend->name(),
+            backend->description(), threads, options.train ? "training" : "inference", per_second,
+            options.train ? "images" : "frames", 1e3 * median, options.repeats, 1e3 * times.front(),
+            gflops, gflop_per_image, options.train ? ", x3 for a training step" : "",
+            peak_memory_mib())
+            .c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command bench_command() {
+  Command command;
+  command.name = "bench";
+  command.summary = "measure network speed on this machine (frames/s, GFLOP/s, memory)";
+  command.define = [](CLI::App& app) -> std::function<int()> {
+    auto options = std::make_shared<BenchOptions>();
+    app.add_option("--arch", options->architecture,
+                   "resnet_50, resnet_101, mobilenet_v2_1.0 or mobilenet_v2_0.35");
+    app.add_option("--size", options->size, "image size WIDTHxHEIGHT (default 640x480)");
+    app.add_option("--batch", options->batch, "images per batch (default 1)");
+    app.add_option("--device", options->device, "cpu, cuda, cuda:N, auto or ref (default cpu)");
+    app.add_option("--bodyparts", options->bodyparts, "bodyparts J of the head (default 4)");
+    app.add_option("--repeats", options->repeats,
+                   "timed repeats; the median is reported (default 10)");
+    app.add_option("--warmup", options->warmup, "untimed runs first (default 2)");
+    app.add_flag("--train", options->train,
+                 "time a training step (forward, loss, backward, SGD) instead");
+    app.add_flag("--json", options->json, "print one JSON object with \"fps\"");
+    app.footer(
+        "Threads: OMP_NUM_THREADS (default: all cores). Compare figures from one run: the machine "
+        "may be busy.");
+    return [options]() { return run_bench(*options); };
+  };
+  return command;
+}
+
+}  // namespace labpose::tools
