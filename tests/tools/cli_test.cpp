@@ -188,6 +188,68 @@ TEST(Cli, ReferenceProjectConvertAndCheck) {
   EXPECT_TRUE(contains(result.output, "unknown bodypart \"tailtip!\"")) << result.output;
 }
 
+TEST(Cli, NetForwardMatchesPyTorchAndExplainsBadInput) {
+  LABPOSE_REQUIRE_TORCH(python);
+  const TempDir dir;
+  const auto reference =
+      testing::run(shell_quote(python) + " " +
+                   shell_quote(std::string(LABPOSE_SOURCE_DIR) + "/tools/torch_reference.py") +
+                   " --arch mobilenet_v2_0.35 --bodyparts 2 --size 64x48 --batch 1 --out " +
+                   shell_quote(dir.path().string()));
+  ASSERT_EQ(reference.exit_code, 0) << reference.output;
+  const std::string common = "net forward --arch mobilenet_v2_0.35 --bodyparts 2 --weights " +
+                             shell_quote((dir / "weights.safetensors").string());
+  CommandResult result = labpose(common + " --input " + shell_quote((dir / "input.npy").string()) +
+                                 " --output-dir " + shell_quote((dir / "ours").string()));
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(contains(result.output, "scoremap.npy (1, 2, 6, 8)")) << result.output;
+  // numpy compares the two outputs.
+  const auto compare =
+      testing::run(shell_quote(python) + " -c \"import numpy as n; d='" + dir.path().string() +
+                   "'; a=n.load(d+'/ours/scoremap.npy'); b=n.load(d+'/scoremap.npy'); "
+                   "c=n.load(d+'/ours/locref.npy'); e=n.load(d+'/locref.npy'); "
+                   "print('max', max(abs(a-b).max()/abs(b).max(), abs(c-e).max()/abs(e).max()))\"");
+  ASSERT_EQ(compare.exit_code, 0) << compare.output;
+  EXPECT_LT(std::stod(compare.output.substr(compare.output.find("max ") + 4)), 1e-4)
+      << compare.output;
+
+  testing::write_text(dir / "gray.npy", "not an array");
+  result = labpose(common + " --input " + shell_quote((dir / "gray.npy").string()) +
+                   " --output-dir " + shell_quote((dir / "x").string()));
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_TRUE(contains(result.output, "is not a NumPy .npy array labpose can read"))
+      << result.output;
+  result = labpose("net forward --arch resnet_50 --bodyparts 2 --weights " +
+                   shell_quote((dir / "weights.safetensors").string()) + " --input " +
+                   shell_quote((dir / "input.npy").string()) + " --output-dir " +
+                   shell_quote((dir / "x").string()));
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_TRUE(contains(result.output, "do not fit this network")) << result.output;
+  result =
+      labpose("net forward --arch resnet_18 --bodyparts 2 --weights w --input i --output-dir o");
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_TRUE(contains(result.output, "unknown network architecture \"resnet_18\""))
+      << result.output;
+}
+
+TEST(Cli, BenchPrintsFiguresAndJson) {
+  CommandResult result =
+      labpose("bench --arch mobilenet_v2_0.35 --size 64x48 --repeats 1 --warmup 0");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(contains(result.output, "mobilenet_v2_0.35 64x48 batch 1 on cpu")) << result.output;
+  EXPECT_TRUE(contains(result.output, "frames/s")) << result.output;
+  result = labpose(
+      "bench --arch mobilenet_v2_0.35 --size 64x48 --batch 2 --train --repeats 1 --warmup 0 "
+      "--json");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const std::string last = result.output.substr(result.output.rfind('{'));
+  EXPECT_TRUE(contains(last, "\"mode\": \"train\"")) << last;
+  EXPECT_TRUE(contains(last, "\"fps\": ")) << last;
+  EXPECT_EQ(labpose("bench --size 64").exit_code, 2);
+  EXPECT_EQ(labpose("bench --device cuda:3 --size 64x48").exit_code, 1)
+      << "no such device in this build";
+}
+
 TEST(Cli, DoctorReportsTheBuildAndTheMachine) {
   const CommandResult result = labpose("doctor");
   EXPECT_EQ(result.exit_code, 0) << result.output;
