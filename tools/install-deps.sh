@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages labpose builds and runs with (idempotent: does nothing when all are present).
-# Usage: tools/install-deps.sh [--tests]   (--tests adds what only the test suite needs: pandas + PyTables)
+# Usage: tools/install-deps.sh [--tests] [--bench]   (--tests adds what only the test suite needs:
+# pandas + PyTables; --bench adds the ffmpeg command line that labpose-bench-decode compares against)
 # Runs apt-get as root, or through sudo otherwise. CUDA/cuDNN are not Debian packages and are never installed here.
 set -euo pipefail
 
@@ -11,9 +12,13 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev
   libcli11-dev libfmt-dev nlohmann-json3-dev libcpp-httplib-dev libhdf5-dev
 )
-if [[ "${1:-}" == "--tests" ]]; then
-  packages+=(python3 python3-numpy python3-pandas python3-tables python3-ruamel.yaml)
-fi
+for option in "$@"; do
+  case "$option" in
+    --tests) packages+=(python3 python3-numpy python3-pandas python3-tables python3-ruamel.yaml) ;;
+    --bench) packages+=(ffmpeg) ;;
+    *) echo "install-deps: unknown option $option (use --tests and/or --bench)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for package in "${packages[@]}"; do

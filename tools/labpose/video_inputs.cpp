@@ -32,7 +32,7 @@ std::vector<projects::VideoInput> probe_video_arguments(const std::vector<std::s
     const pipeline::VideoInfo info = pipeline::probe_video(path);
     console::info("video {}: {}x{}, {:.2f} fps, {} frames{}, {}", path.string(), info.width,
                   info.height, info.fps, info.frame_count,
-                  info.frame_count_from_header ? "" : " (estimated)", info.codec);
+                  info.frame_count_source == pipeline::FrameCountSource::estimated ? " (estimated)" : "", info.codec);
     videos.push_back({fs::absolute(path).lexically_normal(), info.width, info.height});
   }
   return videos;
