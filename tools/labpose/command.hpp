@@ -24,8 +24,10 @@ const std::vector<Command>& command_table();
 // One function per file.
 Command create_command();
 Command add_videos_command();
+Command extract_frames_command();
 Command convert_labels_command();
 Command check_labels_command();
+Command demo_command();
 Command doctor_command();
 /// A subcommand this build does not have yet: it parses anything and exits 2 with a clear message.
 Command unavailable_command(std::string name, std::string summary);
