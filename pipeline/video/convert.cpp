@@ -20,7 +20,7 @@ namespace labpose::pipeline {
 // (pmulhw): luma (Y - offset) << 7 times a Q14 scale and chroma (C - 128) << 8 times a Q13
 // coefficient, each keeping the high 16 bits, give terms in 1/32 code values whose sums stay
 // below 2^15.
-struct Coefficients {
+struct YuvCoefficients {
   std::int16_t y_offset;          // 16 for limited ("TV") range, 0 for full range
   std::int16_t luma;              // Y scale, Q14
   std::int16_t red_v, blue_u;     // V -> R, U -> B, Q13
@@ -29,7 +29,7 @@ struct Coefficients {
 
 // The planar YUV formats with 8-bit samples this file converts itself: chroma subsampling shifts
 // and whether the format implies full range (the deprecated "J" formats).
-struct PlanarLayout {
+struct YuvLayout {
   int shift_x = 0, shift_y = 0;
   bool full_range = false;
 };
@@ -40,7 +40,7 @@ constexpr int kStripRows = 16;  // rows converted to planes before they are inte
 
 constexpr int kResultBits = 5;  // fraction bits of the terms
 
-Coefficients coefficients(AVColorSpace space, bool full_range) {
+YuvCoefficients coefficients(AVColorSpace space, bool full_range) {
   // BT.709 for HD material tagged so; BT.601 otherwise (what libswscale and OpenCV assume for
   // untagged video, which is most lab video).
   const bool bt709 = space == AVCOL_SPC_BT709;
@@ -78,7 +78,7 @@ inline std::int16_t multiply_high(int a, int b) {
 // The chroma part of R, G and B for one row of (upsampled) U and V samples, in 1/32 code values.
 LABPOSE_AVX2_CLONE
 void chroma_terms(const std::uint8_t* __restrict u, const std::uint8_t* __restrict v, int width,
-                  const Coefficients& c, std::int16_t* __restrict red,
+                  const YuvCoefficients& c, std::int16_t* __restrict red,
                   std::int16_t* __restrict green, std::int16_t* __restrict blue) {
   const int red_v = c.red_v, blue_u = c.blue_u, green_u = c.green_u, green_v = c.green_v;
   for (int i = 0; i < width; ++i) {
@@ -93,7 +93,7 @@ void chroma_terms(const std::uint8_t* __restrict u, const std::uint8_t* __restri
 // One row of luma plus its chroma terms to three planes of bytes (saturated to 0..255), all in
 // 16-bit lanes.
 LABPOSE_AVX2_CLONE
-void luma_row(const std::uint8_t* __restrict y, int width, const Coefficients& c,
+void luma_row(const std::uint8_t* __restrict y, int width, const YuvCoefficients& c,
               const std::int16_t* __restrict red_term, const std::int16_t* __restrict green_term,
               const std::int16_t* __restrict blue_term, std::uint8_t* __restrict red,
               std::uint8_t* __restrict green, std::uint8_t* __restrict blue) {
@@ -117,20 +117,20 @@ void double_samples(const std::uint8_t* __restrict row, int pairs, std::uint8_t*
   }
 }
 
-std::optional<PlanarLayout> planar_layout(int format) {
+std::optional<YuvLayout> planar_layout(int format) {
   switch (format) {
     case AV_PIX_FMT_YUV420P:
-      return PlanarLayout{1, 1, false};
+      return YuvLayout{1, 1, false};
     case AV_PIX_FMT_YUVJ420P:
-      return PlanarLayout{1, 1, true};
+      return YuvLayout{1, 1, true};
     case AV_PIX_FMT_YUV422P:
-      return PlanarLayout{1, 0, false};
+      return YuvLayout{1, 0, false};
     case AV_PIX_FMT_YUVJ422P:
-      return PlanarLayout{1, 0, true};
+      return YuvLayout{1, 0, true};
     case AV_PIX_FMT_YUV444P:
-      return PlanarLayout{0, 0, false};
+      return YuvLayout{0, 0, false};
     case AV_PIX_FMT_YUVJ444P:
-      return PlanarLayout{0, 0, true};
+      return YuvLayout{0, 0, true};
     default:
       return std::nullopt;
   }
@@ -163,7 +163,7 @@ void FrameConverter::convert(const AVFrame& frame, std::uint8_t* out, std::size_
     return;
   }
   const bool full_range = layout->full_range || frame.color_range == AVCOL_RANGE_JPEG;
-  const Coefficients c = coefficients(frame.colorspace, full_range);
+  const YuvCoefficients c = coefficients(frame.colorspace, full_range);
   scratch_.resize(part_bytes_ * static_cast<std::size_t>(parts_));
   // The rows are cut into parts_ bands converted side by side (the decoder's threads leave cores
   // idle between frames); each band has its own scratch, so the output does not depend on them.
@@ -186,9 +186,9 @@ void FrameConverter::convert(const AVFrame& frame, std::uint8_t* out, std::size_
   }
 }
 
-void FrameConverter::convert_rows(const AVFrame& frame, const PlanarLayout& layout,
-                                  const Coefficients& c, int first, int end, std::uint8_t* scratch,
-                                  std::uint8_t* out, std::size_t stride) {
+void FrameConverter::convert_rows(const AVFrame& frame, const YuvLayout& layout,
+                                  const YuvCoefficients& c, int first, int end,
+                                  std::uint8_t* scratch, std::uint8_t* out, std::size_t stride) {
   const auto width = static_cast<std::size_t>(width_);
   const std::size_t strip_plane = width * kStripRows;
   std::uint8_t* red = scratch;

@@ -11,8 +11,8 @@
 
 namespace labpose::pipeline {
 
-struct Coefficients;
-struct PlanarLayout;
+struct YuvCoefficients;
+struct YuvLayout;
 
 class FrameConverter {
  public:
@@ -25,7 +25,7 @@ class FrameConverter {
   void convert(const AVFrame& frame, std::uint8_t* out, std::size_t stride);
 
  private:
-  void convert_rows(const AVFrame& frame, const PlanarLayout& layout, const Coefficients& c,
+  void convert_rows(const AVFrame& frame, const YuvLayout& layout, const YuvCoefficients& c,
                     int first, int end, std::uint8_t* scratch, std::uint8_t* out,
                     std::size_t stride);
   void convert_with_swscale(const AVFrame& frame, std::uint8_t* out, std::size_t stride);

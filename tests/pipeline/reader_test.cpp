@@ -233,8 +233,10 @@ TEST(VideoReader, CropAndChannelOrder) {
   }
 }
 
-// Overwrites the data of the given frames' chunks ("00dc") in an AVI file with zeros.
-void corrupt_avi_frames(const fs::path& path, const std::vector<int>& frames) {
+// Overwrites the data of the given frames' chunks ("00dc") in an AVI file from `from` (a fraction
+// of each chunk) to its end: with zeros from the start kills the frame, garbage in the second
+// half damages it.
+void corrupt_avi_frames(const fs::path& path, const std::vector<int>& frames, double from = 0.0) {
   std::string bytes = testing::read_text(path);
   const std::size_t movi = bytes.find("movi");
   ASSERT_NE(movi, std::string::npos);
@@ -247,7 +249,8 @@ void corrupt_avi_frames(const fs::path& path, const std::vector<int>& frames) {
     if (id == "idx1") break;
     if (id == "00dc" || id == "00db") {
       if (std::find(frames.begin(), frames.end(), frame) != frames.end()) {
-        std::fill_n(bytes.begin() + static_cast<std::ptrdiff_t>(at + 8), size, '\0');
+        for (auto i = static_cast<std::uint32_t>(size * from); i < size; ++i)
+          bytes[at + 8 + i] = from == 0.0 ? '\0' : static_cast<char>(i * 37);
       }
       ++frame;
     }
@@ -290,6 +293,44 @@ TEST(VideoReader, UndecodableFramesAreReportedAtTheirIndexNeverShifted) {
   ASSERT_TRUE(read);
   EXPECT_EQ(read->index, 13);
   EXPECT_EQ(shown_index(buffer.data()), 13);
+}
+
+TEST(VideoReader, FramesTheDecoderPatchedUpAreFlaggedDamaged) {
+  const TempDir dir;
+  const fs::path path = dir / "damaged.avi";
+  write_numbered_clip(path, "mpeg4", regular_ticks(20));
+  corrupt_avi_frames(path, {7}, 0.35);
+  VideoReader reader(path);
+  std::vector<std::uint8_t> buffer(reader.frame_bytes());
+  while (const auto read = reader.read(buffer.data())) {
+    EXPECT_EQ(read->status, read->index == 7 ? FrameStatus::damaged : FrameStatus::ok)
+        << read->index;
+    if (read->index != 7) {
+      EXPECT_EQ(shown_index(buffer.data()), read->index);
+    }
+  }
+  EXPECT_EQ(reader.damaged_frames(), std::vector<std::int64_t>{7});
+  EXPECT_TRUE(reader.undecodable_frames().empty());
+}
+
+TEST(VideoReader, VideosWithoutTimestampsAreNumberedInDecodingOrder) {
+  // H.264 with B-frames in AVI: the packets carry no presentation times.
+  const TempDir dir;
+  const fs::path path = dir / "h264.avi";
+  write_numbered_clip(path, "libx264", regular_ticks(40));
+  VideoReader reader(path, {PixelOrder::rgb, std::nullopt, 2});
+  EXPECT_FALSE(reader.exact_frame_numbers());
+  EXPECT_EQ(reader.frame_count(), 40);
+  const auto frames = read_all(reader);
+  ASSERT_EQ(frames.size(), 40u);
+  for (int i = 0; i < 40; ++i)
+    EXPECT_EQ(shown_index(frames[static_cast<std::size_t>(i)].data()), i);
+  std::vector<std::uint8_t> buffer(reader.frame_bytes());
+  for (const std::int64_t target : {31, 5, 6, 39, 0}) {
+    reader.seek(target);
+    ASSERT_TRUE(reader.read(buffer.data()));
+    EXPECT_TRUE(buffer == frames[static_cast<std::size_t>(target)]) << target;
+  }
 }
 
 TEST(VideoReader, TruncatedFilesAreReadAsFarAsTheyGoOrRefusedClearly) {

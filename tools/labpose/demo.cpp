@@ -14,7 +14,7 @@ namespace labpose::tools {
 Command demo_command() {
   Command command;
   command.name = "demo";
-  command.summary = "generate a synthetic project and run the whole pipeline on it";
+  command.summary = "make a synthetic project whose frames are labeled from exact ground truth";
   command.define = [](CLI::App& app) -> std::function<int()> {
     auto options = std::make_shared<pipeline::DemoProjectOptions>();
     app.add_option("--dir", options->dir, "where to make the project folder (default: here)");
