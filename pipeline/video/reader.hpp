@@ -4,7 +4,7 @@
 // timestamp, the key frames, and whether the frame rate varies. That table makes seeking exact
 // and keeps frame numbers right when a frame cannot be decoded: such a frame is reported with its
 // index and the caller decides (analysis writes NaN); nothing is filled in, nothing shifts.
-// Not a scaler or a writer (see writer.hpp); one stream, no audio.
+// Not a scaler or a writer (see writer.hpp); one stream, no audio; one reader per thread.
 #pragma once
 
 #include <cstdint>
