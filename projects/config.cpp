@@ -769,6 +769,49 @@ void ProjectConfig::set_iteration(int iteration) {
   validate();
 }
 
+void ProjectConfig::set_collection(const std::string& key, const YAML::Node& value) {
+  const YAML::Node old_root = YAML::Clone(root_);
+  const bool old_structure_changed = structure_changed_;
+  root_[key] = value;
+  structure_changed_ = true;
+  try {
+    validate();
+  } catch (...) {
+    root_ = old_root;
+    structure_changed_ = old_structure_changed;
+    throw;
+  }
+}
+
+void ProjectConfig::set_bodyparts(const std::vector<std::string>& bodyparts) {
+  if (values_.multi_animal) {
+    throw Error(
+        fmt::format("{} is a multi-animal project: its keypoints are under "
+                    "multianimalbodyparts, not bodyparts",
+                    file_.string()));
+  }
+  YAML::Node list(YAML::NodeType::Sequence);
+  for (const auto& name : bodyparts) list.push_back(yaml_text::string_node(name));
+  set_collection("bodyparts", list);
+}
+
+void ProjectConfig::set_skeleton(const std::vector<SkeletonEdge>& skeleton) {
+  YAML::Node list(YAML::NodeType::Sequence);
+  for (const auto& edge : skeleton) {
+    YAML::Node pair(YAML::NodeType::Sequence);
+    pair.push_back(yaml_text::string_node(edge.from));
+    pair.push_back(yaml_text::string_node(edge.to));
+    list.push_back(pair);
+  }
+  set_collection("skeleton", list);
+}
+
+void ProjectConfig::set_numframes2pick(int frames) {
+  if (frames < 0) throw Error(fmt::format("numframes2pick must be 0 or more (found {})", frames));
+  set_scalar("numframes2pick", yaml_text::plain_node(std::to_string(frames)));
+  validate();
+}
+
 std::string ProjectConfig::to_yaml() const {
   if (!structure_changed_) {
     // Replace just the edited scalar values in the original text; fall back to a full write if

@@ -103,6 +103,14 @@ class ProjectConfig {
   /// Adds a video to video_sets (key = absolute path inside <project>/videos/).
   void add_video_set(const VideoSet& video);
   void set_iteration(int iteration);
+  /// Replaces a single-animal project's bodyparts. Throws Error (and changes nothing) for an
+  /// empty list, repeated names or a multi-animal project.
+  void set_bodyparts(const std::vector<std::string>& bodyparts);
+  /// Replaces the skeleton (pairs of bodyparts drawn as lines). Throws Error (and changes
+  /// nothing) for a pair of one name twice.
+  void set_skeleton(const std::vector<SkeletonEdge>& skeleton);
+  /// Sets numframes2pick, the frames extract-frames picks per video.
+  void set_numframes2pick(int frames);
 
   /// The file's text as it would be saved now.
   std::string to_yaml() const;
@@ -115,6 +123,8 @@ class ProjectConfig {
   ProjectConfig() = default;
   void validate();
   void set_scalar(const std::string& key, const YAML::Node& value);
+  // Replaces a top-level collection and validates, restoring the old one if that fails.
+  void set_collection(const std::string& key, const YAML::Node& value);
 
   std::filesystem::path file_;
   std::string original_text_;

@@ -52,6 +52,18 @@ std::string frame_image_name(std::int64_t index, std::int64_t frame_count) {
   return fmt::format("img{:0{}}.png", index, digits);
 }
 
+std::optional<std::int64_t> frame_index_of_image(std::string_view name) {
+  if (!name.starts_with("img") || !name.ends_with(".png")) return std::nullopt;
+  const std::string_view digits = name.substr(3, name.size() - 7);
+  if (digits.empty() || digits.size() > 15 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  std::int64_t index = 0;
+  for (const char c : digits) index = index * 10 + (c - '0');
+  return index;
+}
+
 std::string portable_file_name(std::string_view path) {
   const std::size_t separator = path.find_last_of("/\\");
   return std::string(separator == std::string_view::npos ? path : path.substr(separator + 1));

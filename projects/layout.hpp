@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,9 @@ std::string shuffle_folder_name(std::string_view task, std::string_view date, do
 
 /// "img" + index zero-padded to ceil(log10(frame_count)) digits + ".png".
 std::string frame_image_name(std::int64_t index, std::int64_t frame_count);
+/// The frame index in an extracted frame's name ("img0042.png" -> 42, whatever the padding);
+/// nullopt for any other name.
+std::optional<std::int64_t> frame_index_of_image(std::string_view name);
 
 /// The video's file name without extension (Python's Path.stem); handles Windows separators.
 std::string video_stem(std::string_view path);

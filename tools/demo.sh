@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The demo: installs what is missing, builds labpose, generates a synthetic video, and runs the
-# pipeline as far as this build goes: create a project, add a second video, check it, and show
-# what the machine offers. Usage: tools/demo.sh [output folder]   (default: demo-output)
+# The demo: installs what is missing, builds labpose, and runs the pipeline as far as this build
+# goes: `labpose demo` (a synthetic project with extracted, labeled frames), add a second video and
+# extract frames from it, check and convert the labels, and show what the machine offers.
+# Usage: tools/demo.sh [output folder]   (default: demo-output)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
@@ -13,23 +14,24 @@ cmake --build "$build" -j "$(nproc)"
 labpose="$build/tools/labpose"
 export LABPOSE_HEADLESS=1
 
-echo "== generating two synthetic videos in $out"
-"$build/tools/labpose-make-clip" "$out/mouse1.mp4" --frames 150 --size 320x240
-"$build/tools/labpose-make-clip" "$out/mouse2.avi" --frames 90 --size 320x240 --codec mpeg4
-
-echo "== labpose create"
+echo "== labpose demo: a synthetic project (video, k-means frames, labels from the ground truth) in $out"
 rm -rf "$out"/demo-labpose-*
-config="$("$labpose" create demo labpose "$out/mouse1.mp4" --dir "$out")"
+config="$("$labpose" demo --dir "$out")"
 echo "config: $config"
 
-echo "== labpose add-videos"
+echo "== labpose add-videos + extract-frames: a second synthetic video, 5 random frames"
+"$build/tools/labpose-make-clip" "$out/mouse2.avi" --frames 90 --codec mpeg4 --seed 2
 "$labpose" add-videos "$config" "$out/mouse2.avi"
+"$labpose" extract-frames "$config" --videos mouse2 --algo uniform --num 5 --seed 1 >/dev/null
 
 echo "== labpose check-labels"
 "$labpose" check-labels "$config"
+
+echo "== labpose convert-labels (CSV -> .h5 for every labeled video)"
+"$labpose" convert-labels "$config" --to h5
 
 echo "== labpose doctor"
 "$labpose" doctor
 
 echo "== the project ($(dirname "$config"))"
-find "$(dirname "$config")" -maxdepth 2 | sort
+find "$(dirname "$config")" -maxdepth 3 | sort

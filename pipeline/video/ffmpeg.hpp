@@ -1,5 +1,6 @@
-// RAII owners for FFmpeg's contexts and the conversion of FFmpeg error codes into messages.
-// Internal to pipeline/video: other folders see VideoInfo and VideoWriter, never an AV* type.
+// RAII owners for FFmpeg's contexts, the conversion of FFmpeg error codes into messages, and the
+// opening of video files. Internal to pipeline/video: other folders see VideoInfo, VideoReader and
+// VideoWriter, never an AV* type.
 #pragma once
 
 extern "C" {
@@ -8,8 +9,11 @@ extern "C" {
 #include <libswscale/swscale.h>
 }
 
+#include <filesystem>
 #include <memory>
 #include <string>
+
+#include "pipeline/video/probe.hpp"
 
 namespace labpose::pipeline::ffmpeg {
 
@@ -45,4 +49,21 @@ using ScaleContext = std::unique_ptr<SwsContext, ScaleCloser>;
 /// Keeps FFmpeg's own log lines off the terminal unless --verbose (we report errors ourselves).
 void quiet_logging();
 
+/// An input file opened by libavformat and the index of its (best) video stream.
+struct OpenedVideo {
+  InputContext input;
+  int stream = -1;
+};
+/// Opens `path` and finds its video stream, reading the stream info (a few packets) first when
+/// `read_stream_info`. Throws Error naming the video for a missing, empty, unreadable or non-video
+/// file. (Defined in probe.cpp.)
+OpenedVideo open_video(const std::filesystem::path& path, bool read_stream_info = true);
+
 }  // namespace labpose::pipeline::ffmpeg
+
+namespace labpose::pipeline {
+
+/// What the container and stream headers say about an opened video. (Defined in probe.cpp.)
+VideoInfo header_video_info(const ffmpeg::OpenedVideo& video, const std::filesystem::path& path);
+
+}  // namespace labpose::pipeline

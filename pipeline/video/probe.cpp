@@ -1,4 +1,4 @@
-// Video probing through libavformat.
+// Video probing through libavformat, and the opening of video files shared with the reader.
 #include "pipeline/video/probe.hpp"
 
 #include <unistd.h>
@@ -15,7 +15,9 @@
 namespace labpose::pipeline {
 namespace fs = std::filesystem;
 
-VideoInfo probe_video(const fs::path& path) {
+namespace ffmpeg {
+
+OpenedVideo open_video(const fs::path& path, bool read_stream_info) {
   const std::string name = path.string();
   std::error_code error;
   if (!fs::exists(path, error)) {
@@ -32,52 +34,63 @@ VideoInfo probe_video(const fs::path& path) {
     throw Error(fmt::format("cannot read video {}: {}", name, describe_errno(errno)),
                 "check the file's permissions (ls -l)");
   }
-  ffmpeg::quiet_logging();
+  quiet_logging();
   AVFormatContext* raw = nullptr;
   const int opened = avformat_open_input(&raw, path.c_str(), nullptr, nullptr);
   if (opened < 0) {
-    throw Error(fmt::format("cannot open {} as a video: {}", name, ffmpeg::error_text(opened)),
+    throw Error(fmt::format("cannot open {} as a video: {}", name, error_text(opened)),
                 "is it a video file? labpose reads what FFmpeg reads (mp4, avi, mov, mkv, ...)");
   }
-  const ffmpeg::InputContext input(raw);
-  const int found = avformat_find_stream_info(input.get(), nullptr);
-  if (found < 0) {
-    throw Error(
-        fmt::format("cannot read the streams of video {}: {}", name, ffmpeg::error_text(found)),
-        "the file may be damaged or cut short");
+  OpenedVideo video{InputContext(raw), -1};
+  if (read_stream_info) {
+    const int found = avformat_find_stream_info(video.input.get(), nullptr);
+    if (found < 0) {
+      throw Error(fmt::format("cannot read the streams of video {}: {}", name, error_text(found)),
+                  "the file may be damaged or cut short");
+    }
   }
-  const int index = av_find_best_stream(input.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
-  if (index < 0)
+  video.stream = av_find_best_stream(video.input.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+  if (video.stream < 0)
     throw Error(fmt::format("{} has no video stream", name), "is it an audio or data file?");
-  const AVStream* stream = input->streams[index];
-  const AVCodecParameters* parameters = stream->codecpar;
+  const AVCodecParameters* parameters = video.input->streams[video.stream]->codecpar;
+  if (parameters->width <= 0 || parameters->height <= 0) {
+    throw Error(fmt::format("video {} does not say its frame size", name),
+                "the file may be damaged");
+  }
+  return video;
+}
 
+}  // namespace ffmpeg
+
+VideoInfo header_video_info(const ffmpeg::OpenedVideo& video, const fs::path& path) {
+  const AVStream* stream = video.input->streams[video.stream];
+  const AVCodecParameters* parameters = stream->codecpar;
   VideoInfo info;
   info.path = path;
   info.width = parameters->width;
   info.height = parameters->height;
-  if (info.width <= 0 || info.height <= 0) {
-    throw Error(fmt::format("video {} does not say its frame size", name),
-                "the file may be damaged");
-  }
   const AVRational rate =
       stream->avg_frame_rate.num > 0 ? stream->avg_frame_rate : stream->r_frame_rate;
   info.fps = rate.den > 0 ? av_q2d(rate) : 0.0;
   if (stream->duration != AV_NOPTS_VALUE && stream->duration > 0) {
     info.duration_seconds = static_cast<double>(stream->duration) * av_q2d(stream->time_base);
-  } else if (input->duration != AV_NOPTS_VALUE && input->duration > 0) {
-    info.duration_seconds = static_cast<double>(input->duration) / AV_TIME_BASE;
+  } else if (video.input->duration != AV_NOPTS_VALUE && video.input->duration > 0) {
+    info.duration_seconds = static_cast<double>(video.input->duration) / AV_TIME_BASE;
   }
   if (stream->nb_frames > 0) {
-    info.frame_count = stream->nb_frames;
-    info.frame_count_from_header = true;
+    info.frame_count = info.declared_frame_count = stream->nb_frames;
+    info.frame_count_source = FrameCountSource::header;
   } else if (info.fps > 0 && info.duration_seconds > 0) {
     info.frame_count = static_cast<std::int64_t>(std::llround(info.duration_seconds * info.fps));
   }
   const AVCodecDescriptor* descriptor = avcodec_descriptor_get(parameters->codec_id);
   info.codec = descriptor != nullptr ? descriptor->name : "unknown";
-  info.container = input->iformat->name;
+  info.container = video.input->iformat->name;
   return info;
+}
+
+VideoInfo probe_video(const fs::path& path) {
+  return header_video_info(ffmpeg::open_video(path), path);
 }
 
 std::string ffmpeg_versions() {

@@ -32,6 +32,7 @@ struct VideoWriter::State {
   int width = 0, height = 0;  // of the frames given to us
   std::vector<std::uint8_t> padded;
   std::int64_t frames = 0;
+  std::int64_t next_tick = 0;  // the smallest presentation time (in frame periods) still allowed
   bool closed = false;
 
   [[noreturn]] void fail(const std::string& what, int code) const {
@@ -78,9 +79,16 @@ VideoWriter::VideoWriter(const fs::path& path, const VideoWriterOptions& options
   s.output.reset(raw);
 
   const AVCodec* codec = nullptr;
-  if (options.codec == "auto" || options.codec == "libx264")
+  if (options.codec == "mjpeg") {
+    codec = avcodec_find_encoder(AV_CODEC_ID_MJPEG);
+  } else if (options.codec == "auto" || options.codec == "libx264") {
     codec = avcodec_find_encoder_by_name("libx264");
-  if (codec == nullptr && options.codec != "libx264")
+  } else if (options.codec != "mpeg4") {
+    throw Error(
+        fmt::format("cannot write video {}: unknown codec \"{}\"", path.string(), options.codec),
+        "use auto, libx264, mpeg4 or mjpeg");
+  }
+  if (codec == nullptr && options.codec != "libx264" && options.codec != "mjpeg")
     codec = avcodec_find_encoder(AV_CODEC_ID_MPEG4);
   if (codec == nullptr) {
     throw Error(fmt::format("cannot write video {}: no {} encoder in this FFmpeg build",
@@ -95,7 +103,9 @@ VideoWriter::VideoWriter(const fs::path& path, const VideoWriterOptions& options
   AVCodecContext* encoder = s.encoder.get();
   encoder->width = options.width + options.width % 2;
   encoder->height = options.height + options.height % 2;
-  encoder->pix_fmt = AV_PIX_FMT_YUV420P;
+  // MJPEG is full-range 4:2:0 (the "J" format); the others use limited-range 4:2:0.
+  encoder->pix_fmt = s.codec_name == "mjpeg" ? AV_PIX_FMT_YUVJ420P : AV_PIX_FMT_YUV420P;
+  encoder->color_range = s.codec_name == "mjpeg" ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG;
   const AVRational rate = av_d2q(options.fps, 100000);
   encoder->time_base = av_inv_q(rate);
   encoder->framerate = rate;
@@ -133,7 +143,7 @@ VideoWriter::VideoWriter(const fs::path& path, const VideoWriterOptions& options
   result = av_frame_get_buffer(s.frame.get(), 0);
   if (result < 0) s.fail("allocating a frame", result);
   s.scale.reset(sws_getContext(encoder->width, encoder->height, AV_PIX_FMT_BGR24, encoder->width,
-                               encoder->height, AV_PIX_FMT_YUV420P, SWS_BILINEAR, nullptr, nullptr,
+                               encoder->height, encoder->pix_fmt, SWS_BILINEAR, nullptr, nullptr,
                                nullptr));
   if (!s.scale) throw Error("cannot set up the colour conversion for the video encoder");
   if (encoder->width != s.width || encoder->height != s.height) {
@@ -146,8 +156,13 @@ VideoWriter::~VideoWriter() =
     default;  // an unclosed writer leaves no file: AtomicFile removes the temp
 
 void VideoWriter::write_bgr(const std::uint8_t* bgr, std::size_t stride) {
+  write_bgr_at(bgr, stride, state_->next_tick);
+}
+
+void VideoWriter::write_bgr_at(const std::uint8_t* bgr, std::size_t stride, std::int64_t tick) {
   State& s = *state_;
   LABPOSE_ASSERT(!s.closed);
+  LABPOSE_ASSERT(tick >= s.next_tick);
   const std::uint8_t* source = bgr;
   int source_stride = static_cast<int>(stride);
   if (!s.padded.empty()) {
@@ -168,7 +183,9 @@ void VideoWriter::write_bgr(const std::uint8_t* bgr, std::size_t stride) {
   const std::uint8_t* planes[1] = {source};
   const int strides[1] = {source_stride};
   sws_scale(s.scale.get(), planes, strides, 0, s.encoder->height, s.frame->data, s.frame->linesize);
-  s.frame->pts = s.frames++;
+  s.frame->pts = tick;
+  s.next_tick = tick + 1;
+  ++s.frames;
   s.encode(s.frame.get());
 }
 

@@ -45,7 +45,7 @@ TEST(VideoWriter, WritesClipsThatProbeCorrectlyInSeveralContainers) {
     EXPECT_NEAR(info.fps, 25.0, 1e-6) << c.name;
     EXPECT_EQ(info.codec, c.expected_codec) << c.name;
     EXPECT_NEAR(static_cast<double>(info.frame_count), 25.0,
-                info.frame_count_from_header ? 0.0 : 1.0)
+                info.frame_count_source == FrameCountSource::header ? 0.0 : 1.0)
         << c.name;
   }
 }
@@ -136,7 +136,7 @@ TEST(ProbeVideo, ReferenceVideo) {
   EXPECT_EQ(info.width, 640);
   EXPECT_EQ(info.height, 480);
   EXPECT_EQ(info.frame_count, 2330);
-  EXPECT_TRUE(info.frame_count_from_header);
+  EXPECT_EQ(info.frame_count_source, FrameCountSource::header);
 }
 
 }  // namespace

@@ -267,6 +267,35 @@ TEST(Config, AddingAVideoRewritesInDeepLabCutsLayoutAndReadsBack) {
   EXPECT_EQ(reread.to_yaml(), text);
 }
 
+TEST(Config, SettingBodypartsSkeletonAndFramesToPick) {
+  ProjectConfig config = parse(kDlc22, "/data/reaching-Mackenzie-2018-08-30/config.yaml");
+  config.set_bodyparts({"snout", "leftear", "rightear", "tailbase"});
+  config.set_skeleton({{"snout", "leftear"}, {"snout", "rightear"}});
+  config.set_numframes2pick(7);
+  const std::string text = config.to_yaml();
+  EXPECT_NE(text.find("bodyparts:\n- snout\n- leftear\n- rightear\n- tailbase\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("skeleton:\n- - snout\n  - leftear\n- - snout\n  - rightear\n"),
+            std::string::npos)
+      << text;
+  const ProjectConfig reread = parse(text, "/data/reaching-Mackenzie-2018-08-30/config.yaml");
+  EXPECT_EQ(reread.values().bodyparts,
+            (std::vector<std::string>{"snout", "leftear", "rightear", "tailbase"}));
+  ASSERT_EQ(reread.values().skeleton.size(), 2u);
+  EXPECT_EQ(reread.values().skeleton[1].to, "rightear");
+  EXPECT_EQ(reread.values().numframes2pick, 7);
+  EXPECT_TRUE(reread.warnings().empty());
+
+  // Refused changes leave the config as it was.
+  EXPECT_THROW(config.set_bodyparts({"snout", "snout"}), Error);
+  EXPECT_THROW(config.set_bodyparts({}), Error);
+  EXPECT_THROW(config.set_skeleton({{"snout", "snout"}}), Error);
+  EXPECT_THROW(config.set_numframes2pick(-1), Error);
+  EXPECT_EQ(config.to_yaml(), text);
+  EXPECT_EQ(config.values().bodyparts.size(), 4u);
+}
+
 TEST(Config, StringsThatLookLikeOtherTypesStayStrings) {
   std::string text = with(kDlc22, "- Joystick\n", "- 'yes'\n- '1.5'\n- 'null'\n");
   ProjectConfig config = parse(text);

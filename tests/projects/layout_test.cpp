@@ -39,6 +39,17 @@ TEST(Layout, FrameImageNamesPadToCeilLog10OfTheFrameCount) {
   EXPECT_EQ(frame_image_name(12345, 100000), "img12345.png");
 }
 
+TEST(Layout, FrameIndexFromAnImageName) {
+  EXPECT_EQ(frame_index_of_image("img0042.png"), 42);
+  EXPECT_EQ(frame_index_of_image("img42.png"), 42);
+  EXPECT_EQ(frame_index_of_image(frame_image_name(2329, 2330)), 2329);
+  EXPECT_EQ(frame_index_of_image("img0.png"), 0);
+  for (const char* other : {"img.png", "img12.jpg", "frame0012.png", "img1a.png", "Img1.png",
+                            "img-1.png", "img0042.png.tmp"}) {
+    EXPECT_FALSE(frame_index_of_image(other)) << other;
+  }
+}
+
 TEST(Layout, VideoStemsFromAnyOperatingSystem) {
   EXPECT_EQ(video_stem("/data/videos/m3v1mp4.mp4"), "m3v1mp4");
   EXPECT_EQ(video_stem("C:\\Users\\lab\\videos\\mouse.1.avi"), "mouse.1");

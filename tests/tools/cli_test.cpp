@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <set>
+
 #include "tests/support/test_support.hpp"
 
 namespace labpose {
@@ -248,6 +250,55 @@ TEST(Cli, BenchPrintsFiguresAndJson) {
   EXPECT_EQ(labpose("bench --size 64").exit_code, 2);
   EXPECT_EQ(labpose("bench --device cuda:3 --size 64x48").exit_code, 1)
       << "no such device in this build";
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (std::size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1)
+    out.push_back(text.substr(start, end - start));
+  return out;
+}
+
+TEST(Cli, DemoThenExtractFramesTwiceNeverTheSameFrame) {
+  const TempDir dir;
+  const CommandResult demo = labpose("--quiet demo --dir " + shell_quote(dir.path().string()) +
+                                     " --frames 90 --labeled-frames 8");
+  ASSERT_EQ(demo.exit_code, 0) << demo.output;
+  const std::string config = lines(demo.output).at(0);
+  EXPECT_TRUE(config.ends_with("/config.yaml")) << demo.output;
+  EXPECT_TRUE(fs::is_regular_file(config));
+  const CommandResult checked = labpose("check-labels " + shell_quote(config));
+  EXPECT_EQ(checked.exit_code, 0) << checked.output;
+  EXPECT_TRUE(contains(checked.output, "labeled-data/synthetic_mouse: ")) << checked.output;
+  EXPECT_TRUE(contains(checked.output, "0 errors, 0 warnings")) << checked.output;
+
+  const std::string extract =
+      "--quiet extract-frames " + shell_quote(config) + " --algo uniform --num 4 --seed 3";
+  const CommandResult first = labpose(extract), second = labpose(extract);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  std::set<std::string> frames;
+  for (const auto& run : {first, second}) {
+    const auto paths = lines(run.output);
+    EXPECT_EQ(paths.size(), 4u) << run.output;
+    for (const auto& path : paths) {
+      EXPECT_TRUE(path.ends_with(".png") && fs::is_regular_file(path)) << path;
+      frames.insert(path);
+    }
+  }
+  EXPECT_EQ(frames.size(), 8u) << "the second run picks 4 other frames";
+
+  const CommandResult unknown =
+      labpose("extract-frames " + shell_quote(config) + " --videos nosuch");
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
+  EXPECT_TRUE(contains(unknown.output, "error: nosuch is not a video of this project"))
+      << unknown.output;
+  EXPECT_TRUE(contains(unknown.output, "hint: the project has: synthetic_mouse")) << unknown.output;
+  EXPECT_EQ(labpose("extract-frames " + shell_quote(config) + " --algo random").exit_code, 2);
+  const CommandResult again = labpose("demo --dir " + shell_quote(dir.path().string()));
+  EXPECT_EQ(again.exit_code, 1) << again.output;
+  EXPECT_TRUE(contains(again.output, "already exists")) << again.output;
 }
 
 TEST(Cli, DoctorReportsTheBuildAndTheMachine) {

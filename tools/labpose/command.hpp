@@ -24,8 +24,10 @@ const std::vector<Command>& command_table();
 // One function per file.
 Command create_command();
 Command add_videos_command();
+Command extract_frames_command();
 Command convert_labels_command();
 Command check_labels_command();
+Command demo_command();
 Command doctor_command();
 Command net_command();
 Command bench_command();

@@ -9,8 +9,7 @@ const std::vector<Command>& command_table() {
   static const std::vector<Command> table = {
       create_command(),
       add_videos_command(),
-      unavailable_command("extract-frames",
-                          "extract frames to label from the project's videos (uniform or k-means)"),
+      extract_frames_command(),
       unavailable_command("label",
                           "label frames in the browser (works over ssh on a headless machine)"),
       check_labels_command(),
@@ -28,7 +27,7 @@ const std::vector<Command>& command_table() {
       unavailable_command("merge",
                           "advance the project to the next iteration after refining labels"),
       bench_command(),
-      unavailable_command("demo", "generate a synthetic project and run the whole pipeline on it"),
+      demo_command(),
       doctor_command(),
       net_command(),
   };
@@ -37,8 +36,8 @@ const std::vector<Command>& command_table() {
 
 std::string available_command_names() {
   std::vector<std::string> names;
-  for (const auto& name :
-       {"create", "add-videos", "check-labels", "convert-labels", "bench", "doctor", "net"})
+  for (const auto& name : {"create", "add-videos", "extract-frames", "check-labels", "convert-labels", "bench",
+                           "demo", "doctor", "net"})
     names.push_back(name);
   return fmt::format("{}", fmt::join(names, ", "));
 }

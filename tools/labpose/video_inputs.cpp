@@ -30,9 +30,11 @@ std::vector<projects::VideoInput> probe_video_arguments(const std::vector<std::s
   std::vector<projects::VideoInput> videos;
   for (const auto& path : paths) {
     const pipeline::VideoInfo info = pipeline::probe_video(path);
-    console::info("video {}: {}x{}, {:.2f} fps, {} frames{}, {}", path.string(), info.width,
-                  info.height, info.fps, info.frame_count,
-                  info.frame_count_from_header ? "" : " (estimated)", info.codec);
+    console::info(
+        "video {}: {}x{}, {:.2f} fps, {} frames{}, {}", path.string(), info.width, info.height,
+        info.fps, info.frame_count,
+        info.frame_count_source == pipeline::FrameCountSource::estimated ? " (estimated)" : "",
+        info.codec);
     videos.push_back({fs::absolute(path).lexically_normal(), info.width, info.height});
   }
   return videos;

@@ -1,0 +1,33 @@
+// The demo project: a complete DeepLabCut-layout project made in seconds from the synthetic mouse
+// (config.yaml with its bodyparts and skeleton, the video, frames extracted by k-means, and
+// CollectedData labels taken from the exact ground truth). `labpose demo` starts from it.
+// Not training or analysis: later steps of the demo run on the project this makes.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <vector>
+
+#include "pipeline/synthetic/mouse.hpp"
+
+namespace labpose::pipeline {
+
+struct DemoProjectOptions {
+  std::filesystem::path dir = ".";  // where the project folder is made
+  SyntheticVideoOptions video;      // size, length, seed of the synthetic video
+  int labeled_frames = 20;          // numframes2pick: frames extracted and labeled
+  int threads = 0;                  // decoder threads for the extraction
+};
+
+struct DemoProject {
+  std::filesystem::path config;                       // <dir>/demo-labpose-<date>/config.yaml
+  std::filesystem::path video;                        // the video inside the project
+  std::vector<std::int64_t> labeled_frames;           // frame indices with labels, ascending
+  std::vector<std::vector<SyntheticKeypoint>> truth;  // every frame's keypoints
+};
+
+/// Makes the demo project. Throws Error when the project folder already exists or anything fails;
+/// a half-made project is removed.
+DemoProject create_demo_project(const DemoProjectOptions& options);
+
+}  // namespace labpose::pipeline

@@ -1,0 +1,176 @@
+// The synthetic mouse and the demo project: the rendered mouse is where its keypoints say, hidden
+// keypoints are under the occluder or outside the frame, rendering is deterministic, and the demo
+// project is complete and valid with labels equal to the ground truth.
+#include <gtest/gtest.h>
+
+#include <fmt/core.h>
+
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <optional>
+
+#include "core/error.hpp"
+#include "pipeline/synthetic/demo_project.hpp"
+#include "pipeline/synthetic/mouse.hpp"
+#include "pipeline/video/reader.hpp"
+#include "projects/check.hpp"
+#include "projects/config.hpp"
+#include "projects/labels.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace labpose::pipeline {
+namespace {
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+using Pixel = std::array<int, 3>;  // B, G, R
+
+struct Rendered {
+  int width, height;
+  std::vector<std::uint8_t> bgr;
+  /// The pixel nearest to (x, y), or nullopt outside the frame.
+  std::optional<Pixel> at(double x, double y) const {
+    const int column = static_cast<int>(std::lround(x)), row = static_cast<int>(std::lround(y));
+    if (column < 0 || row < 0 || column >= width || row >= height) return std::nullopt;
+    const std::uint8_t* p = &bgr[static_cast<std::size_t>((row * width + column) * 3)];
+    return Pixel{p[0], p[1], p[2]};
+  }
+};
+
+Rendered render(const SyntheticMouse& mouse, int index, bool with_mouse) {
+  const auto& o = mouse.options();
+  Rendered image{o.width, o.height,
+                 std::vector<std::uint8_t>(static_cast<std::size_t>(o.width * o.height * 3))};
+  mouse.render(index, image.bgr.data(), static_cast<std::size_t>(o.width * 3), with_mouse);
+  return image;
+}
+
+int difference(const std::optional<Pixel>& a, const std::optional<Pixel>& b) {
+  if (!a || !b) return -1;
+  return std::abs((*a)[0] - (*b)[0]) + std::abs((*a)[1] - (*b)[1]) + std::abs((*a)[2] - (*b)[2]);
+}
+
+TEST(SyntheticMouse, TheRenderedMouseIsWhereItsKeypointsSay) {
+  const SyntheticMouse mouse({320, 240, 300, 30.0, 4});
+  enum { kSnout, kLeftEar, kRightEar, kTailbase };
+  int occluded_frames = 0, checked_snouts = 0, checked_ears = 0;
+  for (int index = 0; index < 300; index += 3) {
+    const auto points = mouse.keypoints(index);
+    ASSERT_EQ(points.size(), synthetic_bodyparts().size());
+    const Rendered frame = render(mouse, index, true), floor = render(mouse, index, false);
+    bool occluded = false;
+    for (const auto& p : points) {
+      const bool inside = p.x >= 0 && p.y >= 0 && p.x <= 319 && p.y <= 239;
+      const bool under = mouse.occluder().contains(p.x, p.y);
+      EXPECT_EQ(p.visible, inside && !under) << "frame " << index;
+      if (inside && under) {
+        occluded = true;
+        EXPECT_EQ(difference(frame.at(p.x, p.y), floor.at(p.x, p.y)), 0)
+            << "a hidden keypoint shows the occluder, frame " << index;
+      }
+    }
+    occluded_frames += occluded ? 1 : 0;
+    // Along the body axis: 5 px behind the snout is the head (not the floor), 7 px ahead is floor.
+    const auto& snout = points[kSnout];
+    const auto& tail = points[kTailbase];
+    const double length = std::hypot(snout.x - tail.x, snout.y - tail.y);
+    const double ux = (snout.x - tail.x) / length, uy = (snout.y - tail.y) / length;
+    EXPECT_NEAR(length, 57.0, 1e-6) << "snout to tail base, 1 unit = 1 px at 320x240";
+    const auto inward = frame.at(snout.x - 5 * ux, snout.y - 5 * uy);
+    const auto outward = frame.at(snout.x + 7 * ux, snout.y + 7 * uy);
+    if (snout.visible && inward && outward &&
+        !mouse.occluder().contains(snout.x + 7 * ux, snout.y + 7 * uy) &&
+        !mouse.occluder().contains(snout.x - 5 * ux, snout.y - 5 * uy)) {
+      ++checked_snouts;
+      EXPECT_GT(difference(inward, floor.at(snout.x - 5 * ux, snout.y - 5 * uy)), 150)
+          << "frame " << index;
+      EXPECT_LT(difference(outward, floor.at(snout.x + 7 * ux, snout.y + 7 * uy)), 40)
+          << "frame " << index;
+    }
+    // The ears are pink: red well above green and blue.
+    for (const int ear : {kLeftEar, kRightEar}) {
+      if (!points[static_cast<std::size_t>(ear)].visible) continue;
+      const Pixel pixel =
+          frame.at(points[static_cast<std::size_t>(ear)].x, points[static_cast<std::size_t>(ear)].y)
+              .value();
+      ++checked_ears;
+      EXPECT_GT(pixel[2] - pixel[1], 40) << "frame " << index;
+      EXPECT_GT(pixel[2] - pixel[0], 40) << "frame " << index;
+    }
+    // 3 px in front of the tail base is dark fur.
+    const auto fur = frame.at(tail.x + 3 * ux, tail.y + 3 * uy);
+    if (tail.visible && fur && !mouse.occluder().contains(tail.x + 3 * ux, tail.y + 3 * uy)) {
+      EXPECT_LT((*fur)[0] + (*fur)[1] + (*fur)[2], 3 * 110) << "frame " << index;
+    }
+  }
+  EXPECT_GT(checked_snouts, 60);
+  EXPECT_GT(checked_ears, 120);
+  EXPECT_GT(occluded_frames, 0) << "the mouse passes under the occluder";
+  EXPECT_LT(occluded_frames, 50) << "but not all the time";
+}
+
+TEST(SyntheticMouse, TheSameSeedRendersTheSameVideo) {
+  const SyntheticMouse a({160, 120, 20, 30.0, 9}), b({160, 120, 20, 30.0, 9}),
+      other({160, 120, 20, 30.0, 10});
+  EXPECT_EQ(render(a, 17, true).bgr, render(b, 17, true).bgr);
+  EXPECT_NE(render(a, 17, true).bgr, render(other, 17, true).bgr);
+  EXPECT_EQ(a.keypoints(17)[0].x, b.keypoints(17)[0].x);
+  EXPECT_NE(a.keypoints(17)[0].x, other.keypoints(17)[0].x);
+  EXPECT_NEAR(a.keypoints(0)[0].x, a.keypoints(1)[0].x, 5.0) << "a smooth path";
+  EXPECT_THROW(SyntheticMouse({16, 16, 10, 30.0, 1}), Error);
+}
+
+TEST(DemoProject, CompleteValidAndLabeledFromTheGroundTruth) {
+  const TempDir dir;
+  DemoProjectOptions options;
+  options.dir = dir.path();
+  options.video = {320, 240, 120, 30.0, 3};
+  options.labeled_frames = 12;
+  const DemoProject demo = create_demo_project(options);
+  ASSERT_TRUE(fs::is_regular_file(demo.config));
+  EXPECT_TRUE(demo.config.parent_path().filename().string().starts_with("demo-labpose-"));
+  EXPECT_EQ(fs::directory_iterator(dir.path())->path(), demo.config.parent_path())
+      << "nothing else is left in the folder";
+
+  const auto config = projects::ProjectConfig::load(demo.config);
+  EXPECT_EQ(config.values().bodyparts, synthetic_bodyparts());
+  EXPECT_EQ(config.values().skeleton.size(), 4u);
+  EXPECT_EQ(config.values().numframes2pick, 12);
+  EXPECT_TRUE(config.warnings().empty());
+  const projects::CheckReport report = projects::check_project_labels(config);
+  EXPECT_EQ(report.count(projects::Finding::Severity::error), 0u);
+  EXPECT_EQ(report.count(projects::Finding::Severity::warning), 0u);
+
+  EXPECT_EQ(VideoReader(demo.video).frame_count(), 120);
+  ASSERT_EQ(demo.truth.size(), 120u);
+  EXPECT_GE(demo.labeled_frames.size(), 10u);
+  const fs::path folder = demo.config.parent_path() / "labeled-data" / "synthetic_mouse";
+  const projects::LoadedLabels labels =
+      projects::read_labels(projects::label_files(folder, "labpose"));
+  ASSERT_EQ(labels.table.row_count(), demo.labeled_frames.size());
+  for (std::size_t row = 0; row < labels.table.row_count(); ++row) {
+    const std::int64_t index = demo.labeled_frames[row];
+    EXPECT_EQ(projects::image_key(labels.table, row).image, fmt::format("img{:03}.png", index));
+    EXPECT_TRUE(fs::is_regular_file(folder / fmt::format("img{:03}.png", index)));
+    const auto& truth = demo.truth[static_cast<std::size_t>(index)];
+    for (std::size_t j = 0; j < truth.size(); ++j) {
+      const double x = labels.table.at(row, 2 * j), y = labels.table.at(row, 2 * j + 1);
+      if (truth[j].visible) {
+        EXPECT_EQ(x, truth[j].x);
+        EXPECT_EQ(y, truth[j].y);
+      } else {
+        EXPECT_TRUE(std::isnan(x) && std::isnan(y)) << "hidden keypoints are unlabeled";
+      }
+    }
+  }
+  try {
+    create_demo_project(options);
+    ADD_FAILURE() << "a second demo project in the same folder";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("already exists"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace labpose::pipeline
