@@ -13,6 +13,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "projects/yaml_reader.hpp"
 #include "projects/yaml_text.hpp"
 
 namespace labpose::projects {
@@ -182,163 +183,6 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-std::string describe(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null:
-      return "nothing";
-    case YAML::NodeType::Scalar:
-      return "\"" + node.Scalar() + "\"";
-    case YAML::NodeType::Sequence:
-      return fmt::format("a list of {} items", node.size());
-    case YAML::NodeType::Map:
-      return "a mapping";
-  }
-  return "?";
-}
-
-// Reads typed values from the top-level mapping; every failure names file:line:col and the key.
-class Reader {
- public:
-  Reader(const fs::path& file, const YAML::Node& root) : file_(file), root_(root) {
-    for (const auto& entry : root_) {
-      const std::string key = entry.first.Scalar();
-      keys_[key] = entry.first;
-    }
-  }
-
-  bool has(const std::string& key) const { return keys_.count(key) != 0; }
-  YAML::Node value(const std::string& key) const { return has(key) ? root_[key] : YAML::Node(); }
-  bool is_null(const std::string& key) const {
-    const YAML::Node node = value(key);
-    return !node.IsDefined() || node.IsNull() ||
-           (node.IsScalar() && yaml_text::plain_type(node.Scalar()) == yaml_text::PlainType::null &&
-            node.Tag() != "!");
-  }
-
-  std::string place(const std::string& key, const YAML::Node& node = YAML::Node()) const {
-    YAML::Mark mark = node.IsDefined() ? node.Mark() : YAML::Mark::null_mark();
-    if (mark.is_null() || mark.line < 0) {
-      const auto found = keys_.find(key);
-      if (found != keys_.end()) mark = found->second.Mark();
-    }
-    if (mark.is_null() || mark.line < 0) return file_.string();
-    return fmt::format("{}:{}:{}", file_.string(), mark.line + 1, mark.column + 1);
-  }
-
-  [[noreturn]] void fail(const std::string& key, const YAML::Node& node, const std::string& message,
-                         const std::string& hint = {}) const {
-    throw Error(fmt::format("{}: {}", place(key, node), message), hint);
-  }
-
-  std::string text(const std::string& key, bool required, const std::string& fallback = {}) const {
-    if (is_null(key)) {
-      if (required) {
-        throw Error(
-            fmt::format("{}: the key '{}' is missing or empty", place(key), key),
-            fmt::format("DeepLabCut writes it near the top of config.yaml, e.g. `{}: <value>`; "
-                        "compare with a config.yaml made by `labpose create`",
-                        key));
-      }
-      return fallback;
-    }
-    const YAML::Node node = value(key);
-    if (!node.IsScalar())
-      fail(key, node, fmt::format("{} must be a single value (found {})", key, describe(node)));
-    return node.Scalar();
-  }
-
-  std::optional<bool> optional_bool(const std::string& key) const {
-    if (is_null(key)) return std::nullopt;
-    const YAML::Node node = value(key);
-    const auto parsed = node.IsScalar() ? yaml_text::parse_bool(node.Scalar()) : std::nullopt;
-    if (!parsed)
-      fail(key, node, fmt::format("{} must be true or false (found {})", key, describe(node)));
-    return parsed;
-  }
-
-  long long integer_of(const std::string& key, const YAML::Node& node, long long minimum,
-                       const std::string& what) const {
-    const auto parsed = node.IsScalar() ? yaml_text::parse_int(node.Scalar()) : std::nullopt;
-    if (!parsed || *parsed < minimum || *parsed > 1'000'000'000'000LL) {
-      fail(
-          key, node,
-          fmt::format("{} must be a whole number >= {} (found {})", what, minimum, describe(node)));
-    }
-    return *parsed;
-  }
-
-  std::optional<long long> optional_integer(const std::string& key, long long minimum) const {
-    if (is_null(key)) return std::nullopt;
-    return integer_of(key, value(key), minimum, key);
-  }
-
-  double number_of(const std::string& key, const YAML::Node& node, double minimum, double maximum,
-                   const std::string& what) const {
-    const auto parsed = node.IsScalar() ? yaml_text::parse_float(node.Scalar()) : std::nullopt;
-    if (!parsed || !std::isfinite(*parsed) || *parsed < minimum || *parsed > maximum) {
-      fail(key, node,
-           fmt::format("{} must be a number between {} and {} (found {})", what, minimum, maximum,
-                       describe(node)));
-    }
-    return *parsed;
-  }
-
-  std::optional<double> optional_number(const std::string& key, double minimum,
-                                        double maximum) const {
-    if (is_null(key)) return std::nullopt;
-    return number_of(key, value(key), minimum, maximum, key);
-  }
-
-  // A list of distinct, non-empty names; null or missing is an empty list.
-  std::vector<std::string> names(const std::string& key) const {
-    std::vector<std::string> out;
-    if (is_null(key)) return out;
-    const YAML::Node node = value(key);
-    if (!node.IsSequence()) {
-      fail(key, node,
-           fmt::format("{} must be a list of distinct names (found {})", key, describe(node)),
-           fmt::format("write one name per line:\n{}:\n- snout\n- tailbase", key));
-    }
-    for (const auto& item : node) {
-      if (!item.IsScalar() || item.Scalar().empty()) {
-        fail(key, item,
-             fmt::format("{} must be a list of distinct names (found {} as an item)", key,
-                         describe(item)));
-      }
-      if (std::find(out.begin(), out.end(), item.Scalar()) != out.end()) {
-        fail(key, item,
-             fmt::format("{} must be a list of distinct names (found \"{}\" twice)", key,
-                         item.Scalar()),
-             "every keypoint needs its own name; rename or remove the second one");
-      }
-      out.push_back(item.Scalar());
-    }
-    return out;
-  }
-
-  const std::map<std::string, YAML::Node>& keys() const { return keys_; }
-
- private:
-  const fs::path& file_;
-  const YAML::Node& root_;
-  std::map<std::string, YAML::Node> keys_;
-};
-
-std::string first_line_excerpt(std::string_view text, int line) {
-  int current = 0;
-  std::size_t start = 0;
-  while (current < line && start < text.size()) {
-    const std::size_t next = text.find('\n', start);
-    if (next == std::string_view::npos) return {};
-    start = next + 1;
-    ++current;
-  }
-  const std::size_t end = text.find('\n', start);
-  return std::string(
-      text.substr(start, end == std::string_view::npos ? text.size() - start : end - start));
-}
-
 }  // namespace
 
 std::string CropBox::text() const {
@@ -377,18 +221,7 @@ ProjectConfig ProjectConfig::parse(std::string_view text, const fs::path& file) 
   ProjectConfig config;
   config.file_ = file;
   config.original_text_ = std::string(text);
-  try {
-    config.root_ = YAML::Load(config.original_text_);
-  } catch (const YAML::ParserException& error) {
-    const std::string excerpt = first_line_excerpt(text, error.mark.line);
-    throw Error(
-        fmt::format(
-            "{}:{}:{}: config.yaml is not valid YAML: {}{}", file.string(), error.mark.line + 1,
-            error.mark.column + 1, error.msg,
-            excerpt.empty() ? "" : fmt::format("\n  {:>4} | {}", error.mark.line + 1, excerpt)),
-        "check the indentation and the colons on that line and the one above it; "
-        "lists are written as `- item` lines under their key");
-  }
+  config.root_ = parse_yaml(config.original_text_, file, "config.yaml");
   if (!config.root_.IsMap()) {
     throw Error(fmt::format("{}: config.yaml must be a mapping of `key: value` lines (found {})",
                             file.string(), describe(config.root_)),
@@ -410,7 +243,7 @@ ProjectConfig ProjectConfig::parse(std::string_view text, const fs::path& file) 
 }
 
 void ProjectConfig::validate() {
-  const Reader reader(file_, root_);
+  const YamlMapReader reader(file_, root_);
   ConfigValues values;
   warnings_.clear();
 

@@ -107,6 +107,27 @@ fs::path ProjectLayout::labeled_data_folder(std::string_view stem) const {
   return labeled_data_dir() / std::string(stem);
 }
 
+fs::path ProjectLayout::training_set_dir(int iteration, std::string_view task,
+                                         std::string_view date) const {
+  return training_datasets_dir() / fmt::format("iteration-{}", iteration) /
+         fmt::format("UnaugmentedDataSet_{}{}", task, date);
+}
+
+fs::path ProjectLayout::model_dir(int iteration, std::string_view task, std::string_view date,
+                                  double fraction, int shuffle) const {
+  return labpose_models_dir() / fmt::format("iteration-{}", iteration) /
+         shuffle_folder_name(task, date, fraction, shuffle);
+}
+
+fs::path ProjectLayout::evaluation_iteration_dir(int iteration) const {
+  return root_ / "labpose-evaluation-results" / fmt::format("iteration-{}", iteration);
+}
+
+fs::path ProjectLayout::evaluation_dir(int iteration, std::string_view task, std::string_view date,
+                                       double fraction, int shuffle) const {
+  return evaluation_iteration_dir(iteration) / shuffle_folder_name(task, date, fraction, shuffle);
+}
+
 std::vector<fs::path> ProjectLayout::labeled_folders() const {
   std::vector<fs::path> folders;
   std::error_code error;
@@ -119,6 +140,20 @@ std::vector<fs::path> ProjectLayout::labeled_folders() const {
   }
   std::sort(folders.begin(), folders.end());
   return folders;
+}
+
+std::string documentation_pickle_name(std::string_view task, double fraction, int shuffle) {
+  return fmt::format("Documentation_data-{}_{}shuffle{}.pickle", task,
+                     training_fraction_percent(fraction), shuffle);
+}
+
+std::string split_file_name(double fraction, int shuffle) {
+  return fmt::format("labpose-split-{}shuffle{}.json", training_fraction_percent(fraction),
+                     shuffle);
+}
+
+std::string snapshot_file_name(std::int64_t iteration, bool best) {
+  return fmt::format("snapshot-{}{}.safetensors", best ? "best-" : "", iteration);
 }
 
 std::string collected_data_csv_name(std::string_view scorer) {

@@ -58,6 +58,20 @@ class ProjectLayout {
   std::filesystem::path dlc_models_dir() const { return root_ / "dlc-models"; }
   std::filesystem::path labpose_models_dir() const { return root_ / "labpose-models"; }
 
+  // Training sets, models and evaluations of one active-learning iteration (DeepLabCut's layout,
+  // with labpose's models and evaluations beside DeepLabCut's so neither misreads the other's).
+  /// training-datasets/iteration-<K>/UnaugmentedDataSet_<Task><date>/
+  std::filesystem::path training_set_dir(int iteration, std::string_view task,
+                                         std::string_view date) const;
+  /// labpose-models/iteration-<K>/<Task><date>-trainset<P>shuffle<S>/ (train/ and test/ inside)
+  std::filesystem::path model_dir(int iteration, std::string_view task, std::string_view date,
+                                  double fraction, int shuffle) const;
+  /// labpose-evaluation-results/iteration-<K>/
+  std::filesystem::path evaluation_iteration_dir(int iteration) const;
+  /// labpose-evaluation-results/iteration-<K>/<Task><date>-trainset<P>shuffle<S>/
+  std::filesystem::path evaluation_dir(int iteration, std::string_view task, std::string_view date,
+                                       double fraction, int shuffle) const;
+
   /// The folders of labeled-data/ that hold frames of a video (not `<stem>_labeled`, not hidden),
   /// sorted by name.
   std::vector<std::filesystem::path> labeled_folders() const;
@@ -65,6 +79,13 @@ class ProjectLayout {
  private:
   std::filesystem::path root_;
 };
+
+/// "Documentation_data-<Task>_<P>shuffle<S>.pickle" (DeepLabCut's record of a split).
+std::string documentation_pickle_name(std::string_view task, double fraction, int shuffle);
+/// "labpose-split-<P>shuffle<S>.json": the split by image path, which labpose reads back.
+std::string split_file_name(double fraction, int shuffle);
+/// "snapshot-<iteration>.safetensors" and "snapshot-best-<iteration>.safetensors".
+std::string snapshot_file_name(std::int64_t iteration, bool best = false);
 
 /// "CollectedData_<scorer>.csv" / ".h5".
 std::string collected_data_csv_name(std::string_view scorer);

@@ -31,6 +31,24 @@ TEST(Layout, TrainingFractionIsTruncatedLikePython) {
             "openfieldOct30-trainset95shuffle1");
 }
 
+TEST(Layout, TrainingSetModelAndEvaluationFolders) {
+  const ProjectLayout layout("/p/openfield-Pranav-2018-10-30");
+  EXPECT_EQ(layout.training_set_dir(0, "openfield", "Oct30"),
+            "/p/openfield-Pranav-2018-10-30/training-datasets/iteration-0/"
+            "UnaugmentedDataSet_openfieldOct30");
+  EXPECT_EQ(layout.model_dir(2, "openfield", "Oct30", 0.95, 1),
+            "/p/openfield-Pranav-2018-10-30/labpose-models/iteration-2/"
+            "openfieldOct30-trainset95shuffle1");
+  EXPECT_EQ(layout.evaluation_dir(0, "openfield", "Oct30", 0.8, 3),
+            "/p/openfield-Pranav-2018-10-30/labpose-evaluation-results/iteration-0/"
+            "openfieldOct30-trainset80shuffle3");
+  EXPECT_EQ(documentation_pickle_name("openfield", 0.95, 1),
+            "Documentation_data-openfield_95shuffle1.pickle");
+  EXPECT_EQ(split_file_name(0.29, 2), "labpose-split-28shuffle2.json");
+  EXPECT_EQ(snapshot_file_name(5000), "snapshot-5000.safetensors");
+  EXPECT_EQ(snapshot_file_name(200, true), "snapshot-best-200.safetensors");
+}
+
 TEST(Layout, FrameImageNamesPadToCeilLog10OfTheFrameCount) {
   EXPECT_EQ(frame_image_name(42, 2330), "img0042.png");
   EXPECT_EQ(frame_image_name(7, 1000), "img007.png");
