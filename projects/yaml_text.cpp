@@ -226,6 +226,13 @@ std::string float_text(double value) {
   return python_float_repr(value);
 }
 
+std::string yaml_float_text(double value) {
+  std::string text = python_float_repr(value);
+  const std::size_t e = text.find('e');
+  if (e != std::string::npos && text.find('.') == std::string::npos) text.insert(e, ".0");
+  return text;
+}
+
 std::optional<bool> parse_bool(std::string_view text) {
   std::string lower(text);
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

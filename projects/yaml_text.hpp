@@ -37,6 +37,9 @@ YAML::Node plain_node(std::string_view text);
 /// Text for a double the way Python's repr writes it: shortest round trip, always with a '.' or
 /// 'e'.
 std::string float_text(double value);
+/// The same with a '.' in the mantissa ("1.0e-05"): YAML 1.1 readers (PyYAML, which reads
+/// DeepLabCut's pose_cfg.yaml) take "1e-05" for a string.
+std::string yaml_float_text(double value);
 
 /// Parses YAML 1.2 booleans plus the YAML 1.1/pydantic words (yes/no/on/off) DeepLabCut users
 /// write.

@@ -1,0 +1,328 @@
+// pose_cfg.yaml reading and writing.
+#include "pipeline/training/pose_config.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <set>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "projects/yaml_reader.hpp"
+#include "projects/yaml_text.hpp"
+
+namespace labpose::pipeline {
+namespace fs = std::filesystem;
+using projects::yaml_text::quote_string;
+using projects::yaml_text::yaml_float_text;
+
+double PoseConfig::learning_rate(std::int64_t step) const {
+  for (const auto& [rate, until] : multi_step) {
+    if (step < until) return rate;
+  }
+  return multi_step.empty() ? 1e-3 : multi_step.back().first;
+}
+
+namespace {
+
+std::string list_of_names(const std::vector<std::string>& names) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + quote_string(names[i]);
+  return out + "]";
+}
+
+std::string yes_no(bool value) {
+  return value ? "true" : "false";
+}
+
+// Every key pose_cfg.yaml may hold, in the order it is written.
+const std::set<std::string>& known_keys() {
+  static const std::set<std::string> keys = {"net_type",
+                                             "init_weights",
+                                             "project_path",
+                                             "dataset",
+                                             "metadataset",
+                                             "split",
+                                             "training_fraction",
+                                             "shuffle",
+                                             "iteration",
+                                             "num_joints",
+                                             "all_joints",
+                                             "all_joints_names",
+                                             "symmetric_pairs",
+                                             "optimizer",
+                                             "batch_size",
+                                             "multi_step",
+                                             "max_iters",
+                                             "weight_decay",
+                                             "momentum",
+                                             "display_iters",
+                                             "save_iters",
+                                             "evaluate_iters",
+                                             "keep_snapshots",
+                                             "early_stop_patience",
+                                             "seed",
+                                             "freeze_backbone_stages",
+                                             "backbone_lr_multiplier",
+                                             "stride",
+                                             "pos_dist_thresh",
+                                             "locref_stdev",
+                                             "locref_loss_weight",
+                                             "location_refinement",
+                                             "crop_size",
+                                             "global_scale",
+                                             "scale_jitter_lo",
+                                             "scale_jitter_up",
+                                             "rotation",
+                                             "rotateratio",
+                                             "mirror",
+                                             "brightness",
+                                             "contrast",
+                                             "blur_probability",
+                                             "noise_probability",
+                                             "noise_stddev",
+                                             "loader_threads",
+                                             "engine"};
+  return keys;
+}
+
+}  // namespace
+
+PoseConfig read_pose_config(const fs::path& file, std::vector<std::string>* warnings) {
+  std::error_code error;
+  if (!fs::exists(file, error)) {
+    throw Error(fmt::format("the training configuration {} does not exist", file.string()),
+                "make the training set first: labpose create-dataset <config.yaml>");
+  }
+  const YAML::Node root = projects::parse_yaml(read_file(file), file, "pose_cfg.yaml");
+  if (!root.IsMap())
+    throw Error(
+        fmt::format("{}: pose_cfg.yaml must be a mapping of `key: value` lines", file.string()));
+  const projects::YamlMapReader reader(file, root);
+  for (const auto& entry : root) {
+    const std::string key = entry.first.Scalar();
+    if (known_keys().count(key) == 0 && warnings != nullptr) {
+      warnings->push_back(
+          fmt::format("{}: unknown key '{}' is ignored", reader.place(key, entry.first), key));
+    }
+  }
+  PoseConfig c;
+  c.net_type = reader.text("net_type", true);
+  c.init_weights = reader.text("init_weights", false);
+  c.project_path = reader.text("project_path", false);
+  c.dataset = reader.text("dataset", false);
+  c.metadataset = reader.text("metadataset", false);
+  c.split = reader.text("split", true);
+  c.training_fraction =
+      reader.optional_number("training_fraction", 0.0, 1.0).value_or(c.training_fraction);
+  c.shuffle = static_cast<int>(reader.optional_integer("shuffle", 0).value_or(c.shuffle));
+  c.iteration = static_cast<int>(reader.optional_integer("iteration", 0).value_or(c.iteration));
+  c.bodyparts = reader.names("all_joints_names");
+  if (c.bodyparts.empty())
+    reader.fail("all_joints_names", reader.value("all_joints_names"),
+                "all_joints_names must list the bodyparts");
+  if (!reader.is_null("symmetric_pairs")) {
+    const YAML::Node pairs = reader.value("symmetric_pairs");
+    if (!pairs.IsSequence())
+      reader.fail("symmetric_pairs", pairs,
+                  "symmetric_pairs must be a list of [left, right] pairs");
+    for (const auto& pair : pairs) {
+      if (!pair.IsSequence() || pair.size() != 2 || !pair[0].IsScalar() || !pair[1].IsScalar()) {
+        reader.fail("symmetric_pairs", pair,
+                    fmt::format("each symmetric pair must be two bodyparts (found {})",
+                                projects::describe(pair)));
+      }
+      for (const auto& name : {pair[0].Scalar(), pair[1].Scalar()}) {
+        if (std::find(c.bodyparts.begin(), c.bodyparts.end(), name) == c.bodyparts.end()) {
+          reader.fail("symmetric_pairs", pair,
+                      fmt::format("\"{}\" in symmetric_pairs is not a bodypart", name));
+        }
+      }
+      c.symmetric_pairs.emplace_back(pair[0].Scalar(), pair[1].Scalar());
+    }
+  }
+
+  c.optimizer = reader.text("optimizer", false, c.optimizer);
+  if (c.optimizer != "adamw" && c.optimizer != "sgd") {
+    reader.fail("optimizer", reader.value("optimizer"),
+                fmt::format("optimizer must be adamw or sgd (found \"{}\")", c.optimizer));
+  }
+  c.batch_size = static_cast<int>(reader.optional_integer("batch_size", 1).value_or(c.batch_size));
+  if (!reader.is_null("multi_step")) {
+    const YAML::Node steps = reader.value("multi_step");
+    if (!steps.IsSequence() || steps.size() == 0) {
+      reader.fail("multi_step", steps,
+                  "multi_step must be a list of [learning rate, until iteration] pairs",
+                  "for example:\nmulti_step:\n- [0.001, 6000]\n- [0.0001, 10000]");
+    }
+    c.multi_step.clear();
+    std::int64_t previous = 0;
+    for (const auto& step : steps) {
+      if (!step.IsSequence() || step.size() != 2) {
+        reader.fail(
+            "multi_step", step,
+            fmt::format("each multi_step entry must be [learning rate, until iteration] (found {})",
+                        projects::describe(step)));
+      }
+      const double rate =
+          reader.number_of("multi_step", step[0], 0.0, 10.0, "a multi_step learning rate");
+      const auto until =
+          reader.integer_of("multi_step", step[1], previous + 1, "a multi_step iteration");
+      c.multi_step.emplace_back(rate, until);
+      previous = until;
+    }
+  }
+  c.max_iters = reader.optional_integer("max_iters", 1).value_or(c.multi_step.back().second);
+  c.weight_decay = reader.optional_number("weight_decay", 0.0, 1.0).value_or(c.weight_decay);
+  c.momentum = reader.optional_number("momentum", 0.0, 1.0).value_or(c.momentum);
+  c.display_iters = reader.optional_integer("display_iters", 1).value_or(c.display_iters);
+  c.save_iters = reader.optional_integer("save_iters", 1).value_or(c.save_iters);
+  c.evaluate_iters = reader.optional_integer("evaluate_iters", 0).value_or(c.evaluate_iters);
+  c.keep_snapshots =
+      static_cast<int>(reader.optional_integer("keep_snapshots", 1).value_or(c.keep_snapshots));
+  c.early_stop_patience = static_cast<int>(
+      reader.optional_integer("early_stop_patience", 0).value_or(c.early_stop_patience));
+  c.seed = static_cast<std::uint64_t>(
+      reader.optional_integer("seed", 0).value_or(static_cast<long long>(c.seed)));
+  c.freeze_backbone_stages = static_cast<int>(
+      reader.optional_integer("freeze_backbone_stages", 0).value_or(c.freeze_backbone_stages));
+  c.backbone_lr_multiplier = reader.optional_number("backbone_lr_multiplier", 0.0, 100.0)
+                                 .value_or(c.backbone_lr_multiplier);
+
+  c.stride = static_cast<int>(reader.optional_integer("stride", 1).value_or(c.stride));
+  if (c.stride != 8)
+    reader.fail("stride", reader.value("stride"), "stride must be 8 (the networks' output stride)");
+  c.pos_dist_thresh =
+      reader.optional_number("pos_dist_thresh", 0.5, 1000.0).value_or(c.pos_dist_thresh);
+  c.locref_stdev = reader.optional_number("locref_stdev", 1e-3, 1000.0).value_or(c.locref_stdev);
+  c.locref_loss_weight =
+      reader.optional_number("locref_loss_weight", 0.0, 1000.0).value_or(c.locref_loss_weight);
+  c.location_refinement =
+      reader.optional_bool("location_refinement").value_or(c.location_refinement);
+
+  if (!reader.is_null("crop_size")) {
+    const YAML::Node crop = reader.value("crop_size");
+    if (!crop.IsSequence() || crop.size() != 2) {
+      reader.fail(
+          "crop_size", crop,
+          fmt::format("crop_size must be [width, height] (found {})", projects::describe(crop)));
+    }
+    c.crop_width = static_cast<int>(reader.integer_of("crop_size", crop[0], 64, "the crop width"));
+    c.crop_height =
+        static_cast<int>(reader.integer_of("crop_size", crop[1], 64, "the crop height"));
+  }
+  c.global_scale = reader.optional_number("global_scale", 0.05, 20.0).value_or(c.global_scale);
+  c.scale_jitter_lo =
+      reader.optional_number("scale_jitter_lo", 0.05, 20.0).value_or(c.scale_jitter_lo);
+  c.scale_jitter_up = reader.optional_number("scale_jitter_up", c.scale_jitter_lo, 20.0)
+                          .value_or(c.scale_jitter_up);
+  c.rotation = reader.optional_number("rotation", 0.0, 180.0).value_or(c.rotation);
+  c.rotateratio = reader.optional_number("rotateratio", 0.0, 1.0).value_or(c.rotateratio);
+  c.mirror = reader.optional_bool("mirror").value_or(c.mirror);
+  c.brightness = reader.optional_number("brightness", 0.0, 1.0).value_or(c.brightness);
+  c.contrast = reader.optional_number("contrast", 0.0, 1.0).value_or(c.contrast);
+  c.blur_probability =
+      reader.optional_number("blur_probability", 0.0, 1.0).value_or(c.blur_probability);
+  c.noise_probability =
+      reader.optional_number("noise_probability", 0.0, 1.0).value_or(c.noise_probability);
+  c.noise_stddev = reader.optional_number("noise_stddev", 0.0, 255.0).value_or(c.noise_stddev);
+  c.loader_threads =
+      static_cast<int>(reader.optional_integer("loader_threads", 1).value_or(c.loader_threads));
+  return c;
+}
+
+void write_pose_config(const PoseConfig& c, const fs::path& file) {
+  std::string out;
+  const auto line = [&out](const std::string& key, const std::string& value) {
+    out += key + ": " + value + "\n";
+  };
+  out +=
+      "# labpose training configuration; DeepLabCut's key names where they exist. Edit it to "
+      "change\n"
+      "# the recipe; labpose train reads it at every start (and --resume keeps the snapshot's "
+      "state).\n\n"
+      "# What is trained on what\n";
+  line("net_type", quote_string(c.net_type));
+  out += "init_weights:" +
+         (c.init_weights.empty() ? std::string() : " " + quote_string(c.init_weights)) + "\n";
+  line("project_path", quote_string(c.project_path));
+  line("dataset", quote_string(c.dataset));
+  line("metadataset", quote_string(c.metadataset));
+  line("split", quote_string(c.split));
+  line("training_fraction", yaml_float_text(c.training_fraction));
+  line("shuffle", std::to_string(c.shuffle));
+  line("iteration", std::to_string(c.iteration));
+  line("num_joints", std::to_string(c.bodyparts.size()));
+  std::string joints = "[";
+  for (std::size_t j = 0; j < c.bodyparts.size(); ++j)
+    joints += fmt::format("{}[{}]", j ? ", " : "", j);
+  line("all_joints", joints + "]");
+  line("all_joints_names", list_of_names(c.bodyparts));
+  std::string pairs = "[";
+  for (std::size_t k = 0; k < c.symmetric_pairs.size(); ++k) {
+    pairs +=
+        (k ? ", " : "") + list_of_names({c.symmetric_pairs[k].first, c.symmetric_pairs[k].second});
+  }
+  line("symmetric_pairs", pairs + "]");
+  out += "\n# Optimization (multi_step: [learning rate, until iteration])\n";
+  line("optimizer", c.optimizer);
+  line("batch_size", std::to_string(c.batch_size));
+  std::string steps = "[";
+  for (std::size_t k = 0; k < c.multi_step.size(); ++k) {
+    steps += fmt::format("{}[{}, {}]", k ? ", " : "", yaml_float_text(c.multi_step[k].first),
+                         c.multi_step[k].second);
+  }
+  line("multi_step", steps + "]");
+  line("max_iters", std::to_string(c.max_iters));
+  line("weight_decay", yaml_float_text(c.weight_decay));
+  line("momentum", yaml_float_text(c.momentum));
+  line("display_iters", std::to_string(c.display_iters));
+  line("save_iters", std::to_string(c.save_iters));
+  line("evaluate_iters", std::to_string(c.evaluate_iters));
+  line("keep_snapshots", std::to_string(c.keep_snapshots));
+  line("early_stop_patience", std::to_string(c.early_stop_patience));
+  line("seed", std::to_string(c.seed));
+  line("freeze_backbone_stages", std::to_string(c.freeze_backbone_stages));
+  line("backbone_lr_multiplier", yaml_float_text(c.backbone_lr_multiplier));
+  out += "\n# Targets and loss (score maps: disks of pos_dist_thresh pixels at stride 8)\n";
+  line("stride", std::to_string(c.stride));
+  line("pos_dist_thresh", yaml_float_text(c.pos_dist_thresh));
+  line("locref_stdev", yaml_float_text(c.locref_stdev));
+  line("locref_loss_weight", yaml_float_text(c.locref_loss_weight));
+  line("location_refinement", yes_no(c.location_refinement));
+  out += "\n# Augmentation (crop_size: [width, height] of the training crops)\n";
+  line("crop_size", fmt::format("[{}, {}]", c.crop_width, c.crop_height));
+  line("global_scale", yaml_float_text(c.global_scale));
+  line("scale_jitter_lo", yaml_float_text(c.scale_jitter_lo));
+  line("scale_jitter_up", yaml_float_text(c.scale_jitter_up));
+  line("rotation", yaml_float_text(c.rotation));
+  line("rotateratio", yaml_float_text(c.rotateratio));
+  line("mirror", yes_no(c.mirror));
+  line("brightness", yaml_float_text(c.brightness));
+  line("contrast", yaml_float_text(c.contrast));
+  line("blur_probability", yaml_float_text(c.blur_probability));
+  line("noise_probability", yaml_float_text(c.noise_probability));
+  line("noise_stddev", yaml_float_text(c.noise_stddev));
+  line("loader_threads", std::to_string(c.loader_threads));
+  write_file_atomically(file, out);
+}
+
+void write_test_pose_config(const PoseConfig& c, const fs::path& file) {
+  std::string out =
+      "# The test-time settings of this shuffle (DeepLabCut keeps these in test/pose_cfg.yaml).\n";
+  out += "dataset: " + quote_string(c.dataset) + "\n";
+  out += fmt::format("num_joints: {}\n", c.bodyparts.size());
+  std::string joints = "[";
+  for (std::size_t j = 0; j < c.bodyparts.size(); ++j)
+    joints += fmt::format("{}[{}]", j ? ", " : "", j);
+  out += "all_joints: " + joints + "]\n";
+  out += "all_joints_names: " + list_of_names(c.bodyparts) + "\n";
+  out += "net_type: " + quote_string(c.net_type) + "\n";
+  out += "init_weights:" +
+         (c.init_weights.empty() ? std::string() : " " + quote_string(c.init_weights)) + "\n";
+  out += "global_scale: 1.0\nlocation_refinement: " + yes_no(c.location_refinement) + "\n";
+  out += "locref_stdev: " + yaml_float_text(c.locref_stdev) + "\nstride: 8\nscoremap_dir: test\n";
+  write_file_atomically(file, out);
+}
+
+}  // namespace labpose::pipeline

@@ -1,0 +1,79 @@
+// A shuffle's training configuration: labpose-models/.../train/pose_cfg.yaml. create-dataset writes
+// it with every parameter (DeepLabCut's names and defaults where they exist, labpose's own
+// otherwise); train and evaluate read it; the user edits it to change the recipe. Not config.yaml.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace labpose::pipeline {
+
+struct PoseConfig {
+  // What is trained on what (create-dataset fills these in).
+  std::string net_type = "mobilenet_v2_0.35";  // a nets::pose_architectures() name
+  std::string init_weights;  // pretrained backbone (safetensors); empty: from scratch
+  std::string project_path;
+  std::string dataset;      // merged CollectedData .h5, relative to project_path
+  std::string metadataset;  // Documentation_data-...pickle, relative to project_path
+  std::string split;        // labpose-split-...json, relative to project_path
+  double training_fraction = 0.95;
+  int shuffle = 1;
+  int iteration = 0;                   // active-learning iteration
+  std::vector<std::string> bodyparts;  // all_joints_names; all_joints is derived
+  std::vector<std::pair<std::string, std::string>> symmetric_pairs;  // swapped by horizontal flips
+
+  // Optimization.
+  std::string optimizer = "adamw";  // "adamw" or "sgd" (momentum)
+  int batch_size = 8;
+  std::vector<std::pair<double, std::int64_t>> multi_step = {
+      {1e-3, 6000}, {3e-4, 9000}, {1e-4, 10000}};
+  std::int64_t max_iters = 10000;  // the last multi_step entry's end when not given
+  double weight_decay = 1e-4;
+  double momentum = 0.9;
+  std::int64_t display_iters = 100;   // learning_stats.csv rows
+  std::int64_t save_iters = 1000;     // snapshots
+  std::int64_t evaluate_iters = 500;  // test-set RMSE (0: never)
+  int keep_snapshots = 5;             // the newest ones are kept, plus the best
+  int early_stop_patience = 0;        // evaluations without improvement before stopping (0: off)
+  std::uint64_t seed = 42;
+  int freeze_backbone_stages = 0;  // first backbone stages not trained (fine-tuning)
+  double backbone_lr_multiplier = 1.0;
+
+  // Targets and loss (DeepLabCut's single-animal recipe).
+  int stride = 8;
+  double pos_dist_thresh = 17.0;  // score-map disk radius in pixels, scaled with the augmentation
+  double locref_stdev = 7.2801;
+  double locref_loss_weight = 0.05;
+  bool location_refinement = true;
+
+  // Augmentation.
+  int crop_width = 320, crop_height = 320;  // training crop (crop_size) around the labeled animal
+  double global_scale = 1.0;
+  double scale_jitter_lo = 0.5, scale_jitter_up = 1.25;
+  double rotation = 25.0;    // degrees
+  double rotateratio = 0.4;  // probability of a rotation
+  bool mirror = false;       // horizontal flips (with symmetric_pairs swapped)
+  double brightness = 0.25;  // max relative change
+  double contrast = 0.25;    // max relative change
+  double blur_probability = 0.25;
+  double noise_probability = 0.25;
+  double noise_stddev = 8.0;  // gray levels
+  int loader_threads = 2;
+
+  /// The learning rate at training step `step` (0-based) from multi_step.
+  double learning_rate(std::int64_t step) const;
+};
+
+/// Reads pose_cfg.yaml; unknown keys are kept out (a warning each), wrong types are Errors naming
+/// file:line:col and the key.
+PoseConfig read_pose_config(const std::filesystem::path& file,
+                            std::vector<std::string>* warnings = nullptr);
+/// Writes pose_cfg.yaml atomically, every key with a comment line per group.
+void write_pose_config(const PoseConfig& config, const std::filesystem::path& file);
+/// The smaller test/pose_cfg.yaml (what DeepLabCut keeps there): dataset, joints, net_type, ...
+void write_test_pose_config(const PoseConfig& config, const std::filesystem::path& file);
+
+}  // namespace labpose::pipeline
