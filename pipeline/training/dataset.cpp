@@ -1,0 +1,221 @@
+// Merging labels, dataset tables and splits.
+#include "pipeline/training/dataset.hpp"
+
+#include <fmt/core.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "nets/random.hpp"
+#include "projects/image_header.hpp"
+#include "projects/labels.hpp"
+#include "projects/layout.hpp"
+
+namespace labpose::pipeline {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Reads the rows of a label table into labeled images (config bodypart order).
+std::vector<LabeledImage> images_of(const projects::Table& table, const fs::path& file,
+                                    const std::vector<std::string>& bodyparts) {
+  const auto keypoints = projects::keypoint_columns(table, file);
+  std::vector<std::pair<std::size_t, std::size_t>> columns(bodyparts.size(), {SIZE_MAX, SIZE_MAX});
+  for (const auto& keypoint : keypoints) {
+    const auto found = std::find(bodyparts.begin(), bodyparts.end(), keypoint.bodypart);
+    if (found == bodyparts.end()) {
+      throw Error(
+          fmt::format("{}: the labels name bodypart \"{}\", which config.yaml does not list",
+                      file.string(), keypoint.bodypart),
+          "add it to bodyparts in config.yaml or fix the label file (labpose check-labels shows "
+          "all problems)");
+    }
+    columns[static_cast<std::size_t>(found - bodyparts.begin())] = {keypoint.x, keypoint.y};
+  }
+  std::vector<LabeledImage> images;
+  for (std::size_t row = 0; row < table.row_count(); ++row) {
+    const projects::ImageKey key = projects::image_key(table, row);
+    LabeledImage image;
+    image.path = "labeled-data/" + key.stem + "/" + key.image;
+    for (const auto& [x, y] : columns) {
+      image.x.push_back(x == SIZE_MAX ? std::nan("") : table.at(row, x));
+      image.y.push_back(y == SIZE_MAX ? std::nan("") : table.at(row, y));
+    }
+    images.push_back(std::move(image));
+  }
+  return images;
+}
+
+// Fills in the image size; false when the image is missing or unreadable.
+bool measure(LabeledImage& image, const fs::path& project) {
+  const auto size = projects::read_image_size(project / image.path);
+  if (!size) return false;
+  image.width = size->width;
+  image.height = size->height;
+  return true;
+}
+
+}  // namespace
+
+Dataset merge_labeled_data(const projects::ProjectConfig& config, MergeReport* report) {
+  Dataset dataset;
+  dataset.bodyparts = config.keypoint_names();
+  const projects::ProjectLayout layout(config.project_dir());
+  std::map<std::string, LabeledImage> by_path;
+  for (const auto& folder : layout.labeled_folders()) {
+    const projects::LabelFiles files = projects::label_files(folder, config.values().scorer);
+    if (!files.any_exists()) continue;
+    const projects::LoadedLabels loaded = projects::read_labels(files);
+    for (auto& image : images_of(loaded.table, loaded.source, dataset.bodyparts)) {
+      const std::string path = image.path;
+      if (by_path.count(path) != 0) {
+        throw Error(fmt::format("{}: the image {} is labeled twice", loaded.source.string(), path),
+                    "run labpose check-labels and delete the duplicate row");
+      }
+      by_path.emplace(path, std::move(image));
+    }
+  }
+  for (auto& [path, image] : by_path) {
+    const auto labeled = [&] {
+      for (std::size_t j = 0; j < image.x.size(); ++j) {
+        if (!std::isnan(image.x[j]) && !std::isnan(image.y[j])) return true;
+      }
+      return false;
+    };
+    if (!labeled()) {
+      if (report != nullptr) report->skipped.push_back(fmt::format("{}: no labeled point", path));
+      continue;
+    }
+    if (!measure(image, config.project_dir())) {
+      if (report != nullptr)
+        report->skipped.push_back(fmt::format("{}: the image is missing or not a PNG/JPEG", path));
+      continue;
+    }
+    for (std::size_t j = 0; j < image.x.size(); ++j) {
+      const double x = image.x[j], y = image.y[j];
+      if (std::isnan(x) || std::isnan(y)) {
+        image.x[j] = image.y[j] = std::nan("");
+        continue;
+      }
+      if (x < 0 || y < 0 || x >= image.width || y >= image.height) {
+        if (report != nullptr) {
+          report->dropped.push_back(fmt::format("{}: {} at ({}, {}) is outside the {}x{} image",
+                                                path, dataset.bodyparts[j], x, y, image.width,
+                                                image.height));
+        }
+        image.x[j] = image.y[j] = std::nan("");
+      }
+    }
+    if (labeled()) {
+      dataset.images.push_back(std::move(image));
+    } else if (report != nullptr) {
+      report->skipped.push_back(fmt::format("{}: every labeled point is outside the image", path));
+    }
+  }
+  return dataset;
+}
+
+projects::Table dataset_table(const Dataset& dataset, const std::string& scorer) {
+  projects::Table table = projects::make_label_table(scorer, dataset.bodyparts);
+  for (const auto& image : dataset.images) {
+    const std::string stem =
+        image.path.substr(13, image.path.rfind('/') - 13);  // after "labeled-data/"
+    const std::size_t row =
+        table.add_row({"labeled-data", stem, image.path.substr(image.path.rfind('/') + 1)});
+    for (std::size_t j = 0; j < image.x.size(); ++j) {
+      table.at(row, 2 * j) = image.x[j];
+      table.at(row, 2 * j + 1) = image.y[j];
+    }
+  }
+  return table;
+}
+
+Dataset read_dataset(const fs::path& table_file, const fs::path& project) {
+  const projects::Table table = table_file.extension() == ".csv"
+                                    ? projects::read_table_csv(table_file)
+                                    : projects::read_table_hdf5(table_file);
+  Dataset dataset;
+  for (const auto& keypoint : projects::keypoint_columns(table, table_file))
+    dataset.bodyparts.push_back(keypoint.bodypart);
+  dataset.images = images_of(table, table_file, dataset.bodyparts);
+  for (auto& image : dataset.images) {
+    if (!measure(image, project)) {
+      throw Error(fmt::format("{}: the training image {} is missing or unreadable",
+                              table_file.string(), image.path),
+                  "restore it, or make the training set again with labpose create-dataset");
+    }
+  }
+  return dataset;
+}
+
+Split make_split(const Dataset& dataset, double training_fraction, int shuffle,
+                 std::uint64_t seed) {
+  Split split;
+  split.training_fraction = training_fraction;
+  split.shuffle = shuffle;
+  split.seed = seed;
+  std::vector<std::size_t> order(dataset.images.size());
+  std::iota(order.begin(), order.end(), 0);
+  nets::Random random(seed);
+  for (std::size_t i = order.size(); i > 1; --i)
+    std::swap(order[i - 1], order[random.next() % i]);  // Fisher-Yates
+  const auto train_count =
+      static_cast<std::size_t>(static_cast<double>(order.size()) * training_fraction);
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    (k < train_count ? split.train : split.test).push_back(dataset.images[order[k]].path);
+  }
+  std::sort(split.train.begin(), split.train.end());
+  std::sort(split.test.begin(), split.test.end());
+  return split;
+}
+
+void write_split(const Split& split, const fs::path& file) {
+  const nlohmann::json json = {{"training_fraction", split.training_fraction},
+                               {"shuffle", split.shuffle},
+                               {"seed", split.seed},
+                               {"train", split.train},
+                               {"test", split.test}};
+  write_file_atomically(file, json.dump(1) + "\n");
+}
+
+Split read_split(const fs::path& file) {
+  try {
+    const nlohmann::json json = nlohmann::json::parse(read_file(file));
+    Split split;
+    split.training_fraction = json.at("training_fraction").get<double>();
+    split.shuffle = json.at("shuffle").get<int>();
+    split.seed = json.at("seed").get<std::uint64_t>();
+    split.train = json.at("train").get<std::vector<std::string>>();
+    split.test = json.at("test").get<std::vector<std::string>>();
+    return split;
+  } catch (const nlohmann::json::exception& error) {
+    throw Error(fmt::format("{} is not a labpose split file: {}", file.string(), error.what()),
+                "make the training set again with labpose create-dataset");
+  }
+}
+
+std::vector<std::size_t> indices_of(const Dataset& dataset, const std::vector<std::string>& paths,
+                                    const fs::path& split_file) {
+  std::map<std::string, std::size_t> position;
+  for (std::size_t i = 0; i < dataset.images.size(); ++i)
+    position.emplace(dataset.images[i].path, i);
+  std::vector<std::size_t> indices;
+  for (const auto& path : paths) {
+    const auto found = position.find(path);
+    if (found == position.end()) {
+      throw Error(fmt::format("{} names the image {}, which is not in the training set",
+                              split_file.string(), path),
+                  "the labels changed since create-dataset: run labpose create-dataset again");
+    }
+    indices.push_back(found->second);
+  }
+  return indices;
+}
+
+}  // namespace labpose::pipeline

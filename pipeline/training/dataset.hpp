@@ -1,0 +1,61 @@
+// The labeled frames a network learns from: every labeled-data folder's CollectedData merged (in
+// config.yaml's bodypart order, rows sorted by image path), and a split of them into training and
+// test images saved by image path (labpose-split-<P>shuffle<S>.json) so it is reused exactly.
+// Not augmentation or batching (loader.hpp).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "projects/config.hpp"
+#include "projects/table.hpp"
+
+namespace labpose::pipeline {
+
+struct LabeledImage {
+  std::string path;           // "labeled-data/<stem>/<image>", relative to the project folder
+  int width = 0, height = 0;  // pixels
+  std::vector<double> x, y;   // one per bodypart; NaN where not labeled
+};
+
+struct Dataset {
+  std::vector<std::string> bodyparts;
+  std::vector<LabeledImage> images;
+};
+
+/// What merging found and did, one line per problem (for the user).
+struct MergeReport {
+  std::vector<std::string> skipped;  // frames left out (no labels, missing or unreadable image)
+  std::vector<std::string> dropped;  // points left out (outside their image)
+};
+
+/// Merges the labels of every labeled-data folder of the project (the config's scorer). Frames
+/// without any labeled point, frames whose image is missing or unreadable, and points outside
+/// their image are left out and reported. Throws when a label file does not fit the config.
+Dataset merge_labeled_data(const projects::ProjectConfig& config, MergeReport* report);
+
+/// The dataset as a CollectedData table (3-level rows, config bodypart order).
+projects::Table dataset_table(const Dataset& dataset, const std::string& scorer);
+/// Reads a merged CollectedData .h5/.csv back (image sizes from the image headers under `project`).
+Dataset read_dataset(const std::filesystem::path& table_file, const std::filesystem::path& project);
+
+struct Split {
+  double training_fraction = 0.95;
+  int shuffle = 1;
+  std::uint64_t seed = 0;
+  std::vector<std::string> train, test;  // image paths
+};
+
+/// DeepLabCut's split: a random permutation (from `seed`); the first int(n * fraction) images
+/// train.
+Split make_split(const Dataset& dataset, double training_fraction, int shuffle, std::uint64_t seed);
+void write_split(const Split& split, const std::filesystem::path& file);  // JSON, atomic
+Split read_split(const std::filesystem::path& file);
+/// Indices into dataset.images of split.train / split.test; throws when an image is not in the
+/// dataset.
+std::vector<std::size_t> indices_of(const Dataset& dataset, const std::vector<std::string>& paths,
+                                    const std::filesystem::path& split_file);
+
+}  // namespace labpose::pipeline

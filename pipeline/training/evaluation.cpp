@@ -1,0 +1,60 @@
+// Prediction on labeled images and DeepLabCut's error summary.
+#include "pipeline/training/evaluation.hpp"
+
+#include <opencv2/core.hpp>
+
+#include <cmath>
+
+namespace labpose::pipeline {
+
+std::vector<std::vector<KeypointPrediction>> predict_images(ImagePredictor& predictor,
+                                                            const Dataset& dataset,
+                                                            const std::vector<std::size_t>& indices,
+                                                            const std::filesystem::path& project) {
+  std::vector<std::vector<KeypointPrediction>> predictions;
+  predictions.reserve(indices.size());
+  for (std::size_t index : indices)
+    predictions.push_back(predictor.predict(load_rgb_image(project / dataset.images[index].path)));
+  return predictions;
+}
+
+ErrorSummary summarize_errors(const Dataset& dataset, const std::vector<std::size_t>& indices,
+                              const std::vector<std::vector<KeypointPrediction>>& predictions,
+                              double pcutoff) {
+  const std::size_t joints = dataset.bodyparts.size();
+  std::vector<double> sum(joints, 0.0), sum_cut(joints, 0.0);
+  std::vector<std::size_t> count(joints, 0), count_cut(joints, 0);
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    const LabeledImage& image = dataset.images[indices[k]];
+    for (std::size_t j = 0; j < joints; ++j) {
+      if (std::isnan(image.x[j]) || std::isnan(image.y[j])) continue;
+      const KeypointPrediction& p = predictions[k][j];
+      const double distance = std::hypot(p.x - image.x[j], p.y - image.y[j]);
+      sum[j] += distance;
+      ++count[j];
+      if (p.likelihood >= pcutoff) {
+        sum_cut[j] += distance;
+        ++count_cut[j];
+      }
+    }
+  }
+  ErrorSummary summary;
+  double total = 0.0, total_cut = 0.0;
+  for (std::size_t j = 0; j < joints; ++j) {
+    summary.per_bodypart.push_back(count[j] ? sum[j] / static_cast<double>(count[j])
+                                            : std::nan(""));
+    summary.per_bodypart_pcutoff.push_back(
+        count_cut[j] ? sum_cut[j] / static_cast<double>(count_cut[j]) : std::nan(""));
+    total += sum[j];
+    total_cut += sum_cut[j];
+    summary.points += count[j];
+    summary.points_pcutoff += count_cut[j];
+  }
+  summary.mean = summary.points ? total / static_cast<double>(summary.points) : std::nan("");
+  summary.mean_pcutoff = summary.points_pcutoff
+                             ? total_cut / static_cast<double>(summary.points_pcutoff)
+                             : std::nan("");
+  return summary;
+}
+
+}  // namespace labpose::pipeline

@@ -1,0 +1,31 @@
+// Errors of a network on labeled images, as DeepLabCut reports them: per image and bodypart the
+// Euclidean distance between label and prediction (called "RMSE" though it is a mean distance);
+// means over labeled points, and the same restricted to predictions with likelihood >= pcutoff.
+#pragma once
+
+#include <filesystem>
+#include <vector>
+
+#include "pipeline/pose/predict.hpp"
+#include "pipeline/training/dataset.hpp"
+
+namespace labpose::pipeline {
+
+/// Predictions for dataset.images[indices[k]] (full images under `project`).
+std::vector<std::vector<KeypointPrediction>> predict_images(ImagePredictor& predictor,
+                                                            const Dataset& dataset,
+                                                            const std::vector<std::size_t>& indices,
+                                                            const std::filesystem::path& project);
+
+struct ErrorSummary {
+  double mean = 0.0;          // NaN when no labeled point
+  double mean_pcutoff = 0.0;  // over predictions with likelihood >= pcutoff (NaN when none)
+  std::vector<double> per_bodypart, per_bodypart_pcutoff;
+  std::size_t points = 0, points_pcutoff = 0;
+};
+
+ErrorSummary summarize_errors(const Dataset& dataset, const std::vector<std::size_t>& indices,
+                              const std::vector<std::vector<KeypointPrediction>>& predictions,
+                              double pcutoff);
+
+}  // namespace labpose::pipeline

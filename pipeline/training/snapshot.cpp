@@ -1,0 +1,122 @@
+// Snapshot files: listing, selection, writing and reading.
+#include "pipeline/training/snapshot.hpp"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <regex>
+
+#include "core/error.hpp"
+#include "nets/models/models.hpp"
+#include "projects/layout.hpp"
+
+namespace labpose::pipeline {
+namespace fs = std::filesystem;
+
+namespace {
+constexpr const char* kOptimizerPrefix = "optimizer.";
+}
+
+std::vector<SnapshotFile> list_snapshots(const fs::path& train_dir) {
+  std::vector<SnapshotFile> snapshots;
+  std::error_code error;
+  static const std::regex pattern(R"(snapshot-(best-)?(\d+)\.safetensors)");
+  for (const auto& entry : fs::directory_iterator(train_dir, error)) {
+    std::smatch match;
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_regular_file(error) || !std::regex_match(name, match, pattern)) continue;
+    snapshots.push_back({entry.path(), std::stoll(match[2].str()), match[1].matched});
+  }
+  std::sort(snapshots.begin(), snapshots.end(), [](const SnapshotFile& a, const SnapshotFile& b) {
+    if (a.best != b.best) return !a.best;  // the best one last
+    return a.iteration < b.iteration;
+  });
+  return snapshots;
+}
+
+const SnapshotFile& select_snapshot(const std::vector<SnapshotFile>& snapshots, int index,
+                                    const fs::path& train_dir) {
+  if (snapshots.empty()) {
+    throw Error(fmt::format("no snapshots in {}", train_dir.string()),
+                "train the network first: labpose train <config.yaml>");
+  }
+  const auto count = static_cast<int>(snapshots.size());
+  const int position = index < 0 ? count + index : index;
+  if (position < 0 || position >= count) {
+    throw UsageError(fmt::format("snapshot index {} is out of range: {} has {} snapshot{}", index,
+                                 train_dir.string(), count, count == 1 ? "" : "s"),
+                     "use -1 for the last (the best, when there is one), 0 for the first");
+  }
+  return snapshots[static_cast<std::size_t>(position)];
+}
+
+void write_snapshot(const fs::path& file, const nets::Net& net,
+                    const std::map<std::string, nets::HostTensor>& optimizer_state,
+                    const SnapshotMetadata& metadata) {
+  nets::SafetensorsFile contents = nets::net_weights(net);
+  for (const auto& [name, tensor] : optimizer_state)
+    contents.tensors[kOptimizerPrefix + name] = tensor;
+  contents.metadata = metadata.extra;
+  contents.metadata["format"] = "labpose snapshot 1";
+  contents.metadata["iteration"] = std::to_string(metadata.iteration);
+  contents.metadata["architecture"] = metadata.architecture;
+  contents.metadata["bodyparts"] = nlohmann::json(metadata.bodyparts).dump();
+  contents.metadata["training_fraction"] = fmt::format("{}", metadata.training_fraction);
+  contents.metadata["shuffle"] = std::to_string(metadata.shuffle);
+  if (metadata.test_rmse) contents.metadata["test_rmse"] = fmt::format("{}", *metadata.test_rmse);
+  nets::write_safetensors(contents, file);
+}
+
+LoadedSnapshot read_snapshot(const fs::path& file) {
+  LoadedSnapshot loaded;
+  loaded.file = nets::read_safetensors(file);
+  auto& meta = loaded.file.metadata;
+  const auto require = [&](const char* key) -> const std::string& {
+    const auto found = meta.find(key);
+    if (found == meta.end()) {
+      throw Error(fmt::format("{} is not a labpose snapshot (its metadata has no '{}')",
+                              file.string(), key),
+                  "snapshots are written by labpose train; for ImageNet weights use --weights");
+    }
+    return found->second;
+  };
+  require("format");
+  try {
+    loaded.metadata.iteration = std::stoll(require("iteration"));
+    loaded.metadata.architecture = require("architecture");
+    loaded.metadata.bodyparts =
+        nlohmann::json::parse(require("bodyparts")).get<std::vector<std::string>>();
+    loaded.metadata.training_fraction = std::stod(require("training_fraction"));
+    loaded.metadata.shuffle = std::stoi(require("shuffle"));
+    if (meta.count("test_rmse") != 0) loaded.metadata.test_rmse = std::stod(meta.at("test_rmse"));
+  } catch (const std::exception& error) {
+    throw Error(fmt::format("{}: damaged snapshot metadata ({})", file.string(), error.what()),
+                "use another snapshot, or retrain");
+  }
+  loaded.metadata.extra = meta;
+  for (auto it = loaded.file.tensors.begin(); it != loaded.file.tensors.end();) {
+    if (it->first.rfind(kOptimizerPrefix, 0) == 0) {
+      loaded.optimizer_state[it->first.substr(std::string_view(kOptimizerPrefix).size())] =
+          std::move(it->second);
+      it = loaded.file.tensors.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return loaded;
+}
+
+std::unique_ptr<nets::Net> load_snapshot_network(nets::Backend& backend,
+                                                 const LoadedSnapshot& snapshot,
+                                                 const fs::path& file) {
+  auto net = nets::build_pose_net(
+      backend,
+      {snapshot.metadata.architecture, static_cast<int>(snapshot.metadata.bodyparts.size()), true});
+  nets::load_weights(*net, snapshot.file, nets::LoadScope::all, file);
+  return net;
+}
+
+}  // namespace labpose::pipeline
