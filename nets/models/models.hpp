@@ -25,6 +25,13 @@ const std::vector<std::string>& pose_architectures();
 std::pair<std::vector<float>, std::vector<float>> input_normalization(
     const std::string& architecture);
 
+/// The backbone stage of a parameter, counted from the input (1: the stem; ResNet: stem, layer1-4;
+/// MobileNetV2: stem, then torchvision's seven inverted-residual groups, then the last 1x1
+/// convolution), or 0 for the head. Freezing N stages keeps stages 1..N fixed.
+int backbone_stage(const std::string& architecture, const std::string& parameter);
+/// How many stages the backbone of `architecture` has (5 for ResNets, 9 for MobileNetV2).
+int backbone_stages(const std::string& architecture);
+
 /// Builds and finalizes the network on `backend` (parameters zero; see initialize_pose_net).
 /// Outputs: "scoremap" (N, J, H/8, W/8) logits and "locref" (N, 2J, H/8, W/8) ordered dx0, dy0,
 /// dx1, ... Throws a usage error for an unknown architecture, listing the known ones.

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string_view>
 
 #include "core/error.hpp"
 #include "nets/models/models.hpp"
@@ -22,6 +24,38 @@ std::pair<std::vector<float>, std::vector<float>> input_normalization(const std:
   // torchvision's ImageNet statistics, scaled to 0-255 pixels.
   return {{0.485F * 255.0F, 0.456F * 255.0F, 0.406F * 255.0F},
           {0.229F * 255.0F, 0.224F * 255.0F, 0.225F * 255.0F}};
+}
+
+namespace {
+
+bool is_resnet(const std::string& architecture) { return architecture.rfind("resnet_", 0) == 0; }
+
+// features.N -> stage for torchvision's MobileNetV2: stem, groups of (1, 2, 3, 4, 3, 3, 1) inverted
+// residual blocks, last convolution.
+int mobilenet_v2_stage(int feature) {
+  static constexpr int kFirstFeatureOfStage[] = {0, 1, 2, 4, 7, 11, 14, 17, 18};
+  int stage = 0;
+  for (int first : kFirstFeatureOfStage) {
+    if (feature >= first) ++stage;
+  }
+  return stage;
+}
+
+}  // namespace
+
+int backbone_stages(const std::string& architecture) { return is_resnet(architecture) ? 5 : 9; }
+
+int backbone_stage(const std::string& architecture, const std::string& parameter) {
+  if (parameter.rfind("head.", 0) == 0) return 0;
+  const auto number_after = [&](std::string_view prefix) {
+    return std::atoi(parameter.c_str() + prefix.size());
+  };
+  if (is_resnet(architecture)) {
+    if (parameter.rfind("layer", 0) == 0) return number_after("layer") + 1;
+    return 1;  // conv1, bn1
+  }
+  if (parameter.rfind("features.", 0) == 0) return mobilenet_v2_stage(number_after("features."));
+  throw Error(fmt::format("the parameter \"{}\" is not part of a {} backbone", parameter, architecture));
 }
 
 std::unique_ptr<Net> build_pose_net(Backend& backend, const PoseNetSpec& spec) {

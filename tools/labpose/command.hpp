@@ -27,6 +27,7 @@ Command add_videos_command();
 Command extract_frames_command();
 Command convert_labels_command();
 Command check_labels_command();
+Command train_command();
 Command demo_command();
 Command doctor_command();
 Command net_command();

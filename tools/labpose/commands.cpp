@@ -16,7 +16,7 @@ const std::vector<Command>& command_table() {
       convert_labels_command(),
       unavailable_command("create-dataset",
                           "merge the labels and split them into training and test sets"),
-      unavailable_command("train", "train a pose network on the CPU or a GPU"),
+      train_command(),
       unavailable_command("evaluate", "measure train and test error of trained snapshots"),
       unavailable_command("analyze", "run a trained network over videos and write keypoint tracks"),
       unavailable_command("filter", "smooth keypoint tracks (median, Savitzky-Golay, spline)"),
@@ -36,7 +36,7 @@ const std::vector<Command>& command_table() {
 
 std::string available_command_names() {
   std::vector<std::string> names;
-  for (const auto& name : {"create", "add-videos", "extract-frames", "check-labels", "convert-labels", "bench",
+  for (const auto& name : {"create", "add-videos", "extract-frames", "check-labels", "convert-labels", "train", "bench",
                            "demo", "doctor", "net"})
     names.push_back(name);
   return fmt::format("{}", fmt::join(names, ", "));

@@ -1,0 +1,571 @@
+// The training loop: setup (fresh, pretrained or resumed), steps, statistics, evaluation and
+// snapshots.
+#include "pipeline/training/trainer.hpp"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include "core/atomic_file.hpp"
+#include "core/console.hpp"
+#include "core/error.hpp"
+#include "core/interrupt.hpp"
+#include "core/progress.hpp"
+#include "nets/models/models.hpp"
+#include "nets/safetensors.hpp"
+#include "pipeline/devices.hpp"
+#include "pipeline/pose/predict.hpp"
+#include "pipeline/training/dataset.hpp"
+#include "pipeline/training/evaluation.hpp"
+#include "pipeline/training/loader.hpp"
+#include "pipeline/training/snapshot.hpp"
+#include "projects/layout.hpp"
+
+namespace labpose::pipeline {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kStatsHeader = "iteration,loss,lr,test_error,seconds";
+
+// Doubles in snapshot metadata round-trip exactly (hexadecimal floating point).
+std::string exact(double value) { return fmt::format("{:a}", value); }
+double parse_exact(const std::map<std::string, std::string>& meta, const std::string& key,
+                   double fallback) {
+  const auto found = meta.find(key);
+  return found == meta.end() ? fallback : std::strtod(found->second.c_str(), nullptr);
+}
+
+std::string stats_text(const std::vector<LearningStatsRow>& rows) {
+  std::string text = std::string(kStatsHeader) + "\n";
+  for (const auto& row : rows) {
+    text += fmt::format("{},{:.6g},{:.6g},{},{:.1f}\n", row.iteration, row.loss, row.learning_rate,
+                        row.test_error ? fmt::format("{:.3f}", *row.test_error) : std::string(),
+                        row.seconds);
+  }
+  return text;
+}
+
+// Optimizer state on the backend: moments (AdamW) or velocity (SGD) over all trainable values.
+struct Optimizer {
+  std::string kind;  // "adamw" or "sgd"
+  std::vector<std::pair<std::string, nets::Tensor>> state;
+
+  Optimizer(nets::Backend& backend, const std::string& name, std::int64_t count) : kind(name) {
+    if (kind != "adamw" && kind != "sgd") {
+      throw UsageError(fmt::format("pose_cfg.yaml: optimizer \"{}\" is not known", kind),
+                       "use adamw or sgd");
+    }
+    const std::vector<std::string> names =
+        kind == "adamw" ? std::vector<std::string>{"first_moment", "second_moment"}
+                        : std::vector<std::string>{"velocity"};
+    for (const auto& n : names) {
+      nets::Tensor tensor = backend.allocate_flat(count);
+      backend.fill(tensor, 0.0F);
+      state.emplace_back(n, std::move(tensor));
+    }
+  }
+
+  void restore(nets::Backend& backend, const std::map<std::string, nets::HostTensor>& saved,
+               const fs::path& file) {
+    for (auto& [name, tensor] : state) {
+      const auto found = saved.find(name);
+      if (found == saved.end() ||
+          static_cast<std::int64_t>(found->second.values.size()) != tensor.elements()) {
+        throw Error(fmt::format("{} has no {} state for this network ({} missing or of the wrong size)",
+                                file.string(), kind, name),
+                    "resume with the optimizer it was trained with (pose_cfg.yaml: optimizer), or "
+                    "train from scratch in a new shuffle");
+      }
+      backend.copy_from_host(found->second.values.data(), tensor);
+    }
+  }
+
+  std::map<std::string, nets::HostTensor> save(nets::Backend& backend) const {
+    std::map<std::string, nets::HostTensor> saved;
+    for (const auto& [name, tensor] : state) {
+      nets::HostTensor host;
+      host.shape = {tensor.elements()};
+      host.values.resize(static_cast<std::size_t>(tensor.elements()));
+      backend.copy_to_host(tensor, host.values.data());
+      saved[name] = std::move(host);
+    }
+    return saved;
+  }
+};
+
+// A flat view of elements [begin, end) of a flat tensor.
+nets::Tensor flat_view(const nets::Tensor& tensor, std::int64_t begin, std::int64_t end) {
+  return nets::Tensor(tensor.storage(), tensor.offset() + static_cast<std::size_t>(begin),
+                      nets::Shape{end - begin}, nets::Layout::flat);
+}
+
+// Where the frozen backbone stages end and the head begins in the flat trainable buffer.
+struct ParameterRanges {
+  std::int64_t frozen_end = 0;  // [0, frozen_end): not updated
+  std::int64_t head_begin = 0;  // [head_begin, count): the head
+  std::int64_t count = 0;
+};
+
+ParameterRanges parameter_ranges(nets::Net& net, const std::string& architecture, int frozen_stages) {
+  ParameterRanges ranges;
+  ranges.count = net.trainable_count();
+  ranges.head_begin = ranges.count;
+  const std::size_t base = net.trainable_values().offset();
+  bool seen_unfrozen = false;
+  for (const auto& parameter : net.parameters()) {
+    if (!parameter->trainable) continue;
+    const auto begin = static_cast<std::int64_t>(parameter->value.offset() - base);
+    const std::int64_t end = begin + parameter->value.elements();
+    const int stage = nets::backbone_stage(architecture, parameter->name);
+    if (stage == 0) ranges.head_begin = std::min(ranges.head_begin, begin);
+    if (stage >= 1 && stage <= frozen_stages) {
+      LABPOSE_ASSERT(!seen_unfrozen);  // the frozen stages are a prefix of the trainable buffer
+      ranges.frozen_end = std::max(ranges.frozen_end, end);
+    } else {
+      seen_unfrozen = true;
+    }
+  }
+  return ranges;
+}
+
+void set_frozen_batch_norms(nets::Net& net, const std::string& architecture, int frozen_stages) {
+  for (std::size_t node = 0; node < net.node_count(); ++node) {
+    nets::Layer& layer = net.layer(static_cast<int>(node));
+    if (layer.kind() != nets::LayerKind::batch_norm) continue;
+    const int stage = nets::backbone_stage(architecture, layer.name() + ".weight");
+    dynamic_cast<nets::BatchNorm2d&>(layer).set_frozen(stage >= 1 && stage <= frozen_stages);
+  }
+}
+
+fs::path snapshot_path(const fs::path& train_dir, std::int64_t iteration, bool best) {
+  return train_dir / projects::snapshot_file_name(iteration, best);
+}
+
+int output_index(const nets::Net& net, const std::string& name) {
+  const auto& names = net.output_names();
+  const auto found = std::find(names.begin(), names.end(), name);
+  LABPOSE_ASSERT(found != names.end());
+  return static_cast<int>(found - names.begin());
+}
+
+class Trainer {
+ public:
+  explicit Trainer(const TrainOptions& options) : options_(options) {}
+
+  TrainResult run();
+
+ private:
+  void setup();
+  void step();
+  void evaluate_test_set();
+  void save(bool best);
+  void append_stats_row(bool force);
+  double elapsed() const {
+    return seconds_before_ +
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  }
+
+  const TrainOptions& options_;
+  PoseConfig pose_;
+  Dataset dataset_;
+  std::vector<std::size_t> train_, test_;
+  std::unique_ptr<nets::Backend> backend_;
+  std::unique_ptr<nets::Net> net_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<BatchLoader> loader_;
+  ParameterRanges ranges_;
+  BatchGeometry geometry_;
+  int score_output_ = 0, locref_output_ = 1;
+  nets::Tensor input_, score_target_, locref_target_, locref_weights_, ones_, score_gradient_,
+      locref_gradient_;
+
+  std::int64_t iteration_ = 0;
+  std::vector<LearningStatsRow> stats_;
+  double window_loss_ = 0.0;
+  double smoothed_loss_ = 0.0;  // for the progress line
+  std::int64_t window_steps_ = 0;
+  std::optional<double> test_error_;  // measured at iteration_, not yet in a stats row
+  std::optional<double> best_error_;
+  int evaluations_without_improvement_ = 0;
+  double seconds_before_ = 0.0;  // training time of the runs this one resumes
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  TrainResult result_;
+};
+
+void Trainer::setup() {
+  const fs::path pose_file = options_.train_dir / "pose_cfg.yaml";
+  std::vector<std::string> warnings;
+  pose_ = read_pose_config(pose_file, &warnings);
+  for (const auto& warning : warnings) console::warn("{}", warning);
+  if (options_.max_iters) pose_.max_iters = *options_.max_iters;
+  if (options_.batch_size) pose_.batch_size = *options_.batch_size;
+  if (options_.early_stop_patience) pose_.early_stop_patience = *options_.early_stop_patience;
+  if (options_.seed) pose_.seed = *options_.seed;
+  if (options_.freeze_backbone_stages) pose_.freeze_backbone_stages = *options_.freeze_backbone_stages;
+  if (options_.weights) pose_.init_weights = *options_.weights;
+  if (pose_.max_iters < 1 || pose_.batch_size < 1) {
+    throw UsageError(fmt::format("{}: max_iters and batch_size must be at least 1", pose_file.string()));
+  }
+  const int stages = nets::backbone_stages(pose_.net_type);
+  if (pose_.freeze_backbone_stages < 0 || pose_.freeze_backbone_stages > stages) {
+    throw UsageError(fmt::format("cannot freeze {} backbone stages: {} has {}",
+                                 pose_.freeze_backbone_stages, pose_.net_type, stages),
+                     fmt::format("use 0 (train everything) to {}", stages));
+  }
+
+  // The labels and the saved split.
+  const fs::path& project = options_.project;
+  dataset_ = read_dataset(project / pose_.dataset, project);
+  if (dataset_.bodyparts != pose_.bodyparts) {
+    throw Error(fmt::format("{} lists other bodyparts than {}", (project / pose_.dataset).string(),
+                            pose_file.string()),
+                "make the training set again: labpose create-dataset <config.yaml>");
+  }
+  const fs::path split_file = project / pose_.split;
+  const Split split = read_split(split_file);
+  train_ = indices_of(dataset_, split.train, split_file);
+  test_ = indices_of(dataset_, split.test, split_file);
+
+  backend_ = make_backend(options_.device);
+
+  // The network: resumed, or fresh (pretrained backbone when given).
+  const auto snapshots = list_snapshots(options_.train_dir);
+  std::optional<SnapshotFile> newest;
+  for (const auto& snapshot : snapshots) {
+    if (!snapshot.best && (!newest || snapshot.iteration > newest->iteration)) newest = snapshot;
+  }
+  std::optional<LoadedSnapshot> resumed;
+  if (options_.resume) {
+    if (!newest) {
+      throw Error(fmt::format("there is no snapshot to resume from in {}", options_.train_dir.string()),
+                  "start training without --resume");
+    }
+    resumed = read_snapshot(newest->path);
+    if (resumed->metadata.architecture != pose_.net_type || resumed->metadata.bodyparts != pose_.bodyparts) {
+      throw Error(fmt::format("{} is a {} with bodyparts [{}], but pose_cfg.yaml asks for a {} with [{}]",
+                              newest->path.string(), resumed->metadata.architecture,
+                              fmt::join(resumed->metadata.bodyparts, ", "), pose_.net_type,
+                              fmt::join(pose_.bodyparts, ", ")),
+                  "resume in the shuffle the snapshot belongs to, or start a new shuffle");
+    }
+    net_ = load_snapshot_network(*backend_, *resumed, newest->path);
+    iteration_ = resumed->metadata.iteration;
+    const auto& meta = resumed->metadata.extra;
+    if (meta.count("seed") != 0 && std::stoull(meta.at("seed")) != pose_.seed) {
+      console::warn("resuming with seed {} although the snapshot was trained with seed {}; the rest of the run "
+           "differs from an uninterrupted one", pose_.seed, meta.at("seed"));
+    }
+    seconds_before_ = parse_exact(meta, "seconds", 0.0);
+    window_loss_ = parse_exact(meta, "loss_window_sum", 0.0);
+    window_steps_ = static_cast<std::int64_t>(parse_exact(meta, "loss_window_steps", 0.0));
+    if (meta.count("best_test_error") != 0) best_error_ = parse_exact(meta, "best_test_error", 0.0);
+    evaluations_without_improvement_ =
+        static_cast<int>(parse_exact(meta, "evaluations_without_improvement", 0.0));
+    if (iteration_ >= pose_.max_iters) {
+      throw UsageError(fmt::format("{} is already at iteration {} (max_iters is {})",
+                                   newest->path.string(), iteration_, pose_.max_iters),
+                       "train longer with --max-iters N");
+    }
+    console::info("resuming from {} (iteration {})", newest->path.filename().string(), iteration_);
+  } else {
+    if (newest) {
+      throw Error(fmt::format("{} already holds snapshots (up to iteration {})",
+                              options_.train_dir.string(), newest->iteration),
+                  "continue them with --resume, or delete the snapshots to train again from the start");
+    }
+    net_ = nets::build_pose_net(*backend_, {pose_.net_type, static_cast<int>(pose_.bodyparts.size()), true});
+    nets::initialize_pose_net(*net_, pose_.seed);
+    if (!pose_.init_weights.empty()) {
+      fs::path weights = pose_.init_weights;
+      if (weights.is_relative() && !fs::exists(weights)) weights = project / weights;
+      nets::load_weights(*net_, nets::read_safetensors(weights), nets::LoadScope::backbone, weights);
+      console::info("backbone initialized from {}", weights.string());
+    }
+  }
+
+  // The optimizer and the parts of the parameters it updates.
+  ranges_ = parameter_ranges(*net_, pose_.net_type, pose_.freeze_backbone_stages);
+  set_frozen_batch_norms(*net_, pose_.net_type, pose_.freeze_backbone_stages);
+  optimizer_ = std::make_unique<Optimizer>(*backend_, pose_.optimizer, net_->trainable_count());
+  if (resumed) optimizer_->restore(*backend_, resumed->optimizer_state, newest->path);
+
+  // learning_stats.csv: the rows up to the resumed iteration.
+  const fs::path stats_file = options_.train_dir / "learning_stats.csv";
+  if (resumed && fs::exists(stats_file)) {
+    for (const auto& row : read_learning_stats(stats_file)) {
+      if (row.iteration <= iteration_) stats_.push_back(row);
+    }
+  }
+
+  // Batches and device buffers.
+  geometry_.batch = pose_.batch_size;
+  geometry_.height = pose_.crop_height;
+  geometry_.width = pose_.crop_width;
+  geometry_.joints = static_cast<int>(pose_.bodyparts.size());
+  const nets::Shape input_shape{geometry_.batch, 3, geometry_.height, geometry_.width};
+  const auto output_shapes = net_->output_shapes(input_shape);
+  score_output_ = output_index(*net_, "scoremap");
+  locref_output_ = output_index(*net_, "locref");
+  const nets::Shape& score_shape = output_shapes[static_cast<std::size_t>(score_output_)];
+  const nets::Shape& locref_shape = output_shapes[static_cast<std::size_t>(locref_output_)];
+  geometry_.output_height = static_cast<int>(score_shape.h());
+  geometry_.output_width = static_cast<int>(score_shape.w());
+  input_ = backend_->allocate(input_shape);
+  score_target_ = backend_->allocate(score_shape);
+  ones_ = backend_->allocate(score_shape);
+  backend_->fill(ones_, 1.0F);
+  score_gradient_ = backend_->allocate(score_shape);
+  locref_target_ = backend_->allocate(locref_shape);
+  locref_weights_ = backend_->allocate(locref_shape);
+  locref_gradient_ = backend_->allocate(locref_shape);
+  backend_->fill(locref_gradient_, 0.0F);
+  loader_ = std::make_unique<BatchLoader>(dataset_, train_, project, pose_, geometry_, iteration_,
+                                          pose_.loader_threads);
+  result_.first_iteration = iteration_;
+  console::info("training {} on {} ({}): {} training and {} test images, batch {} of {}x{}, {} iterations",
+       pose_.net_type, backend_->name(), backend_->description(), train_.size(), test_.size(),
+       pose_.batch_size, pose_.crop_width, pose_.crop_height, pose_.max_iters);
+}
+
+void Trainer::step() {
+  nets::Backend& backend = *backend_;
+  std::unique_ptr<Batch> batch = loader_->next();
+  backend.copy_from_host(batch->images.data(), input_);
+  backend.copy_from_host(batch->score.data(), score_target_);
+  const auto& outputs = net_->forward(input_, true);
+  const nets::Tensor& score = outputs[static_cast<std::size_t>(score_output_)];
+  const nets::Tensor& locref = outputs[static_cast<std::size_t>(locref_output_)];
+
+  // Sigmoid cross-entropy, mean over every score-map element (missing keypoints: negatives only).
+  const auto cells = static_cast<double>(score.elements());
+  double loss = backend.sigmoid_cross_entropy_forward(score, score_target_, ones_) / cells;
+  backend.sigmoid_cross_entropy_backward(score, score_target_, ones_, static_cast<float>(1.0 / cells),
+                                         score_gradient_);
+  // Huber on location refinement, mean over the cells with weight (the disks around keypoints).
+  if (pose_.location_refinement) {
+    const auto weighted = static_cast<double>(std::count_if(
+        batch->locref_weights.begin(), batch->locref_weights.end(), [](float w) { return w != 0.0F; }));
+    if (weighted > 0) {
+      backend.copy_from_host(batch->locref.data(), locref_target_);
+      backend.copy_from_host(batch->locref_weights.data(), locref_weights_);
+      const double scale = pose_.locref_loss_weight / weighted;
+      loss += scale * backend.huber_forward(locref, locref_target_, locref_weights_, 1.0F);
+      backend.huber_backward(locref, locref_target_, locref_weights_, 1.0F, static_cast<float>(scale),
+                             locref_gradient_);
+    } else {
+      backend.fill(locref_gradient_, 0.0F);
+    }
+  }
+  loader_->recycle(std::move(batch));
+  if (!std::isfinite(loss)) {
+    throw Error(fmt::format("the training loss became {} at iteration {}", loss, iteration_ + 1),
+                "lower the learning rates in pose_cfg.yaml (multi_step) and resume from the last "
+                "snapshot with --resume");
+  }
+  std::vector<nets::Tensor> gradients(outputs.size());
+  gradients[static_cast<std::size_t>(score_output_)] = score_gradient_;
+  gradients[static_cast<std::size_t>(locref_output_)] = locref_gradient_;
+  net_->backward(gradients);
+
+  // The update: backbone (unfrozen part) and head, the backbone at backbone_lr_multiplier.
+  const double rate = pose_.learning_rate(iteration_);
+  const auto update = [&](std::int64_t begin, std::int64_t end, double learning_rate) {
+    if (begin >= end) return;
+    nets::Tensor values = flat_view(net_->trainable_values(), begin, end);
+    const nets::Tensor gradient = flat_view(net_->trainable_gradients(), begin, end);
+    if (optimizer_->kind == "adamw") {
+      nets::Tensor first = flat_view(optimizer_->state[0].second, begin, end);
+      nets::Tensor second = flat_view(optimizer_->state[1].second, begin, end);
+      nets::AdamSettings settings;
+      settings.learning_rate = static_cast<float>(learning_rate);
+      settings.weight_decay = static_cast<float>(pose_.weight_decay);
+      settings.decoupled = true;
+      backend.adam_step(values, gradient, first, second, settings, iteration_ + 1);
+    } else {
+      nets::Tensor velocity = flat_view(optimizer_->state[0].second, begin, end);
+      nets::SgdSettings settings;
+      settings.learning_rate = static_cast<float>(learning_rate);
+      settings.momentum = static_cast<float>(pose_.momentum);
+      settings.weight_decay = static_cast<float>(pose_.weight_decay);
+      backend.sgd_step(values, gradient, velocity, settings);
+    }
+  };
+  update(ranges_.frozen_end, std::max(ranges_.frozen_end, ranges_.head_begin),
+         rate * pose_.backbone_lr_multiplier);
+  update(std::max(ranges_.frozen_end, ranges_.head_begin), ranges_.count, rate);
+  ++iteration_;
+  window_loss_ += loss;
+  ++window_steps_;
+  smoothed_loss_ = smoothed_loss_ == 0.0 ? loss : 0.9 * smoothed_loss_ + 0.1 * loss;
+  if (options_.on_step) options_.on_step(iteration_, loss);
+}
+
+void Trainer::evaluate_test_set() {
+  if (test_.empty()) return;
+  DecodeSettings decode;
+  decode.stride = pose_.stride;
+  decode.locref_stdev = pose_.locref_stdev;
+  decode.location_refinement = pose_.location_refinement;
+  ImagePredictor predictor(*backend_, *net_, decode);  // compiled from the current parameters
+  const auto predictions = predict_images(predictor, dataset_, test_, options_.project);
+  const ErrorSummary summary = summarize_errors(dataset_, test_, predictions, options_.pcutoff);
+  if (std::isnan(summary.mean)) return;
+  test_error_ = summary.mean;
+  result_.last_test_error = summary.mean;
+  if (!best_error_ || summary.mean < *best_error_) {
+    best_error_ = summary.mean;
+    evaluations_without_improvement_ = 0;
+    save(true);
+  } else {
+    ++evaluations_without_improvement_;
+  }
+}
+
+void Trainer::save(bool best) {
+  SnapshotMetadata metadata;
+  metadata.iteration = iteration_;
+  metadata.architecture = pose_.net_type;
+  metadata.bodyparts = pose_.bodyparts;
+  metadata.training_fraction = pose_.training_fraction;
+  metadata.shuffle = pose_.shuffle;
+  metadata.test_rmse = test_error_;
+  auto& extra = metadata.extra;
+  extra["optimizer"] = pose_.optimizer;
+  extra["seed"] = std::to_string(pose_.seed);
+  extra["batch_size"] = std::to_string(pose_.batch_size);
+  extra["seconds"] = exact(elapsed());
+  extra["loss_window_sum"] = exact(window_loss_);
+  extra["loss_window_steps"] = std::to_string(window_steps_);
+  if (best_error_) extra["best_test_error"] = exact(*best_error_);
+  extra["evaluations_without_improvement"] = std::to_string(evaluations_without_improvement_);
+  const fs::path file = snapshot_path(options_.train_dir, iteration_, best);
+  write_snapshot(file, *net_, optimizer_->save(*backend_), metadata);
+  if (best) {
+    // One best snapshot: the previous one goes once the new one is safely written.
+    for (const auto& old : list_snapshots(options_.train_dir)) {
+      if (old.best && old.path != file) fs::remove(old.path);
+    }
+    result_.best_snapshot = file;
+    result_.best_test_error = best_error_;
+    return;
+  }
+  result_.last_snapshot = file;
+  std::vector<SnapshotFile> regular;
+  for (const auto& snapshot : list_snapshots(options_.train_dir)) {
+    if (!snapshot.best) regular.push_back(snapshot);
+  }
+  const auto keep = static_cast<std::size_t>(std::max(pose_.keep_snapshots, 1));
+  for (std::size_t i = 0; i + keep < regular.size(); ++i) fs::remove(regular[i].path);
+}
+
+void Trainer::append_stats_row(bool force) {
+  const bool display = pose_.display_iters > 0 && iteration_ % pose_.display_iters == 0;
+  if (!display && !test_error_ && !force) return;
+  if (window_steps_ == 0) return;  // nothing new since the last row
+  LearningStatsRow row;
+  row.iteration = iteration_;
+  row.loss = window_loss_ / static_cast<double>(window_steps_);
+  row.learning_rate = pose_.learning_rate(iteration_ - 1);
+  row.test_error = test_error_;
+  row.seconds = elapsed();
+  stats_.push_back(row);
+  window_loss_ = 0.0;
+  window_steps_ = 0;
+  write_file_atomically(options_.train_dir / "learning_stats.csv", stats_text(stats_));
+}
+
+TrainResult Trainer::run() {
+  setup();
+  const double limit = options_.max_minutes > 0 ? options_.max_minutes * 60.0 : 0.0;
+  Progress progress("training", pose_.max_iters - iteration_, "iterations");
+  const auto images_per_second = [&, start = std::chrono::steady_clock::now(), first = iteration_] {
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return seconds > 0 ? static_cast<double>((iteration_ - first) * pose_.batch_size) / seconds : 0.0;
+  };
+  while (iteration_ < pose_.max_iters) {
+    step();
+    test_error_.reset();
+    if (pose_.evaluate_iters > 0 && iteration_ % pose_.evaluate_iters == 0) evaluate_test_set();
+    append_stats_row(false);
+    if (pose_.save_iters > 0 && iteration_ % pose_.save_iters == 0) save(false);
+    progress.advance();
+    progress.set_detail(fmt::format("iter {}  loss {:.5f}  {:.1f} images/s{}", iteration_,
+                                    smoothed_loss_, images_per_second(),
+                                    best_error_ ? fmt::format("  test {:.2f} px", *best_error_) : ""));
+    if (pose_.early_stop_patience > 0 && evaluations_without_improvement_ >= pose_.early_stop_patience) {
+      result_.stop = TrainResult::Stop::early_stopped;
+      break;
+    }
+    if (interrupt_requested()) {
+      result_.stop = TrainResult::Stop::interrupted;
+      break;
+    }
+    if (limit > 0 && elapsed() - seconds_before_ >= limit) {
+      result_.stop = TrainResult::Stop::time_limit;
+      break;
+    }
+  }
+  progress.finish();
+  // The last iteration always has a snapshot (and, when it finished, a test error).
+  if (result_.stop == TrainResult::Stop::finished && pose_.evaluate_iters > 0 &&
+      iteration_ % pose_.evaluate_iters != 0) {
+    evaluate_test_set();
+  }
+  append_stats_row(true);
+  if (result_.last_snapshot.empty() || result_.last_snapshot != snapshot_path(options_.train_dir, iteration_, false)) {
+    save(false);
+  }
+  result_.iterations = iteration_;
+  result_.best_test_error = best_error_;
+  if (!best_error_) result_.best_snapshot.clear();
+  result_.seconds = elapsed() - seconds_before_;
+  return result_;
+}
+
+}  // namespace
+
+std::vector<LearningStatsRow> read_learning_stats(const fs::path& file) {
+  std::istringstream in(read_file(file));
+  std::vector<LearningStatsRow> rows;
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (number == 1 && line == kStatsHeader) continue;
+    if (line.empty()) continue;
+    std::vector<std::string> fields;
+    std::stringstream cells(line);
+    std::string cell;
+    while (std::getline(cells, cell, ',')) fields.push_back(cell);
+    if (!line.empty() && line.back() == ',') fields.emplace_back();
+    try {
+      if (fields.size() != 5) throw std::invalid_argument("expected 5 fields");
+      LearningStatsRow row;
+      row.iteration = std::stoll(fields[0]);
+      row.loss = std::stod(fields[1]);
+      row.learning_rate = std::stod(fields[2]);
+      if (!fields[3].empty()) row.test_error = std::stod(fields[3]);
+      row.seconds = std::stod(fields[4]);
+      rows.push_back(row);
+    } catch (const std::exception&) {
+      throw Error(fmt::format("{}:{}: not a learning_stats.csv row: \"{}\"", file.string(), number, line),
+                  fmt::format("the header is {}; delete the damaged lines", kStatsHeader));
+    }
+  }
+  return rows;
+}
+
+TrainResult train(const TrainOptions& options) {
+  Trainer trainer(options);
+  return trainer.run();
+}
+
+}  // namespace labpose::pipeline

@@ -1,0 +1,72 @@
+// The training loop of `labpose train`: a shuffle's pose_cfg.yaml, its merged labels and saved split
+// in; snapshots, learning_stats.csv and the best model out. DeepLabCut's single-animal loss (sigmoid
+// cross-entropy on score maps + locref_loss_weight x Huber on location refinement), AdamW or SGD
+// with momentum on a multi-step schedule, optional frozen backbone stages, periodic test error,
+// early stopping, and exact continuation: a run interrupted (Ctrl-C, SIGTERM, a time limit) and
+// resumed gives the same losses as one that never stopped. Runs on any backend. Not the data
+// loader (loader.hpp) and not evaluation files (labpose evaluate).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipeline/training/pose_config.hpp"
+
+namespace labpose::pipeline {
+
+struct TrainOptions {
+  std::filesystem::path project;    // the project folder (where config.yaml is)
+  std::filesystem::path train_dir;  // labpose-models/.../train (pose_cfg.yaml inside)
+  std::string device = "cpu";
+  bool resume = false;  // continue from the newest snapshot in train_dir
+  double pcutoff = 0.6;  // config.yaml's, for the test error with likelihood cut-off
+  // Overrides of pose_cfg.yaml (unset: the file's value).
+  std::optional<std::int64_t> max_iters;
+  std::optional<int> batch_size;
+  std::optional<int> early_stop_patience;
+  std::optional<std::uint64_t> seed;
+  std::optional<int> freeze_backbone_stages;
+  std::optional<std::string> weights;  // pretrained backbone (safetensors)
+  double max_minutes = 0.0;  // stop (with a snapshot, as an interrupt) after this much wall time; 0: none
+  /// Called after each step with the iteration count and the step's loss (tests, benchmarks).
+  std::function<void(std::int64_t iteration, double loss)> on_step;
+};
+
+struct TrainResult {
+  enum class Stop {
+    finished,       // reached max_iters
+    early_stopped,  // the test error stopped improving
+    interrupted,    // Ctrl-C or SIGTERM (core/interrupt.hpp)
+    time_limit,     // max_minutes
+  };
+  Stop stop = Stop::finished;        // a snapshot of the last iteration is saved in every case
+  std::int64_t first_iteration = 0;  // where this run started (0, or the resumed snapshot's)
+  std::int64_t iterations = 0;       // steps done in total when it stopped
+  std::filesystem::path last_snapshot;
+  std::filesystem::path best_snapshot;  // empty when the test error was never measured
+  std::optional<double> best_test_error;
+  std::optional<double> last_test_error;
+  double seconds = 0.0;  // wall time of this run
+};
+
+/// One row of learning_stats.csv.
+struct LearningStatsRow {
+  std::int64_t iteration = 0;
+  double loss = 0.0;  // mean over the display_iters steps up to `iteration`
+  double learning_rate = 0.0;
+  std::optional<double> test_error;  // mean test error (pixels) when evaluated at this iteration
+  double seconds = 0.0;              // training wall time up to `iteration`, resumed runs included
+};
+
+/// Reads learning_stats.csv (for tests and plots); errors name the file and line.
+std::vector<LearningStatsRow> read_learning_stats(const std::filesystem::path& file);
+
+/// Trains until max_iters, early stopping, an interrupt or the time limit; the caller installs the
+/// InterruptHandler. Errors name the file or setting at fault.
+TrainResult train(const TrainOptions& options);
+
+}  // namespace labpose::pipeline

@@ -1,0 +1,347 @@
+// Training: targets, augmentation, the batch loader's determinism, and the training loop (loss goes
+// down, exact resume, interrupts, snapshots, frozen stages) on a small synthetic project.
+#include <gtest/gtest.h>
+
+#include <opencv2/core.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <cmath>
+#include <filesystem>
+
+#include "core/error.hpp"
+#include "core/interrupt.hpp"
+#include "nets/models/models.hpp"
+#include "nets/safetensors.hpp"
+#include "pipeline/devices.hpp"
+#include "pipeline/synthetic/demo_project.hpp"
+#include "pipeline/training/augment.hpp"
+#include "pipeline/training/dataset.hpp"
+#include "pipeline/training/loader.hpp"
+#include "pipeline/training/snapshot.hpp"
+#include "pipeline/training/targets.hpp"
+#include "pipeline/training/trainer.hpp"
+#include "projects/table.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace labpose::pipeline {
+namespace {
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+TEST(Targets, DiskAroundVisibleKeypointsOnly) {
+  const int h = 6, w = 8;
+  const double x[2] = {20.0, std::nan("")}, y[2] = {12.0, 5.0};
+  std::vector<float> score(2 * h * w), locref(4 * h * w), weights(4 * h * w);
+  TargetSettings settings;
+  settings.radius = 9.0;
+  build_targets(x, y, 2, h, w, settings, score.data(), locref.data(), weights.data());
+  int positives = 0;
+  for (int r = 0; r < h; ++r) {
+    for (int c = 0; c < w; ++c) {
+      const double dx = 20.0 - (c * 8 + 4), dy = 12.0 - (r * 8 + 4);
+      const bool inside = dx * dx + dy * dy <= 81.0;
+      const std::size_t i = static_cast<std::size_t>(r * w + c);
+      EXPECT_EQ(score[i], inside ? 1.0F : 0.0F) << r << "," << c;
+      EXPECT_EQ(weights[i], inside ? 1.0F : 0.0F);
+      EXPECT_EQ(weights[static_cast<std::size_t>(h * w) + i], inside ? 1.0F : 0.0F);
+      if (inside) {
+        ++positives;
+        EXPECT_FLOAT_EQ(locref[i], static_cast<float>(dx / 7.2801));
+        EXPECT_FLOAT_EQ(locref[static_cast<std::size_t>(h * w) + i], static_cast<float>(dy / 7.2801));
+      }
+    }
+  }
+  EXPECT_EQ(positives, 5);  // the cell centres (20,12), (12,12), (28,12), (20,4) and (20,20)
+  for (int i = h * w; i < 2 * h * w; ++i) EXPECT_EQ(score[static_cast<std::size_t>(i)], 0.0F) << "missing: negatives only";
+}
+
+PoseConfig plain_augmentation() {
+  PoseConfig config;
+  config.bodyparts = {"nose", "leftear", "rightear"};
+  config.symmetric_pairs = {{"leftear", "rightear"}};
+  config.crop_width = 96;
+  config.crop_height = 80;
+  config.brightness = config.contrast = 0.0;
+  config.blur_probability = config.noise_probability = 0.0;
+  return config;
+}
+
+// A black image with one white dot per keypoint, of distinct sizes so they can be told apart.
+cv::Mat dots(const std::vector<double>& x, const std::vector<double>& y) {
+  cv::Mat image(120, 160, CV_8UC3, cv::Scalar::all(0));
+  for (std::size_t j = 0; j < x.size(); ++j) {
+    cv::circle(image, cv::Point(static_cast<int>(x[j]), static_cast<int>(y[j])), 2, cv::Scalar::all(255), -1);
+  }
+  return image;
+}
+
+TEST(Augment, KeypointsFollowTheImageAndFlipsSwapPartners) {
+  PoseConfig config = plain_augmentation();
+  config.mirror = true;
+  config.rotateratio = 1.0;
+  // The nose is left of the ears' midpoint: in a mirrored sample it is right of it.
+  const std::vector<double> x = {60, 60, 100}, y = {40, 70, 70};
+  const cv::Mat image = dots(x, y);
+  const auto partners = flip_partners(config);
+  EXPECT_EQ(partners, (std::vector<int>{0, 2, 1}));
+  int flips = 0;
+  for (std::uint64_t seed = 1; seed <= 16; ++seed) {
+    nets::Random random(seed);
+    const AugmentedSample sample = augment(image, x, y, config, partners, random);
+    ASSERT_EQ(sample.pixels.size(), 96u * 80u * 3u);
+    const cv::Mat crop(80, 96, CV_8UC3, const_cast<std::uint8_t*>(sample.pixels.data()));
+    for (std::size_t j = 0; j < 3; ++j) {
+      if (std::isnan(sample.x[j])) continue;
+      const int px = static_cast<int>(std::lround(sample.x[j])), py = static_cast<int>(std::lround(sample.y[j]));
+      if (px < 1 || py < 1 || px > 94 || py > 78) continue;
+      EXPECT_GT(crop.at<cv::Vec3b>(py, px)[0], 100) << "seed " << seed << " bodypart " << j << " at " << px << "," << py;
+    }
+    if (!std::isnan(sample.x[0]) && !std::isnan(sample.x[1]) && !std::isnan(sample.x[2])) {
+      nets::Random again(seed);
+      EXPECT_EQ(augment(image, x, y, config, partners, again).x, sample.x) << "deterministic";
+      const bool mirrored = sample.x[0] > (sample.x[1] + sample.x[2]) / 2;
+      flips += mirrored ? 1 : 0;
+      // A mirrored left ear looks like a right ear: the labels swap, so leftear stays on the left.
+      EXPECT_LT(sample.x[1], sample.x[2]) << "seed " << seed;
+    }
+  }
+  EXPECT_GT(flips, 0) << "some samples are mirrored (left/right swapped)";
+}
+
+// The demo project turned into a training set by the library (what create-dataset does).
+struct TrainingFixture {
+  TempDir dir;
+  fs::path project, train_dir;
+  PoseConfig pose;
+
+  explicit TrainingFixture(int frames = 12) {
+    DemoProjectOptions options;
+    options.dir = dir.path();
+    options.labeled_frames = frames;
+    options.video.width = 128;
+    options.video.height = 96;
+    options.video.frames = 60;
+    const DemoProject demo = create_demo_project(options);
+    const auto config = projects::ProjectConfig::load(demo.config);
+    project = config.project_dir();
+    MergeReport report;
+    const Dataset dataset = merge_labeled_data(config, &report);
+    projects::write_table_hdf5(dataset_table(dataset, config.values().scorer), project / "merged.h5");
+    write_split(make_split(dataset, 0.75, 1, 3), project / "split.json");
+    train_dir = project / "model" / "train";
+    fs::create_directories(train_dir);
+    pose.net_type = "mobilenet_v2_0.35";
+    pose.project_path = project.string();
+    pose.dataset = "merged.h5";
+    pose.split = "split.json";
+    pose.bodyparts = dataset.bodyparts;
+    pose.batch_size = 2;
+    pose.crop_width = pose.crop_height = 64;
+    pose.multi_step = {{1e-3, 1000}};
+    pose.max_iters = 6;
+    pose.display_iters = 2;
+    pose.save_iters = 3;
+    pose.evaluate_iters = 3;
+    pose.loader_threads = 2;
+    write();
+  }
+  void write() const { write_pose_config(pose, train_dir / "pose_cfg.yaml"); }
+  TrainOptions options() const {
+    TrainOptions o;
+    o.project = project;
+    o.train_dir = train_dir;
+    o.device = "cpu";
+    return o;
+  }
+};
+
+TEST(BatchLoader, BatchesDependOnlyOnSeedAndStep) {
+  const TrainingFixture fixture;
+  const Dataset dataset = read_dataset(fixture.project / "merged.h5", fixture.project);
+  std::vector<std::size_t> train(dataset.images.size());
+  for (std::size_t i = 0; i < train.size(); ++i) train[i] = i;
+  BatchGeometry geometry;
+  geometry.batch = 3;
+  geometry.height = geometry.width = 64;
+  geometry.output_height = geometry.output_width = 8;
+  geometry.joints = static_cast<int>(dataset.bodyparts.size());
+  std::vector<std::unique_ptr<Batch>> from_start;
+  {
+    BatchLoader loader(dataset, train, fixture.project, fixture.pose, geometry, 0, 2);
+    for (int step = 0; step < 8; ++step) from_start.push_back(loader.next());
+    // Every training image appears once per epoch.
+    std::vector<int> seen(train.size());
+    for (int k = 0; k < static_cast<int>(train.size()); ++k) ++seen[loader.sample_of(k / 3, k % 3)];
+    for (int count : seen) EXPECT_EQ(count, 1);
+  }
+  BatchLoader later(dataset, train, fixture.project, fixture.pose, geometry, 5, 1);
+  for (int step = 5; step < 8; ++step) {
+    auto batch = later.next();
+    const auto& expected = *from_start[static_cast<std::size_t>(step)];
+    EXPECT_EQ(batch->step, step);
+    EXPECT_EQ(batch->images, expected.images) << "step " << step;
+    EXPECT_EQ(batch->score, expected.score);
+    EXPECT_EQ(batch->locref, expected.locref);
+    later.recycle(std::move(batch));
+  }
+  float positives = 0;
+  for (float v : from_start[0]->score) positives += v;
+  EXPECT_GT(positives, 0.0F) << "the crops hold the animal";
+}
+
+TEST(Trainer, ResumingGivesTheSameLossesAsAnUninterruptedRun) {
+  TrainingFixture fixture;
+  std::vector<double> straight;
+  TrainOptions options = fixture.options();
+  options.on_step = [&](std::int64_t, double loss) { straight.push_back(loss); };
+  const TrainResult whole = train(options);
+  EXPECT_EQ(whole.stop, TrainResult::Stop::finished);
+  EXPECT_EQ(whole.iterations, 6);
+  ASSERT_EQ(straight.size(), 6u);
+  const auto stats = read_learning_stats(fixture.train_dir / "learning_stats.csv");
+  ASSERT_EQ(stats.size(), 4u);  // iterations 2, 3 (test error), 4, 6 (loss and test error)
+  EXPECT_TRUE(stats[1].test_error.has_value());
+  EXPECT_FALSE(stats[2].test_error.has_value());
+  EXPECT_TRUE(stats[3].test_error.has_value());
+  const auto whole_snapshot = nets::read_safetensors(fixture.train_dir / "snapshot-6.safetensors");
+  EXPECT_TRUE(fs::exists(fixture.train_dir / "snapshot-3.safetensors"));
+  EXPECT_FALSE(whole.best_snapshot.empty());
+  EXPECT_TRUE(fs::exists(whole.best_snapshot));
+  EXPECT_THROW(train(fixture.options()), Error) << "refuses to start over existing snapshots";
+
+  // Interrupted after iteration 4 (as by Ctrl-C), then resumed.
+  for (const auto& entry : fs::directory_iterator(fixture.train_dir)) {
+    if (entry.path().filename() != "pose_cfg.yaml") fs::remove(entry.path());
+  }
+  std::vector<double> pieces;
+  TrainOptions first = fixture.options();
+  first.on_step = [&](std::int64_t iteration, double loss) {
+    pieces.push_back(loss);
+    if (iteration == 4) request_interrupt();
+  };
+  TrainResult stopped;
+  {
+    const InterruptHandler handler;
+    stopped = train(first);
+  }
+  EXPECT_EQ(stopped.stop, TrainResult::Stop::interrupted);
+  EXPECT_EQ(stopped.iterations, 4);
+  EXPECT_TRUE(fs::exists(fixture.train_dir / "snapshot-4.safetensors"));
+  TrainOptions rest = fixture.options();
+  rest.resume = true;
+  rest.on_step = [&](std::int64_t, double loss) { pieces.push_back(loss); };
+  const TrainResult resumed = train(rest);
+  EXPECT_EQ(resumed.first_iteration, 4);
+  EXPECT_EQ(resumed.stop, TrainResult::Stop::finished);
+  EXPECT_EQ(pieces, straight) << "the same loss at every step";
+  const auto resumed_stats = read_learning_stats(fixture.train_dir / "learning_stats.csv");
+  ASSERT_EQ(resumed_stats.size(), stats.size());
+  for (std::size_t i = 0; i < stats.size(); ++i) {
+    EXPECT_EQ(resumed_stats[i].iteration, stats[i].iteration);
+    EXPECT_DOUBLE_EQ(resumed_stats[i].loss, stats[i].loss);
+    EXPECT_EQ(resumed_stats[i].test_error.has_value(), stats[i].test_error.has_value());
+  }
+  const auto resumed_snapshot = nets::read_safetensors(fixture.train_dir / "snapshot-6.safetensors");
+  for (const auto& [name, tensor] : whole_snapshot.tensors) {
+    EXPECT_EQ(resumed_snapshot.tensors.at(name).values, tensor.values) << name;
+  }
+  rest.on_step = nullptr;
+  EXPECT_THROW(train(rest), UsageError) << "already at max_iters";
+}
+
+TEST(Trainer, LearnsAndKeepsTheNewestSnapshots) {
+  TrainingFixture fixture;
+  fixture.pose.max_iters = 40;
+  fixture.pose.save_iters = 10;
+  fixture.pose.evaluate_iters = 20;
+  fixture.pose.keep_snapshots = 2;
+  fixture.pose.display_iters = 10;
+  fixture.write();
+  std::vector<double> losses;
+  TrainOptions options = fixture.options();
+  options.on_step = [&](std::int64_t, double loss) { losses.push_back(loss); };
+  const TrainResult result = train(options);
+  ASSERT_EQ(losses.size(), 40u);
+  double last = 0;
+  for (std::size_t i = 30; i < 40; ++i) last += losses[i] / 10;
+  EXPECT_LT(last, 0.6 * losses[0]) << "the loss falls";
+  const auto snapshots = list_snapshots(fixture.train_dir);
+  std::vector<std::int64_t> regular;
+  for (const auto& s : snapshots) {
+    if (!s.best) regular.push_back(s.iteration);
+  }
+  EXPECT_EQ(regular, (std::vector<std::int64_t>{30, 40}));
+  ASSERT_TRUE(result.best_test_error.has_value());
+  EXPECT_TRUE(snapshots.back().best);
+  const auto loaded = read_snapshot(snapshots.back().path);
+  ASSERT_TRUE(loaded.metadata.test_rmse.has_value());
+  EXPECT_DOUBLE_EQ(*loaded.metadata.test_rmse, *result.best_test_error);
+}
+
+TEST(Trainer, FrozenStagesDoNotChange) {
+  TrainingFixture fixture;
+  fixture.pose.max_iters = 2;
+  fixture.pose.evaluate_iters = 0;
+  fixture.pose.freeze_backbone_stages = 3;
+  fixture.write();
+  const TrainResult result = train(fixture.options());
+  const auto trained = nets::read_safetensors(result.last_snapshot);
+  // The initial values: the same seed's initialization.
+  auto backend = make_backend("cpu");
+  auto net = nets::build_pose_net(*backend, {"mobilenet_v2_0.35", static_cast<int>(fixture.pose.bodyparts.size()), true});
+  nets::initialize_pose_net(*net, fixture.pose.seed);
+  const auto initial = nets::net_weights(*net);
+  int frozen = 0, moved = 0;
+  for (const auto& [name, tensor] : initial.tensors) {
+    const int stage = nets::backbone_stage("mobilenet_v2_0.35", name);
+    const bool same = trained.tensors.at(name).values == tensor.values;
+    if (stage >= 1 && stage <= 3) {
+      EXPECT_TRUE(same) << name << " is frozen";
+      ++frozen;
+    } else if (name.find("running") == std::string::npos && name.find("weight") != std::string::npos) {
+      moved += same ? 0 : 1;
+    }
+  }
+  EXPECT_GT(frozen, 0);
+  EXPECT_GT(moved, 10);
+  fixture.pose.freeze_backbone_stages = 10;
+  fixture.write();
+  TrainOptions again = fixture.options();
+  again.resume = true;
+  again.max_iters = 4;
+  EXPECT_THROW(train(again), UsageError) << "more stages than the backbone has";
+}
+
+TEST(Trainer, BadInputsAreNamed) {
+  TrainingFixture fixture;
+  fixture.pose.optimizer = "adagrad";
+  fixture.write();
+  try {
+    train(fixture.options());
+    FAIL() << "an unknown optimizer is refused";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("pose_cfg.yaml:"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("adagrad"), std::string::npos);
+  }
+  fixture.pose.optimizer = "sgd";
+  fixture.pose.split = "nowhere.json";
+  fixture.write();
+  EXPECT_THROW(train(fixture.options()), Error);
+  TrainOptions resume = fixture.options();
+  resume.resume = true;
+  fixture.pose.split = "split.json";
+  fixture.write();
+  try {
+    train(resume);
+    FAIL() << "nothing to resume";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("no snapshot to resume"), std::string::npos);
+  }
+  fixture.pose.max_iters = 2;
+  fixture.pose.evaluate_iters = 0;
+  fixture.write();
+  EXPECT_EQ(train(fixture.options()).iterations, 2) << "sgd trains";
+}
+
+}  // namespace
+}  // namespace labpose::pipeline

@@ -1,0 +1,120 @@
+// labpose train <config> [--shuffle K] [--trainingsetindex I] [--device D] [--max-iters N]
+//   [--batch-size B] [--resume] [--early-stop P] [--seed S] [--weights F]
+//   [--freeze-backbone-stages N] [--max-minutes M]
+#include <fmt/core.h>
+
+#include "core/console.hpp"
+#include "core/error.hpp"
+#include "core/interrupt.hpp"
+#include "core/progress.hpp"
+#include "pipeline/training/trainer.hpp"
+#include "projects/config.hpp"
+#include "projects/layout.hpp"
+#include "tools/labpose/command.hpp"
+#include "tools/labpose/config_loading.hpp"
+
+namespace labpose::tools {
+
+Command train_command() {
+  Command command;
+  command.name = "train";
+  command.summary = "train a pose network on the CPU or a GPU";
+  command.define = [](CLI::App& app) -> std::function<int()> {
+    struct Options {
+      std::string config, device = "auto";
+      int shuffle = 1, trainingsetindex = 0;
+      bool resume = false;
+      double max_minutes = 0;
+      pipeline::TrainOptions train;
+    };
+    auto options = std::make_shared<Options>();
+    auto& train = options->train;
+    app.add_option("config", options->config, "the project's config.yaml")->required();
+    app.add_option("--shuffle", options->shuffle, "which shuffle to train (default 1)")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--trainingsetindex", options->trainingsetindex,
+                   "which TrainingFraction of config.yaml (0 = the first, default)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--device", options->device,
+                   "auto (a GPU when there is one, else the CPU), cpu, cuda or cuda:N");
+    app.add_option("--max-iters", train.max_iters, "train to this many iterations (default: pose_cfg.yaml's max_iters)")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--batch-size", train.batch_size, "images per step (default: pose_cfg.yaml's batch_size)")
+        ->check(CLI::PositiveNumber);
+    app.add_flag("--resume", options->resume,
+                 "continue from the newest snapshot (exactly as if training had never stopped)");
+    app.add_option("--early-stop", train.early_stop_patience,
+                   "stop when the test error has not improved for this many evaluations (keeps the best)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--seed", train.seed, "random seed of initialization, sampling and augmentation (default: pose_cfg.yaml's)");
+    app.add_option("--weights", train.weights,
+                   "pretrained backbone weights (safetensors, from tools/convert_weights.py)");
+    app.add_option("--freeze-backbone-stages", train.freeze_backbone_stages,
+                   "keep the first N backbone stages fixed (fine-tuning pretrained weights)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--max-minutes", options->max_minutes,
+                   "stop after this much training time, with a snapshot (resume later with --resume)")
+        ->check(CLI::NonNegativeNumber);
+    app.footer(
+        "Trains the shuffle made by create-dataset with the recipe in its train/pose_cfg.yaml. Snapshots "
+        "(snapshot-<iteration>.safetensors) are written every save_iters iterations and when training "
+        "stops, plus snapshot-best-<iteration> whenever the test error improves; learning_stats.csv "
+        "records iteration, loss, learning rate, test error and time. Ctrl-C or SIGTERM saves a "
+        "snapshot and exits with status 3; --resume then continues exactly.");
+    return [options]() {
+      const projects::ProjectConfig config = load_project_config(options->config);
+      const projects::ConfigValues& values = config.values();
+      const auto& fractions = values.training_fraction;
+      if (static_cast<std::size_t>(options->trainingsetindex) >= fractions.size()) {
+        throw UsageError(fmt::format("--trainingsetindex {} is out of range: config.yaml has {} TrainingFraction value{}",
+                                     options->trainingsetindex, fractions.size(), fractions.size() == 1 ? "" : "s"),
+                         "use 0 for the first");
+      }
+      const double fraction = fractions[static_cast<std::size_t>(options->trainingsetindex)];
+      pipeline::TrainOptions run = options->train;
+      run.project = config.project_dir();
+      run.train_dir = projects::ProjectLayout(run.project)
+                            .model_dir(values.iteration, values.task, values.date, fraction, options->shuffle) /
+                        "train";
+      if (!std::filesystem::exists(run.train_dir / "pose_cfg.yaml")) {
+        throw Error(fmt::format("{} does not exist: shuffle {} with TrainingFraction {} has no training set",
+                                (run.train_dir / "pose_cfg.yaml").string(), options->shuffle, fraction),
+                    fmt::format("make it first: labpose create-dataset {} --shuffle {}", options->config,
+                                options->shuffle));
+      }
+      run.device = options->device;
+      run.resume = options->resume;
+      run.pcutoff = values.pcutoff;
+      run.max_minutes = options->max_minutes;
+      const InterruptHandler interrupts;
+      const pipeline::TrainResult result = pipeline::train(run);
+      const std::string best =
+          result.best_test_error
+              ? fmt::format("; best test error {:.2f} px ({})", *result.best_test_error,
+                            result.best_snapshot.filename().string())
+              : std::string();
+      switch (result.stop) {
+        case pipeline::TrainResult::Stop::finished:
+          console::info("trained to iteration {} in {}{}; next: labpose evaluate {}", result.iterations,
+                        format_duration(result.seconds), best, options->config);
+          return 0;
+        case pipeline::TrainResult::Stop::early_stopped:
+          console::info("stopped early at iteration {}: the test error stopped improving{}", result.iterations,
+                        best);
+          return 0;
+        case pipeline::TrainResult::Stop::time_limit:
+          console::info("stopped at iteration {} after {}{}; continue with --resume", result.iterations,
+                        format_duration(result.seconds), best);
+          return 0;
+        case pipeline::TrainResult::Stop::interrupted:
+          break;
+      }
+      throw Error(fmt::format("training stopped by {} at iteration {}; saved {}", interrupt_reason(),
+                              result.iterations, result.last_snapshot.string()),
+                  "continue with: labpose train " + options->config + " --resume", ErrorKind::interrupted);
+    };
+  };
+  return command;
+}
+
+}  // namespace labpose::tools
