@@ -31,13 +31,39 @@ if(NOT LABPOSE_WITH_CUDA STREQUAL "OFF")
     find_library(CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR})
   endif()
   if(CUDAToolkit_FOUND AND CUDNN_INCLUDE_DIR AND CUDNN_LIBRARY)
+    # nvcc compiles the kernels with the same host compiler as the rest; the toolkit's nvcc unless
+    # CUDACXX or CMAKE_CUDA_COMPILER says otherwise.
+    if(NOT DEFINED CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX} AND CUDAToolkit_NVCC_EXECUTABLE)
+      set(CMAKE_CUDA_COMPILER "${CUDAToolkit_NVCC_EXECUTABLE}")
+    endif()
+    if(NOT DEFINED CMAKE_CUDA_HOST_COMPILER)
+      set(CMAKE_CUDA_HOST_COMPILER "${CMAKE_CXX_COMPILER}")
+    endif()
+    include(CheckLanguage)
+    check_language(CUDA)
+  endif()
+  if(CUDAToolkit_FOUND AND CUDNN_INCLUDE_DIR AND CUDNN_LIBRARY AND CMAKE_CUDA_COMPILER)
+    # Turing (7.5, the oldest CUDA 13 supports), Ampere (8.0, 8.6), Ada (8.9), Hopper (9.0) as
+    # machine code, plus PTX of 9.0 that the driver compiles for newer GPUs.
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 75-real 80-real 86-real 89-real 90-real 90-virtual)
+    endif()
+    # CMake 3.25 knows no C++20 flag for nvcc: the .cu files (kernels only) and the headers they
+    # include are C++17.
+    set(CMAKE_CUDA_STANDARD 17)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    enable_language(CUDA)
+    # Debian's packages (fmt, ...) export /usr/include; as an explicit -isystem for nvcc it breaks
+    # <cmath>'s #include_next. It is the host compiler's own directory: keep it implicit.
+    list(APPEND CMAKE_CUDA_IMPLICIT_INCLUDE_DIRECTORIES ${CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES})
     add_library(labpose_cudnn SHARED IMPORTED)
     set_target_properties(labpose_cudnn PROPERTIES IMPORTED_LOCATION "${CUDNN_LIBRARY}"
                           INTERFACE_INCLUDE_DIRECTORIES "${CUDNN_INCLUDE_DIR}")
     set(LABPOSE_CUDA_FOUND TRUE)
-    message(STATUS "labpose: CUDA ${CUDAToolkit_VERSION} with cuDNN (${CUDNN_LIBRARY}): CUDA backend on")
+    message(STATUS "labpose: CUDA ${CUDAToolkit_VERSION} with cuDNN (${CUDNN_LIBRARY}): CUDA backend on, "
+                   "architectures ${CMAKE_CUDA_ARCHITECTURES}")
   elseif(LABPOSE_WITH_CUDA STREQUAL "ON")
-    message(FATAL_ERROR "LABPOSE_WITH_CUDA=ON but the CUDA toolkit with cuDNN was not found "
+    message(FATAL_ERROR "LABPOSE_WITH_CUDA=ON but the CUDA toolkit with cuDNN and nvcc was not found "
                         "(looked in ${CUDAToolkit_ROOT}); set CUDAToolkit_ROOT or use -DLABPOSE_WITH_CUDA=OFF")
   else()
     message(STATUS "labpose: CUDA toolkit with cuDNN not found: building without the CUDA backend")

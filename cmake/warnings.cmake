@@ -16,4 +16,12 @@ function(labpose_warnings target)
   if(LABPOSE_WARNINGS_AS_ERRORS)
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
   endif()
+  # CUDA files: nvcc's own front-end warnings, and the host compiler's on the host code it emits.
+  if(LABPOSE_CUDA_FOUND)
+    target_compile_options(${target} PRIVATE
+      $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra,-Wshadow,-Wconversion,-Wsign-conversion>)
+    if(LABPOSE_WARNINGS_AS_ERRORS)
+      target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--Werror=all-warnings>)
+    endif()
+  endif()
 endfunction()

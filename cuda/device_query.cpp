@@ -12,6 +12,10 @@ std::string cuda_version_text(int version) {
   return fmt::format("{}.{}", version / 1000, (version % 1000) / 10);
 }
 
+std::string cudnn_version_text(std::size_t version) {
+  return fmt::format("{}.{}.{}", version / 10000, (version % 10000) / 100, version % 100);
+}
+
 CudaReport query_cuda() {
   CudaReport report;
   cudaRuntimeGetVersion(&report.runtime_version);
@@ -41,8 +45,30 @@ CudaReport query_cuda() {
     report.gpus.push_back({index, properties.name, properties.major, properties.minor,
                            properties.totalGlobalMem, properties.multiProcessorCount});
   }
-  if (report.gpus.empty()) report.problem = "the NVIDIA driver is installed but sees no GPU";
+  if (report.gpus.empty()) {
+    report.problem = "the NVIDIA driver is installed but sees no GPU";
+  } else {
+    bool any_supported = false;
+    for (const GpuInfo& gpu : report.gpus) any_supported = any_supported || gpu.supported();
+    if (!any_supported) report.problem = gpu_problem(report, 0);
+  }
   return report;
+}
+
+std::string gpu_problem(const CudaReport& report, int index) {
+  if (report.gpus.empty()) return report.problem;
+  if (index < 0 || index >= static_cast<int>(report.gpus.size())) {
+    return fmt::format("there is no GPU {} on this machine (it has {}: cuda:0 to cuda:{})", index,
+                       report.gpus.size(), report.gpus.size() - 1);
+  }
+  const GpuInfo& gpu = report.gpus[static_cast<std::size_t>(index)];
+  if (!gpu.supported()) {
+    return fmt::format(
+        "GPU {} ({}) has compute capability {}.{}; labpose needs {}.{} or newer (Turing, 2018, "
+        "and later: CUDA 13 no longer supports older GPUs)",
+        index, gpu.name, gpu.major, gpu.minor, kMinimumMajor, kMinimumMinor);
+  }
+  return {};
 }
 
 }  // namespace labpose::cuda

@@ -1,8 +1,10 @@
 // Device choice for every command (--device auto|cpu|cuda|cuda:N, and ref for tests): the one place
-// that knows which backends this build contains. Asking for a backend that is not there is an error
-// that says so; nothing is silently substituted.
+// that knows which backends this build contains (pipeline/devices.cpp holds the project's only
+// #if on the CUDA build switch). Asking for a device that is not there or not usable is an error
+// that says why; nothing is silently substituted.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,9 +16,46 @@ namespace labpose::pipeline {
 /// The backends compiled into this build: "ref", "cpu" (and "cuda" when built with CUDA).
 std::vector<std::string> compiled_backends();
 
+/// The arithmetic of inference plans on a GPU: fp32 (the default and the reference), or fp16 /
+/// bf16 on tensor cores (bf16 needs compute capability 8.0). The CPU computes in fp32.
+enum class PlanPrecision { fp32, fp16, bf16 };
+/// "fp32", "fp16" or "bf16"; a UsageError otherwise.
+PlanPrecision parse_plan_precision(const std::string& text);
+
 /// A backend for `device`: "cpu", "ref" (the slow reference, for checks), "cuda", "cuda:N", or
-/// "auto" (a usable GPU if there is one, else the CPU; the choice is logged). Throws a usage error
-/// for an unknown name and an Error when the device is not usable, saying why.
-std::unique_ptr<nets::Backend> make_backend(const std::string& device);
+/// "auto" (the first usable GPU, else the CPU; the choice is logged). Throws a UsageError for an
+/// unknown name and an Error when the device is not usable, saying why (no driver, no GPU, compute
+/// capability too old, or no CUDA in this build).
+std::unique_ptr<nets::Backend> make_backend(const std::string& device,
+                                            PlanPrecision precision = PlanPrecision::fp32);
+
+/// Why `device` cannot be used on this machine, or "" when it can (tests skip with this text).
+std::string device_problem(const std::string& device);
+
+/// The most device memory `backend` has held at once, in MiB (0 for backends on the host).
+double device_memory_peak_mib(nets::Backend& backend);
+
+/// What `labpose doctor` shows about CUDA.
+struct CudaSummary {
+  struct Gpu {
+    int index = 0;
+    std::string text;  // "0: NVIDIA H100 80GB HBM3, compute capability 9.0, 79.6 GiB, 132 ..."
+    bool usable = false;
+  };
+  bool compiled = false;
+  std::string versions;  // "CUDA runtime 13.0, cuDNN 9.19.0"
+  std::string driver;    // "supports CUDA 13.0" or "not installed"
+  std::vector<Gpu> gpus;
+  std::string problem;  // why no GPU is usable
+};
+CudaSummary cuda_summary();
+
+/// The same small convolution (random inputs, fixed seed) on `device` and on the CPU backend.
+struct ConvolutionCheck {
+  double max_difference = 0.0;  // largest |device - cpu| over the outputs
+  double max_magnitude = 0.0;   // largest |cpu| output, for scale
+  bool agrees() const { return max_difference <= 1e-4 * std::max(1.0, max_magnitude); }
+};
+ConvolutionCheck check_convolution(const std::string& device);
 
 }  // namespace labpose::pipeline

@@ -85,14 +85,8 @@ std::vector<TransposeCase> transpose_cases() {
   };
 }
 
-class Conformance : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override { backend_ = pipeline::make_backend(GetParam()); }
-
-  // Runs `op` on both backends with the same host inputs and compares the outputs.
-  ref::RefBackend ref_;
-  std::unique_ptr<Backend> backend_;
-};
+// Each test runs an op on `backend_` and on `ref_` with the same host inputs and compares.
+class Conformance : public testing::BackendTest {};
 
 TEST_P(Conformance, HostRoundTripAndFill) {
   for (const Shape& shape : {Shape{2, 3, 4, 5}, Shape{7}, Shape{3, 4}}) {

@@ -49,12 +49,7 @@ void copy_parameters(const Net& from, Net& to) {
   }
 }
 
-class NetOnBackend : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override { backend_ = pipeline::make_backend(GetParam()); }
-  ref::RefBackend ref_;
-  std::unique_ptr<Backend> backend_;
-};
+class NetOnBackend : public testing::BackendTest {};
 
 // sqrt(sum (a - b)^2) / sqrt(sum b^2).
 double relative_l2_error(const std::vector<float>& actual, const std::vector<float>& expected) {

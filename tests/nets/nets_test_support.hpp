@@ -9,6 +9,7 @@
 
 #include "nets/backend.hpp"
 #include "nets/random.hpp"
+#include "nets/ref/backend.hpp"
 #include "pipeline/devices.hpp"
 
 namespace labpose::nets::testing {
@@ -87,5 +88,29 @@ inline std::vector<std::string> backends_under_test() {
 inline std::string backend_test_name(const ::testing::TestParamInfo<std::string>& parameter) {
   return parameter.param;
 }
+
+}  // namespace labpose::nets::testing
+
+/// Skips the current test when `device` cannot run on this machine (the cuda instantiation of a
+/// suite on a machine without a usable GPU), saying why; any other failure still fails.
+#define LABPOSE_SKIP_UNLESS_USABLE(device)                                            \
+  do {                                                                                \
+    const std::string why_unusable = ::labpose::pipeline::device_problem(device);     \
+    if (!why_unusable.empty())                                                        \
+      GTEST_SKIP() << (device) << " is not usable on this machine: " << why_unusable; \
+  } while (false)
+
+namespace labpose::nets::testing {
+
+/// A suite run on every backend under test and compared with the reference backend `ref_`.
+class BackendTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    LABPOSE_SKIP_UNLESS_USABLE(GetParam());
+    backend_ = pipeline::make_backend(GetParam());
+  }
+  ref::RefBackend ref_;
+  std::unique_ptr<Backend> backend_;
+};
 
 }  // namespace labpose::nets::testing

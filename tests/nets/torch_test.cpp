@@ -42,6 +42,7 @@ class AgainstPyTorch : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(AgainstPyTorch, EvalOutputsOfEveryArchitecture) {
   LABPOSE_REQUIRE_TORCH(python);
+  LABPOSE_SKIP_UNLESS_USABLE(GetParam());
   auto backend = pipeline::make_backend(GetParam());
   for (const auto& architecture : pose_architectures()) {
     // The reference backend's ResNets take minutes at this size; the CPU backend covers them and
@@ -139,6 +140,7 @@ void expect_training_step_like_pytorch(Backend& backend, const std::string& pyth
 
 TEST_P(AgainstPyTorch, TrainingStepGradientsAndBatchStatistics) {
   LABPOSE_REQUIRE_TORCH(python);
+  LABPOSE_SKIP_UNLESS_USABLE(GetParam());
   auto backend = pipeline::make_backend(GetParam());
   expect_training_step_like_pytorch(*backend, python, true);
   expect_training_step_like_pytorch(*backend, python, false);
@@ -190,7 +192,8 @@ TEST(ConvertWeights, TorchvisionAndTimmCheckpointsLoadAsBackbones) {
   EXPECT_FALSE(fs::exists(dir / "x.safetensors"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, AgainstPyTorch, ::testing::Values("cpu", "ref"),
+INSTANTIATE_TEST_SUITE_P(Backends, AgainstPyTorch,
+                         ::testing::ValuesIn(pipeline::compiled_backends()),
                          testing::backend_test_name);
 
 }  // namespace

@@ -1,13 +1,14 @@
 // labpose bench: frames/s of a pose network's inference plan (or images/s of a training step) on
-// one device, as the median over timed repeats after warm-up, with the achieved GFLOP/s and peak
-// memory. A benchmark program, never a test: compare figures taken in one run (the machine may be
-// shared).
+// one device, for one or several batch sizes, as the median over timed repeats after warm-up, with
+// the achieved GFLOP/s and peak memory (host, and the GPU's pool on cuda). A benchmark program,
+// never a test: compare figures taken in one run (the machine may be shared).
 #include <omp.h>
 #include <sys/resource.h>
 
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 
@@ -24,8 +25,9 @@ namespace labpose::tools {
 namespace {
 
 struct BenchOptions {
-  std::string architecture = "resnet_50", size = "640x480", device = "cpu";
-  int batch = 1, bodyparts = 4, repeats = 10, warmup = 2;
+  std::string architecture = "resnet_50", size = "640x480", device = "cpu", precision = "fp32";
+  std::string batches = "1";  // "8" or a list "1,8,32,64"
+  int bodyparts = 4, repeats = 10, warmup = 2;
   bool train = false, json = false;
 };
 
@@ -74,19 +76,32 @@ std::vector<float> random_vector(std::int64_t count, std::uint64_t seed, double 
   return values;
 }
 
-int run_bench(const BenchOptions& options) {
-  const auto [width, height] = parse_size(options.size);
-  if (options.batch < 1 || options.repeats < 1 || options.warmup < 0) {
-    throw UsageError("--batch and --repeats must be at least 1 and --warmup at least 0");
+std::vector<int> parse_batches(const std::string& text) {
+  std::vector<int> batches;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    int batch = 0;
+    const char* first = text.data() + start;
+    const auto [rest, error] = std::from_chars(first, text.data() + end, batch);
+    if (error != std::errc() || rest != text.data() + end || batch < 1) {
+      throw UsageError(
+          fmt::format("--batch must be a batch size or a list such as 1,8,32 (got \"{}\")", text));
+    }
+    batches.push_back(batch);
+    start = end + 1;
   }
-  auto backend = pipeline::make_backend(options.device);
-  auto net = nets::build_pose_net(*backend, {options.architecture, options.bodyparts, true});
-  nets::initialize_pose_net(*net, 1);
-  const nets::Shape input{options.batch, 3, height, width};
-  nets::Tensor x = backend->allocate(input);
+  return batches;
+}
+
+// Times one batch size on a network already built on `backend`.
+void measure(const BenchOptions& options, nets::Backend& backend, nets::Net& net, int batch,
+             int width, int height) {
+  const nets::Shape input{batch, 3, height, width};
+  nets::Tensor x = backend.allocate(input);
   const auto pixels = random_vector(input.elements(), 2, 0.0, 255.0);
-  backend->copy_from_host(pixels.data(), x);
-  const nets::FusedGraph graph = net->fuse(true);
+  backend.copy_from_host(pixels.data(), x);
+  const nets::FusedGraph graph = net.fuse(true);
   const double gflop_per_image = forward_gflop(graph, input);
 
   std::function<void()> step;
@@ -94,38 +109,38 @@ int run_bench(const BenchOptions& options) {
   std::vector<nets::Tensor> targets, weights, gradients;
   nets::Tensor velocity;
   if (!options.train) {
-    plan = backend->compile(graph, input);
+    plan = backend.compile(graph, input);
     step = [&] {
       plan->run(x);
-      backend->synchronize();
+      backend.synchronize();
     };
   } else {
     // One DeepLabCut training step: sigmoid cross-entropy on the score maps, 0.05 x Huber on the
     // location refinement, backward, SGD with momentum.
-    const auto shapes = net->output_shapes(input);
+    const auto shapes = net.output_shapes(input);
     for (std::size_t k = 0; k < shapes.size(); ++k) {
-      targets.push_back(backend->allocate(shapes[k]));
-      weights.push_back(backend->allocate(shapes[k]));
-      gradients.push_back(backend->allocate(shapes[k]));
+      targets.push_back(backend.allocate(shapes[k]));
+      weights.push_back(backend.allocate(shapes[k]));
+      gradients.push_back(backend.allocate(shapes[k]));
       const auto values = random_vector(shapes[k].elements(), 3 + k, k == 0 ? 0.0 : -1.0, 1.0);
-      backend->copy_from_host(values.data(), targets[k]);
-      backend->fill(weights[k], 1.0F);
+      backend.copy_from_host(values.data(), targets[k]);
+      backend.fill(weights[k], 1.0F);
     }
-    velocity = backend->allocate_flat(net->trainable_count());
-    backend->fill(velocity, 0.0F);
+    velocity = backend.allocate_flat(net.trainable_count());
+    backend.fill(velocity, 0.0F);
     const float score_scale = 1.0F / static_cast<float>(shapes[0].elements());
     const float locref_scale = 0.05F / static_cast<float>(shapes[1].elements());
     step = [&, score_scale, locref_scale] {
-      const auto& outputs = net->forward(x, true);
-      backend->sigmoid_cross_entropy_forward(outputs[0], targets[0], weights[0]);
-      backend->huber_forward(outputs[1], targets[1], weights[1], 1.0F);
-      backend->sigmoid_cross_entropy_backward(outputs[0], targets[0], weights[0], score_scale,
-                                              gradients[0]);
-      backend->huber_backward(outputs[1], targets[1], weights[1], 1.0F, locref_scale, gradients[1]);
-      net->backward(gradients);
-      backend->sgd_step(net->trainable_values(), net->trainable_gradients(), velocity,
-                        {1e-4F, 0.9F, 0.0F});
-      backend->synchronize();
+      const auto& outputs = net.forward(x, true);
+      backend.sigmoid_cross_entropy_forward(outputs[0], targets[0], weights[0]);
+      backend.huber_forward(outputs[1], targets[1], weights[1], 1.0F);
+      backend.sigmoid_cross_entropy_backward(outputs[0], targets[0], weights[0], score_scale,
+                                             gradients[0]);
+      backend.huber_backward(outputs[1], targets[1], weights[1], 1.0F, locref_scale, gradients[1]);
+      net.backward(gradients);
+      backend.sgd_step(net.trainable_values(), net.trainable_gradients(), velocity,
+                       {1e-4F, 0.9F, 0.0F});
+      backend.synchronize();
     };
   }
   for (int i = 0; i < options.warmup; ++i) step();
@@ -137,7 +152,7 @@ int run_bench(const BenchOptions& options) {
   }
   std::sort(times.begin(), times.end());
   const double median = times[times.size() / 2];
-  const double per_second = options.batch / median;
+  const double per_second = batch / median;
   const double gflops = per_second * gflop_per_image * (options.train ? 3.0 : 1.0);
   const int threads = omp_get_max_threads();
   if (options.json) {
@@ -147,10 +162,12 @@ int run_bench(const BenchOptions& options) {
             R"({{"arch": "{}", "mode": "{}", "width": {}, "height": {}, "batch": {}, "device": "{}", )"
             R"("backend": "{}", "threads": {}, "repeats": {}, "median_s": {:.6f}, "min_s": {:.6f}, )"
             R"("max_s": {:.6f}, "gflop_per_image": {:.3f}, "gflops": {:.2f}, "peak_memory_mib": {:.1f}, )"
-            R"("fps": {:.4f}}})",
-            options.architecture, options.train ? "train" : "infer", width, height, options.batch,
-            backend->name(), backend->description(), threads, options.repeats, median,
-            times.front(), times.back(), gflop_per_image, gflops, peak_memory_mib(), per_second)
+            R"("device_memory_mib": {:.1f}, "precision": "{}", "fps": {:.4f}}})",
+            options.architecture, options.train ? "train" : "infer", width, height, batch,
+            backend.name(), backend.description(), threads, options.repeats, median, times.front(),
+            times.back(), gflop_per_image, gflops, peak_memory_mib(),
+            pipeline::device_memory_peak_mib(backend), options.train ? "fp32" : options.precision,
+            per_second)
             .c_str());
   } else {
     std::printf(
@@ -158,14 +175,31 @@ int run_bench(const BenchOptions& options) {
         fmt::format(
             "{} {}x{} batch {} on {} ({}, {} threads): {} {:.3f} {}/s ({:.1f} ms per batch, median "
             "of {}; fastest {:.1f} ms), {:.1f} GFLOP/s ({:.2f} GFLOP per image forward{}), peak "
-            "memory {:.0f} MiB",
-            options.architecture, width, height, options.batch, backend->name(),
-            backend->description(), threads, options.train ? "training" : "inference", per_second,
+            "memory {:.0f} MiB{}",
+            options.architecture, width, height, batch, backend.name(), backend.description(),
+            threads, options.train ? "training" : "inference", per_second,
             options.train ? "images" : "frames", 1e3 * median, options.repeats, 1e3 * times.front(),
             gflops, gflop_per_image, options.train ? ", x3 for a training step" : "",
-            peak_memory_mib())
+            peak_memory_mib(),
+            backend.name().rfind("cuda", 0) == 0
+                ? fmt::format(", GPU memory {:.0f} MiB", pipeline::device_memory_peak_mib(backend))
+                : std::string())
             .c_str());
   }
+}
+
+int run_bench(const BenchOptions& options) {
+  const auto [width, height] = parse_size(options.size);
+  const std::vector<int> batches = parse_batches(options.batches);
+  if (options.repeats < 1 || options.warmup < 0) {
+    throw UsageError("--repeats must be at least 1 and --warmup at least 0");
+  }
+  // Training steps are fp32 everywhere; --precision is the arithmetic of inference plans.
+  auto backend =
+      pipeline::make_backend(options.device, pipeline::parse_plan_precision(options.precision));
+  auto net = nets::build_pose_net(*backend, {options.architecture, options.bodyparts, true});
+  nets::initialize_pose_net(*net, 1);
+  for (const int batch : batches) measure(options, *backend, *net, batch, width, height);
   return 0;
 }
 
@@ -180,8 +214,11 @@ Command bench_command() {
     app.add_option("--arch", options->architecture,
                    "resnet_50, resnet_101, mobilenet_v2_1.0 or mobilenet_v2_0.35");
     app.add_option("--size", options->size, "image size WIDTHxHEIGHT (default 640x480)");
-    app.add_option("--batch", options->batch, "images per batch (default 1)");
+    app.add_option("--batch", options->batches,
+                   "images per batch, or a list such as 1,8,32,64 (default 1)");
     app.add_option("--device", options->device, "cpu, cuda, cuda:N, auto or ref (default cpu)");
+    app.add_option("--precision", options->precision,
+                   "inference plans on a GPU: fp32 (default), fp16 or bf16 (tensor cores)");
     app.add_option("--bodyparts", options->bodyparts, "bodyparts J of the head (default 4)");
     app.add_option("--repeats", options->repeats,
                    "timed repeats; the median is reported (default 10)");

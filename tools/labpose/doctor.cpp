@@ -1,5 +1,6 @@
 // labpose doctor: what this build contains and what this machine offers (versions, CPU ISA, GPUs),
-// so a user can see at once why a GPU is or is not used.
+// so a user can see at once why a GPU is or is not used; each usable GPU runs a small convolution
+// that is compared with the CPU's.
 #include <hdf5.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <sys/utsname.h>
@@ -13,9 +14,10 @@
 #include <thread>
 
 #include "core/console.hpp"
+#include "core/error.hpp"
+#include "pipeline/devices.hpp"
 #include "pipeline/video/probe.hpp"
 #include "pipeline/video/writer.hpp"
-#include "tools/labpose/build_info.hpp"
 #include "tools/labpose/command.hpp"
 
 namespace labpose::tools {
@@ -85,16 +87,30 @@ Command doctor_command() {
       row("oneDNN", fmt::format("{}.{}.{} (CPU instructions used: {})", dnnl->major, dnnl->minor,
                                 dnnl->patch, isa_name(dnnl_get_effective_cpu_isa())));
 
-      const CudaSummary cuda = cuda_summary();
+      const pipeline::CudaSummary cuda = pipeline::cuda_summary();
       row("CUDA backend", cuda.compiled ? "compiled (" + cuda.versions + ")" : "not compiled");
       if (cuda.compiled) row("NVIDIA driver", cuda.driver);
-      if (cuda.gpus.empty()) {
+      bool gpus_agree = true;
+      if (!cuda.problem.empty()) {
         row("GPUs", "none usable: " + cuda.problem);
         row("",
             "--device cuda will stop with this message; --device auto uses the CPU and says so");
-      } else {
-        for (std::size_t i = 0; i < cuda.gpus.size(); ++i)
-          row(i == 0 ? "GPUs" : "", cuda.gpus[i].text);
+      }
+      for (std::size_t i = 0; i < cuda.gpus.size(); ++i) {
+        const pipeline::CudaSummary::Gpu& gpu = cuda.gpus[i];
+        row(i == 0 && cuda.problem.empty() ? "GPUs" : "", gpu.text);
+        if (!gpu.usable) continue;
+        try {
+          const auto check = pipeline::check_convolution(fmt::format("cuda:{}", gpu.index));
+          gpus_agree = gpus_agree && check.agrees();
+          row("", fmt::format("   convolution check against the CPU: max difference {:.2g} "
+                              "(outputs up to {:.2g}): {}",
+                              check.max_difference, check.max_magnitude,
+                              check.agrees() ? "ok" : "WRONG RESULTS"));
+        } catch (const Error& error) {
+          gpus_agree = false;
+          row("", fmt::format("   convolution check failed: {}", error.what()));
+        }
       }
 
       row("FFmpeg", pipeline::ffmpeg_versions());
@@ -110,7 +126,7 @@ Command doctor_command() {
       row("headless", console::headless()
                           ? "yes (--headless or LABPOSE_HEADLESS): no browser is opened"
                           : "no (set LABPOSE_HEADLESS=1 on servers to never open a browser)");
-      return 0;
+      return gpus_agree ? 0 : 1;
     };
   };
   return command;

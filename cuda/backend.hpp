@@ -1,0 +1,114 @@
+// The CUDA backend: the Backend interface on one NVIDIA GPU, cuDNN for convolutions (transposed
+// ones through the same three primitives) and batch norm, own kernels for the rest; NHWC float32
+// activations, inference plans in fp32, fp16 or bf16 (CudaOptions). All work goes to one stream in
+// order; methods return before the GPU is done unless they hand values to the host. Not
+// thread-safe: one training loop or one plan runner per backend object.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "cuda/data_type.hpp"
+#include "cuda/memory_pool.hpp"
+#include "nets/backend.hpp"
+
+namespace labpose::cuda {
+
+struct CudaOptions {
+  int device = 0;                           // the N of cuda:N
+  DataType plan_precision = DataType::f32;  // the arithmetic of compile()d inference plans
+};
+
+class CudaBackend final : public nets::Backend {
+ public:
+  /// Starts the backend on GPU `options.device`; throws a labpose::Error saying why when that GPU
+  /// cannot be used (no driver, no such device, compute capability below 7.5, bf16 before 8.0).
+  explicit CudaBackend(const CudaOptions& options);
+  ~CudaBackend() override;
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
+  std::string name() const override;
+  std::string description() const override;
+  nets::Layout activation_layout() const override { return nets::Layout::nhwc; }
+
+  nets::Tensor allocate(const nets::Shape& shape) override;
+  nets::Tensor allocate_flat(std::int64_t count) override;
+  void copy_from_host(const float* host, nets::Tensor& t) override;
+  void copy_to_host(const nets::Tensor& t, float* host) override;
+  void copy(const nets::Tensor& src, nets::Tensor& dst) override;
+  void fill(nets::Tensor& t, float value) override;
+  void synchronize() override;
+
+  void conv2d_forward(const nets::Tensor& x, const nets::Tensor& w, const nets::Tensor& bias,
+                      nets::Tensor& y, const nets::ConvGeometry& geometry) override;
+  void conv2d_backward_data(const nets::Tensor& dy, const nets::Tensor& w, nets::Tensor& dx,
+                            const nets::ConvGeometry& geometry) override;
+  void conv2d_backward_weights(const nets::Tensor& x, const nets::Tensor& dy, nets::Tensor& dw,
+                               nets::Tensor& dbias, const nets::ConvGeometry& geometry) override;
+  void conv_transpose2d_forward(const nets::Tensor& x, const nets::Tensor& w,
+                                const nets::Tensor& bias, nets::Tensor& y,
+                                const nets::ConvGeometry& geometry) override;
+  void conv_transpose2d_backward_data(const nets::Tensor& dy, const nets::Tensor& w,
+                                      nets::Tensor& dx,
+                                      const nets::ConvGeometry& geometry) override;
+  void conv_transpose2d_backward_weights(const nets::Tensor& x, const nets::Tensor& dy,
+                                         nets::Tensor& dw, nets::Tensor& dbias,
+                                         const nets::ConvGeometry& geometry) override;
+  void batch_norm_forward_inference(const nets::Tensor& x, const nets::Tensor& gamma,
+                                    const nets::Tensor& beta, const nets::Tensor& running_mean,
+                                    const nets::Tensor& running_var, float epsilon,
+                                    nets::Tensor& y) override;
+  void batch_norm_forward_training(const nets::Tensor& x, const nets::Tensor& gamma,
+                                   const nets::Tensor& beta, float epsilon, float momentum,
+                                   nets::Tensor& y, nets::Tensor& saved_mean,
+                                   nets::Tensor& saved_variance, nets::Tensor& running_mean,
+                                   nets::Tensor& running_var) override;
+  void batch_norm_backward(const nets::Tensor& dy, const nets::Tensor& x, const nets::Tensor& gamma,
+                           const nets::Tensor& mean, const nets::Tensor& variance, float epsilon,
+                           bool constant_statistics, nets::Tensor& dx, nets::Tensor& dgamma,
+                           nets::Tensor& dbeta) override;
+  void relu_forward(const nets::Tensor& x, nets::Tensor& y, float cap) override;
+  void relu_backward(const nets::Tensor& dy, const nets::Tensor& y, nets::Tensor& dx,
+                     float cap) override;
+  void max_pool_forward(const nets::Tensor& x, nets::Tensor& y,
+                        const nets::PoolGeometry& geometry) override;
+  void max_pool_backward(const nets::Tensor& dy, const nets::Tensor& x, nets::Tensor& dx,
+                         const nets::PoolGeometry& geometry) override;
+  void add(const nets::Tensor& a, const nets::Tensor& b, nets::Tensor& y) override;
+  void channel_affine(const nets::Tensor& x, const std::vector<float>& scale,
+                      const std::vector<float>& shift, nets::Tensor& y) override;
+  double sigmoid_cross_entropy_forward(const nets::Tensor& logits, const nets::Tensor& targets,
+                                       const nets::Tensor& weights) override;
+  void sigmoid_cross_entropy_backward(const nets::Tensor& logits, const nets::Tensor& targets,
+                                      const nets::Tensor& weights, float scale,
+                                      nets::Tensor& dlogits) override;
+  double huber_forward(const nets::Tensor& predictions, const nets::Tensor& targets,
+                       const nets::Tensor& weights, float delta) override;
+  void huber_backward(const nets::Tensor& predictions, const nets::Tensor& targets,
+                      const nets::Tensor& weights, float delta, float scale,
+                      nets::Tensor& dpredictions) override;
+  void sgd_step(nets::Tensor& parameters, const nets::Tensor& gradients, nets::Tensor& velocity,
+                const nets::SgdSettings& settings) override;
+  void adam_step(nets::Tensor& parameters, const nets::Tensor& gradients,
+                 nets::Tensor& first_moment, nets::Tensor& second_moment,
+                 const nets::AdamSettings& settings, std::int64_t step) override;
+  std::unique_ptr<nets::InferencePlan> compile(const nets::FusedGraph& graph,
+                                               const nets::Shape& input) override;
+
+  /// Device memory in use, cached and at its peak (bench and tests read it).
+  PoolStatistics memory_statistics() const;
+
+  /// Streams, handles, pool and per-shape caches shared by the op files; defined in state.hpp.
+  struct State;
+  State& state() { return *state_; }
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+/// `backend` as the CUDA backend, or a labpose::Error naming what it is instead (for the cuda-side
+/// APIs such as pose.hpp that take a backend from pipeline::make_backend).
+CudaBackend& as_cuda(nets::Backend& backend);
+
+}  // namespace labpose::cuda

@@ -1,0 +1,117 @@
+// CUDA batch normalization: cuDNN's spatial batch norm for inference, training (it updates the
+// running statistics with the unbiased variance, as PyTorch does) and the gradient with batch
+// statistics; cuDNN saves 1 / sqrt(variance + eps) where the interface keeps the biased variance,
+// so small kernels convert between the two. The gradient with constant statistics (frozen layers)
+// is an own kernel: cuDNN has none.
+#include <fmt/core.h>
+
+#include "core/error.hpp"
+#include "cuda/kernels.hpp"
+#include "cuda/state.hpp"
+
+namespace labpose::cuda {
+namespace {
+
+using nets::Shape;
+using nets::Tensor;
+using State = CudaBackend::State;
+
+struct NormEntry : CacheEntry {
+  TensorDescriptor data, statistics;  // x (NHWC) and the (1, C, 1, 1) per-channel parameters
+};
+
+const NormEntry& norm_descriptors(State& s, const Shape& shape, const std::string& context) {
+  return s.cached<NormEntry>(fmt::format("batch_norm|{}", shape.text()), [&] {
+    auto entry = std::make_unique<NormEntry>();
+    entry->data = make_tensor_descriptor(DataType::f32, shape, context);
+    cudnnTensorDescriptor_t statistics = nullptr;
+    LABPOSE_CUDNN_CHECK(cudnnCreateTensorDescriptor(&statistics), context);
+    entry->statistics.reset(statistics);
+    LABPOSE_CUDNN_CHECK(
+        cudnnDeriveBNTensorDescriptor(statistics, entry->data.get(), CUDNN_BATCHNORM_SPATIAL),
+        context);
+    return entry;
+  });
+}
+
+std::shared_ptr<nets::Storage> channel_scratch(State& s, const Shape& shape) {
+  return s.scratch(static_cast<std::size_t>(shape.c()) * sizeof(float));
+}
+
+}  // namespace
+
+void CudaBackend::batch_norm_forward_inference(const Tensor& x, const Tensor& gamma,
+                                               const Tensor& beta, const Tensor& running_mean,
+                                               const Tensor& running_var, float epsilon,
+                                               Tensor& y) {
+  check_shape("batch_norm_forward_inference", "y", y.shape(), x.shape());
+  const std::string context = fmt::format("batch_norm_forward_inference ({})", x.shape().text());
+  State& s = state();
+  s.activate();
+  const NormEntry& e = norm_descriptors(s, x.shape(), context);
+  const float one = 1.0F, zero = 0.0F;
+  LABPOSE_CUDNN_CHECK(
+      cudnnBatchNormalizationForwardInference(
+          s.cudnn.get(), CUDNN_BATCHNORM_SPATIAL, &one, &zero, e.data.get(), device_data(x),
+          e.data.get(), device_data(y), e.statistics.get(), device_data(gamma), device_data(beta),
+          device_data(running_mean), device_data(running_var), epsilon),
+      context);
+}
+
+void CudaBackend::batch_norm_forward_training(const Tensor& x, const Tensor& gamma,
+                                              const Tensor& beta, float epsilon, float momentum,
+                                              Tensor& y, Tensor& saved_mean, Tensor& saved_variance,
+                                              Tensor& running_mean, Tensor& running_var) {
+  check_shape("batch_norm_forward_training", "y", y.shape(), x.shape());
+  const std::string context = fmt::format("batch_norm_forward_training ({})", x.shape().text());
+  State& s = state();
+  s.activate();
+  const NormEntry& e = norm_descriptors(s, x.shape(), context);
+  const auto inverse = channel_scratch(s, x.shape());
+  const float one = 1.0F, zero = 0.0F;
+  LABPOSE_CUDNN_CHECK(
+      cudnnBatchNormalizationForwardTraining(
+          s.cudnn.get(), CUDNN_BATCHNORM_SPATIAL, &one, &zero, e.data.get(), device_data(x),
+          e.data.get(), device_data(y), e.statistics.get(), device_data(gamma), device_data(beta),
+          momentum, device_data(running_mean), device_data(running_var), epsilon,
+          device_data(saved_mean), inverse->data()),
+      context);
+  kernels::variance_from_inverse_std(inverse->data(), device_data(saved_variance), x.shape().c(),
+                                     epsilon, s.queue());
+}
+
+void CudaBackend::batch_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                                      const Tensor& mean, const Tensor& variance, float epsilon,
+                                      bool constant_statistics, Tensor& dx, Tensor& dgamma,
+                                      Tensor& dbeta) {
+  check_shape("batch_norm_backward", "dy", dy.shape(), x.shape());
+  check_shape("batch_norm_backward", "dx", dx.shape(), x.shape());
+  const std::string context = fmt::format("batch_norm_backward ({})", x.shape().text());
+  State& s = state();
+  s.activate();
+  const Shape& shape = x.shape();
+  const auto inverse = channel_scratch(s, shape);
+  kernels::inverse_std(device_data(variance), inverse->data(), shape.c(), epsilon, s.queue());
+  if (constant_statistics) {
+    const std::int64_t rows = shape.n() * shape.h() * shape.w();
+    const auto scratch = s.scratch(
+        static_cast<std::size_t>(kernels::channel_reduction_scratch_count(rows, shape.c())) *
+        sizeof(double));
+    kernels::batch_norm_frozen_backward(device_data(dy), device_data(x), device_data(gamma),
+                                        device_data(mean), inverse->data(), device_data(dx),
+                                        device_data(dgamma), device_data(dbeta), rows, shape.c(),
+                                        reinterpret_cast<double*>(scratch->data()), s.queue());
+    return;
+  }
+  const NormEntry& e = norm_descriptors(s, shape, context);
+  const float one = 1.0F, zero = 0.0F;
+  LABPOSE_CUDNN_CHECK(
+      cudnnBatchNormalizationBackward(
+          s.cudnn.get(), CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, e.data.get(),
+          device_data(x), e.data.get(), device_data(dy), e.data.get(), device_data(dx),
+          e.statistics.get(), device_data(gamma), device_data(dgamma), device_data(dbeta), epsilon,
+          device_data(mean), inverse->data()),
+      context);
+}
+
+}  // namespace labpose::cuda

@@ -1,0 +1,168 @@
+// cuDNN legacy convolutions: descriptors, algorithm choice and execution.
+#include "cuda/cudnn_conv.hpp"
+
+#include <fmt/core.h>
+
+#include "core/error.hpp"
+
+namespace labpose::cuda {
+namespace {
+
+// Algorithms needing more workspace than this are skipped (cuDNN ranks cheaper ones after them).
+constexpr std::size_t kMaxWorkspaceBytes = std::size_t{1} << 30;
+
+ConvolutionDescriptor make_convolution_descriptor(const nets::ConvGeometry& g, DataType type,
+                                                  const std::string& context) {
+  cudnnConvolutionDescriptor_t descriptor = nullptr;
+  LABPOSE_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&descriptor), context);
+  ConvolutionDescriptor owned(descriptor);
+  LABPOSE_ASSERT(g.pad_top == g.pad_bottom && g.pad_left == g.pad_right);
+  LABPOSE_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(descriptor, g.pad_top, g.pad_left, g.stride_h,
+                                                      g.stride_w, g.dilation_h, g.dilation_w,
+                                                      CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+                      context);
+  LABPOSE_CUDNN_CHECK(cudnnSetConvolutionGroupCount(descriptor, g.groups), context);
+  // FMA math keeps fp32 exact to float rounding (no TF32 on Ampere and later).
+  LABPOSE_CUDNN_CHECK(
+      cudnnSetConvolutionMathType(descriptor,
+                                  type == DataType::f32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH),
+      context);
+  return owned;
+}
+
+bool usable(DataType type, cudnnStatus_t status, cudnnMathType_t math, std::size_t memory) {
+  if (status != CUDNN_STATUS_SUCCESS || memory > kMaxWorkspaceBytes) return false;
+  return type != DataType::f32 ||
+         (math != CUDNN_TENSOR_OP_MATH && math != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
+}
+
+// Takes the first usable ranked result whose workspace size cuDNN confirms for the descriptor.
+template <typename Perf, typename WorkspaceSize>
+void choose(CudnnConv& conv, const Perf* results, int returned, const WorkspaceSize& workspace_size,
+            const std::string& context) {
+  for (int k = 0; k < returned; ++k) {
+    const Perf& result = results[k];
+    if (!usable(conv.type, result.status, result.mathType, result.memory)) continue;
+    if (conv.type != DataType::f32) {
+      if (cudnnSetConvolutionMathType(conv.convolution.get(), result.mathType) !=
+          CUDNN_STATUS_SUCCESS)
+        continue;
+    }
+    std::size_t bytes = 0;
+    if (workspace_size(result.algo, &bytes) != CUDNN_STATUS_SUCCESS) continue;
+    conv.algorithm = static_cast<int>(result.algo);
+    conv.workspace_bytes = bytes;
+    return;
+  }
+  throw Error(fmt::format("cuDNN has no {} algorithm for {}", name_of(conv.type), context),
+              "this layer shape is not supported on this GPU; please report it with the output "
+              "of `labpose doctor` (--device cpu works meanwhile)");
+}
+
+}  // namespace
+
+std::unique_ptr<CudnnConv> make_cudnn_conv(cudnnHandle_t handle, const CudnnConvGeometry& geometry,
+                                           DataType type, ConvPrimitive primitive,
+                                           const std::string& context) {
+  auto conv = std::make_unique<CudnnConv>();
+  conv->geometry = geometry;
+  conv->type = type;
+  conv->primitive = primitive;
+  conv->in = make_tensor_descriptor(type, geometry.padded_in, context);
+  conv->out = make_tensor_descriptor(type, geometry.conv_out, context);
+  conv->filter = make_filter_descriptor(type, geometry.filter, context);
+  conv->convolution = make_convolution_descriptor(geometry.symmetric, type, context);
+  cudnnTensorDescriptor_t in = conv->in.get(), out = conv->out.get();
+  cudnnFilterDescriptor_t filter = conv->filter.get();
+  cudnnConvolutionDescriptor_t convolution = conv->convolution.get();
+  int returned = 0;
+  switch (primitive) {
+    case ConvPrimitive::forward: {
+      cudnnConvolutionFwdAlgoPerf_t results[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+      LABPOSE_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
+                              handle, in, filter, convolution, out,
+                              CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, results),
+                          context);
+      choose(
+          *conv, results, returned,
+          [&](cudnnConvolutionFwdAlgo_t algorithm, std::size_t* bytes) {
+            return cudnnGetConvolutionForwardWorkspaceSize(handle, in, filter, convolution, out,
+                                                           algorithm, bytes);
+          },
+          context);
+      break;
+    }
+    case ConvPrimitive::backward_data: {
+      cudnnConvolutionBwdDataAlgoPerf_t results[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+      LABPOSE_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                              handle, filter, out, convolution, in,
+                              CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, results),
+                          context);
+      choose(
+          *conv, results, returned,
+          [&](cudnnConvolutionBwdDataAlgo_t algorithm, std::size_t* bytes) {
+            return cudnnGetConvolutionBackwardDataWorkspaceSize(handle, filter, out, convolution,
+                                                                in, algorithm, bytes);
+          },
+          context);
+      break;
+    }
+    case ConvPrimitive::backward_filter: {
+      cudnnConvolutionBwdFilterAlgoPerf_t results[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+      LABPOSE_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+                              handle, in, out, convolution, filter,
+                              CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, results),
+                          context);
+      choose(
+          *conv, results, returned,
+          [&](cudnnConvolutionBwdFilterAlgo_t algorithm, std::size_t* bytes) {
+            return cudnnGetConvolutionBackwardFilterWorkspaceSize(handle, in, out, convolution,
+                                                                  filter, algorithm, bytes);
+          },
+          context);
+      break;
+    }
+  }
+  return conv;
+}
+
+// alpha = 1, beta = 0: float scaling factors for float, half and bfloat16 data alike.
+void run_forward(cudnnHandle_t handle, const CudnnConv& conv, const void* in, const void* filter,
+                 void* out, void* workspace, const std::string& context) {
+  LABPOSE_ASSERT(conv.primitive == ConvPrimitive::forward);
+  const float one = 1.0F, zero = 0.0F;
+  LABPOSE_CUDNN_CHECK(
+      cudnnConvolutionForward(handle, &one, conv.in.get(), in, conv.filter.get(), filter,
+                              conv.convolution.get(),
+                              static_cast<cudnnConvolutionFwdAlgo_t>(conv.algorithm), workspace,
+                              conv.workspace_bytes, &zero, conv.out.get(), out),
+      context);
+}
+
+void run_backward_data(cudnnHandle_t handle, const CudnnConv& conv, const void* out_gradient,
+                       const void* filter, void* in_gradient, void* workspace,
+                       const std::string& context) {
+  LABPOSE_ASSERT(conv.primitive == ConvPrimitive::backward_data);
+  const float one = 1.0F, zero = 0.0F;
+  LABPOSE_CUDNN_CHECK(
+      cudnnConvolutionBackwardData(
+          handle, &one, conv.filter.get(), filter, conv.out.get(), out_gradient,
+          conv.convolution.get(), static_cast<cudnnConvolutionBwdDataAlgo_t>(conv.algorithm),
+          workspace, conv.workspace_bytes, &zero, conv.in.get(), in_gradient),
+      context);
+}
+
+void run_backward_filter(cudnnHandle_t handle, const CudnnConv& conv, const void* in,
+                         const void* out_gradient, void* filter_gradient, void* workspace,
+                         const std::string& context) {
+  LABPOSE_ASSERT(conv.primitive == ConvPrimitive::backward_filter);
+  const float one = 1.0F, zero = 0.0F;
+  LABPOSE_CUDNN_CHECK(
+      cudnnConvolutionBackwardFilter(
+          handle, &one, conv.in.get(), in, conv.out.get(), out_gradient, conv.convolution.get(),
+          static_cast<cudnnConvolutionBwdFilterAlgo_t>(conv.algorithm), workspace,
+          conv.workspace_bytes, &zero, conv.filter.get(), filter_gradient),
+      context);
+}
+
+}  // namespace labpose::cuda

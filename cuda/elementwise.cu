@@ -1,0 +1,289 @@
+// Elementwise and pooling kernels of the CUDA backend (ReLU, add, per-channel affine maps, the
+// fused convolution epilogue, max pooling forward and backward) and its per-channel reductions
+// (bias gradients, frozen batch norm). Per-element arithmetic is in op_math.hpp (tested on the
+// CPU); reductions accumulate in double in a fixed order, so results do not change from run to run.
+#include "cuda/device_types.cuh"
+#include "cuda/kernels.hpp"
+
+namespace labpose::cuda::kernels {
+namespace {
+
+__global__ void fill_kernel(float* data, std::int64_t count, float value) {
+  for (std::int64_t i = first_index(); i < count; i += grid_stride()) data[i] = value;
+}
+
+__global__ void relu_forward_kernel(const float* x, float* y, std::int64_t count, float cap) {
+  for (std::int64_t i = first_index(); i < count; i += grid_stride()) y[i] = relu_value(x[i], cap);
+}
+
+__global__ void relu_backward_kernel(const float* dy, const float* y, float* dx, std::int64_t count,
+                                     float cap) {
+  for (std::int64_t i = first_index(); i < count; i += grid_stride())
+    dx[i] = relu_gradient(dy[i], y[i], cap);
+}
+
+__global__ void add_kernel(const float* a, const float* b, float* y, std::int64_t count) {
+  for (std::int64_t i = first_index(); i < count; i += grid_stride()) y[i] = a[i] + b[i];
+}
+
+template <typename In, typename Out>
+__global__ void channel_affine_kernel(const In* x, Out* y, const float* scale, const float* shift,
+                                      std::int64_t count, std::int64_t channels) {
+  for (std::int64_t i = first_index(); i < count; i += grid_stride()) {
+    const std::int64_t c = i % channels;
+    y[i] = from_float<Out>(to_float(x[i]) * scale[c] + shift[c]);
+  }
+}
+
+template <typename T>
+__global__ void bias_activation_kernel(T* y, const float* bias, const T* residual,
+                                       std::int64_t count, std::int64_t channels, float before,
+                                       float after) {
+  for (std::int64_t i = first_index(); i < count; i += grid_stride()) {
+    const float b = bias != nullptr ? bias[i % channels] : 0.0F;
+    const float r = residual != nullptr ? to_float(residual[i]) : 0.0F;
+    y[i] = from_float<T>(fused_output(to_float(y[i]), b, residual != nullptr, r, before, after));
+  }
+}
+
+template <typename T>
+__global__ void max_pool_forward_kernel(const T* x, T* y, std::int64_t count, PoolShape s) {
+  const Loader<T> load{x};
+  for (std::int64_t i = first_index(); i < count; i += grid_stride()) {
+    const std::int64_t best = pool_output_argmax(load, s, i);
+    y[i] = best < 0 ? from_float<T>(0.0F) : x[best];
+  }
+}
+
+__global__ void max_pool_backward_kernel(const float* dy, const float* x, float* dx,
+                                         std::int64_t count, PoolShape s) {
+  const Loader<float> load_dy{dy}, load_x{x};
+  for (std::int64_t i = first_index(); i < count; i += grid_stride())
+    dx[i] = max_pool_input_gradient(load_dy, load_x, s, i);
+}
+
+// ---- per-channel reductions over (rows, C)
+// ------------------------------------------------------- Blocks of 32 channels x 8 rows; block row
+// b of the grid sums rows b*8 + ty, stepping by 8 x slices, then its 8 rows are added in order into
+// partials (slice, 2, C); a second kernel adds the slices in order. Each term functor adds one
+// row's contribution to two sums (a, b).
+constexpr int kColumns = 32, kRows = 8, kMaxSlices = 128;
+
+std::int64_t slices_for(std::int64_t rows) {
+  const std::int64_t slices = (rows + kRows - 1) / kRows;
+  return slices < 1 ? 1 : (slices > kMaxSlices ? kMaxSlices : slices);
+}
+
+template <typename Terms>
+__global__ void channel_sums_kernel(Terms terms, std::int64_t rows, std::int64_t channels,
+                                    double* partials) {
+  __shared__ double sums_a[kRows][kColumns], sums_b[kRows][kColumns];
+  const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * kColumns + threadIdx.x;
+  double a = 0.0, b = 0.0;
+  if (c < channels) {
+    for (std::int64_t row = static_cast<std::int64_t>(blockIdx.y) * kRows + threadIdx.y; row < rows;
+         row += static_cast<std::int64_t>(kRows) * gridDim.y)
+      terms(row, c, a, b);
+  }
+  sums_a[threadIdx.y][threadIdx.x] = a;
+  sums_b[threadIdx.y][threadIdx.x] = b;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < channels) {
+    double total_a = 0.0, total_b = 0.0;
+    for (int k = 0; k < kRows; ++k) {
+      total_a += sums_a[k][threadIdx.x];
+      total_b += sums_b[k][threadIdx.x];
+    }
+    partials[(static_cast<std::int64_t>(blockIdx.y) * 2) * channels + c] = total_a;
+    partials[(static_cast<std::int64_t>(blockIdx.y) * 2 + 1) * channels + c] = total_b;
+  }
+}
+
+__global__ void channel_sums_finish_kernel(const double* partials, std::int64_t slices,
+                                           std::int64_t channels, float* first, float* second) {
+  for (std::int64_t c = first_index(); c < channels; c += grid_stride()) {
+    double a = 0.0, b = 0.0;
+    for (std::int64_t s = 0; s < slices; ++s) {
+      a += partials[(s * 2) * channels + c];
+      b += partials[(s * 2 + 1) * channels + c];
+    }
+    if (first != nullptr) first[c] = static_cast<float>(a);
+    if (second != nullptr) second[c] = static_cast<float>(b);
+  }
+}
+
+template <typename Terms>
+void channel_sums(const Terms& terms, std::int64_t rows, std::int64_t channels, double* partials,
+                  cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>((channels + kColumns - 1) / kColumns),
+                  static_cast<unsigned>(slices_for(rows)));
+  channel_sums_kernel<<<grid, dim3(kColumns, kRows), 0, stream>>>(terms, rows, channels, partials);
+  check_kernel_launch("channel_sums");
+}
+
+void channel_sums_finish(const double* partials, std::int64_t rows, std::int64_t channels,
+                         float* first, float* second, cudaStream_t stream) {
+  channel_sums_finish_kernel<<<blocks_for(channels), kThreads, 0, stream>>>(
+      partials, slices_for(rows), channels, first, second);
+  check_kernel_launch("channel_sums_finish");
+}
+
+struct BiasTerms {
+  const float* dy;
+  std::int64_t channels;
+  __device__ void operator()(std::int64_t row, std::int64_t c, double& a, double&) const {
+    a += dy[row * channels + c];
+  }
+};
+
+struct FrozenNormTerms {
+  const float *dy, *x, *mean, *inverse;
+  std::int64_t channels;
+  __device__ void operator()(std::int64_t row, std::int64_t c, double& a, double& b) const {
+    const float gradient = dy[row * channels + c];
+    const float normalized = (x[row * channels + c] - mean[c]) * inverse[c];
+    a += gradient;
+    b += static_cast<double>(gradient) * normalized;
+  }
+};
+
+__global__ void batch_norm_frozen_backward_kernel(const float* dy, const float* gamma,
+                                                  const float* inverse, float* dx,
+                                                  std::int64_t count, std::int64_t channels) {
+  for (std::int64_t i = first_index(); i < count; i += grid_stride()) {
+    const std::int64_t c = i % channels;
+    dx[i] = dy[i] * (gamma[c] * inverse[c]);
+  }
+}
+
+__global__ void inverse_std_kernel(const float* variance, float* out, std::int64_t channels,
+                                   float epsilon) {
+  for (std::int64_t c = first_index(); c < channels; c += grid_stride())
+    out[c] = ::labpose::cuda::inverse_std(variance[c], epsilon);
+}
+
+__global__ void variance_from_inverse_std_kernel(const float* inverse, float* variance,
+                                                 std::int64_t channels, float epsilon) {
+  for (std::int64_t c = first_index(); c < channels; c += grid_stride())
+    variance[c] = ::labpose::cuda::variance_from_inverse_std(inverse[c], epsilon);
+}
+
+}  // namespace
+
+void fill(float* data, std::int64_t count, float value, cudaStream_t stream) {
+  if (count == 0) return;
+  fill_kernel<<<blocks_for(count), kThreads, 0, stream>>>(data, count, value);
+  check_kernel_launch("fill");
+}
+
+void relu_forward(const float* x, float* y, std::int64_t count, float cap, cudaStream_t stream) {
+  if (count == 0) return;
+  relu_forward_kernel<<<blocks_for(count), kThreads, 0, stream>>>(x, y, count, cap);
+  check_kernel_launch("relu_forward");
+}
+
+void relu_backward(const float* dy, const float* y, float* dx, std::int64_t count, float cap,
+                   cudaStream_t stream) {
+  if (count == 0) return;
+  relu_backward_kernel<<<blocks_for(count), kThreads, 0, stream>>>(dy, y, dx, count, cap);
+  check_kernel_launch("relu_backward");
+}
+
+void add(const float* a, const float* b, float* y, std::int64_t count, cudaStream_t stream) {
+  if (count == 0) return;
+  add_kernel<<<blocks_for(count), kThreads, 0, stream>>>(a, b, y, count);
+  check_kernel_launch("add");
+}
+
+void channel_affine(DataType x_type, const void* x, DataType y_type, void* y, const float* scale,
+                    const float* shift, std::int64_t pixels, std::int64_t channels,
+                    cudaStream_t stream) {
+  const std::int64_t count = pixels * channels;
+  if (count == 0) return;
+  with_type(x_type, [&](auto x_zero) {
+    with_type(y_type, [&](auto y_zero) {
+      using In = decltype(x_zero);
+      using Out = decltype(y_zero);
+      channel_affine_kernel<In, Out><<<blocks_for(count), kThreads, 0, stream>>>(
+          static_cast<const In*>(x), static_cast<Out*>(y), scale, shift, count, channels);
+    });
+  });
+  check_kernel_launch("channel_affine");
+}
+
+void bias_activation(DataType type, void* y, const float* bias, const void* residual,
+                     std::int64_t pixels, std::int64_t channels, float before, float after,
+                     cudaStream_t stream) {
+  const std::int64_t count = pixels * channels;
+  if (count == 0) return;
+  with_type(type, [&](auto zero) {
+    using T = decltype(zero);
+    bias_activation_kernel<T><<<blocks_for(count), kThreads, 0, stream>>>(
+        static_cast<T*>(y), bias, static_cast<const T*>(residual), count, channels, before, after);
+  });
+  check_kernel_launch("bias_activation");
+}
+
+void max_pool_forward(DataType type, const void* x, void* y, const PoolShape& shape,
+                      cudaStream_t stream) {
+  const std::int64_t count = shape.batch * shape.out_h * shape.out_w * shape.channels;
+  if (count == 0) return;
+  with_type(type, [&](auto zero) {
+    using T = decltype(zero);
+    max_pool_forward_kernel<T><<<blocks_for(count), kThreads, 0, stream>>>(
+        static_cast<const T*>(x), static_cast<T*>(y), count, shape);
+  });
+  check_kernel_launch("max_pool_forward");
+}
+
+void max_pool_backward(const float* dy, const float* x, float* dx, const PoolShape& shape,
+                       cudaStream_t stream) {
+  const std::int64_t count = shape.batch * shape.in_h * shape.in_w * shape.channels;
+  if (count == 0) return;
+  max_pool_backward_kernel<<<blocks_for(count), kThreads, 0, stream>>>(dy, x, dx, count, shape);
+  check_kernel_launch("max_pool_backward");
+}
+
+std::int64_t channel_reduction_scratch_count(std::int64_t rows, std::int64_t channels) {
+  return 2 * slices_for(rows) * channels;
+}
+
+void bias_gradient(const float* dy, float* dbias, std::int64_t rows, std::int64_t channels,
+                   double* scratch, cudaStream_t stream) {
+  if (channels == 0) return;
+  channel_sums(BiasTerms{dy, channels}, rows, channels, scratch, stream);
+  channel_sums_finish(scratch, rows, channels, dbias, nullptr, stream);
+}
+
+void batch_norm_frozen_backward(const float* dy, const float* x, const float* gamma,
+                                const float* mean, const float* inverse, float* dx, float* dgamma,
+                                float* dbeta, std::int64_t rows, std::int64_t channels,
+                                double* scratch, cudaStream_t stream) {
+  if (channels == 0) return;
+  // The sums read dy before dx (which may be dy itself) is written.
+  channel_sums(FrozenNormTerms{dy, x, mean, inverse, channels}, rows, channels, scratch, stream);
+  channel_sums_finish(scratch, rows, channels, dbeta, dgamma, stream);
+  const std::int64_t count = rows * channels;
+  if (count == 0) return;
+  batch_norm_frozen_backward_kernel<<<blocks_for(count), kThreads, 0, stream>>>(
+      dy, gamma, inverse, dx, count, channels);
+  check_kernel_launch("batch_norm_frozen_backward");
+}
+
+void inverse_std(const float* variance, float* out, std::int64_t channels, float epsilon,
+                 cudaStream_t stream) {
+  if (channels == 0) return;
+  inverse_std_kernel<<<blocks_for(channels), kThreads, 0, stream>>>(variance, out, channels,
+                                                                    epsilon);
+  check_kernel_launch("inverse_std");
+}
+
+void variance_from_inverse_std(const float* inverse, float* variance, std::int64_t channels,
+                               float epsilon, cudaStream_t stream) {
+  if (channels == 0) return;
+  variance_from_inverse_std_kernel<<<blocks_for(channels), kThreads, 0, stream>>>(
+      inverse, variance, channels, epsilon);
+  check_kernel_launch("variance_from_inverse_std");
+}
+
+}  // namespace labpose::cuda::kernels

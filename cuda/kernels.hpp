@@ -1,0 +1,112 @@
+// Host launchers of the CUDA backend's own kernels, callable from plain C++ (the .cpp files of the
+// backend). Each launcher `<name>` queues kernel `<name>_kernel` on `stream` and reports a failed
+// launch as a labpose::Error; the arithmetic per element is in layout_math.hpp, op_math.hpp and
+// pose_math.hpp. Pointers are device memory; tensors are NHWC unless a comment says otherwise.
+// Nothing here allocates: callers pass scratch buffers sized by the *_count functions.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "cuda/data_type.hpp"
+#include "cuda/layout_math.hpp"
+#include "cuda/op_math.hpp"
+#include "cuda/pose_math.hpp"
+
+namespace labpose::cuda::kernels {
+
+// ---- layout.cu: conversions --------------------------------------------------------------------
+// x: (N, C, P) in NCHW order -> y: the same tensor in NHWC order (also KCRS -> KRSC filters).
+void nchw_to_nhwc(const float* x, float* y, std::int64_t batch, std::int64_t channels,
+                  std::int64_t plane, cudaStream_t stream);
+// x: NHWC -> y: NCHW (also KRSC -> KCRS filter gradients).
+void nhwc_to_nchw(const float* x, float* y, std::int64_t batch, std::int64_t channels,
+                  std::int64_t plane, cudaStream_t stream);
+/// dst: (N, C, dst_h, dst_w) = src: (N, C, src_h, src_w) shifted (explicit padding or cropping).
+void window_copy(DataType type, const void* src, void* dst, std::int64_t batch,
+                 const WindowCopy& geometry, cudaStream_t stream);
+/// dst[i] = src[i] converted between fp32, fp16 and bf16 (round to nearest even).
+void convert(DataType from, const void* src, DataType to, void* dst, std::int64_t count,
+             cudaStream_t stream);
+
+// ---- elementwise.cu: activations, pooling, epilogues, channel reductions ------------------------
+void fill(float* data, std::int64_t count, float value, cudaStream_t stream);
+void relu_forward(const float* x, float* y, std::int64_t count, float cap, cudaStream_t stream);
+void relu_backward(const float* dy, const float* y, float* dx, std::int64_t count, float cap,
+                   cudaStream_t stream);
+void add(const float* a, const float* b, float* y, std::int64_t count, cudaStream_t stream);
+/// y[p, c] = x[p, c] * scale[c] + shift[c] over `pixels` rows of `channels`; scale, shift: (C)
+/// device arrays; x and y may have different element types.
+void channel_affine(DataType x_type, const void* x, DataType y_type, void* y, const float* scale,
+                    const float* shift, std::int64_t pixels, std::int64_t channels,
+                    cudaStream_t stream);
+/// In place on y (pixels, K): y = after(before(y + bias) + residual) (op_math.hpp fused_output);
+/// bias: (K) floats, residual: like y or null; activations < 0 mean none.
+void bias_activation(DataType type, void* y, const float* bias, const void* residual,
+                     std::int64_t pixels, std::int64_t channels, float before, float after,
+                     cudaStream_t stream);
+// x: (N, C, H, W) -> y: (N, C, P, Q)
+void max_pool_forward(DataType type, const void* x, void* y, const PoolShape& shape,
+                      cudaStream_t stream);
+// dy: (N, C, P, Q), x: (N, C, H, W) -> dx: (N, C, H, W), without atomics (each dx gathers).
+void max_pool_backward(const float* dy, const float* x, float* dx, const PoolShape& shape,
+                       cudaStream_t stream);
+
+/// Doubles of scratch the channel reductions below need for `rows` x `channels`.
+std::int64_t channel_reduction_scratch_count(std::int64_t rows, std::int64_t channels);
+/// dbias[c] = sum over rows of dy[row, c]; dy: (rows, C) with rows = N x P x Q.
+void bias_gradient(const float* dy, float* dbias, std::int64_t rows, std::int64_t channels,
+                   double* scratch, cudaStream_t stream);
+/// Batch-norm gradient with constant statistics (frozen layers): dx = dy gamma inverse,
+/// dgamma = sum dy (x - mean) inverse, dbeta = sum dy, with inverse = 1 / sqrt(var + eps) (C);
+/// x, dy, dx: (rows, C); dx may be dy.
+void batch_norm_frozen_backward(const float* dy, const float* x, const float* gamma,
+                                const float* mean, const float* inverse, float* dx, float* dgamma,
+                                float* dbeta, std::int64_t rows, std::int64_t channels,
+                                double* scratch, cudaStream_t stream);
+/// out[c] = 1 / sqrt(variance[c] + epsilon) (what cuDNN's batch norm saves).
+void inverse_std(const float* variance, float* out, std::int64_t channels, float epsilon,
+                 cudaStream_t stream);
+/// variance[c] from cuDNN's saved 1 / sqrt(variance + epsilon).
+void variance_from_inverse_std(const float* inverse, float* variance, std::int64_t channels,
+                               float epsilon, cudaStream_t stream);
+
+// ---- training.cu: losses and optimizer steps
+// -----------------------------------------------------
+/// Doubles of `partials` the loss sums write; the host adds them in order.
+std::int64_t loss_partial_count(std::int64_t count);
+void sigmoid_cross_entropy_forward(const float* logits, const float* targets, const float* weights,
+                                   std::int64_t count, double* partials, cudaStream_t stream);
+void sigmoid_cross_entropy_backward(const float* logits, const float* targets, const float* weights,
+                                    float scale, float* dlogits, std::int64_t count,
+                                    cudaStream_t stream);
+void huber_forward(const float* predictions, const float* targets, const float* weights,
+                   float delta, std::int64_t count, double* partials, cudaStream_t stream);
+void huber_backward(const float* predictions, const float* targets, const float* weights,
+                    float delta, float scale, float* dpredictions, std::int64_t count,
+                    cudaStream_t stream);
+void sgd_step(float* parameters, const float* gradients, float* velocity, std::int64_t count,
+              float learning_rate, float momentum, float weight_decay, cudaStream_t stream);
+void adam_step(float* parameters, const float* gradients, float* first, float* second,
+               std::int64_t count, const AdamStep& step, cudaStream_t stream);
+
+// ---- pose.cu: targets, peaks, frames ------------------------------------------------------------
+/// keypoints: (N, J, 2) pixels (non-finite = missing), radii: (N) -> score: (N, J, P, Q),
+/// locref and locref_weights: (N, 2J, P, Q) (channels dx_0, dy_0, dx_1, ...), all overwritten.
+void build_targets(const float* keypoints, const float* radii, float* score, float* locref,
+                   float* locref_weights, std::int64_t batch, std::int64_t joints,
+                   std::int64_t rows, std::int64_t columns, float stride, float locref_stdev,
+                   cudaStream_t stream);
+/// score: (N, J, P, Q) logits, locref: (N, 2J, P, Q) or null -> keypoints: (N, J, 3) as x, y,
+/// likelihood of each map's row-major first maximum.
+void find_peaks(const float* score, const float* locref, float* keypoints, std::int64_t batch,
+                std::int64_t joints, std::int64_t rows, std::int64_t columns, float stride,
+                float locref_stdev, cudaStream_t stream);
+
+/// frames: (N, H, W, 3) bytes -> images: (N, 3, P, Q) floats, resized as OpenCV's INTER_LINEAR.
+void frames_to_images(const std::uint8_t* frames, float* images, std::int64_t batch,
+                      std::int64_t in_h, std::int64_t in_w, std::int64_t out_h, std::int64_t out_w,
+                      const FrameAffine& affine, cudaStream_t stream);
+
+}  // namespace labpose::cuda::kernels

@@ -1,0 +1,213 @@
+// CUDA backend basics: start-up on one GPU, device memory, host copies through pinned staging with
+// the NCHW <-> NHWC conversion on the GPU, fills, and the State helpers the op files share.
+#include <fmt/core.h>
+
+#include <cstring>
+
+#include "core/error.hpp"
+#include "cuda/check.hpp"
+#include "cuda/device_query.hpp"
+#include "cuda/kernels.hpp"
+#include "cuda/state.hpp"
+
+namespace labpose::cuda {
+
+using nets::Layout;
+using nets::Shape;
+using nets::Tensor;
+
+// ---- State -------------------------------------------------------------------------------------
+void CudaBackend::State::activate() const {
+  LABPOSE_CUDA_CHECK(cudaSetDevice(device), fmt::format("selecting GPU cuda:{}", device));
+}
+
+void* CudaBackend::State::workspace(std::size_t bytes) {
+  if (bytes == 0) return nullptr;
+  if (workspace_storage == nullptr || workspace_storage->bytes() < bytes)
+    workspace_storage = pool->allocate(bytes);
+  return workspace_storage->data();
+}
+
+void* CudaBackend::State::staging_for(std::size_t bytes, const std::string& context) {
+  LABPOSE_CUDA_CHECK(cudaEventSynchronize(staging_done.get()), context);
+  staging.reserve(bytes);
+  return staging.data();
+}
+
+void CudaBackend::State::staging_queued(const std::string& context) {
+  LABPOSE_CUDA_CHECK(cudaEventRecord(staging_done.get(), queue()), context);
+}
+
+const float* CudaBackend::State::constant(const std::vector<float>& values,
+                                          const std::string& context) {
+  auto found = constants.find(values);
+  if (found == constants.end()) {
+    auto storage = pool->allocate(values.size() * sizeof(float));
+    // On the backend's stream (the block may have been freed by work still queued there), and
+    // waited for: once per distinct vector, and the host vector may go away.
+    LABPOSE_CUDA_CHECK(
+        cudaMemcpyAsync(storage->data(), values.data(), values.size() * sizeof(float),
+                        cudaMemcpyHostToDevice, queue()),
+        context);
+    LABPOSE_CUDA_CHECK(cudaStreamSynchronize(queue()), context);
+    found = constants.emplace(values, std::move(storage)).first;
+  }
+  return found->second->data();
+}
+
+float* device_data(const Tensor& tensor) {
+  LABPOSE_ASSERT(!tensor.empty() && tensor.memory() == nets::Memory::cuda);
+  return tensor.data();
+}
+
+std::string shapes_text(std::initializer_list<std::pair<const char*, const Tensor*>> tensors) {
+  std::string text;
+  for (const auto& [name, tensor] : tensors) {
+    if (!text.empty()) text += ", ";
+    text += fmt::format("{} {}", name, tensor->empty() ? "none" : tensor->shape().text());
+  }
+  return text;
+}
+
+// ---- construction ------------------------------------------------------------------------------
+CudaBackend::CudaBackend(const CudaOptions& options) : state_(std::make_unique<State>()) {
+  const CudaReport report = query_cuda();
+  const std::string problem = gpu_problem(report, options.device);
+  if (!problem.empty()) {
+    throw Error(fmt::format("cannot use GPU cuda:{}: {}", options.device, problem),
+                "run `labpose doctor` to see the GPUs and drivers; --device cpu works without one");
+  }
+  const GpuInfo& gpu = report.gpus[static_cast<std::size_t>(options.device)];
+  if (options.plan_precision == DataType::bf16 && gpu.major < 8) {
+    throw Error(fmt::format("bf16 needs a GPU of compute capability 8.0 or newer; cuda:{} ({}) "
+                            "has {}.{}",
+                            options.device, gpu.name, gpu.major, gpu.minor),
+                "use fp16 on this GPU");
+  }
+  State& s = *state_;
+  s.device = options.device;
+  s.plan_precision = options.plan_precision;
+  s.gpu_name = gpu.name;
+  s.major = gpu.major;
+  s.minor = gpu.minor;
+  s.activate();
+  s.stream = make_stream();
+  s.staging_done = make_event();
+  s.staging_queued("starting the CUDA backend");
+  s.cudnn = make_cudnn_handle(s.queue());
+  s.pool = std::make_shared<DevicePool>(s.device);
+}
+
+CudaBackend::~CudaBackend() {
+  // Let queued work finish before its buffers go back to the pool and the stream is destroyed.
+  if (cudaSetDevice(state_->device) == cudaSuccess && state_->stream != nullptr)
+    cudaStreamSynchronize(state_->stream.get());
+}
+
+std::string CudaBackend::name() const {
+  return fmt::format("cuda:{}", state_->device);
+}
+
+std::string CudaBackend::description() const {
+  return fmt::format("{}, compute capability {}.{}, cuDNN {}, inference plans in {}",
+                     state_->gpu_name, state_->major, state_->minor,
+                     cudnn_version_text(cudnnGetVersion()), name_of(state_->plan_precision));
+}
+
+PoolStatistics CudaBackend::memory_statistics() const {
+  return state_->pool->statistics();
+}
+
+CudaBackend& as_cuda(nets::Backend& backend) {
+  auto* cuda = dynamic_cast<CudaBackend*>(&backend);
+  if (cuda == nullptr) {
+    throw Error(fmt::format("this needs the CUDA backend, not {}", backend.name()),
+                "use --device cuda");
+  }
+  return *cuda;
+}
+
+// ---- memory ------------------------------------------------------------------------------------
+Tensor CudaBackend::allocate(const Shape& shape) {
+  state_->activate();
+  return Tensor(state_->pool->allocate(static_cast<std::size_t>(shape.elements()) * sizeof(float)),
+                0, shape, shape.rank() == 4 ? Layout::nhwc : Layout::flat);
+}
+
+Tensor CudaBackend::allocate_flat(std::int64_t count) {
+  state_->activate();
+  return Tensor(state_->pool->allocate(static_cast<std::size_t>(count) * sizeof(float)), 0,
+                Shape{count}, Layout::flat);
+}
+
+void CudaBackend::copy_from_host(const float* host, Tensor& t) {
+  State& s = *state_;
+  s.activate();
+  const std::string context = fmt::format("copy_from_host ({})", t.shape().text());
+  const std::size_t bytes = static_cast<std::size_t>(t.elements()) * sizeof(float);
+  if (bytes == 0) return;
+  void* staging = s.staging_for(bytes, context);
+  std::memcpy(staging, host, bytes);
+  if (t.layout() != Layout::nhwc) {
+    LABPOSE_CUDA_CHECK(
+        cudaMemcpyAsync(device_data(t), staging, bytes, cudaMemcpyHostToDevice, s.queue()),
+        context);
+    s.staging_queued(context);
+    return;
+  }
+  const auto logical = s.scratch(bytes);
+  LABPOSE_CUDA_CHECK(
+      cudaMemcpyAsync(logical->data(), staging, bytes, cudaMemcpyHostToDevice, s.queue()), context);
+  s.staging_queued(context);
+  const Shape& shape = t.shape();
+  kernels::nchw_to_nhwc(logical->data(), device_data(t), shape.n(), shape.c(),
+                        shape.h() * shape.w(), s.queue());
+}
+
+void CudaBackend::copy_to_host(const Tensor& t, float* host) {
+  State& s = *state_;
+  s.activate();
+  const std::string context = fmt::format("copy_to_host ({})", t.shape().text());
+  const std::size_t bytes = static_cast<std::size_t>(t.elements()) * sizeof(float);
+  if (bytes == 0) return;
+  void* staging = s.staging_for(bytes, context);
+  std::shared_ptr<nets::Storage> logical;
+  const float* source = device_data(t);
+  if (t.layout() == Layout::nhwc) {
+    logical = s.scratch(bytes);
+    const Shape& shape = t.shape();
+    kernels::nhwc_to_nchw(source, logical->data(), shape.n(), shape.c(), shape.h() * shape.w(),
+                          s.queue());
+    source = logical->data();
+  }
+  LABPOSE_CUDA_CHECK(cudaMemcpyAsync(staging, source, bytes, cudaMemcpyDeviceToHost, s.queue()),
+                     context);
+  s.staging_queued(context);
+  LABPOSE_CUDA_CHECK(cudaStreamSynchronize(s.queue()), context);
+  std::memcpy(host, staging, bytes);
+}
+
+void CudaBackend::copy(const Tensor& src, Tensor& dst) {
+  nets::check_shape("copy", "dst", dst.shape(), src.shape());
+  LABPOSE_ASSERT(src.layout() == dst.layout());
+  State& s = *state_;
+  s.activate();
+  if (src.data() == dst.data()) return;
+  LABPOSE_CUDA_CHECK(cudaMemcpyAsync(device_data(dst), device_data(src),
+                                     static_cast<std::size_t>(src.elements()) * sizeof(float),
+                                     cudaMemcpyDeviceToDevice, s.queue()),
+                     fmt::format("copy ({})", src.shape().text()));
+}
+
+void CudaBackend::fill(Tensor& t, float value) {
+  State& s = *state_;
+  s.activate();
+  kernels::fill(device_data(t), t.elements(), value, s.queue());
+}
+
+void CudaBackend::synchronize() {
+  state_->activate();
+  LABPOSE_CUDA_CHECK(cudaStreamSynchronize(state_->queue()), "synchronize");
+}
+
+}  // namespace labpose::cuda

@@ -1,0 +1,391 @@
+// The CUDA backend's device arithmetic, run on the CPU: the __host__ __device__ functions its
+// kernels call per element (layout_math.hpp, op_math.hpp) and the padding split of its cuDNN
+// convolutions (conv_geometry.hpp), each emulated over whole tensors on the host and compared with
+// the reference backend (and with the CPU backend's own NHWC layout). No GPU needed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "cuda/conv_geometry.hpp"
+#include "cuda/layout_math.hpp"
+#include "cuda/op_math.hpp"
+#include "cuda/state.hpp"
+#include "nets/cpu/backend.hpp"
+#include "nets/ref/backend.hpp"
+#include "tests/cuda/layout_support.hpp"
+#include "tests/nets/nets_test_support.hpp"
+
+namespace labpose::cuda {
+namespace {
+
+using nets::ConvGeometry;
+using nets::PoolGeometry;
+using nets::Shape;
+using nets::Tensor;
+using nets::testing::close;
+using nets::testing::download;
+using nets::testing::random_values;
+using nets::testing::upload;
+using nets::testing::upload_flat;
+using testing::to_nchw;
+using testing::to_nhwc;
+
+// The window_copy kernel on NCHW host values (through the NHWC layout it works in).
+std::vector<float> window_copy(const std::vector<float>& nchw, const Shape& from, const Shape& to,
+                               const WindowCopy& g) {
+  const std::vector<float> source = to_nhwc(nchw, from);
+  std::vector<float> out(static_cast<std::size_t>(to.elements()));
+  for (std::int64_t i = 0; i < to.elements(); ++i) {
+    const std::int64_t k = window_source_index(i, g);
+    out[static_cast<std::size_t>(i)] = k < 0 ? 0.0F : source[static_cast<std::size_t>(k)];
+  }
+  return to_nchw(out, to);
+}
+
+TEST(CudaLayout, NhwcIndexingIsTheCpuBackendsNhwcLayout) {
+  nets::cpu::CpuBackend cpu;
+  for (const Shape& s : {Shape{2, 3, 4, 5}, Shape{1, 1, 1, 7}, Shape{3, 17, 2, 1}}) {
+    const auto values = random_values(s.elements(), 3);
+    const Tensor t = upload(cpu, s, values);  // stored NHWC by oneDNN's conventions
+    const std::vector<float> stored(t.data(), t.data() + s.elements());
+    EXPECT_EQ(to_nhwc(values, s), stored) << s.text();
+    EXPECT_EQ(to_nchw(stored, s), values) << s.text();
+  }
+}
+
+TEST(CudaLayout, FiltersReorderToKrsc) {
+  // PyTorch (K, C/g, R, S) -> cuDNN's NHWC filter (K, R, S, C/g): the same function with N = K.
+  const std::int64_t K = 4, C = 3, R = 2, S = 5;
+  std::vector<float> kcrs(static_cast<std::size_t>(K * C * R * S));
+  for (std::size_t i = 0; i < kcrs.size(); ++i) kcrs[i] = static_cast<float>(i);
+  const std::vector<float> krsc = to_nhwc(kcrs, Shape{K, C, R, S});
+  for (std::int64_t k = 0; k < K; ++k) {
+    for (std::int64_t c = 0; c < C; ++c) {
+      for (std::int64_t r = 0; r < R; ++r) {
+        for (std::int64_t s = 0; s < S; ++s) {
+          EXPECT_EQ(krsc[static_cast<std::size_t>(((k * R + r) * S + s) * C + c)],
+                    kcrs[static_cast<std::size_t>(((k * C + c) * R + r) * S + s)]);
+        }
+      }
+    }
+  }
+}
+
+TEST(CudaLayout, WindowCopyPadsWithZerosAndCropsBack) {
+  const Shape small{2, 3, 4, 5}, big{2, 3, 7, 6};
+  const auto values = random_values(small.elements(), 4);
+  // 1 row on top, 2 below, 0 columns left, 1 right.
+  const WindowCopy pad{3, 4, 5, 7, 6, -1, 0};
+  const auto padded = window_copy(values, small, big, pad);
+  EXPECT_EQ(padded[static_cast<std::size_t>(((1 * 3 + 2) * 7 + 0) * 6 + 3)], 0.0F) << "top row";
+  EXPECT_EQ(padded[static_cast<std::size_t>(((1 * 3 + 2) * 7 + 2) * 6 + 5)], 0.0F) << "right";
+  EXPECT_EQ(padded[static_cast<std::size_t>(((1 * 3 + 2) * 7 + 3) * 6 + 4)],
+            values[static_cast<std::size_t>(((1 * 3 + 2) * 4 + 2) * 5 + 4)]);
+  const WindowCopy crop{3, 7, 6, 4, 5, 1, 0};
+  EXPECT_EQ(window_copy(padded, big, small, crop), values);
+}
+
+// ---- the padding split around cuDNN, checked with the reference backend ------------------------
+struct AsymmetricCase {
+  const char* name;
+  Shape x, w;
+  ConvGeometry geometry;
+};
+
+ConvGeometry padded(int stride, int top, int left, int bottom, int right, int dilation = 1,
+                    int groups = 1) {
+  ConvGeometry g = ConvGeometry::symmetric(stride, 0, dilation, groups);
+  g.pad_top = top;
+  g.pad_left = left;
+  g.pad_bottom = bottom;
+  g.pad_right = right;
+  return g;
+}
+
+TEST(CudaConvGeometry, ExplicitPaddingPlusSymmetricCudnnPaddingIsTheAsymmetricConvolution) {
+  nets::ref::RefBackend ref;
+  for (const AsymmetricCase& c : {AsymmetricCase{"TF same, stride 2", Shape{2, 4, 8, 7},
+                                                 Shape{6, 4, 3, 3}, padded(2, 1, 0, 2, 1)},
+                                  AsymmetricCase{"grouped dilated", Shape{1, 6, 9, 8},
+                                                 Shape{6, 2, 3, 3}, padded(1, 3, 1, 2, 2, 2, 3)},
+                                  AsymmetricCase{"symmetric needs no copy", Shape{1, 3, 5, 5},
+                                                 Shape{2, 3, 3, 3}, padded(1, 1, 1, 1, 1)}}) {
+    SCOPED_TRACE(c.name);
+    const Shape ys = nets::conv2d_output_shape(c.x, c.w, c.geometry);
+    const CudnnConvGeometry g = cudnn_conv_geometry(c.x, ys, c.w, c.geometry);
+    EXPECT_EQ(g.symmetric.pad_top, g.symmetric.pad_bottom);
+    EXPECT_EQ(g.symmetric.pad_left, g.symmetric.pad_right);
+    EXPECT_EQ(nets::conv2d_output_shape(g.padded_in, c.w, g.symmetric), ys);
+    EXPECT_EQ(g.explicit_padding(), std::string(c.name) != "symmetric needs no copy");
+
+    const auto x = random_values(c.x.elements(), 1), w = random_values(c.w.elements(), 2);
+    const auto dy = random_values(ys.elements(), 3);
+    const Tensor tw = upload_flat(ref, c.w, w), tdy = upload(ref, ys, dy);
+    const Tensor tx = upload(ref, c.x, x);
+    const Tensor tx_padded = upload(ref, g.padded_in, window_copy(x, c.x, g.padded_in, g.pad()));
+    Tensor expected = ref.allocate(ys), actual = ref.allocate(ys), none;
+    // Forward: conv(pad(x)) with symmetric padding.
+    ref.conv2d_forward(tx, tw, none, expected, c.geometry);
+    ref.conv2d_forward(tx_padded, tw, none, actual, g.symmetric);
+    EXPECT_TRUE(close(download(ref, actual), download(ref, expected), 1e-6, 1e-6)) << "forward";
+    // Backward data: crop(conv^T(dy)) into the padded shape.
+    Tensor dx = ref.allocate(c.x), dx_padded = ref.allocate(g.padded_in);
+    ref.conv2d_backward_data(tdy, tw, dx, c.geometry);
+    ref.conv2d_backward_data(tdy, tw, dx_padded, g.symmetric);
+    EXPECT_TRUE(close(window_copy(download(ref, dx_padded), g.padded_in, c.x, g.crop()),
+                      download(ref, dx), 1e-6, 1e-6))
+        << "backward data";
+    // Backward weights: from pad(x).
+    Tensor dw = nets::testing::allocate_flat(ref, c.w),
+           dw_padded = nets::testing::allocate_flat(ref, c.w);
+    ref.conv2d_backward_weights(tx, tdy, dw, none, c.geometry);
+    ref.conv2d_backward_weights(tx_padded, tdy, dw_padded, none, g.symmetric);
+    EXPECT_TRUE(close(download(ref, dw_padded), download(ref, dw), 1e-6, 1e-6))
+        << "backward weights";
+  }
+}
+
+TEST(CudaConvGeometry, TransposedConvolutionsCropTheirOutputAndPadTheirGradient) {
+  nets::ref::RefBackend ref;
+  ConvGeometry same = padded(2, 0, 1, 1, 0);  // TensorFlow's "same" transposed conv, stride 2
+  same.output_pad_h = 1;
+  ConvGeometry head = padded(2, 1, 1, 1, 1);  // DeepLabCut's head: symmetric, output padding
+  head.output_pad_h = head.output_pad_w = 1;
+  for (const auto& [name, x_shape, w_shape, geometry] :
+       {std::tuple{"asymmetric", Shape{2, 4, 5, 6}, Shape{4, 3, 3, 3}, same},
+        std::tuple{"pose head", Shape{1, 6, 4, 5}, Shape{6, 2, 3, 3}, head},
+        std::tuple{"grouped asymmetric", Shape{1, 4, 3, 4}, Shape{4, 3, 3, 3},
+                   padded(1, 2, 0, 1, 1, 1, 2)}}) {
+    SCOPED_TRACE(name);
+    const Shape ys = nets::conv_transpose2d_output_shape(x_shape, w_shape, geometry);
+    // The forward convolution of a transposed one maps y (conv_in) to x (conv_out).
+    const CudnnConvGeometry g = cudnn_conv_geometry(ys, x_shape, w_shape, geometry);
+    EXPECT_EQ(nets::conv2d_output_shape(g.padded_in, w_shape, g.symmetric), x_shape);
+    EXPECT_EQ(nets::conv_transpose2d_output_shape(x_shape, w_shape, g.symmetric), g.padded_in);
+
+    const auto x = random_values(x_shape.elements(), 5), w = random_values(w_shape.elements(), 6);
+    const auto dy = random_values(ys.elements(), 7);
+    const Tensor tx = upload(ref, x_shape, x), tw = upload_flat(ref, w_shape, w),
+                 tdy = upload(ref, ys, dy);
+    const Tensor tdy_padded = upload(ref, g.padded_in, window_copy(dy, ys, g.padded_in, g.pad()));
+    Tensor none;
+    // Forward: crop(convT with symmetric padding).
+    Tensor y = ref.allocate(ys), y_padded = ref.allocate(g.padded_in);
+    ref.conv_transpose2d_forward(tx, tw, none, y, geometry);
+    ref.conv_transpose2d_forward(tx, tw, none, y_padded, g.symmetric);
+    EXPECT_TRUE(close(window_copy(download(ref, y_padded), g.padded_in, ys, g.crop()),
+                      download(ref, y), 1e-6, 1e-6))
+        << "forward";
+    // Backward data: from pad(dy).
+    Tensor dx = ref.allocate(x_shape), dx_from_padded = ref.allocate(x_shape);
+    ref.conv_transpose2d_backward_data(tdy, tw, dx, geometry);
+    ref.conv_transpose2d_backward_data(tdy_padded, tw, dx_from_padded, g.symmetric);
+    EXPECT_TRUE(close(download(ref, dx_from_padded), download(ref, dx), 1e-6, 1e-6))
+        << "backward data";
+    // Backward weights: from pad(dy).
+    Tensor dw = nets::testing::allocate_flat(ref, w_shape),
+           dw_padded = nets::testing::allocate_flat(ref, w_shape);
+    ref.conv_transpose2d_backward_weights(tx, tdy, dw, none, geometry);
+    ref.conv_transpose2d_backward_weights(tx, tdy_padded, dw_padded, none, g.symmetric);
+    EXPECT_TRUE(close(download(ref, dw_padded), download(ref, dw), 1e-6, 1e-6))
+        << "backward weights";
+  }
+}
+
+// ---- elementwise ops -------------------------------------------------------------------------
+struct HostLoad {
+  const std::vector<float>* values;
+  float operator()(std::int64_t i) const { return (*values)[static_cast<std::size_t>(i)]; }
+};
+
+TEST(CudaOps, MaxPoolingMatchesTheReferenceIncludingTiesAndAsymmetricPadding) {
+  nets::ref::RefBackend ref;
+  for (const auto& [shape, g, integers] :
+       {std::tuple{Shape{2, 3, 9, 7}, PoolGeometry{}, false},
+        std::tuple{Shape{1, 5, 8, 8}, PoolGeometry{2, 2, 2, 2, 0, 0, 0, 0}, false},
+        std::tuple{Shape{3, 4, 6, 5}, PoolGeometry{3, 3, 2, 2, 1, 0, 2, 1}, true},
+        std::tuple{Shape{2, 2, 7, 7}, PoolGeometry{3, 2, 1, 2, 1, 1, 1, 1}, true}}) {
+    SCOPED_TRACE(shape.text());
+    const Shape ys = nets::max_pool_output_shape(shape, g);
+    auto x = random_values(shape.elements(), 9), dy = random_values(ys.elements(), 10);
+    if (integers) {
+      for (float& v : x) v = std::round(2.0F * v);  // many ties: the first maximum must win
+    }
+    Tensor y = ref.allocate(ys), dx = ref.allocate(shape);
+    ref.max_pool_forward(upload(ref, shape, x), y, g);
+    ref.max_pool_backward(upload(ref, ys, dy), upload(ref, shape, x), dx, g);
+
+    const PoolShape s = make_pool_shape(shape, ys, g);
+    const std::vector<float> x_nhwc = to_nhwc(x, shape), dy_nhwc = to_nhwc(dy, ys);
+    std::vector<float> y_nhwc(static_cast<std::size_t>(ys.elements()));
+    for (std::int64_t i = 0; i < ys.elements(); ++i) {
+      const std::int64_t best = pool_output_argmax(HostLoad{&x_nhwc}, s, i);
+      y_nhwc[static_cast<std::size_t>(i)] =
+          best < 0 ? 0.0F : x_nhwc[static_cast<std::size_t>(best)];
+    }
+    std::vector<float> dx_nhwc(static_cast<std::size_t>(shape.elements()));
+    for (std::int64_t i = 0; i < shape.elements(); ++i)
+      dx_nhwc[static_cast<std::size_t>(i)] =
+          max_pool_input_gradient(HostLoad{&dy_nhwc}, HostLoad{&x_nhwc}, s, i);
+    EXPECT_EQ(to_nchw(y_nhwc, ys), download(ref, y));
+    EXPECT_EQ(to_nchw(dx_nhwc, shape), download(ref, dx));
+  }
+}
+
+TEST(CudaOps, PoolingWindowsCoveringAPositionAreFoundExactly) {
+  for (int kernel = 1; kernel <= 4; ++kernel) {
+    for (int stride = 1; stride <= 3; ++stride) {
+      for (int pad = 0; pad < kernel; ++pad) {
+        const std::int64_t input = 11;
+        const std::int64_t outputs = nets::conv_output_size(input, kernel, stride, pad, pad, 1);
+        for (std::int64_t h = 0; h < input; ++h) {
+          const IndexRange range = windows_covering(h, kernel, stride, pad, outputs);
+          for (std::int64_t p = 0; p < outputs; ++p) {
+            const bool covers = p * stride - pad <= h && h < p * stride - pad + kernel;
+            EXPECT_EQ(covers, p >= range.begin && p < range.end)
+                << "kernel " << kernel << " stride " << stride << " pad " << pad << " h " << h
+                << " p " << p;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(CudaOps, ReluAndTheFusedEpilogueFollowTheReferenceRules) {
+  nets::ref::RefBackend ref;
+  const Shape shape{1, 1, 1, 8};
+  const std::vector<float> x = {-1.0F, -0.0F, 0.0F, 0.5F, 6.0F, 6.5F, 3.0F, -7.0F};
+  const std::vector<float> dy = {1, 2, 3, 4, 5, 6, 7, 8};
+  for (const float cap : {0.0F, 6.0F}) {
+    Tensor y = ref.allocate(shape), dx = ref.allocate(shape);
+    ref.relu_forward(upload(ref, shape, x), y, cap);
+    ref.relu_backward(upload(ref, shape, dy), y, dx, cap);
+    const auto expected_y = download(ref, y), expected_dx = download(ref, dx);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      EXPECT_EQ(relu_value(x[i], cap), expected_y[i]) << i << " cap " << cap;
+      EXPECT_EQ(relu_gradient(dy[i], expected_y[i], cap), expected_dx[i]) << i << " cap " << cap;
+    }
+  }
+  // after(before(conv + bias) + residual), as the generic plan runs it.
+  EXPECT_EQ(fused_output(-1.0F, 0.5F, true, 2.0F, 0.0F, 6.0F), 2.0F);
+  EXPECT_EQ(fused_output(-1.0F, 0.5F, true, 2.0F, -1.0F, -1.0F), 1.5F);
+  EXPECT_EQ(fused_output(4.0F, 3.0F, false, 100.0F, 6.0F, -1.0F), 6.0F);
+  EXPECT_EQ(fused_output(4.0F, 3.0F, true, 1.0F, 6.0F, 0.0F), 7.0F);
+  EXPECT_EQ(fused_output(-4.0F, 3.0F, false, 0.0F, -1.0F, 0.0F), 0.0F);
+}
+
+TEST(CudaOps, LossTermsAndGradientsMatchTheReference) {
+  nets::ref::RefBackend ref;
+  const Shape shape{2, 3, 4, 5};
+  const auto logits = random_values(shape.elements(), 13, 6.0),
+             predictions = random_values(shape.elements(), 14, 3.0);
+  auto targets = random_values(shape.elements(), 15), weights = random_values(shape.elements(), 16);
+  for (float& t : targets) t = t > 0 ? 1.0F : 0.0F;
+  for (float& w : weights) w = std::abs(w);
+  const Tensor tl = upload(ref, shape, logits), tp = upload(ref, shape, predictions),
+               tt = upload(ref, shape, targets), tw = upload(ref, shape, weights);
+  Tensor d1 = ref.allocate(shape), d2 = ref.allocate(shape);
+  const double cross_entropy = ref.sigmoid_cross_entropy_forward(tl, tt, tw);
+  const double huber = ref.huber_forward(tp, tt, tw, 1.0F);
+  ref.sigmoid_cross_entropy_backward(tl, tt, tw, 0.5F, d1);
+  ref.huber_backward(tp, tt, tw, 1.0F, 0.05F, d2);
+  double sum1 = 0.0, sum2 = 0.0;
+  std::vector<float> g1(logits.size()), g2(logits.size());
+  for (std::size_t i = 0; i < logits.size(); ++i) {
+    sum1 += weights[i] * sigmoid_cross_entropy_term(logits[i], targets[i]);
+    sum2 += weights[i] * huber_term(double{predictions[i]} - targets[i], 1.0);
+    g1[i] = sigmoid_cross_entropy_gradient(logits[i], targets[i], weights[i], 0.5F);
+    g2[i] = huber_gradient(predictions[i] - targets[i], weights[i], 1.0F, 0.05F);
+  }
+  EXPECT_NEAR(sum1, cross_entropy, 1e-9 * std::abs(cross_entropy));
+  EXPECT_NEAR(sum2, huber, 1e-9 * std::abs(huber));
+  EXPECT_TRUE(close(g1, download(ref, d1), 1e-5, 1e-7));
+  EXPECT_TRUE(close(g2, download(ref, d2), 1e-5, 1e-7));
+}
+
+TEST(CudaOps, OptimizerUpdatesMatchTheReferenceOverTwoSteps) {
+  nets::ref::RefBackend ref;
+  const std::int64_t count = 500;
+  const Shape s{count};
+  const auto p0 = random_values(count, 17), g1 = random_values(count, 18),
+             g2 = random_values(count, 19);
+  // SGD.
+  Tensor parameters = upload(ref, s, p0), velocity = ref.allocate(s);
+  ref.fill(velocity, 0.0F);
+  const nets::SgdSettings sgd{0.1F, 0.9F, 1e-4F};
+  ref.sgd_step(parameters, upload(ref, s, g1), velocity, sgd);
+  ref.sgd_step(parameters, upload(ref, s, g2), velocity, sgd);
+  std::vector<float> p = p0, v(p0.size(), 0.0F);
+  for (const auto* g : {&g1, &g2}) {
+    for (std::size_t i = 0; i < p.size(); ++i)
+      sgd_update(p[i], v[i], (*g)[i], sgd.learning_rate, sgd.momentum, sgd.weight_decay);
+  }
+  EXPECT_TRUE(close(p, download(ref, parameters), 1e-5, 1e-6)) << "sgd";
+  // Adam and AdamW, with the step constants the backend computes.
+  for (const bool decoupled : {false, true}) {
+    const nets::AdamSettings settings{1e-3F, 0.9F, 0.999F, 1e-8F, 0.01F, decoupled};
+    Tensor adam = upload(ref, s, p0), m = ref.allocate(s), second = ref.allocate(s);
+    ref.fill(m, 0.0F);
+    ref.fill(second, 0.0F);
+    ref.adam_step(adam, upload(ref, s, g1), m, second, settings, 1);
+    ref.adam_step(adam, upload(ref, s, g2), m, second, settings, 2);
+    std::vector<float> q = p0, first_moment(p0.size(), 0.0F), second_moment(p0.size(), 0.0F);
+    int step = 0;
+    for (const auto* g : {&g1, &g2}) {
+      ++step;
+      AdamStep constants;
+      constants.step_size = static_cast<float>(settings.learning_rate /
+                                               (1.0 - std::pow(double{settings.beta1}, step)));
+      constants.sqrt_correction2 =
+          static_cast<float>(std::sqrt(1.0 - std::pow(double{settings.beta2}, step)));
+      constants.decay = decoupled ? 1.0F - settings.learning_rate * settings.weight_decay : 1.0F;
+      constants.l2 = decoupled ? 0.0F : settings.weight_decay;
+      for (std::size_t i = 0; i < q.size(); ++i)
+        adam_update(q[i], first_moment[i], second_moment[i], (*g)[i], constants);
+    }
+    EXPECT_TRUE(close(q, download(ref, adam), 1e-5, 1e-6)) << "decoupled " << decoupled;
+  }
+}
+
+TEST(CudaOps, FrozenBatchNormGradientAndCudnnStatisticsConversions) {
+  nets::ref::RefBackend ref;
+  const Shape shape{2, 4, 3, 5};
+  const auto x = random_values(shape.elements(), 1, 3.0), dy = random_values(shape.elements(), 2);
+  const auto gamma = random_values(4, 3), mean = random_values(4, 5);
+  auto variance = random_values(4, 6);
+  for (float& v : variance) v = 0.5F + std::abs(v);
+  const float epsilon = 1e-5F;
+  const Shape cs{4};
+  Tensor dx = ref.allocate(shape), dgamma = ref.allocate(cs), dbeta = ref.allocate(cs);
+  ref.batch_norm_backward(upload(ref, shape, dy), upload(ref, shape, x), upload(ref, cs, gamma),
+                          upload(ref, cs, mean), upload(ref, cs, variance), epsilon, true, dx,
+                          dgamma, dbeta);
+  // The kernels' arithmetic: per-channel inverse std, dx elementwise, two channel sums.
+  std::vector<float> expected_dx(x.size());
+  std::vector<double> sum_dy(4, 0.0), sum_dy_xhat(4, 0.0);
+  const std::int64_t plane = shape.h() * shape.w();
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const auto c = static_cast<std::size_t>((static_cast<std::int64_t>(i) / plane) % 4);
+    const float inverse = inverse_std(variance[c], epsilon);
+    expected_dx[i] = dy[i] * (gamma[c] * inverse);
+    sum_dy[c] += dy[i];
+    sum_dy_xhat[c] += static_cast<double>(dy[i]) * ((x[i] - mean[c]) * inverse);
+  }
+  EXPECT_TRUE(close(expected_dx, download(ref, dx), 1e-5, 1e-7));
+  const auto got_dgamma = download(ref, dgamma), got_dbeta = download(ref, dbeta);
+  for (std::size_t c = 0; c < 4; ++c) {
+    EXPECT_NEAR(sum_dy_xhat[c], got_dgamma[c], 1e-5 * (1.0 + std::abs(got_dgamma[c])));
+    EXPECT_NEAR(sum_dy[c], got_dbeta[c], 1e-5 * (1.0 + std::abs(got_dbeta[c])));
+  }
+  // cuDNN saves 1 / sqrt(var + eps); the backend converts it back to the biased variance.
+  for (const float v : {0.0F, 1e-6F, 1e-3F, 0.25F, 1.0F, 37.5F}) {
+    EXPECT_NEAR(variance_from_inverse_std(inverse_std(v, epsilon), epsilon), v,
+                1e-6 * (v + epsilon))
+        << v;
+  }
+}
+
+}  // namespace
+}  // namespace labpose::cuda

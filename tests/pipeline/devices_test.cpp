@@ -1,0 +1,94 @@
+// Device choice: names, the error when a GPU is asked for but cannot be used (never a silent CPU),
+// --device auto, and --precision. Runs on every machine; the branches taken depend on whether this
+// build has CUDA and this machine a usable GPU, and each branch checks what a user would see.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "pipeline/devices.hpp"
+
+namespace labpose::pipeline {
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+bool has_cuda() {
+  const auto names = compiled_backends();
+  return std::find(names.begin(), names.end(), "cuda") != names.end();
+}
+
+TEST(Devices, CpuAndRefAreAlwaysThere) {
+  EXPECT_EQ(make_backend("cpu")->name(), "cpu");
+  EXPECT_EQ(make_backend("ref")->name(), "ref");
+  EXPECT_EQ(device_problem("cpu"), "");
+}
+
+TEST(Devices, UnknownNamesAreUsageErrors) {
+  for (const char* name : {"gpu", "cuda:", "cuda:x", "cuda:-1", "cuda:1x", "CPU"}) {
+    EXPECT_THROW(make_backend(name), UsageError) << name;
+  }
+  EXPECT_THROW(parse_plan_precision("fp64"), UsageError);
+  EXPECT_EQ(parse_plan_precision("bf16"), PlanPrecision::bf16);
+  // The CPU computes in fp32 only: asking for fp16 there is a usage error, not ignored.
+  EXPECT_THROW(make_backend("cpu", PlanPrecision::fp16), UsageError);
+}
+
+TEST(Devices, AskingForAnUnusableGpuFailsWithTheReason) {
+  const std::string problem = device_problem("cuda");
+  if (problem.empty()) {
+    // A usable GPU: cuda works, and a GPU that does not exist is an error naming the range.
+    EXPECT_EQ(make_backend("cuda")->name(), "cuda:0");
+    try {
+      make_backend("cuda:99");
+      FAIL() << "expected an error";
+    } catch (const Error& error) {
+      EXPECT_TRUE(contains(error.what(), "no GPU 99")) << error.what();
+    }
+    return;
+  }
+  if (has_cuda()) {
+    EXPECT_TRUE(contains(problem, "driver") || contains(problem, "GPU") ||
+                contains(problem, "compute capability"))
+        << problem;
+  } else {
+    EXPECT_TRUE(contains(problem, "no CUDA backend")) << problem;
+  }
+  for (const char* name : {"cuda", "cuda:0", "cuda:3"}) {
+    try {
+      make_backend(name);
+      FAIL() << name << ": expected an error, not a silent fallback";
+    } catch (const UsageError& error) {
+      FAIL() << name << ": a machine without a GPU is not a usage error: " << error.what();
+    } catch (const Error& error) {
+      EXPECT_TRUE(contains(error.what(), problem)) << error.what();
+      EXPECT_TRUE(contains(error.what(), std::string("--device ") + name)) << error.what();
+      EXPECT_FALSE(error.hint().empty());
+    }
+  }
+}
+
+TEST(Devices, AutoPicksAUsableGpuOrTheCpu) {
+  const auto backend = make_backend("auto");
+  if (device_problem("cuda").empty()) {
+    EXPECT_EQ(backend->name(), "cuda:0");
+  } else {
+    EXPECT_EQ(backend->name(), "cpu");
+  }
+}
+
+TEST(Devices, DoctorsSummaryExplainsMissingGpus) {
+  const CudaSummary summary = cuda_summary();
+  EXPECT_EQ(summary.compiled, has_cuda());
+  if (summary.compiled) {
+    EXPECT_TRUE(contains(summary.versions, "cuDNN")) << summary.versions;
+  }
+  bool usable = false;
+  for (const auto& gpu : summary.gpus) usable = usable || gpu.usable;
+  EXPECT_EQ(summary.problem.empty(), usable) << summary.problem;
+}
+
+}  // namespace
+}  // namespace labpose::pipeline
