@@ -27,6 +27,8 @@ Command add_videos_command();
 Command extract_frames_command();
 Command convert_labels_command();
 Command check_labels_command();
+Command create_dataset_command();
+Command evaluate_command();
 Command demo_command();
 Command doctor_command();
 Command net_command();
