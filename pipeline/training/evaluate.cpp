@@ -152,6 +152,9 @@ std::vector<SnapshotEvaluation> evaluate_network(const projects::ProjectConfig& 
   for (const auto& folder : untrained)
     console::warn("no snapshots in {} yet; evaluating the other training fractions", folder);
 
+  const fs::path combined =
+      layout.evaluation_iteration_dir(values.iteration) / projects::combined_evaluation_name();
+  check_combined_evaluation(combined);
   const auto backend = make_backend(options.device);
   std::vector<SnapshotEvaluation> results;
   for (const TrainedShuffle& shuffle : shuffles) {
@@ -226,8 +229,6 @@ std::vector<SnapshotEvaluation> evaluate_network(const projects::ProjectConfig& 
       const fs::path keypoint_file = folder / projects::keypoint_results_name(result.scorer);
       write_file_atomically(keypoint_file,
                             keypoint_results_csv(dataset.bodyparts, result.train, result.test));
-      const fs::path combined =
-          layout.evaluation_iteration_dir(values.iteration) / projects::combined_evaluation_name();
       merge_combined_evaluation(combined, {row});
       result.written = {table_file, results_file, keypoint_file, combined};
       if (options.plot) {

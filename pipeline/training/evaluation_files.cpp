@@ -69,41 +69,55 @@ std::string evaluation_results_csv(const std::vector<EvaluationRow>& rows) {
   return csv_text(fields);
 }
 
-void merge_combined_evaluation(const fs::path& file, const std::vector<EvaluationRow>& rows) {
-  using Key = std::tuple<long long, long long, long long>;  // percent, shuffle, iterations
-  std::map<Key, std::vector<std::string>> merged;
+namespace {
+
+using CombinedKey = std::tuple<long long, long long, long long>;  // percent, shuffle, iterations
+
+// The rows of an existing CombinedEvaluation-results.csv (fields after the index column).
+std::map<CombinedKey, std::vector<std::string>> read_combined_evaluation(const fs::path& file) {
+  std::map<CombinedKey, std::vector<std::string>> rows;
   std::error_code error;
-  if (fs::exists(file, error)) {
-    std::stringstream text(read_file(file));
-    std::string line;
-    const std::string hint =
-        "labpose keeps DeepLabCut's layout in this file; move it away and evaluate again";
-    std::getline(text, line);
+  if (!fs::exists(file, error)) return rows;
+  std::stringstream text(read_file(file));
+  std::string line;
+  const std::string hint =
+      "labpose keeps DeepLabCut's layout in this file; move it away and evaluate again";
+  std::getline(text, line);
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (line != kResultsHeader) {
+    throw Error(fmt::format("{}: the first line is not DeepLabCut's evaluation header \"{}\"",
+                            file.string(), kResultsHeader),
+                hint);
+  }
+  for (std::size_t number = 2; std::getline(text, line); ++number) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line != kResultsHeader) {
-      throw Error(fmt::format("{}: the first line is not DeepLabCut's evaluation header \"{}\"",
-                              file.string(), kResultsHeader),
+    if (line.empty()) continue;
+    std::vector<std::string> fields = split_fields(line);
+    const auto whole = [](const std::string& field) { return projects::parse_double(field); };
+    if (fields.size() != 9 || !whole(fields[1]) || !whole(fields[2]) || !whole(fields[3])) {
+      throw Error(fmt::format("{}:{}: expected 9 fields with the iterations, training fraction "
+                              "and shuffle as numbers",
+                              file.string(), number),
                   hint);
     }
-    for (std::size_t number = 2; std::getline(text, line); ++number) {
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (line.empty()) continue;
-      std::vector<std::string> fields = split_fields(line);
-      const auto whole = [](const std::string& field) { return projects::parse_double(field); };
-      if (fields.size() != 9 || !whole(fields[1]) || !whole(fields[2]) || !whole(fields[3])) {
-        throw Error(fmt::format("{}:{}: expected 9 fields with the iterations, training fraction "
-                                "and shuffle as numbers",
-                                file.string(), number),
-                    hint);
-      }
-      const Key key{static_cast<long long>(*whole(fields[2])),
-                    static_cast<long long>(*whole(fields[3])),
-                    static_cast<long long>(*whole(fields[1]))};
-      merged[key] = std::vector<std::string>(fields.begin() + 1, fields.end());
-    }
+    const CombinedKey key{static_cast<long long>(*whole(fields[2])),
+                          static_cast<long long>(*whole(fields[3])),
+                          static_cast<long long>(*whole(fields[1]))};
+    rows[key] = std::vector<std::string>(fields.begin() + 1, fields.end());
   }
+  return rows;
+}
+
+}  // namespace
+
+void check_combined_evaluation(const fs::path& file) {
+  read_combined_evaluation(file);
+}
+
+void merge_combined_evaluation(const fs::path& file, const std::vector<EvaluationRow>& rows) {
+  std::map<CombinedKey, std::vector<std::string>> merged = read_combined_evaluation(file);
   for (const auto& row : rows)
-    merged[Key{row.percent, row.shuffle, row.iterations}] = row_fields(row);
+    merged[CombinedKey{row.percent, row.shuffle, row.iterations}] = row_fields(row);
   std::vector<std::vector<std::string>> ordered;
   for (auto& [key, fields] : merged) ordered.push_back(std::move(fields));
   write_file_atomically(file, csv_text(ordered));

@@ -37,6 +37,8 @@ std::string evaluation_results_csv(const std::vector<EvaluationRow>& rows);
 /// not in that layout.
 void merge_combined_evaluation(const std::filesystem::path& file,
                                const std::vector<EvaluationRow>& rows);
+/// Throws as merge_combined_evaluation would, without writing (to fail before any work).
+void check_combined_evaluation(const std::filesystem::path& file);
 
 /// <scorer>-keypoint-results.csv: an "Error Type" column with rows "Train error (px)", "Test error
 /// (px)", "Train error (px) with p-cutoff", "Test error (px) with p-cutoff", one column per

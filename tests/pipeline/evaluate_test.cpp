@@ -251,9 +251,18 @@ TEST_F(Evaluate, ExplainsWhatIsMissing) {
   EXPECT_TRUE(contains(message_of(options), "holds no best snapshot"));
   EXPECT_FALSE(fs::exists(eval_dir_)) << "nothing evaluated, nothing written";
 
+  const fs::path combined = eval_dir_.parent_path() / "CombinedEvaluation-results.csv";
+  fs::create_directories(combined.parent_path());
+  write_text(combined, "my own notes\n");
+  options.snapshots.reset();
+  message = message_of(options);
+  EXPECT_TRUE(contains(message, "the first line is not DeepLabCut's evaluation header")) << message;
+  EXPECT_FALSE(fs::exists(eval_dir_)) << "checked before any work";
+  EXPECT_EQ(read_text(combined), "my own notes\n");
+  fs::remove(combined);
+
   write_known_snapshot(train_dir_ / "snapshot-300.safetensors", first_,
                        {"nose", "ear1", "ear2", "tail"}, 300);
-  options.snapshots.reset();
   message = message_of(options);
   EXPECT_TRUE(contains(message, "predicts the bodyparts nose, ear1, ear2, tail")) << message;
 }
