@@ -5,8 +5,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <set>
 #include <sstream>
@@ -152,11 +153,15 @@ std::string checked_weights(const fs::path& weights, const std::string& net_type
 }
 
 // len(train) / (len(train) + len(test)) rounded to 2 decimals as Python's round() does.
+// (Decimal rounding of the exact binary value, as printf in the C locale; to_chars is
+// locale-independent. numpy.round would differ: it scales by 100 first.)
 double recomputed_fraction(std::size_t train, std::size_t test) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f",
-                static_cast<double>(train) / static_cast<double>(train + test));
-  return *projects::parse_double(text);
+  std::array<char, 32> text{};
+  const auto written = std::to_chars(text.data(), text.data() + text.size(),
+                                     static_cast<double>(train) / static_cast<double>(train + test),
+                                     std::chars_format::fixed, 2);
+  return *projects::parse_double(
+      std::string_view(text.data(), static_cast<std::size_t>(written.ptr - text.data())));
 }
 
 std::vector<std::string> paths_of(const Dataset& dataset, const std::vector<std::size_t>& indices) {

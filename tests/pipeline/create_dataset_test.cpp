@@ -254,6 +254,16 @@ TEST_F(CreateDataset, SplitFromIndexFiles) {
   EXPECT_EQ(read_split(set_dir() / projects::split_file_name(fraction, 1)).test.front(),
             dataset().images[0].path)
       << "--force replaced the split";
+
+  // 1 of 8 images: DeepLabCut's round(0.125, 2) is 0.12 (exact half, to even).
+  write_text(dir_ / "train.txt", "0\n");
+  write_text(dir_ / "test.txt", "1\n2\n3\n4\n5\n6\n7\n");
+  CreateDatasetOptions eighth;
+  eighth.train_indices = dir_ / "train.txt";
+  eighth.test_indices = dir_ / "test.txt";
+  const CreatedDataset small = create(eighth);
+  EXPECT_EQ(small.shuffles[0].training_fraction, 0.12);
+  EXPECT_EQ(small.shuffles[0].shuffle, 2) << "a new shuffle number";
 }
 
 TEST_F(CreateDataset, BadIndexFilesAreRefusedWithTheLine) {
