@@ -138,5 +138,29 @@ TEST(TrainingCli, CreateDatasetRefusesBadInput) {
   EXPECT_FALSE(fs::exists(iteration));
 }
 
+TEST(TrainingCli, CreateDatasetOnTheReferenceProject) {
+  LABPOSE_REQUIRE_OPENFIELD(project);
+  const TempDir dir;
+  const fs::path copy = testing::copy_openfield_project(project, dir.path());
+  const CommandResult result =
+      testing::run_labpose("create-dataset " + shell_quote((copy / "config.yaml").string()));
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(contains(result.output, "merged 116 labeled images (0 frames skipped"))
+      << result.output;
+  EXPECT_TRUE(
+      contains(result.output, "openfieldOct30-trainset95shuffle1: 110 training, 6 test images"))
+      << result.output;
+  const fs::path set =
+      copy / "training-datasets" / "iteration-0" / "UnaugmentedDataSet_openfieldOct30";
+  EXPECT_TRUE(fs::is_regular_file(set / "Documentation_data-openfield_95shuffle1.pickle"));
+  LABPOSE_REQUIRE_INTEROP_PYTHON(python);
+  const CommandResult checked =
+      testing::run(shell_quote(python) + " " +
+                   shell_quote((testing::python_scripts_dir() / "dlc_training_files.py").string()) +
+                   " dataset " + shell_quote(set.string()) + " Pranav");
+  EXPECT_EQ(checked.exit_code, 0) << checked.output;
+  EXPECT_TRUE(contains(checked.output, "ok 1 shuffles, 116 images")) << checked.output;
+}
+
 }  // namespace
 }  // namespace labpose
