@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdlib>
 #include <ctime>
 
 #include "core/error.hpp"
@@ -154,6 +155,53 @@ std::string split_file_name(double fraction, int shuffle) {
 
 std::string snapshot_file_name(std::int64_t iteration, bool best) {
   return fmt::format("snapshot-{}{}.safetensors", best ? "best-" : "", iteration);
+}
+
+std::string training_set_metadata_name() {
+  return "metadata.yaml";
+}
+
+std::string scorer_net_name(std::string_view net_type) {
+  // DeepLabCut's get_scorer_name: "mobnet_" + int(100 * width) for MobileNets, underscores
+  // removed otherwise.
+  constexpr std::string_view kMobileNet = "mobilenet_v2_";
+  if (net_type.starts_with(kMobileNet)) {
+    const std::string width(net_type.substr(kMobileNet.size()));
+    char* end = nullptr;
+    const double value = std::strtod(width.c_str(), &end);
+    if (end != width.c_str() && *end == '\0')
+      return fmt::format("mobnet_{}", static_cast<int>(value * 100.0));
+  }
+  std::string name;
+  for (const char c : net_type) {
+    if (c != '_') name += c;
+  }
+  return name;
+}
+
+std::string scorer_name(std::string_view net_type, std::string_view task, std::string_view date,
+                        int shuffle, std::int64_t iterations) {
+  return fmt::format("DLC_{}_{}{}shuffle{}_{}", scorer_net_name(net_type), task, date, shuffle,
+                     iterations);
+}
+
+std::string combined_evaluation_name() {
+  return "CombinedEvaluation-results.csv";
+}
+std::string evaluation_results_name(std::string_view scorer) {
+  return fmt::format("{}-results.csv", scorer);
+}
+std::string keypoint_results_name(std::string_view scorer) {
+  return fmt::format("{}-keypoint-results.csv", scorer);
+}
+std::string evaluation_predictions_name(std::string_view scorer, std::string_view snapshot) {
+  return fmt::format("{}-{}.h5", scorer, snapshot);
+}
+std::string labeled_images_folder_name(std::string_view scorer, std::string_view snapshot) {
+  return fmt::format("LabeledImages_{}_{}", scorer, snapshot);
+}
+std::string evaluation_image_name(bool training, std::string_view video, std::string_view image) {
+  return fmt::format("{}-{}-{}", training ? "Training" : "Test", video, image);
 }
 
 std::string collected_data_csv_name(std::string_view scorer) {

@@ -87,6 +87,32 @@ std::string split_file_name(double fraction, int shuffle);
 /// "snapshot-<iteration>.safetensors" and "snapshot-best-<iteration>.safetensors".
 std::string snapshot_file_name(std::int64_t iteration, bool best = false);
 
+/// "metadata.yaml": DeepLabCut 3's registry of the shuffles of a training-set folder.
+std::string training_set_metadata_name();
+
+/// DeepLabCut's TensorFlow-style network name in scorer names: resnet_50 -> resnet50,
+/// mobilenet_v2_1.0 -> mobnet_100, mobilenet_v2_0.35 -> mobnet_35 (others: underscores removed).
+std::string scorer_net_name(std::string_view net_type);
+/// "DLC_<net>_<Task><date>shuffle<S>_<iterations>", the scorer of a network's predictions (column
+/// level `scorer` of evaluation and analysis tables, and the stem of their file names).
+std::string scorer_name(std::string_view net_type, std::string_view task, std::string_view date,
+                        int shuffle, std::int64_t iterations);
+
+// An evaluation folder's files (reference/dlc-format.md §6.8); `snapshot` is the snapshot's file
+// stem, e.g. "snapshot-50000".
+/// "CombinedEvaluation-results.csv" (in the iteration folder).
+std::string combined_evaluation_name();
+/// "<scorer>-results.csv".
+std::string evaluation_results_name(std::string_view scorer);
+/// "<scorer>-keypoint-results.csv".
+std::string keypoint_results_name(std::string_view scorer);
+/// "<scorer>-<snapshot>.h5": the predictions on every labeled image.
+std::string evaluation_predictions_name(std::string_view scorer, std::string_view snapshot);
+/// "LabeledImages_<scorer>_<snapshot>": the folder of plotted frames.
+std::string labeled_images_folder_name(std::string_view scorer, std::string_view snapshot);
+/// "Training-<video>-<image>" or "Test-<video>-<image>" (image with its extension).
+std::string evaluation_image_name(bool training, std::string_view video, std::string_view image);
+
 /// "CollectedData_<scorer>.csv" / ".h5".
 std::string collected_data_csv_name(std::string_view scorer);
 std::string collected_data_h5_name(std::string_view scorer);

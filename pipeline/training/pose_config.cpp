@@ -231,7 +231,7 @@ PoseConfig read_pose_config(const fs::path& file, std::vector<std::string>* warn
   return c;
 }
 
-void write_pose_config(const PoseConfig& c, const fs::path& file) {
+std::string pose_config_text(const PoseConfig& c) {
   std::string out;
   const auto line = [&out](const std::string& key, const std::string& value) {
     out += key + ": " + value + "\n";
@@ -304,10 +304,14 @@ void write_pose_config(const PoseConfig& c, const fs::path& file) {
   line("noise_probability", yaml_float_text(c.noise_probability));
   line("noise_stddev", yaml_float_text(c.noise_stddev));
   line("loader_threads", std::to_string(c.loader_threads));
-  write_file_atomically(file, out);
+  return out;
 }
 
-void write_test_pose_config(const PoseConfig& c, const fs::path& file) {
+void write_pose_config(const PoseConfig& config, const fs::path& file) {
+  write_file_atomically(file, pose_config_text(config));
+}
+
+std::string test_pose_config_text(const PoseConfig& c) {
   std::string out =
       "# The test-time settings of this shuffle (DeepLabCut keeps these in test/pose_cfg.yaml).\n";
   out += "dataset: " + quote_string(c.dataset) + "\n";
@@ -322,7 +326,11 @@ void write_test_pose_config(const PoseConfig& c, const fs::path& file) {
          (c.init_weights.empty() ? std::string() : " " + quote_string(c.init_weights)) + "\n";
   out += "global_scale: 1.0\nlocation_refinement: " + yes_no(c.location_refinement) + "\n";
   out += "locref_stdev: " + yaml_float_text(c.locref_stdev) + "\nstride: 8\nscoremap_dir: test\n";
-  write_file_atomically(file, out);
+  return out;
+}
+
+void write_test_pose_config(const PoseConfig& config, const fs::path& file) {
+  write_file_atomically(file, test_pose_config_text(config));
 }
 
 }  // namespace labpose::pipeline

@@ -73,7 +73,10 @@ PoseConfig read_pose_config(const std::filesystem::path& file,
                             std::vector<std::string>* warnings = nullptr);
 /// Writes pose_cfg.yaml atomically, every key with a comment line per group.
 void write_pose_config(const PoseConfig& config, const std::filesystem::path& file);
+/// The text write_pose_config writes (to compare with a file the user may have edited).
+std::string pose_config_text(const PoseConfig& config);
 /// The smaller test/pose_cfg.yaml (what DeepLabCut keeps there): dataset, joints, net_type, ...
 void write_test_pose_config(const PoseConfig& config, const std::filesystem::path& file);
+std::string test_pose_config_text(const PoseConfig& config);
 
 }  // namespace labpose::pipeline

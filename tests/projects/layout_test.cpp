@@ -49,6 +49,28 @@ TEST(Layout, TrainingSetModelAndEvaluationFolders) {
   EXPECT_EQ(snapshot_file_name(200, true), "snapshot-best-200.safetensors");
 }
 
+TEST(Layout, ScorerAndEvaluationNamesAreDeepLabCutsTensorFlowOnes) {
+  EXPECT_EQ(scorer_net_name("resnet_50"), "resnet50");
+  EXPECT_EQ(scorer_net_name("resnet_101"), "resnet101");
+  EXPECT_EQ(scorer_net_name("mobilenet_v2_1.0"), "mobnet_100");
+  EXPECT_EQ(scorer_net_name("mobilenet_v2_0.35"), "mobnet_35");
+  EXPECT_EQ(scorer_net_name("mobilenet_v2_0.75"), "mobnet_75");
+  const std::string scorer = scorer_name("resnet_50", "openfield", "Oct30", 1, 50000);
+  EXPECT_EQ(scorer, "DLC_resnet50_openfieldOct30shuffle1_50000");
+  EXPECT_EQ(evaluation_results_name(scorer),
+            "DLC_resnet50_openfieldOct30shuffle1_50000-results.csv");
+  EXPECT_EQ(keypoint_results_name(scorer),
+            "DLC_resnet50_openfieldOct30shuffle1_50000-keypoint-results.csv");
+  EXPECT_EQ(evaluation_predictions_name(scorer, "snapshot-50000"),
+            "DLC_resnet50_openfieldOct30shuffle1_50000-snapshot-50000.h5");
+  EXPECT_EQ(labeled_images_folder_name(scorer, "snapshot-50000"),
+            "LabeledImages_DLC_resnet50_openfieldOct30shuffle1_50000_snapshot-50000");
+  EXPECT_EQ(evaluation_image_name(true, "m4s1", "img0001.png"), "Training-m4s1-img0001.png");
+  EXPECT_EQ(evaluation_image_name(false, "m4s1", "img0001.png"), "Test-m4s1-img0001.png");
+  EXPECT_EQ(combined_evaluation_name(), "CombinedEvaluation-results.csv");
+  EXPECT_EQ(training_set_metadata_name(), "metadata.yaml");
+}
+
 TEST(Layout, FrameImageNamesPadToCeilLog10OfTheFrameCount) {
   EXPECT_EQ(frame_image_name(42, 2330), "img0042.png");
   EXPECT_EQ(frame_image_name(7, 1000), "img007.png");

@@ -7,9 +7,11 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <sstream>
 
+#include "pipeline/synthetic/demo_project.hpp"
 #include "pipeline/video/writer.hpp"
 
 namespace labpose::testing {
@@ -75,6 +77,25 @@ CommandResult run(const std::string& command_line) {
 
 std::string labpose_binary() {
   return LABPOSE_BINARY;
+}
+
+CommandResult run_labpose(const std::string& arguments) {
+  return run(shell_quote(labpose_binary()) + " " + arguments);
+}
+
+fs::path copy_demo_project(const fs::path& destination) {
+  static const auto made = [] {
+    auto dir = std::make_unique<TempDir>();  // removed when the test program ends
+    pipeline::DemoProjectOptions options;
+    options.dir = dir->path();
+    options.video.frames = 60;
+    options.labeled_frames = 10;
+    const fs::path project = pipeline::create_demo_project(options).config.parent_path();
+    return std::make_pair(std::move(dir), project);
+  }();
+  const fs::path copy = destination / made.second.filename();
+  fs::copy(made.second, copy, fs::copy_options::recursive);
+  return copy / "config.yaml";
 }
 
 std::optional<std::string> interop_python() {

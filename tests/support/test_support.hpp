@@ -44,6 +44,12 @@ std::string shell_quote(const std::string& text);
 
 /// The labpose binary built with the tests.
 std::string labpose_binary();
+/// Runs `labpose <arguments>` (arguments quoted by the caller).
+CommandResult run_labpose(const std::string& arguments);
+
+/// A copy in `destination` of one demo project (pipeline::create_demo_project with a 60-frame
+/// video and 10 labeled frames, made once per test program); returns the copy's config.yaml.
+std::filesystem::path copy_demo_project(const std::filesystem::path& destination);
 
 /// A Python interpreter with pandas, PyTables and ruamel.yaml (Debian's /usr/bin/python3 by
 /// default, or LABPOSE_TEST_PYTHON), or nullopt when there is none.

@@ -14,10 +14,9 @@ const std::vector<Command>& command_table() {
                           "label frames in the browser (works over ssh on a headless machine)"),
       check_labels_command(),
       convert_labels_command(),
-      unavailable_command("create-dataset",
-                          "merge the labels and split them into training and test sets"),
+      create_dataset_command(),
       train_command(),
-      unavailable_command("evaluate", "measure train and test error of trained snapshots"),
+      evaluate_command(),
       unavailable_command("analyze", "run a trained network over videos and write keypoint tracks"),
       unavailable_command("filter", "smooth keypoint tracks (median, Savitzky-Golay, spline)"),
       unavailable_command("plot-trajectories", "plot keypoint tracks as PNG figures"),
@@ -36,8 +35,9 @@ const std::vector<Command>& command_table() {
 
 std::string available_command_names() {
   std::vector<std::string> names;
-  for (const auto& name : {"create", "add-videos", "extract-frames", "check-labels", "convert-labels", "train", "bench",
-                           "demo", "doctor", "net"})
+  for (const auto& name :
+       {"create", "add-videos", "extract-frames", "check-labels", "convert-labels",
+        "create-dataset", "train", "evaluate", "bench", "demo", "doctor", "net"})
     names.push_back(name);
   return fmt::format("{}", fmt::join(names, ", "));
 }

@@ -1,0 +1,48 @@
+// labpose evaluate, DeepLabCut's evaluate_network (reference/dlc-format.md §6.8): a shuffle's
+// snapshots predict every image of its training set at full size; train and test errors (mean
+// distance in pixels, also over predictions with likelihood >= pcutoff, overall and per bodypart)
+// go to labpose-evaluation-results/iteration-K/ in DeepLabCut's layouts, with plotted frames on
+// request. Not training-time evaluation (the trainer calls summarize_errors itself).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipeline/training/evaluation.hpp"
+#include "projects/config.hpp"
+
+namespace labpose::pipeline {
+
+struct EvaluateOptions {
+  int shuffle = 1;
+  std::optional<double> training_fraction;           // default: every TrainingFraction
+  std::optional<projects::SnapshotIndex> snapshots;  // default: config.yaml's snapshotindex
+  std::string device = "cpu";
+  bool plot = false;  // PNGs of the test and training frames, labels vs predictions
+};
+
+struct SnapshotEvaluation {
+  double training_fraction = 0.0;
+  int shuffle = 1;
+  std::int64_t iterations = 0;
+  std::string snapshot;  // the snapshot's file stem, e.g. "snapshot-5000"
+  std::string scorer;    // DLC_<net>_<Task><date>shuffle<S>_<iterations>
+  std::vector<std::string> bodyparts;
+  double pcutoff = 0.6;
+  std::size_t train_images = 0, test_images = 0;
+  ErrorSummary train, test;
+  std::filesystem::path folder;                // the shuffle's evaluation folder
+  std::vector<std::filesystem::path> written;  // files written for this snapshot
+};
+
+/// Evaluates the chosen snapshots of `options.shuffle` for each training fraction and writes the
+/// results (each file atomically; CombinedEvaluation-results.csv merged). Throws Error when the
+/// shuffle was never made, has no snapshots (train first) or its files do not fit together, and
+/// UsageError for a snapshot index out of range.
+std::vector<SnapshotEvaluation> evaluate_network(const projects::ProjectConfig& config,
+                                                 const EvaluateOptions& options);
+
+}  // namespace labpose::pipeline

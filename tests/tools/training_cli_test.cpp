@@ -1,0 +1,166 @@
+// labpose create-dataset and evaluate end to end on the demo project: what they print, the files,
+// exit codes and the messages for bad input (a snapshot is written by the test: training is not
+// part of these commands).
+#include <gtest/gtest.h>
+
+#include "nets/models/models.hpp"
+#include "nets/ref/backend.hpp"
+#include "pipeline/training/snapshot.hpp"
+#include "projects/labels.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace labpose {
+namespace {
+namespace fs = std::filesystem;
+using testing::CommandResult;
+using testing::shell_quote;
+using testing::TempDir;
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// A demo project; returns its config.yaml.
+fs::path demo(const TempDir& dir) {
+  const CommandResult made = testing::run_labpose(
+      "--quiet demo --dir " + shell_quote(dir.path().string()) + " --frames 60 --labeled-frames 8");
+  EXPECT_EQ(made.exit_code, 0) << made.output;
+  return made.output.substr(0, made.output.find('\n'));
+}
+
+// The one entry of `parent` (the shuffle folder of a new project).
+fs::path only_folder(const fs::path& parent) {
+  std::vector<fs::path> folders;
+  for (const auto& entry : fs::directory_iterator(parent)) folders.push_back(entry.path());
+  EXPECT_EQ(folders.size(), 1u) << parent;
+  return folders.empty() ? parent : folders.front();
+}
+
+TEST(TrainingCli, CreateDatasetThenEvaluateASnapshot) {
+  const TempDir dir;
+  const fs::path config = demo(dir);
+  const std::string c = shell_quote(config.string());
+  CommandResult result = testing::run_labpose("create-dataset " + c + " --net mobilenet_v2_0.35");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  // One of the 8 frames has every keypoint hidden (the demo's occluder or the frame's edge).
+  EXPECT_TRUE(contains(result.output, ": no labeled point\n")) << result.output;
+  EXPECT_TRUE(contains(result.output, "merged 7 labeled images (1 frame skipped")) << result.output;
+  EXPECT_TRUE(
+      contains(result.output, "-trainset95shuffle1: 6 training, 1 test image (a new split)"))
+      << result.output;
+  EXPECT_TRUE(contains(result.output, "/metadata.yaml\n")) << result.output;
+  EXPECT_TRUE(contains(result.output, "next: labpose train")) << result.output;
+
+  const fs::path model = only_folder(config.parent_path() / "labpose-models" / "iteration-0");
+  result = testing::run_labpose("evaluate " + c);
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_TRUE(contains(result.output, "error: no snapshots in " + (model / "train").string()))
+      << result.output;
+  EXPECT_TRUE(contains(result.output, "hint: train the network first")) << result.output;
+
+  {
+    nets::ref::RefBackend backend;
+    auto net = nets::build_pose_net(backend, {"mobilenet_v2_0.35", 4, true});
+    nets::initialize_pose_net(*net, 3);
+    pipeline::SnapshotMetadata metadata;
+    metadata.iteration = 10;
+    metadata.architecture = "mobilenet_v2_0.35";
+    metadata.bodyparts = {"snout", "leftear", "rightear", "tailbase"};
+    pipeline::write_snapshot(model / "train" / "snapshot-10.safetensors", *net, {}, metadata);
+  }
+  result = testing::run_labpose("evaluate " + c + " --plot");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(contains(result.output, "trainset  shuffle  snapshot     train px  test px"))
+      << result.output;
+  EXPECT_TRUE(contains(result.output, "95        1        snapshot-10  ")) << result.output;
+  EXPECT_TRUE(contains(result.output, "shuffle1_10 (trainset95), per bodypart:\nbodypart"))
+      << result.output;
+  EXPECT_TRUE(contains(result.output, "\ntailbase  ")) << result.output;
+  const fs::path evaluation =
+      config.parent_path() / "labpose-evaluation-results" / "iteration-0" / model.filename();
+  std::size_t plots = 0;
+  for (const auto& entry : fs::directory_iterator(evaluation)) {
+    if (!entry.path().filename().string().starts_with("LabeledImages_DLC_mobnet_35_")) continue;
+    for (const auto& image : fs::directory_iterator(entry.path())) {
+      plots += image.path().extension() == ".png" ? 1u : 0u;
+    }
+  }
+  EXPECT_EQ(plots, 7u) << "6 training and 1 test frame";
+  EXPECT_TRUE(fs::is_regular_file(config.parent_path() / "labpose-evaluation-results" /
+                                  "iteration-0" / "CombinedEvaluation-results.csv"));
+
+  result = testing::run_labpose("evaluate " + c + " --snapshot 4");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_TRUE(contains(result.output, "snapshot index 4 is out of range")) << result.output;
+  result = testing::run_labpose("evaluate " + c + " --snapshot newest");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_TRUE(contains(result.output, "--snapshot newest is not a snapshot index, all or best"))
+      << result.output;
+  result = testing::run_labpose("evaluate " + c + " --shuffle 3");
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_TRUE(contains(result.output, "shuffle 3 of trainset95 was never made")) << result.output;
+}
+
+TEST(TrainingCli, CreateDatasetRefusesBadInput) {
+  const TempDir dir;
+  const fs::path config = demo(dir);
+  const std::string c = shell_quote(config.string());
+  const fs::path iteration = config.parent_path() / "training-datasets" / "iteration-0";
+
+  CommandResult result = testing::run_labpose("create-dataset " + c + " --net resnet_18");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_TRUE(contains(result.output, "error: unknown network --net resnet_18")) << result.output;
+  EXPECT_TRUE(contains(result.output, "hint: labpose trains: resnet_50, resnet_101"))
+      << result.output;
+  result = testing::run_labpose("create-dataset " + c + " --weights " +
+                                shell_quote((dir / "w.safetensors").string()));
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_TRUE(contains(result.output, "w.safetensors does not exist")) << result.output;
+  EXPECT_EQ(testing::run_labpose("create-dataset " + c + " --shuffle 1 --num-shuffles 2").exit_code,
+            2);
+  EXPECT_EQ(testing::run_labpose("create-dataset " + c + " --train-indices x.txt").exit_code, 2);
+  EXPECT_FALSE(fs::exists(iteration)) << "nothing written";
+
+  // Every frame unlabeled: reported, and nothing to train on.
+  const fs::path folder = config.parent_path() / "labeled-data" / "synthetic_mouse";
+  const projects::LabelFiles files = projects::label_files(folder, "labpose");
+  projects::Table table = projects::read_labels(files).table;
+  for (double& value : table.values) value = std::nan("");
+  projects::write_labels(table, files);
+  result = testing::run_labpose("create-dataset " + c);
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_TRUE(contains(result.output, "warning: labeled-data/synthetic_mouse/img"))
+      << result.output;
+  EXPECT_TRUE(contains(result.output, ": no labeled point")) << result.output;
+  EXPECT_TRUE(contains(result.output, "merged 0 labeled images (8 frames skipped"))
+      << result.output;
+  EXPECT_TRUE(contains(result.output, "error: nothing to train on")) << result.output;
+  EXPECT_FALSE(fs::exists(iteration));
+}
+
+TEST(TrainingCli, CreateDatasetOnTheReferenceProject) {
+  LABPOSE_REQUIRE_OPENFIELD(project);
+  const TempDir dir;
+  const fs::path copy = testing::copy_openfield_project(project, dir.path());
+  const CommandResult result =
+      testing::run_labpose("create-dataset " + shell_quote((copy / "config.yaml").string()));
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(contains(result.output, "merged 116 labeled images (0 frames skipped"))
+      << result.output;
+  EXPECT_TRUE(
+      contains(result.output, "openfieldOct30-trainset95shuffle1: 110 training, 6 test images"))
+      << result.output;
+  const fs::path set =
+      copy / "training-datasets" / "iteration-0" / "UnaugmentedDataSet_openfieldOct30";
+  EXPECT_TRUE(fs::is_regular_file(set / "Documentation_data-openfield_95shuffle1.pickle"));
+  LABPOSE_REQUIRE_INTEROP_PYTHON(python);
+  const CommandResult checked =
+      testing::run(shell_quote(python) + " " +
+                   shell_quote((testing::python_scripts_dir() / "dlc_training_files.py").string()) +
+                   " dataset " + shell_quote(set.string()) + " Pranav");
+  EXPECT_EQ(checked.exit_code, 0) << checked.output;
+  EXPECT_TRUE(contains(checked.output, "ok 1 shuffles, 116 images")) << checked.output;
+}
+
+}  // namespace
+}  // namespace labpose

@@ -1,0 +1,134 @@
+// labpose evaluate <config> [--shuffle K] [--training-fraction F] [--snapshot S|all|best]
+//   [--device cpu] [--plot]
+#include <fmt/core.h>
+
+#include <cmath>
+#include <iostream>
+
+#include "core/console.hpp"
+#include "core/error.hpp"
+#include "pipeline/training/evaluate.hpp"
+#include "projects/layout.hpp"
+#include "projects/yaml_text.hpp"
+#include "tools/labpose/command.hpp"
+#include "tools/labpose/config_loading.hpp"
+
+namespace labpose::tools {
+namespace {
+
+projects::SnapshotIndex parse_snapshot(const std::string& text) {
+  projects::SnapshotIndex choice;
+  if (text == "all") {
+    choice.kind = projects::SnapshotIndex::Kind::all;
+  } else if (text == "best") {
+    choice.kind = projects::SnapshotIndex::Kind::best;
+  } else if (const auto index = projects::yaml_text::parse_int(text)) {
+    choice.index = static_cast<int>(*index);
+  } else {
+    throw UsageError(fmt::format("--snapshot {} is not a snapshot index, all or best", text),
+                     "-1 is the last snapshot (the best one when there is one), 0 the first");
+  }
+  return choice;
+}
+
+std::string pixels(double value) {
+  return std::isnan(value) ? "-" : fmt::format("{:.2f}", value);
+}
+
+// Prints rows with columns padded to their widest cell.
+void print_table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> widths;
+  for (const auto& row : rows) {
+    widths.resize(std::max(widths.size(), row.size()), 0);
+    for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      line += c + 1 == row.size() ? row[c] : fmt::format("{:<{}}  ", row[c], widths[c]);
+    }
+    std::cout << line << '\n';
+  }
+}
+
+}  // namespace
+
+Command evaluate_command() {
+  Command command;
+  command.name = "evaluate";
+  command.summary = "measure train and test error of trained snapshots";
+  command.define = [](CLI::App& app) -> std::function<int()> {
+    struct Options {
+      std::string config, snapshot, device = "cpu";
+      int shuffle = 1;
+      std::optional<double> training_fraction;
+      bool plot = false;
+    };
+    auto options = std::make_shared<Options>();
+    app.add_option("config", options->config, "the project's config.yaml")->required();
+    app.add_option("--shuffle", options->shuffle, "the shuffle (default 1)")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--training-fraction", options->training_fraction,
+                   "only this training fraction (default: every TrainingFraction of config.yaml)")
+        ->check(CLI::Range(0.01, 1.0));
+    app.add_option("--snapshot", options->snapshot,
+                   "which snapshots: an index as snapshotindex (-1 = the last, the best one when "
+                   "there is one), all, or best (default: snapshotindex in config.yaml)");
+    app.add_option("--device", options->device, "cpu (default), auto, cuda or cuda:N");
+    app.add_flag("--plot", options->plot,
+                 "also draw the test and training frames: labels '+', predictions '.' (likelihood "
+                 "above pcutoff) or 'x'");
+    app.footer(
+        "Errors are mean distances in pixels between labels and predictions on the full-size "
+        "images (DeepLabCut calls them RMSE), also over predictions with likelihood >= pcutoff. "
+        "Writes labpose-evaluation-results/iteration-<K>/CombinedEvaluation-results.csv and, per "
+        "shuffle folder, <scorer>-results.csv, <scorer>-keypoint-results.csv and the predictions "
+        "<scorer>-<snapshot>.h5 (with --plot, LabeledImages_<scorer>_<snapshot>/).");
+    return [options]() {
+      const projects::ProjectConfig config = load_project_config(options->config);
+      pipeline::EvaluateOptions evaluate;
+      evaluate.shuffle = options->shuffle;
+      evaluate.training_fraction = options->training_fraction;
+      if (!options->snapshot.empty()) evaluate.snapshots = parse_snapshot(options->snapshot);
+      evaluate.device = options->device;
+      evaluate.plot = options->plot;
+      const auto results = pipeline::evaluate_network(config, evaluate);
+
+      const std::string cut = fmt::format("p>={}", config.values().pcutoff);
+      std::vector<std::vector<std::string>> summary = {{"trainset", "shuffle", "snapshot",
+                                                        "train px", "test px", "train px " + cut,
+                                                        "test px " + cut, "train/test images"}};
+      for (const auto& result : results) {
+        summary.push_back(
+            {std::to_string(projects::training_fraction_percent(result.training_fraction)),
+             std::to_string(result.shuffle), result.snapshot, pixels(result.train.mean),
+             pixels(result.test.mean), pixels(result.train.mean_pcutoff),
+             pixels(result.test.mean_pcutoff),
+             fmt::format("{}/{}", result.train_images, result.test_images)});
+      }
+      print_table(summary);
+      for (const auto& result : results) {
+        std::cout << '\n'
+                  << result.scorer << " (trainset"
+                  << projects::training_fraction_percent(result.training_fraction)
+                  << "), per bodypart:\n";
+        std::vector<std::vector<std::string>> rows = {
+            {"bodypart", "train px", "test px", "train px " + cut, "test px " + cut}};
+        for (std::size_t j = 0; j < result.bodyparts.size(); ++j) {
+          rows.push_back({result.bodyparts[j], pixels(result.train.per_bodypart[j]),
+                          pixels(result.test.per_bodypart[j]),
+                          pixels(result.train.per_bodypart_pcutoff[j]),
+                          pixels(result.test.per_bodypart_pcutoff[j])});
+        }
+        print_table(rows);
+      }
+      for (const auto& result : results) {
+        for (const auto& path : result.written) console::info("wrote {}", path.string());
+      }
+      return 0;
+    };
+  };
+  return command;
+}
+
+}  // namespace labpose::tools
