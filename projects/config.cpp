@@ -639,6 +639,12 @@ void ProjectConfig::set_skeleton(const std::vector<SkeletonEdge>& skeleton) {
   set_collection("skeleton", list);
 }
 
+void ProjectConfig::set_training_fraction(const std::vector<double>& fractions) {
+  YAML::Node list(YAML::NodeType::Sequence);
+  for (const double fraction : fractions) list.push_back(yaml_text::plain_node(yaml_text::yaml_float_text(fraction)));
+  set_collection("TrainingFraction", list);
+}
+
 void ProjectConfig::set_numframes2pick(int frames) {
   if (frames < 0) throw Error(fmt::format("numframes2pick must be 0 or more (found {})", frames));
   set_scalar("numframes2pick", yaml_text::plain_node(std::to_string(frames)));

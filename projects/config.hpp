@@ -109,6 +109,9 @@ class ProjectConfig {
   /// Replaces the skeleton (pairs of bodyparts drawn as lines). Throws Error (and changes
   /// nothing) for a pair of one name twice.
   void set_skeleton(const std::vector<SkeletonEdge>& skeleton);
+  /// Replaces TrainingFraction. Throws Error (and changes nothing) for an empty list or a fraction
+  /// outside (0, 1].
+  void set_training_fraction(const std::vector<double>& fractions);
   /// Sets numframes2pick, the frames extract-frames picks per video.
   void set_numframes2pick(int frames);
 

@@ -469,7 +469,14 @@ void Trainer::save(bool best) {
 void Trainer::append_stats_row(bool force) {
   const bool display = pose_.display_iters > 0 && iteration_ % pose_.display_iters == 0;
   if (!display && !test_error_ && !force) return;
-  if (window_steps_ == 0) return;  // nothing new since the last row
+  if (window_steps_ == 0) {
+    // Nothing new since the last row; an evaluation done after it (when training stops) joins it.
+    if (test_error_ && !stats_.empty() && stats_.back().iteration == iteration_ && !stats_.back().test_error) {
+      stats_.back().test_error = test_error_;
+      write_file_atomically(options_.train_dir / "learning_stats.csv", stats_text(stats_));
+    }
+    return;
+  }
   LearningStatsRow row;
   row.iteration = iteration_;
   row.loss = window_loss_ / static_cast<double>(window_steps_);
@@ -514,8 +521,9 @@ TrainResult Trainer::run() {
     }
   }
   progress.finish();
-  // The last iteration always has a snapshot (and, when it finished, a test error).
-  if (result_.stop == TrainResult::Stop::finished && pose_.evaluate_iters > 0 &&
+  // The last iteration always has a snapshot (and, when it finished or ran out of time, a test error).
+  const bool ended = result_.stop == TrainResult::Stop::finished || result_.stop == TrainResult::Stop::time_limit;
+  if (ended && pose_.evaluate_iters > 0 &&
       iteration_ % pose_.evaluate_iters != 0) {
     evaluate_test_set();
   }

@@ -278,6 +278,31 @@ TEST(Trainer, LearnsAndKeepsTheNewestSnapshots) {
   EXPECT_DOUBLE_EQ(*loaded.metadata.test_rmse, *result.best_test_error);
 }
 
+TEST(Trainer, TimeLimitStopsWithAnEvaluatedSnapshot) {
+  TrainingFixture fixture;
+  fixture.pose.max_iters = 100000;
+  fixture.pose.evaluate_iters = 1000;
+  fixture.pose.save_iters = 1000;
+  fixture.write();
+  TrainOptions options = fixture.options();
+  options.max_minutes = 0.05;  // 3 seconds
+  const TrainResult result = train(options);
+  EXPECT_EQ(result.stop, TrainResult::Stop::time_limit);
+  ASSERT_GT(result.iterations, 0);
+  ASSERT_LT(result.iterations, 100000);
+  EXPECT_GE(result.seconds, 3.0);
+  const auto stats = read_learning_stats(fixture.train_dir / "learning_stats.csv");
+  ASSERT_FALSE(stats.empty());
+  EXPECT_EQ(stats.back().iteration, result.iterations);
+  EXPECT_TRUE(stats.back().test_error.has_value()) << "the model at the time limit is evaluated";
+  ASSERT_TRUE(result.best_test_error.has_value());
+  const auto snapshots = list_snapshots(fixture.train_dir);
+  ASSERT_FALSE(snapshots.empty());
+  bool last_saved = false;
+  for (const auto& s : snapshots) last_saved = last_saved || (!s.best && s.iteration == result.iterations);
+  EXPECT_TRUE(last_saved) << "a snapshot of the last iteration";
+}
+
 TEST(Trainer, FrozenStagesDoNotChange) {
   TrainingFixture fixture;
   fixture.pose.max_iters = 2;

@@ -263,7 +263,7 @@ std::vector<std::string> lines(const std::string& text) {
 TEST(Cli, DemoThenExtractFramesTwiceNeverTheSameFrame) {
   const TempDir dir;
   const CommandResult demo = labpose("--quiet demo --dir " + shell_quote(dir.path().string()) +
-                                     " --frames 90 --labeled-frames 8");
+                                     " --frames 90 --labeled-frames 8 --project-only");
   ASSERT_EQ(demo.exit_code, 0) << demo.output;
   const std::string config = lines(demo.output).at(0);
   EXPECT_TRUE(config.ends_with("/config.yaml")) << demo.output;
@@ -296,7 +296,7 @@ TEST(Cli, DemoThenExtractFramesTwiceNeverTheSameFrame) {
       << unknown.output;
   EXPECT_TRUE(contains(unknown.output, "hint: the project has: synthetic_mouse")) << unknown.output;
   EXPECT_EQ(labpose("extract-frames " + shell_quote(config) + " --algo random").exit_code, 2);
-  const CommandResult again = labpose("demo --dir " + shell_quote(dir.path().string()));
+  const CommandResult again = labpose("demo --project-only --dir " + shell_quote(dir.path().string()));
   EXPECT_EQ(again.exit_code, 1) << again.output;
   EXPECT_TRUE(contains(again.output, "already exists")) << again.output;
 }

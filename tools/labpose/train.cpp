@@ -1,4 +1,4 @@
-// labpose train <config> [--shuffle K] [--trainingsetindex I] [--device D] [--max-iters N]
+// labpose train <config> [--shuffle K] [--training-fraction F] [--device D] [--max-iters N]
 //   [--batch-size B] [--resume] [--early-stop P] [--seed S] [--weights F]
 //   [--freeze-backbone-stages N] [--max-minutes M]
 #include <fmt/core.h>
@@ -22,7 +22,8 @@ Command train_command() {
   command.define = [](CLI::App& app) -> std::function<int()> {
     struct Options {
       std::string config, device = "auto";
-      int shuffle = 1, trainingsetindex = 0;
+      int shuffle = 1;
+      std::optional<double> training_fraction;
       bool resume = false;
       double max_minutes = 0;
       pipeline::TrainOptions train;
@@ -32,9 +33,9 @@ Command train_command() {
     app.add_option("config", options->config, "the project's config.yaml")->required();
     app.add_option("--shuffle", options->shuffle, "which shuffle to train (default 1)")
         ->check(CLI::PositiveNumber);
-    app.add_option("--trainingsetindex", options->trainingsetindex,
-                   "which TrainingFraction of config.yaml (0 = the first, default)")
-        ->check(CLI::NonNegativeNumber);
+    app.add_option("--training-fraction", options->training_fraction,
+                   "which TrainingFraction of config.yaml (default: the first)")
+        ->check(CLI::Range(0.01, 1.0));
     app.add_option("--device", options->device,
                    "auto (a GPU when there is one, else the CPU), cpu, cuda or cuda:N");
     app.add_option("--max-iters", train.max_iters, "train to this many iterations (default: pose_cfg.yaml's max_iters)")
@@ -64,13 +65,8 @@ Command train_command() {
     return [options]() {
       const projects::ProjectConfig config = load_project_config(options->config);
       const projects::ConfigValues& values = config.values();
-      const auto& fractions = values.training_fraction;
-      if (static_cast<std::size_t>(options->trainingsetindex) >= fractions.size()) {
-        throw UsageError(fmt::format("--trainingsetindex {} is out of range: config.yaml has {} TrainingFraction value{}",
-                                     options->trainingsetindex, fractions.size(), fractions.size() == 1 ? "" : "s"),
-                         "use 0 for the first");
-      }
-      const double fraction = fractions[static_cast<std::size_t>(options->trainingsetindex)];
+      const double fraction = options->training_fraction ? *options->training_fraction
+                                                         : values.training_fraction.front();
       pipeline::TrainOptions run = options->train;
       run.project = config.project_dir();
       run.train_dir = projects::ProjectLayout(run.project)
