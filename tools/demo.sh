@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The demo: installs what is missing, builds labpose, and runs the pipeline as far as this build
-# goes: `labpose demo` (a synthetic project with extracted, labeled frames), add a second video and
-# extract frames from it, check and convert the labels, and show what the machine offers.
+# The demo: installs what is missing, builds labpose, and runs the pipeline end to end on the CPU:
+# `labpose demo` (a synthetic project with extracted, labeled frames, a training set, about 5 minutes
+# of training, evaluation: `test error: X px`), then plots of the test frames, a second video with
+# frames extracted from it, the label checks and conversion, and what the machine offers.
 # Usage: tools/demo.sh [output folder]   (default: demo-output)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,10 +15,13 @@ cmake --build "$build" -j "$(nproc)"
 labpose="$build/tools/labpose"
 export LABPOSE_HEADLESS=1
 
-echo "== labpose demo: a synthetic project (video, k-means frames, labels from the ground truth) in $out"
+echo "== labpose demo: a synthetic project, its training set, training on the CPU, evaluation, in $out"
 rm -rf "$out"/demo-labpose-*
-config="$("$labpose" demo --dir "$out")"
-echo "config: $config"
+"$labpose" demo --dir "$out" | tee "$out/demo.txt"
+config="$(head -n 1 "$out/demo.txt")"
+
+echo "== labpose evaluate --plot: test frames with ground truth (+) and prediction (o)"
+"$labpose" evaluate "$config" --plot
 
 echo "== labpose add-videos + extract-frames: a second synthetic video, 5 random frames"
 "$build/tools/labpose-make-clip" "$out/mouse2.avi" --frames 90 --codec mpeg4 --seed 2
