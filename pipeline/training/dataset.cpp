@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include <nlohmann/json.hpp>
+#include <opencv2/imgcodecs.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -52,10 +53,13 @@ std::vector<LabeledImage> images_of(const projects::Table& table, const fs::path
   return images;
 }
 
-// Fills in the image size; false when the image is missing or unreadable.
+// Fills in the image size; false when the image is missing, unreadable or does not decode (a
+// truncated or damaged file would otherwise stop training later).
 bool measure(LabeledImage& image, const fs::path& project) {
   const auto size = projects::read_image_size(project / image.path);
   if (!size) return false;
+  const cv::Mat decoded = cv::imread((project / image.path).string(), cv::IMREAD_UNCHANGED);
+  if (decoded.empty() || decoded.cols != size->width || decoded.rows != size->height) return false;
   image.width = size->width;
   image.height = size->height;
   return true;
@@ -94,7 +98,8 @@ Dataset merge_labeled_data(const projects::ProjectConfig& config, MergeReport* r
     }
     if (!measure(image, config.project_dir())) {
       if (report != nullptr)
-        report->skipped.push_back(fmt::format("{}: the image is missing or not a PNG/JPEG", path));
+        report->skipped.push_back(
+            fmt::format("{}: the image is missing, not a PNG/JPEG, or damaged", path));
       continue;
     }
     for (std::size_t j = 0; j < image.x.size(); ++j) {

@@ -263,6 +263,11 @@ void Trainer::setup() {
       console::warn("resuming with seed {} although the snapshot was trained with seed {}; the rest of the run "
            "differs from an uninterrupted one", pose_.seed, meta.at("seed"));
     }
+    if (meta.count("batch_size") != 0 && std::stoi(meta.at("batch_size")) != pose_.batch_size) {
+      console::warn("resuming with batch size {} although the snapshot was trained with {}; the rest of "
+                    "the run differs from an uninterrupted one",
+                    pose_.batch_size, meta.at("batch_size"));
+    }
     seconds_before_ = parse_exact(meta, "seconds", 0.0);
     window_loss_ = parse_exact(meta, "loss_window_sum", 0.0);
     window_steps_ = static_cast<std::int64_t>(parse_exact(meta, "loss_window_steps", 0.0));
@@ -506,7 +511,7 @@ TrainResult Trainer::run() {
     progress.advance();
     progress.set_detail(fmt::format("iter {}  loss {:.5f}  {:.1f} images/s{}", iteration_,
                                     smoothed_loss_, images_per_second(),
-                                    best_error_ ? fmt::format("  test {:.2f} px", *best_error_) : ""));
+                                    best_error_ ? fmt::format("  best test {:.2f} px", *best_error_) : ""));
     if (pose_.early_stop_patience > 0 && evaluations_without_improvement_ >= pose_.early_stop_patience) {
       result_.stop = TrainResult::Stop::early_stopped;
       break;

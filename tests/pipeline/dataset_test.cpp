@@ -1,6 +1,7 @@
 // Merged training data, splits and DeepLabCut's decoding and error summary.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
@@ -8,6 +9,8 @@
 #include "pipeline/synthetic/demo_project.hpp"
 #include "pipeline/training/dataset.hpp"
 #include "pipeline/training/evaluation.hpp"
+#include "projects/labels.hpp"
+#include "projects/layout.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace labpose::pipeline {
@@ -33,6 +36,57 @@ TEST(Decode, FirstMaximumPlusRefinement) {
   plain.location_refinement = false;
   decode_keypoints(score.data(), locref.data(), 2, 3, 4, plain, out);
   EXPECT_DOUBLE_EQ(out[0].x, 20.0);
+}
+
+// Damaged and missing images and points outside the image are reported and left out, never a
+// failure later in training.
+TEST(Dataset, BadImagesAndPointsAreReportedAndLeftOut) {
+  const TempDir dir;
+  const auto config = projects::ProjectConfig::load(testing::copy_demo_project(dir.path()));
+  const projects::ProjectLayout layout(config.project_dir());
+  const projects::LabelFiles files =
+      projects::label_files(layout.labeled_folders().front(), config.values().scorer);
+  projects::LoadedLabels labels = projects::read_labels(files);
+  MergeReport before;
+  const std::size_t usable = merge_labeled_data(config, &before).images.size();
+  ASSERT_GE(usable, 4u);
+  const Dataset all = merge_labeled_data(config, nullptr);
+  // The first usable image: its file cut in half (the header still reads); the second: removed;
+  // the third: its first visible point moved outside the image.
+  const std::filesystem::path project = config.project_dir();
+  const std::string truncated = testing::read_text(project / all.images[0].path);
+  testing::write_text(project / all.images[0].path, truncated.substr(0, truncated.size() / 2));
+  std::filesystem::remove(project / all.images[1].path);
+  // The third: the first later image with two visible points, so that it keeps one.
+  std::size_t moved = 2;
+  const auto visible = [](const LabeledImage& image) {
+    std::size_t count = 0;
+    for (std::size_t j = 0; j < image.x.size(); ++j) count += std::isnan(image.x[j]) ? 0u : 1u;
+    return count;
+  };
+  while (moved < all.images.size() && visible(all.images[moved]) < 2) ++moved;
+  ASSERT_LT(moved, all.images.size());
+  std::size_t row = 0;
+  for (; row < labels.table.row_count(); ++row) {
+    if (labels.table.row_path(row) == all.images[moved].path) break;
+  }
+  ASSERT_LT(row, labels.table.row_count());
+  std::size_t column = 0;
+  while (std::isnan(labels.table.at(row, column))) column += 2;
+  labels.table.at(row, column) = 5000.0;
+  projects::write_labels(labels.table, files);
+
+  MergeReport report;
+  const Dataset merged = merge_labeled_data(config, &report);
+  EXPECT_EQ(merged.images.size(), usable - 2);
+  const auto mentions = [](const std::vector<std::string>& lines, const std::string& part) {
+    return std::any_of(lines.begin(), lines.end(),
+                       [&](const std::string& line) { return line.find(part) != std::string::npos; });
+  };
+  EXPECT_TRUE(mentions(report.skipped, all.images[0].path + ": the image is missing, not a PNG/JPEG, or damaged"));
+  EXPECT_TRUE(mentions(report.skipped, all.images[1].path + ": the image is missing"));
+  EXPECT_TRUE(mentions(report.dropped, all.images[moved].path + ": ")) << "the point outside";
+  EXPECT_TRUE(mentions(report.dropped, "is outside the 320x240 image"));
 }
 
 TEST(Dataset, MergesTheDemoProjectAndSplitsReproducibly) {

@@ -303,6 +303,26 @@ TEST(Trainer, TimeLimitStopsWithAnEvaluatedSnapshot) {
   EXPECT_TRUE(last_saved) << "a snapshot of the last iteration";
 }
 
+TEST(Trainer, EarlyStopAfterPatienceEvaluationsWithoutImprovementKeepsTheBest) {
+  TrainingFixture fixture;
+  // Nothing can change (every backbone stage frozen, learning rate 0): the test error never
+  // improves after the first evaluation.
+  fixture.pose.multi_step = {{0.0, 1000}};
+  fixture.pose.max_iters = 50;
+  fixture.pose.freeze_backbone_stages = 9;
+  fixture.pose.evaluate_iters = 1;
+  fixture.pose.early_stop_patience = 2;
+  fixture.write();
+  const TrainResult result = train(fixture.options());
+  EXPECT_EQ(result.stop, TrainResult::Stop::early_stopped);
+  EXPECT_EQ(result.iterations, 3) << "the first evaluation, then two without improvement";
+  ASSERT_TRUE(result.best_test_error.has_value());
+  const auto snapshots = list_snapshots(fixture.train_dir);
+  ASSERT_FALSE(snapshots.empty());
+  EXPECT_TRUE(snapshots.back().best);
+  EXPECT_EQ(snapshots.back().iteration, 1) << "the best is the first evaluation's";
+}
+
 TEST(Trainer, FrozenStagesDoNotChange) {
   TrainingFixture fixture;
   fixture.pose.max_iters = 2;
