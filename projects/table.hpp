@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -51,5 +52,17 @@ Table read_table_hdf5(const std::filesystem::path& file, const std::string& key 
 /// Writes pandas' fixed format under `key`, attribute for attribute as pandas 1.5 + PyTables do.
 void write_table_hdf5(const Table& table, const std::filesystem::path& file,
                       const std::string& key = "df_with_missing");  // atomic
+
+/// Fills `count` rows starting at row `first` into `out` (row-major, column_count() values each).
+using RowSource = std::function<void(std::size_t first, std::size_t count, double* out)>;
+
+// Tables longer than memory (hours of video): `header` gives the column labels (its rows are
+// ignored), the rows are the frame numbers 0..rows-1 and their values come from `source` a slice at
+// a time. The files are those write_table_csv / write_table_hdf5 write for the whole table.
+void write_frames_table_csv(const Table& header, std::size_t rows, const RowSource& source,
+                            const std::filesystem::path& file);  // atomic
+void write_frames_table_hdf5(const Table& header, std::size_t rows, const RowSource& source,
+                             const std::filesystem::path& file,
+                             const std::string& key = "df_with_missing");  // atomic
 
 }  // namespace labpose::projects

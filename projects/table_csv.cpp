@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <vector>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -198,7 +200,9 @@ Table read_table_csv(const std::filesystem::path& file) {
   return parse_table_csv(read_file(file), file);
 }
 
-std::string table_to_csv(const Table& table) {
+namespace {
+
+std::string csv_header(const Table& table) {
   std::string out;
   for (std::size_t h = 0; h < table.column_level_names.size(); ++h) {
     out += csv_field(table.column_level_names[h]);
@@ -206,19 +210,65 @@ std::string table_to_csv(const Table& table) {
     for (const auto& column : table.columns) out += ',' + csv_field(column[h]);
     out += '\n';
   }
+  return out;
+}
+
+// The values of one row after its index cells: ",x,y,..." with NaN as an empty cell.
+void append_csv_values(const double* values, std::size_t count, std::string& out) {
+  for (std::size_t c = 0; c < count; ++c) {
+    out += ',';
+    if (!std::isnan(values[c])) out += python_float_repr(values[c]);
+  }
+  out += '\n';
+}
+
+}  // namespace
+
+std::string table_to_csv(const Table& table) {
+  std::string out = csv_header(table);
   for (std::size_t r = 0; r < table.row_count(); ++r) {
     for (std::size_t i = 0; i < table.index_levels; ++i) {
       if (i > 0) out += ',';
       out += csv_field(table.index[r][i]);
     }
-    for (std::size_t c = 0; c < table.column_count(); ++c) {
-      out += ',';
-      const double value = table.at(r, c);
-      if (!std::isnan(value)) out += python_float_repr(value);
-    }
-    out += '\n';
+    append_csv_values(&table.values[r * table.column_count()], table.column_count(), out);
   }
   return out;
+}
+
+void write_frames_table_csv(const Table& header, std::size_t rows, const RowSource& source,
+                            const std::filesystem::path& file) {
+  AtomicFile target(file);
+  {
+    std::ofstream out(target.temp_path(), std::ios::binary);
+    if (!out) {
+      throw Error(fmt::format("cannot write {}", file.string()),
+                  "check the folder's permissions and the free disk space");
+    }
+    Table one_level = header;
+    one_level.index_levels = 1;
+    out << csv_header(one_level);
+    const std::size_t columns = header.column_count();
+    const std::size_t slice = std::max<std::size_t>(1, 65536 / std::max<std::size_t>(columns, 1));
+    std::vector<double> values(slice * columns);
+    std::string text;
+    for (std::size_t first = 0; first < rows; first += slice) {
+      const std::size_t count = std::min(slice, rows - first);
+      source(first, count, values.data());
+      text.clear();
+      for (std::size_t r = 0; r < count; ++r) {
+        text += std::to_string(first + r);
+        append_csv_values(&values[r * columns], columns, text);
+      }
+      out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    }
+    out.flush();
+    if (!out) {
+      throw Error(fmt::format("cannot write {}: the disk may be full", file.string()),
+                  "free some disk space; the previous file is unchanged");
+    }
+  }
+  target.commit();
 }
 
 void write_table_csv(const Table& table, const std::filesystem::path& file) {

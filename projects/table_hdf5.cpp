@@ -152,30 +152,39 @@ class Writer {
       write_memory_type = H5T_NATIVE_DOUBLE;
       data = &placeholder;
     }
-    Handle space(check(H5Screate_simple(static_cast<int>(stored.size()), stored.data(), nullptr),
-                       file_, "a dataspace"),
-                 H5Sclose);
-    Handle dataset(check(H5Dcreate2(group, name.c_str(), write_file_type, space.get(), H5P_DEFAULT,
-                                    H5P_DEFAULT, H5P_DEFAULT),
-                         file_, fmt::format("creating {}", name)),
-                   H5Dclose);
+    Handle dataset = create_dataset(group, name, write_file_type, stored);
     check_status(H5Dwrite(dataset.get(), write_memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data),
                  file_, fmt::format("writing {}", name));
-    string_attribute(dataset.get(), "CLASS", "ARRAY");
-    string_attribute(dataset.get(), "FLAVOR", "numpy");
-    string_attribute(dataset.get(), "TITLE", "");
-    string_attribute(dataset.get(), "VERSION", "2.4");
-    bool_attribute(dataset.get(), "transposed", !empty);
-    if (empty) {
-      string_attribute(dataset.get(), "value_type", value_type);
-      // pandas transposes non-empty arrays on write (hence `transposed`); empty ones keep its
-      // in-memory layout, which for a value block is (columns, rows).
-      std::string shape = "(";
-      for (auto d = dims.rbegin(); d != dims.rend(); ++d) shape += fmt::format("I{}\n", *d);
-      shape += "tp0\n.";
-      string_attribute(dataset.get(), "shape", shape,
-                       false);  // a pickled tuple, ASCII so PyTables unpickles it
+    decorate_array(dataset.get(), dims, value_type);
+    last_ = std::move(dataset);
+  }
+
+  // A (rows, columns) float64 array filled from `source` a slice of rows at a time, so that a
+  // table longer than memory can be written.
+  void array_of_rows(hid_t group, const std::string& name, std::size_t rows, std::size_t columns,
+                     const RowSource& source) {
+    if (rows == 0 || columns == 0) {
+      array(group, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, nullptr, {rows, columns}, "float64");
+      return;
     }
+    Handle dataset = create_dataset(group, name, H5T_IEEE_F64LE, {rows, columns});
+    const std::size_t slice = std::max<std::size_t>(1, (1u << 20) / columns);  // ~8 MB
+    std::vector<double> buffer(std::min(slice, rows) * columns);
+    for (std::size_t first = 0; first < rows; first += slice) {
+      const std::size_t count = std::min(slice, rows - first);
+      source(first, count, buffer.data());
+      const hsize_t memory_dims[2] = {count, columns};
+      Handle memory(check(H5Screate_simple(2, memory_dims, nullptr), file_, "a dataspace"), H5Sclose);
+      Handle file_space(check(H5Dget_space(dataset.get()), file_, "a dataspace"), H5Sclose);
+      const hsize_t start[2] = {first, 0};
+      check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr,
+                                       memory_dims, nullptr),
+                   file_, "selecting rows");
+      check_status(H5Dwrite(dataset.get(), H5T_NATIVE_DOUBLE, memory.get(), file_space.get(),
+                            H5P_DEFAULT, buffer.data()),
+                   file_, fmt::format("writing {}", name));
+    }
+    decorate_array(dataset.get(), {rows, columns}, "float64");
     last_ = std::move(dataset);
   }
 
@@ -208,21 +217,29 @@ class Writer {
     }
   }
 
+  // A one-level index of integers (frame numbers), unnamed.
+  void integer_index(hid_t group, const std::string& key, const std::vector<std::int64_t>& numbers) {
+    string_attribute(group, (key + "_variety").c_str(), "regular");
+    array(group, key, H5T_STD_I64LE, H5T_NATIVE_INT64, numbers.data(), {numbers.size()}, "int64");
+    string_attribute(last_.get(), "kind", "integer");
+    name_attributes(key, std::optional<std::string>());
+  }
+
   // An index (axis0, axis1, block0_items): tuples of `levels` strings, or integers.
   void index(hid_t group, const std::string& key,
              const std::vector<std::vector<std::string>>& tuples,
              const std::vector<std::string>& level_names, std::size_t levels, bool integers) {
+    if (levels == 1 && integers) {
+      std::vector<std::int64_t> numbers;
+      for (const auto& tuple : tuples) numbers.push_back(std::stoll(tuple[0]));
+      integer_index(group, key, numbers);
+      return;
+    }
     if (levels == 1) {
       string_attribute(group, (key + "_variety").c_str(), "regular");
       std::vector<std::string> labels;
       for (const auto& tuple : tuples) labels.push_back(tuple[0]);
-      if (integers) {
-        std::vector<std::int64_t> numbers;
-        for (const auto& label : labels) numbers.push_back(std::stoll(label));
-        array(group, key, H5T_STD_I64LE, H5T_NATIVE_INT64, numbers.data(), {numbers.size()},
-              "int64");
-        string_attribute(last_.get(), "kind", "integer");
-      } else {
+      {
         strings(group, key, labels);
         string_attribute(last_.get(), "kind", "string");
       }
@@ -251,6 +268,35 @@ class Writer {
   }
 
  private:
+  Handle create_dataset(hid_t group, const std::string& name, hid_t file_type,
+                        const std::vector<hsize_t>& dims) {
+    Handle space(check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), file_,
+                       "a dataspace"),
+                 H5Sclose);
+    return Handle(check(H5Dcreate2(group, name.c_str(), file_type, space.get(), H5P_DEFAULT,
+                                   H5P_DEFAULT, H5P_DEFAULT),
+                        file_, fmt::format("creating {}", name)),
+                  H5Dclose);
+  }
+
+  void decorate_array(hid_t dataset, const std::vector<hsize_t>& dims, const std::string& value_type) {
+    const bool empty = std::any_of(dims.begin(), dims.end(), [](hsize_t d) { return d == 0; });
+    string_attribute(dataset, "CLASS", "ARRAY");
+    string_attribute(dataset, "FLAVOR", "numpy");
+    string_attribute(dataset, "TITLE", "");
+    string_attribute(dataset, "VERSION", "2.4");
+    bool_attribute(dataset, "transposed", !empty);
+    if (empty) {
+      string_attribute(dataset, "value_type", value_type);
+      // pandas transposes non-empty arrays on write (hence `transposed`); empty ones keep its
+      // in-memory layout, which for a value block is (columns, rows).
+      std::string shape = "(";
+      for (auto d = dims.rbegin(); d != dims.rend(); ++d) shape += fmt::format("I{}\n", *d);
+      shape += "tp0\n.";
+      string_attribute(dataset, "shape", shape, false);  // a pickled tuple, ASCII so PyTables unpickles it
+    }
+  }
+
   // pandas' `name` attribute plus its `<key>_name<name>` twin; None is pickled ("N.", ASCII).
   void name_attributes(const std::string& key, const std::optional<std::string>& name) {
     if (name) {
@@ -645,8 +691,12 @@ Table read_table_hdf5(const fs::path& file, const std::string& key) {
   return table;
 }
 
-void write_table_hdf5(const Table& table, const fs::path& file, const std::string& key) {
-  LABPOSE_ASSERT(table.values.size() == table.row_count() * table.column_count());
+namespace {
+
+// The one file layout of both writers: with `own_index` the table's index, otherwise the integer
+// rows 0..row_count-1 (a streamed table); the values come from `source`.
+void write_hdf5(const Table& table, std::size_t row_count, bool own_index, const RowSource& source,
+                const fs::path& file, const std::string& key) {
   AtomicFile target(file);
   {
     const QuietHdf5 quiet;
@@ -676,11 +726,16 @@ void write_table_hdf5(const Table& table, const fs::path& file, const std::strin
       const std::size_t column_levels = table.column_level_names.size();
       writer.index(group.get(), "axis0", table.columns, table.column_level_names, column_levels,
                    false);
-      writer.index(group.get(), "axis1", table.index, {}, table.index_levels, table.integer_index);
+      if (own_index) {
+        writer.index(group.get(), "axis1", table.index, {}, table.index_levels, table.integer_index);
+      } else {
+        std::vector<std::int64_t> numbers(row_count);
+        std::iota(numbers.begin(), numbers.end(), std::int64_t{0});
+        writer.integer_index(group.get(), "axis1", numbers);
+      }
       writer.index(group.get(), "block0_items", table.columns, table.column_level_names,
                    column_levels, false);
-      writer.array(group.get(), "block0_values", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
-                   table.values.data(), {table.row_count(), table.column_count()}, "float64");
+      writer.array_of_rows(group.get(), "block0_values", row_count, table.column_count(), source);
     }  // closes every dataset and group before the file
     const bool flushed = H5Fflush(handle.get(), H5F_SCOPE_GLOBAL) >= 0;
     if (H5Fclose(handle.release()) < 0 || !flushed) {
@@ -690,6 +745,23 @@ void write_table_hdf5(const Table& table, const fs::path& file, const std::strin
     }
   }
   target.commit();
+}
+
+}  // namespace
+
+void write_table_hdf5(const Table& table, const fs::path& file, const std::string& key) {
+  LABPOSE_ASSERT(table.values.size() == table.row_count() * table.column_count());
+  const std::size_t columns = table.column_count();
+  write_hdf5(table, table.row_count(), true,
+             [&](std::size_t first, std::size_t count, double* out) {
+               std::copy_n(table.values.data() + first * columns, count * columns, out);
+             },
+             file, key);
+}
+
+void write_frames_table_hdf5(const Table& header, std::size_t rows, const RowSource& source,
+                             const fs::path& file, const std::string& key) {
+  write_hdf5(header, rows, false, source, file, key);
 }
 
 }  // namespace labpose::projects
