@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The demo: installs what is missing, builds labpose, and runs the pipeline end to end on the CPU:
 # `labpose demo` (a synthetic project with extracted, labeled frames, a training set, about 5 minutes
-# of training, evaluation: `test error: X px`), then plots of the test frames, a second video with
-# frames extracted from it, the label checks and conversion, and what the machine offers.
+# of training, evaluation: `test error: X px`, analysis of the video), then plots of the test frames,
+# filtered tracks, trajectory figures and a labeled video, a second video with frames extracted from
+# it, the label checks and conversion, and what the machine offers.
 # Usage: tools/demo.sh [output folder]   (default: demo-output)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -22,6 +23,12 @@ config="$(head -n 1 "$out/demo.txt")"
 
 echo "== labpose evaluate --plot: test frames with ground truth (+) and prediction (o)"
 "$labpose" evaluate "$config" --plot
+
+video="$(dirname "$config")/videos/synthetic_mouse.mp4"
+echo "== labpose filter, plot-trajectories, labeled-video on the tracks labpose demo made"
+"$labpose" filter "$config" "$video" --type median
+"$labpose" plot-trajectories "$config" "$video"
+"$labpose" labeled-video "$config" "$video" --skeleton --trail 5
 
 echo "== labpose add-videos + extract-frames: a second synthetic video, 5 random frames"
 "$build/tools/labpose-make-clip" "$out/mouse2.avi" --frames 90 --codec mpeg4 --seed 2

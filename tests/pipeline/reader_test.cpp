@@ -233,37 +233,11 @@ TEST(VideoReader, CropAndChannelOrder) {
   }
 }
 
-// Overwrites the data of the given frames' chunks ("00dc") in an AVI file from `from` (a fraction
-// of each chunk) to its end: with zeros from the start kills the frame, garbage in the second
-// half damages it.
-void corrupt_avi_frames(const fs::path& path, const std::vector<int>& frames, double from = 0.0) {
-  std::string bytes = testing::read_text(path);
-  const std::size_t movi = bytes.find("movi");
-  ASSERT_NE(movi, std::string::npos);
-  std::size_t at = movi + 4;
-  int frame = 0;
-  while (at + 8 <= bytes.size()) {
-    const std::string id = bytes.substr(at, 4);
-    std::uint32_t size = 0;
-    std::memcpy(&size, &bytes[at + 4], 4);
-    if (id == "idx1") break;
-    if (id == "00dc" || id == "00db") {
-      if (std::find(frames.begin(), frames.end(), frame) != frames.end()) {
-        for (auto i = static_cast<std::uint32_t>(size * from); i < size; ++i)
-          bytes[at + 8 + i] = from == 0.0 ? '\0' : static_cast<char>(i * 37);
-      }
-      ++frame;
-    }
-    at += 8 + size + (size & 1);
-  }
-  testing::write_text(path, bytes);
-}
-
 TEST(VideoReader, UndecodableFramesAreReportedAtTheirIndexNeverShifted) {
   const TempDir dir;
   const fs::path path = dir / "damaged.avi";
   write_numbered_clip(path, "mjpeg", regular_ticks(30));
-  corrupt_avi_frames(path, {5, 11, 12, 29});
+  testing::corrupt_avi_frames(path, {5, 11, 12, 29});
   VideoReader reader(path, {PixelOrder::rgb, std::nullopt, 2});
   ASSERT_EQ(reader.frame_count(), 30);
   std::vector<std::uint8_t> buffer(reader.frame_bytes(), 77);
@@ -299,7 +273,7 @@ TEST(VideoReader, FramesTheDecoderPatchedUpAreFlaggedDamaged) {
   const TempDir dir;
   const fs::path path = dir / "damaged.avi";
   write_numbered_clip(path, "mpeg4", regular_ticks(20));
-  corrupt_avi_frames(path, {7}, 0.35);
+  testing::corrupt_avi_frames(path, {7}, 0.35);
   VideoReader reader(path);
   std::vector<std::uint8_t> buffer(reader.frame_bytes());
   while (const auto read = reader.read(buffer.data())) {

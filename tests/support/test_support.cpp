@@ -3,13 +3,17 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 
 #include "pipeline/synthetic/demo_project.hpp"
 #include "pipeline/video/writer.hpp"
@@ -104,7 +108,7 @@ std::optional<std::string> interop_python() {
   static std::optional<bool> available;
   if (!available) {
     available =
-        run(shell_quote(python) + " -c 'import pandas, tables, ruamel.yaml'").exit_code == 0;
+        run(shell_quote(python) + " -c 'import pandas, tables, ruamel.yaml, scipy'").exit_code == 0;
   }
   if (!*available) return std::nullopt;
   return python;
@@ -153,6 +157,30 @@ std::string read_text(const fs::path& path) {
 void write_text(const fs::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
+}
+
+void corrupt_avi_frames(const std::filesystem::path& path, const std::vector<int>& frames,
+                        double from) {
+  std::string bytes = read_text(path);
+  const std::size_t movi = bytes.find("movi");
+  if (movi == std::string::npos) throw std::runtime_error(path.string() + " is not an AVI file");
+  std::size_t at = movi + 4;
+  int frame = 0;
+  while (at + 8 <= bytes.size()) {
+    const std::string id = bytes.substr(at, 4);
+    std::uint32_t size = 0;
+    std::memcpy(&size, &bytes[at + 4], 4);
+    if (id == "idx1") break;
+    if (id == "00dc" || id == "00db") {
+      if (std::find(frames.begin(), frames.end(), frame) != frames.end()) {
+        for (auto i = static_cast<std::uint32_t>(size * from); i < size; ++i)
+          bytes[at + 8 + i] = from == 0.0 ? '\0' : static_cast<char>(i * 37);
+      }
+      ++frame;
+    }
+    at += 8 + size + (size & 1);
+  }
+  write_text(path, bytes);
 }
 
 }  // namespace labpose::testing

@@ -51,7 +51,7 @@ CommandResult run_labpose(const std::string& arguments);
 /// video and 10 labeled frames, made once per test program); returns the copy's config.yaml.
 std::filesystem::path copy_demo_project(const std::filesystem::path& destination);
 
-/// A Python interpreter with pandas, PyTables and ruamel.yaml (Debian's /usr/bin/python3 by
+/// A Python interpreter with pandas, PyTables, ruamel.yaml and SciPy (Debian's /usr/bin/python3 by
 /// default, or LABPOSE_TEST_PYTHON), or nullopt when there is none.
 std::optional<std::string> interop_python();
 /// Debian's python3 with torch and torchvision (for the whole-model checks against PyTorch), or
@@ -64,6 +64,12 @@ std::filesystem::path python_scripts_dir();
 /// Writes a small synthetic video (moving disk) with the project's VideoWriter.
 void write_test_video(const std::filesystem::path& path, int frames = 12, int width = 96,
                       int height = 64);
+
+/// Overwrites the data of the given frames' chunks ("00dc") in an AVI file from `from` (a fraction
+/// of each chunk) to its end: zeros from the start make the frame undecodable, garbage in the second
+/// half damages it.
+void corrupt_avi_frames(const std::filesystem::path& path, const std::vector<int>& frames,
+                        double from = 0.0);
 
 std::string read_text(const std::filesystem::path& path);
 void write_text(const std::filesystem::path& path, const std::string& text);
@@ -84,9 +90,9 @@ void write_text(const std::filesystem::path& path, const std::string& text);
   const auto name##_optional = ::labpose::testing::interop_python();                  \
   if (!name##_optional) {                                                             \
     if (std::getenv("LABPOSE_REQUIRE_INTEROP_PYTHON") != nullptr)                     \
-      FAIL() << "python3 with pandas, PyTables and ruamel.yaml is required "          \
+      FAIL() << "python3 with pandas, PyTables, ruamel.yaml and SciPy is required "          \
                 "(LABPOSE_REQUIRE_INTEROP_PYTHON is set)";                            \
-    GTEST_SKIP() << "python3 with pandas, PyTables and ruamel.yaml is not installed " \
+    GTEST_SKIP() << "python3 with pandas, PyTables, ruamel.yaml and SciPy is not installed " \
                     "(tools/install-deps.sh --tests installs them)";                  \
   }                                                                                   \
   const std::string name = *name##_optional

@@ -17,10 +17,10 @@ const std::vector<Command>& command_table() {
       create_dataset_command(),
       train_command(),
       evaluate_command(),
-      unavailable_command("analyze", "run a trained network over videos and write keypoint tracks"),
-      unavailable_command("filter", "smooth keypoint tracks (median, Savitzky-Golay, spline)"),
-      unavailable_command("plot-trajectories", "plot keypoint tracks as PNG figures"),
-      unavailable_command("labeled-video", "draw keypoint tracks onto videos"),
+      analyze_command(),
+      filter_command(),
+      plot_trajectories_command(),
+      labeled_video_command(),
       unavailable_command("extract-outliers",
                           "extract frames where the network is unsure or jumps, for relabeling"),
       unavailable_command("merge",
@@ -37,7 +37,7 @@ std::string available_command_names() {
   std::vector<std::string> names;
   for (const auto& name :
        {"create", "add-videos", "extract-frames", "check-labels", "convert-labels",
-        "create-dataset", "train", "evaluate", "bench", "demo", "doctor", "net"})
+        "create-dataset", "train", "evaluate", "analyze", "filter", "plot-trajectories", "labeled-video", "bench", "demo", "doctor", "net"})
     names.push_back(name);
   return fmt::format("{}", fmt::join(names, ", "));
 }

@@ -1,22 +1,28 @@
 // labpose demo [--dir D] [--seed S] [--frames N] [--labeled-frames K] [--minutes M] [--device D]
 //   [--project-only]: the whole loop on a synthetic project whose labels are exact - make the
 // project (pipeline/synthetic), create the training set, train on the CPU for a few minutes,
-// evaluate, print the test error. With --project-only it stops after making the project.
+// evaluate, print the test error, analyze the video and compare the tracks with the ground truth.
+// With --project-only it stops after making the project.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <iostream>
 
 #include "core/console.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/progress.hpp"
+#include "pipeline/analysis/analyze.hpp"
 #include "pipeline/synthetic/demo_project.hpp"
 #include "pipeline/training/create_dataset.hpp"
 #include "pipeline/training/evaluate.hpp"
 #include "pipeline/training/pose_config.hpp"
+#include "pipeline/training/snapshot.hpp"
 #include "pipeline/training/trainer.hpp"
 #include "projects/config.hpp"
+#include "projects/table.hpp"
 #include "tools/labpose/command.hpp"
 
 namespace labpose::tools {
@@ -33,6 +39,24 @@ void use_demo_recipe(const std::filesystem::path& pose_file) {
   pose.save_iters = 500;
   pose.keep_snapshots = 2;
   pipeline::write_pose_config(pose, pose_file);
+}
+
+// The median distance between tracked and true keypoints over every visible keypoint of every frame.
+double median_error_against_truth(const projects::Table& tracks,
+                                  const std::vector<std::vector<pipeline::SyntheticKeypoint>>& truth) {
+  std::vector<double> errors;
+  for (std::size_t frame = 0; frame < std::min(tracks.row_count(), truth.size()); ++frame) {
+    for (std::size_t j = 0; j < truth[frame].size() && 3 * j + 1 < tracks.column_count(); ++j) {
+      const auto& point = truth[frame][j];
+      const double x = tracks.at(frame, 3 * j), y = tracks.at(frame, 3 * j + 1);
+      if (!point.visible || std::isnan(x)) continue;
+      errors.push_back(std::hypot(x - point.x, y - point.y));
+    }
+  }
+  if (errors.empty()) return std::nan("");
+  const auto middle = errors.begin() + static_cast<long>(errors.size() / 2);
+  std::nth_element(errors.begin(), middle, errors.end());
+  return *middle;
 }
 
 }  // namespace
@@ -70,8 +94,10 @@ Command demo_command() {
         "exactly, creates demo-labpose-<date>/ from it as `labpose create` would, extracts frames "
         "as `labpose extract-frames` would and labels them from the ground truth. Then, unless "
         "--project-only: create-dataset (TrainingFraction 0.8, mobilenet_v2_0.35), train (1300 "
-        "iterations on 192x192 crops, about 5 minutes on 2 CPU cores), evaluate, and print "
-        "`test error: X px`. The first line printed is the path of config.yaml.");
+        "iterations on 192x192 crops, about 5 minutes on 2 CPU cores), evaluate the last snapshot "
+        "and print `test error: X px`, analyze the video with the best snapshot (tracks .h5/.csv beside "
+        "it) and print the "
+        "median distance to the true keypoints. The first line printed is the path of config.yaml.");
     return [options]() {
       const auto start = std::chrono::steady_clock::now();
       const auto& video = options->project.video;
@@ -123,14 +149,36 @@ Command demo_command() {
 
       // The last snapshot, not the best one: that one was chosen by its test error.
       console::info("== evaluate: the last snapshot on every labeled frame at full size");
+      const auto snapshots = pipeline::list_snapshots(train_dir);
+      int last = -1;
+      for (std::size_t i = 0; i < snapshots.size(); ++i) {
+        if (!snapshots[i].best) last = static_cast<int>(i);
+      }
       pipeline::EvaluateOptions evaluate;
-      evaluate.snapshots = projects::SnapshotIndex{projects::SnapshotIndex::Kind::index, -1};
+      evaluate.snapshots = projects::SnapshotIndex{projects::SnapshotIndex::Kind::index, last};
       evaluate.device = options->device;
       const auto results = pipeline::evaluate_network(config, evaluate);
       const auto& result = results.front();
       console::info("{}: train error {:.2f} px on {} images", result.snapshot, result.train.mean,
                     result.train_images);
       std::cout << fmt::format("test error: {:.2f} px", result.test.mean) << std::endl;
+
+      // As `labpose analyze` would by default: snapshotindex -1, the best snapshot.
+      console::info("== analyze: every frame of the video with the default snapshot (the best)");
+      pipeline::AnalyzeOptions analyze;
+      analyze.device = options->device;
+      analyze.csv = true;
+      const auto analyzed = pipeline::analyze_videos(config, {demo.video}, analyze);
+      if (analyzed.front().outcome == pipeline::VideoAnalysis::Outcome::failed) {
+        throw Error("the demo video could not be analyzed: " + analyzed.front().error);
+      }
+      const double median = median_error_against_truth(
+          projects::read_table_hdf5(analyzed.front().files.h5), demo.truth);
+      console::info("tracks: {}", analyzed.front().files.h5.string());
+      std::cout << fmt::format("video error: {:.2f} px median over the {} frames (against the "
+                               "generator's ground truth)",
+                               median, analyzed.front().frames)
+                << std::endl;
       console::info("done in {}; the project is {}", 
                     format_duration(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()),
                     config.project_dir().string());

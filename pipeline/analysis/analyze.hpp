@@ -1,0 +1,98 @@
+// labpose analyze, DeepLabCut's analyze_videos (reference/dlc-format.md §3, §6.9) for single-animal
+// networks: every frame of each video through a trained snapshot, in batches, on threads with
+// bounded queues (decode into preallocated batches -> network -> peaks -> rows on disk), and the
+// tracks written as DeepLabCut writes them: <stem><scorer>.h5 (pandas fixed format, key
+// df_with_missing), .csv on request, _meta.pickle with the keys DeepLabCut's tools read, and
+// labpose's _meta.json. One row per frame, always: frames that cannot be decoded are NaN rows.
+// Rows go to a checkpoint file as they are made, so memory stays flat and an interrupted video
+// resumes where it stopped. Not multi-animal tracking, not dynamic cropping.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "projects/config.hpp"
+
+namespace labpose::pipeline {
+
+/// The trained network analyze uses: a shuffle's snapshot and what names its outputs.
+struct AnalysisModel {
+  std::filesystem::path snapshot;  // snapshot-<iteration>.safetensors (or snapshot-best-...)
+  std::string net_type;
+  std::string scorer;  // DLC_<net>_<Task><date>shuffle<S>_<iterations>
+  std::vector<std::string> bodyparts;
+  double training_fraction = 0.95;
+  int shuffle = 1;
+  std::int64_t iterations = 0;
+  int stride = 8;
+  double locref_stdev = 7.2801;
+  bool location_refinement = true;
+};
+
+/// The snapshot `snapshot_index` (config.yaml's snapshotindex when not given; -1 = the last in
+/// list order, which is the best one when there is one) of shuffle `shuffle` at `fraction` (default:
+/// the first TrainingFraction). Throws Error when the shuffle was never made or never trained, and
+/// UsageError for an index out of range.
+AnalysisModel find_analysis_model(const projects::ProjectConfig& config, int shuffle,
+                                  std::optional<double> fraction,
+                                  std::optional<int> snapshot_index, bool best = false);
+
+struct AnalyzeOptions {
+  int shuffle = 1;
+  std::optional<double> training_fraction;
+  std::optional<int> snapshot_index;  // default: config.yaml's snapshotindex
+  bool best_snapshot = false;         // the best snapshot by test error instead
+  std::string device = "cpu";
+  int batch_size = 0;  // 0: config.yaml's batch_size
+  bool csv = false;
+  std::optional<std::filesystem::path> dest;  // default: beside each video
+  std::optional<projects::CropBox> crop;      // default: config.yaml's when `cropping` is on
+  int shard_index = 0, shard_count = 1;       // analyze videos shard_index, +shard_count, ...
+  bool overwrite = false;
+  int decoder_threads = 0;  // 0: one per core
+  /// Called after each batch's rows are on disk with the video's rows written so far (tests).
+  std::function<void(std::int64_t rows)> on_batch;
+};
+
+/// The names of one video's outputs (in `folder`).
+struct AnalysisFiles {
+  std::filesystem::path h5, csv, meta_pickle, meta_json, checkpoint;
+};
+AnalysisFiles analysis_files(const std::filesystem::path& folder, const std::string& video_stem,
+                             const std::string& scorer);
+
+/// The crop a finished analysis used, from its _meta.json (nullopt: whole frames, or no such file).
+std::optional<projects::CropBox> analysis_crop(const AnalysisFiles& files);
+
+struct VideoAnalysis {
+  std::filesystem::path video;
+  AnalysisFiles files;
+  enum class Outcome { analyzed, skipped, failed } outcome = Outcome::analyzed;
+  std::string error;                 // why it failed (Outcome::failed)
+  std::int64_t frames = 0;           // rows written (= the video's frames)
+  std::int64_t resumed_from = 0;     // rows found in the checkpoint
+  std::vector<std::int64_t> undecodable_frames;  // NaN rows
+  std::vector<std::int64_t> damaged_frames;      // decoded with concealed errors
+  double seconds = 0.0;              // wall time of this run on the video
+  double frames_per_second = 0.0;    // frames analyzed in this run / seconds
+};
+
+/// Videos and folders (their videos, sorted) as one sorted list without duplicates; then this
+/// shard's part. Throws Error naming a path that is neither, or a folder without videos.
+std::vector<std::filesystem::path> videos_to_analyze(const std::vector<std::filesystem::path>& inputs,
+                                                     int shard_index, int shard_count);
+
+/// Analyzes each video. A video whose outputs are complete for this scorer (by its _meta.json,
+/// never by a file's mere presence) is skipped unless `overwrite`; one with a checkpoint resumes.
+/// A video that cannot be read is reported (Outcome::failed) and the others go on. Ctrl-C/SIGTERM
+/// (core/interrupt.hpp) stops after the current batch with the checkpoint kept and throws an
+/// Error of kind interrupted.
+std::vector<VideoAnalysis> analyze_videos(const projects::ProjectConfig& config,
+                                          const std::vector<std::filesystem::path>& videos,
+                                          const AnalyzeOptions& options);
+
+}  // namespace labpose::pipeline

@@ -1,0 +1,27 @@
+// labpose plot-trajectories, DeepLabCut's plot_trajectories (reference/dlc-format.md §6.12) for
+// single-animal tracks: four PNG figures per video in plot-poses/<video stem>/ - the trajectory (x
+// against y, image orientation, points with likelihood >= pcutoff), x (dashed) and y (solid) over
+// the frames, the likelihood over the frames, and the histogram of frame-to-frame changes of x and y.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "projects/table.hpp"
+
+namespace labpose::pipeline {
+
+struct TrajectoryPlotOptions {
+  double pcutoff = 0.6;
+  std::string colormap = "rainbow";
+  bool filtered = false;  // the names get "_filtered", as DeepLabCut's
+};
+
+/// Writes trajectory.png, plot.png, plot-likelihood.png and hist.png (with "_filtered" before the
+/// extension for filtered tracks) into `folder` and returns their paths.
+std::vector<std::filesystem::path> plot_trajectories(const projects::Table& tracks,
+                                                     const std::filesystem::path& folder,
+                                                     const TrajectoryPlotOptions& options);
+
+}  // namespace labpose::pipeline

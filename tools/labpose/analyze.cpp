@@ -1,0 +1,136 @@
+// labpose analyze <config> <video|folder>... [--shuffle K] [--training-fraction F] [--snapshot S]
+//   [--device D] [--batch-size B] [--csv] [--dest D] [--crop x1,x2,y1,y2] [--shard i/n]
+//   [--overwrite]
+#include <fmt/core.h>
+
+#include <iostream>
+#include <tuple>
+
+#include "core/console.hpp"
+#include "core/error.hpp"
+#include "core/interrupt.hpp"
+#include "pipeline/analysis/analyze.hpp"
+#include "projects/yaml_text.hpp"
+#include "tools/labpose/command.hpp"
+#include "tools/labpose/config_loading.hpp"
+#include "tools/labpose/model_options.hpp"
+
+namespace labpose::tools {
+namespace {
+
+// "i/n" -> (i, n).
+std::pair<int, int> parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  const auto index = projects::yaml_text::parse_int(text.substr(0, slash));
+  const auto count = slash == std::string::npos ? std::nullopt
+                                                : projects::yaml_text::parse_int(text.substr(slash + 1));
+  if (!index || !count) {
+    throw UsageError(fmt::format("--shard {} is not i/n", text),
+                     "e.g. --shard 0/4 (the first of four jobs; i counts from 0)");
+  }
+  return {static_cast<int>(*index), static_cast<int>(*count)};
+}
+
+projects::CropBox parse_crop_option(const std::string& text) {
+  const auto crop = projects::parse_crop(text);
+  if (!crop) {
+    throw UsageError(fmt::format("--crop {} is not x1,x2,y1,y2", text),
+                     "four whole pixel numbers with x1 < x2 and y1 < y2, e.g. --crop 0,320,0,240");
+  }
+  return *crop;
+}
+
+}  // namespace
+
+Command analyze_command() {
+  Command command;
+  command.name = "analyze";
+  command.summary = "track the bodyparts in videos with a trained network (DeepLabCut's .h5/.csv)";
+  command.define = [](CLI::App& app) -> std::function<int()> {
+    struct Options {
+      std::string config, crop, shard, dest;
+      std::vector<std::string> videos;
+      ModelOptions model;
+      pipeline::AnalyzeOptions analyze;
+    };
+    auto options = std::make_shared<Options>();
+    app.add_option("config", options->config, "the project's config.yaml")->required();
+    app.add_option("videos", options->videos, "videos, or folders of videos")->required();
+    options->model.add_to(app, "whose network to use");
+    app.add_option("--device", options->analyze.device, "cpu (default), auto, cuda or cuda:N");
+    app.add_option("--batch-size", options->analyze.batch_size,
+                   "frames per batch (default: config.yaml's batch_size)")
+        ->check(CLI::Range(1, 4096));
+    app.add_flag("--csv", options->analyze.csv, "also write the tracks as .csv");
+    app.add_option("--dest", options->dest, "write the outputs here (default: beside each video)");
+    app.add_option("--crop", options->crop,
+                   "analyze only this part of the frames, x1,x2,y1,y2 in pixels (default: "
+                   "config.yaml's when cropping is true); coordinates are then crop-relative");
+    app.add_option("--shard", options->shard,
+                   "i/n: this job's share of the videos, every n-th from the i-th (i from 0), for "
+                   "cluster array jobs");
+    app.add_flag("--overwrite", options->analyze.overwrite, "analyze videos again that are done");
+    app.add_option("--threads", options->analyze.decoder_threads, "decoder threads (default: one per core)")
+        ->check(CLI::NonNegativeNumber);
+    app.footer(
+        "Writes <video stem><scorer>.h5 (pandas, key df_with_missing: scorer/bodyparts/coords "
+        "columns x, y, likelihood, one row per frame; frames that cannot be decoded are NaN rows), "
+        "with --csv the same as .csv, <stem><scorer>_meta.pickle (DeepLabCut's metadata) and "
+        "<stem><scorer>_meta.json (labpose's: model, device, timings, bad frames, crop). The "
+        "scorer is DLC_<net>_<Task><date>shuffle<K>_<iterations>. Finished videos are skipped "
+        "(--overwrite to redo them); an interrupted one (Ctrl-C, kill, a cluster time limit) "
+        "resumes from its .labpose-checkpoint file when the command runs again.");
+    return [options]() {
+      const projects::ProjectConfig config = load_project_config(options->config);
+      pipeline::AnalyzeOptions analyze = options->analyze;
+      analyze.shuffle = options->model.shuffle;
+      analyze.training_fraction = options->model.training_fraction;
+      std::tie(analyze.snapshot_index, analyze.best_snapshot) = options->model.snapshot_choice();
+      if (!options->crop.empty()) analyze.crop = parse_crop_option(options->crop);
+      if (!options->shard.empty()) {
+        std::tie(analyze.shard_index, analyze.shard_count) = parse_shard(options->shard);
+      }
+      if (!options->dest.empty()) analyze.dest = options->dest;
+      std::vector<std::filesystem::path> inputs(options->videos.begin(), options->videos.end());
+      const auto videos = pipeline::videos_to_analyze(inputs, analyze.shard_index, analyze.shard_count);
+      if (videos.empty()) {
+        console::info("shard {}/{} has no videos (there are fewer videos than shards)",
+                      analyze.shard_index, analyze.shard_count);
+        return 0;
+      }
+      std::vector<pipeline::VideoAnalysis> results;
+      {
+        const InterruptHandler interrupts;
+        results = pipeline::analyze_videos(config, videos, analyze);
+      }
+      int failed = 0;
+      for (const auto& result : results) {
+        switch (result.outcome) {
+          case pipeline::VideoAnalysis::Outcome::analyzed:
+            std::cout << result.files.h5.string() << '\n';
+            console::info("{}: {} frames in {:.1f} s ({:.1f} frames/s){}", result.video.filename().string(),
+                          result.frames, result.seconds, result.frames_per_second,
+                          result.undecodable_frames.empty()
+                              ? ""
+                              : fmt::format(", {} NaN rows for frames that could not be decoded",
+                                            result.undecodable_frames.size()));
+            break;
+          case pipeline::VideoAnalysis::Outcome::skipped:
+            std::cout << result.files.h5.string() << '\n';
+            break;
+          case pipeline::VideoAnalysis::Outcome::failed:
+            ++failed;
+            break;
+        }
+      }
+      if (failed > 0) {
+        throw Error(fmt::format("{} of {} videos could not be analyzed (see above)", failed, results.size()),
+                    "fix or remove those videos and run the same command again: finished videos are skipped");
+      }
+      return 0;
+    };
+  };
+  return command;
+}
+
+}  // namespace labpose::tools

@@ -1,0 +1,82 @@
+// labpose filter <config> <video|folder>... [--shuffle K] [--training-fraction F] [--snapshot S]
+//   [--type median|savgol|spline] [--window N] [--polyorder P] [--p-bound P] [--dest D] [--no-csv]
+#include <fmt/core.h>
+
+#include <iostream>
+
+#include "core/console.hpp"
+#include "core/error.hpp"
+#include "pipeline/analysis/analyze.hpp"
+#include "pipeline/analysis/filter.hpp"
+#include "projects/layout.hpp"
+#include "tools/labpose/command.hpp"
+#include "tools/labpose/config_loading.hpp"
+#include "tools/labpose/model_options.hpp"
+
+namespace labpose::tools {
+
+Command filter_command() {
+  Command command;
+  command.name = "filter";
+  command.summary = "smooth keypoint tracks (median, Savitzky-Golay) or fill their gaps (spline)";
+  command.define = [](CLI::App& app) -> std::function<int()> {
+    struct Options {
+      std::string config, type = "median", dest;
+      std::vector<std::string> videos;
+      ModelOptions model;
+      pipeline::FilterOptions filter;
+      bool no_csv = false;
+    };
+    auto options = std::make_shared<Options>();
+    app.add_option("config", options->config, "the project's config.yaml")->required();
+    app.add_option("videos", options->videos, "analyzed videos, or folders of them")->required();
+    options->model.add_to(app, "whose tracks to filter");
+    app.add_option("--type", options->type, "median (default), savgol or spline");
+    app.add_option("--window", options->filter.window,
+                   "samples in the window (odd; default 5); spline: the longest gap filled, 0 = all");
+    app.add_option("--polyorder", options->filter.polyorder, "savgol's polynomial order (default 3)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--p-bound", options->filter.p_bound,
+                   "spline: points below this likelihood count as missing (default 0.001)")
+        ->check(CLI::Range(0.0, 1.0));
+    app.add_option("--dest", options->dest, "where analyze wrote the tracks (default: beside each video)");
+    app.add_flag("--no-csv", options->no_csv, "do not write the .csv beside the filtered .h5");
+    app.footer(
+        "Reads <video stem><scorer>.h5 written by labpose analyze and writes "
+        "<video stem><scorer>_filtered.h5 and .csv beside it (plot-trajectories and "
+        "labeled-video use them with --filtered). median is scipy's medfilt (each x and y column, "
+        "the ends padded with zeros, likelihoods kept), savgol is savgol_filter(mode=interp), "
+        "spline fits a cubic spline (not-a-knot) through the points with likelihood >= --p-bound and "
+        "fills gaps of at most --window frames, with likelihood 0.01 there. Frames that could not "
+        "be decoded (NaN rows) stay NaN unless spline fills them.");
+    return [options]() {
+      const projects::ProjectConfig config = load_project_config(options->config);
+      pipeline::FilterOptions filter = options->filter;
+      filter.type = pipeline::parse_track_filter(options->type);
+      const pipeline::AnalysisModel model = options->model.find(config);
+      std::vector<std::filesystem::path> inputs(options->videos.begin(), options->videos.end());
+      int missing = 0;
+      for (const auto& video : pipeline::videos_to_analyze(inputs, 0, 1)) {
+        const auto tracks = find_tracks(model, video, options->dest, false);
+        if (!tracks) {
+          ++missing;
+          continue;
+        }
+        const projects::Table filtered = pipeline::filter_tracks(projects::read_table_hdf5(*tracks), filter);
+        const auto out = pipeline::filtered_tracks_path(*tracks);
+        projects::write_table_hdf5(filtered, out);
+        std::cout << out.string() << '\n';
+        if (!options->no_csv) {
+          auto csv = out;
+          csv.replace_extension(".csv");
+          projects::write_table_csv(filtered, csv);
+        }
+      }
+      refuse_missing_tracks(missing, "to filter");
+      return 0;
+    };
+  };
+  return command;
+}
+
+}  // namespace labpose::tools

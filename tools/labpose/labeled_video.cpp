@@ -1,0 +1,95 @@
+// labpose labeled-video <config> <video|folder>... [--shuffle K] [--training-fraction F]
+//   [--snapshot S] [--filtered] [--skeleton] [--trail N] [--pcutoff P] [--dest D] [--overwrite]
+#include <fmt/core.h>
+
+#include <iostream>
+
+#include "core/console.hpp"
+#include "core/error.hpp"
+#include "pipeline/analysis/analyze.hpp"
+#include "pipeline/analysis/filter.hpp"
+#include "pipeline/analysis/labeled_video.hpp"
+#include "projects/layout.hpp"
+#include "tools/labpose/command.hpp"
+#include "tools/labpose/config_loading.hpp"
+#include "tools/labpose/model_options.hpp"
+
+namespace labpose::tools {
+
+Command labeled_video_command() {
+  Command command;
+  command.name = "labeled-video";
+  command.summary = "draw keypoint tracks onto videos";
+  command.define = [](CLI::App& app) -> std::function<int()> {
+    struct Options {
+      std::string config, dest;
+      std::vector<std::string> videos;
+      ModelOptions model;
+      bool filtered = false, skeleton = false, overwrite = false;
+      int trail = 0;
+      std::optional<double> pcutoff;
+    };
+    auto options = std::make_shared<Options>();
+    app.add_option("config", options->config, "the project's config.yaml")->required();
+    app.add_option("videos", options->videos, "analyzed videos, or folders of them")->required();
+    options->model.add_to(app, "whose tracks to draw");
+    app.add_flag("--filtered", options->filtered, "draw the tracks labpose filter made");
+    app.add_flag("--skeleton", options->skeleton, "connect the skeleton pairs of config.yaml");
+    app.add_option("--trail", options->trail, "also draw each point's positions in the previous N-1 frames")
+        ->check(CLI::Range(0, 1000));
+    app.add_option("--pcutoff", options->pcutoff, "draw points with likelihood above this (default: config's pcutoff)")
+        ->check(CLI::Range(0.0, 1.0));
+    app.add_option("--dest", options->dest, "where analyze wrote the tracks (default: beside each video)");
+    app.add_flag("--overwrite", options->overwrite, "make labeled videos again that exist");
+    app.footer(
+        "Writes <tracks name>_p<100 x pcutoff>_labeled.mp4 beside the tracks (H.264): each "
+        "bodypart as a filled disk of config.yaml's dotsize in its colormap colour when its "
+        "likelihood is above pcutoff, with --skeleton the skeleton pairs in skeleton_color, with "
+        "--trail N the positions of the previous N-1 frames as smaller disks. Tracks of a cropped "
+        "analysis are drawn at their place in the whole frame.");
+    return [options]() {
+      const projects::ProjectConfig config = load_project_config(options->config);
+      const auto& values = config.values();
+      const pipeline::AnalysisModel model = options->model.find(config);
+      pipeline::LabeledVideoOptions drawing;
+      drawing.pcutoff = options->pcutoff.value_or(values.pcutoff);
+      drawing.dotsize = values.dotsize;
+      drawing.colormap = values.colormap;
+      drawing.skeleton = options->skeleton;
+      for (const auto& edge : values.skeleton) drawing.skeleton_edges.emplace_back(edge.from, edge.to);
+      drawing.skeleton_color = values.skeleton_color;
+      drawing.trail = options->trail;
+      std::vector<std::filesystem::path> inputs(options->videos.begin(), options->videos.end());
+      int missing = 0;
+      for (const auto& video : pipeline::videos_to_analyze(inputs, 0, 1)) {
+        const auto tracks = find_tracks(model, video, options->dest, options->filtered);
+        if (!tracks) {
+          ++missing;
+          continue;
+        }
+        const std::filesystem::path folder =
+            options->dest.empty() ? video.parent_path() : std::filesystem::path(options->dest);
+        const auto files = pipeline::analysis_files(folder, projects::video_stem(video.string()), model.scorer);
+        std::error_code error;
+        const auto output = pipeline::labeled_video_path(*tracks, drawing.pcutoff);
+        if (!options->overwrite && std::filesystem::exists(output, error)) {
+          console::info("{} exists; --overwrite makes it again", output.filename().string());
+          std::cout << output.string() << '\n';
+          continue;
+        }
+        pipeline::LabeledVideoOptions for_video = drawing;
+        if (const auto crop = pipeline::analysis_crop(files)) {
+          for_video.crop_x = crop->x1;
+          for_video.crop_y = crop->y1;
+        }
+        pipeline::write_labeled_video(video, projects::read_table_hdf5(*tracks), for_video, output);
+        std::cout << output.string() << '\n';
+      }
+      refuse_missing_tracks(missing, "to draw");
+      return 0;
+    };
+  };
+  return command;
+}
+
+}  // namespace labpose::tools

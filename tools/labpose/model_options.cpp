@@ -1,0 +1,57 @@
+// --shuffle, --training-fraction and --snapshot for the commands that work with a trained model.
+#include "tools/labpose/model_options.hpp"
+
+#include <fmt/core.h>
+
+#include "core/console.hpp"
+#include "core/error.hpp"
+#include "pipeline/analysis/filter.hpp"
+#include "projects/layout.hpp"
+#include "projects/yaml_text.hpp"
+
+namespace labpose::tools {
+
+void ModelOptions::add_to(CLI::App& app, const std::string& purpose) {
+  app.add_option("--shuffle", shuffle, "the shuffle " + purpose + " (default 1)")->check(CLI::PositiveNumber);
+  app.add_option("--training-fraction", training_fraction,
+                 "the training fraction (default: the first TrainingFraction)")
+      ->check(CLI::Range(0.01, 1.0));
+  app.add_option("--snapshot", snapshot,
+                 "an index as snapshotindex (-1 = the last, the best one when there is one) or best "
+                 "(default: config.yaml's snapshotindex)");
+}
+
+std::pair<std::optional<int>, bool> ModelOptions::snapshot_choice() const {
+  if (snapshot.empty()) return {std::nullopt, false};
+  if (snapshot == "best") return {std::nullopt, true};
+  if (const auto index = projects::yaml_text::parse_int(snapshot)) return {static_cast<int>(*index), false};
+  throw UsageError(fmt::format("--snapshot {} is not a snapshot index or best", snapshot),
+                   "-1 is the last snapshot (the best one when there is one), 0 the first");
+}
+
+pipeline::AnalysisModel ModelOptions::find(const projects::ProjectConfig& config) const {
+  const auto [index, best] = snapshot_choice();
+  return pipeline::find_analysis_model(config, shuffle, training_fraction, index, best);
+}
+
+std::optional<std::filesystem::path> find_tracks(const pipeline::AnalysisModel& model,
+                                                 const std::filesystem::path& video,
+                                                 const std::string& dest, bool filtered) {
+  const std::filesystem::path folder = dest.empty() ? video.parent_path() : std::filesystem::path(dest);
+  const auto files = pipeline::analysis_files(folder, projects::video_stem(video.string()), model.scorer);
+  const auto tracks = filtered ? pipeline::filtered_tracks_path(files.h5) : files.h5;
+  std::error_code error;
+  if (std::filesystem::exists(tracks, error)) return tracks;
+  console::warn("{}: {} does not exist ({})", video.filename().string(), tracks.string(),
+                filtered ? "filter it first: labpose filter" : "analyze it first: labpose analyze");
+  return std::nullopt;
+}
+
+void refuse_missing_tracks(int missing, const std::string& what) {
+  if (missing == 0) return;
+  throw Error(fmt::format("{} video{} had no tracks {}", missing, missing == 1 ? "" : "s", what),
+              "run labpose analyze (and labpose filter for --filtered) on them first, with the same "
+              "--shuffle and --snapshot");
+}
+
+}  // namespace labpose::tools
