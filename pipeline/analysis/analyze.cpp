@@ -164,7 +164,6 @@ class Checkpoint {
     }
   }
 
-  const fs::path& file() const { return file_; }
 
  private:
   std::int64_t usable_rows(const AnalysisIdentity& identity) {
@@ -199,7 +198,6 @@ class Checkpoint {
 
 // One batch in flight: the decoded frames, the network's input and outputs.
 struct Batch {
-  std::int64_t first = 0;             // frame index of the batch's first frame
   std::vector<FrameRead> reads;       // one per frame read into this batch
   std::vector<std::uint8_t> pixels;   // B frames, packed RGB
   std::vector<float> input;           // (B, 3, H, W)
@@ -459,7 +457,6 @@ VideoAnalysis analyze_one(const VideoRun& run, const fs::path& video, const fs::
       const auto taken = free_batches.pop();
       if (!taken) return;
       Batch& b = **taken;
-      b.first = next;
       b.reads.clear();
       while (static_cast<int>(b.reads.size()) < batch) {
         std::uint8_t* pixels = b.pixels.data() + b.reads.size() * reader.frame_bytes();
