@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "core/error.hpp"
+#include "pipeline/analysis/arma.hpp"
 #include "pipeline/analysis/tracks.hpp"
 
 namespace labpose::pipeline {
@@ -108,7 +109,9 @@ TrackFilter parse_track_filter(const std::string& text) {
   if (text == "median") return TrackFilter::median;
   if (text == "savgol") return TrackFilter::savgol;
   if (text == "spline") return TrackFilter::spline;
-  throw UsageError(fmt::format("--type {} is not a filter", text), "use median, savgol or spline");
+  if (text == "arima") return TrackFilter::arima;
+  throw UsageError(fmt::format("--type {} is not a filter", text),
+                   "use median, savgol, spline or arima");
 }
 
 std::vector<double> median_filter(const std::vector<double>& values, int window) {
@@ -224,6 +227,15 @@ projects::Table filter_tracks(const projects::Table& tracks, const FilterOptions
             if (std::isnan(values[r]) && !std::isnan(filtered[r])) out.at(r, part.likelihood) = 0.01;
           }
           break;
+        case TrackFilter::arima: {
+          for (std::size_t r = 0; r < rows; ++r) {
+            if (tracks.at(r, part.likelihood) < options.p_bound) values[r] = kNaN;
+          }
+          const auto fit = fit_arma(values, options.ar_degree, options.ma_degree, options.alpha);
+          filtered = fit ? fit->mean : std::vector<double>(rows, kNaN);
+          if (rows > 0) filtered[0] = tracks.at(0, c);  // as DeepLabCut
+          break;
+        }
       }
       for (std::size_t r = 0; r < rows; ++r) out.at(r, c) = filtered[r];
     }

@@ -1,7 +1,6 @@
 // labpose filter, DeepLabCut's filterpredictions (reference/dlc-format.md §6.10) on single-animal
 // tracks: each x and y column smoothed or gap-filled on its own, the likelihoods kept (or set to
 // 0.01 where spline filling made a point up), written beside the tracks as <name>_filtered.h5/.csv.
-// Not DeepLabCut's ARIMA filter.
 #pragma once
 
 #include <filesystem>
@@ -17,22 +16,27 @@ enum class TrackFilter {
   savgol,  // scipy.signal.savgol_filter(window, polyorder, mode="interp")
   spline,  // scipy CubicSpline (not-a-knot) through the points with likelihood >= p_bound, filling
            // gaps of at most `window` frames (window <= 0: every gap); likelihood 0.01 there
+  arima,   // DeepLabCut's ARIMA filter: the one-step-ahead predictions of an ARMA(ar, ma) fit of
+           // each coordinate (statsmodels' SARIMAX), points below p_bound missing; the first
+           // sample kept
 };
 
-/// "median", "savgol" or "spline"; a UsageError naming --type otherwise.
+/// "median", "savgol", "spline" or "arima"; a UsageError naming --type otherwise.
 TrackFilter parse_track_filter(const std::string& text);
 
 struct FilterOptions {
   TrackFilter type = TrackFilter::median;
   int window = 5;          // samples (odd for median and savgol)
   int polyorder = 3;       // savgol's polynomial order (< window)
-  double p_bound = 0.001;  // spline: points below this likelihood are treated as missing
+  double p_bound = 0.001;  // spline, arima: points below this likelihood are treated as missing
+  int ar_degree = 3, ma_degree = 1;  // arima
+  double alpha = 0.01;               // arima: significance level of the fit's interval
 };
 
 /// The filtered copy of a track table (columns scorer/bodyparts/coords with x, y, likelihood per
 /// bodypart; other coords are copied unchanged). NaN samples (frames that could not be decoded) are
 /// left out of their neighbours' median and split savgol into runs; they stay NaN unless spline
-/// filling reaches them. Throws UsageError for a window or order the filter cannot use.
+/// filling reaches them or arima predicts them. Throws UsageError for a window or order the filter cannot use.
 projects::Table filter_tracks(const projects::Table& tracks, const FilterOptions& options);
 
 /// "<dir>/<stem>_filtered.h5" for "<dir>/<stem>.h5".

@@ -322,9 +322,10 @@ std::vector<std::int64_t> select_kmeans(std::vector<std::int64_t> candidates, in
   return chosen;
 }
 
+// `among`: when given, only these frames (sorted) are candidates (outlier extraction).
 void extract_video(const VideoJob& job, const projects::ProjectConfig& config,
                    const ExtractFramesOptions& options, int wanted, Undo& undo,
-                   ExtractedVideo& result) {
+                   ExtractedVideo& result, const std::vector<std::int64_t>* among = nullptr) {
   VideoReader reader(job.path, {PixelOrder::bgr, job.crop, options.threads});
   result.frame_count = reader.frame_count();
   // DeepLabCut's range: [floor(n * start), ceil(n * stop)).
@@ -334,6 +335,7 @@ void extract_video(const VideoJob& job, const projects::ProjectConfig& config,
       std::min(result.frame_count, static_cast<std::int64_t>(std::ceil(n * config.values().stop)));
   std::vector<std::int64_t> candidates;
   for (std::int64_t index = first; index < end; ++index) {
+    if (among != nullptr && !std::binary_search(among->begin(), among->end(), index)) continue;
     if (job.existing.count(index) != 0) {
       ++result.already_there;
     } else {
@@ -342,9 +344,12 @@ void extract_video(const VideoJob& job, const projects::ProjectConfig& config,
   }
   result.candidates = static_cast<std::int64_t>(candidates.size());
   console::info(
-      "{}: {} frames{}; picking {} new {} from frames {} to {}{}", job.stem, result.frame_count,
+      "{}: {} frames{}; picking {} new {} from {}frames {} to {}{}", job.stem, result.frame_count,
       job.crop ? " (cropped)" : "", wanted,
-      options.selection == FrameSelection::kmeans ? "by k-means" : "at random", first, end - 1,
+      options.selection == FrameSelection::kmeans ? "by k-means" : "at random",
+      among != nullptr ? fmt::format("{} candidate ", static_cast<std::int64_t>(candidates.size()) + result.already_there)
+                       : "",
+      first, end - 1,
       result.already_there > 0
           ? fmt::format(" ({} already in labeled-data/{})", result.already_there, job.stem)
           : "");
@@ -397,6 +402,27 @@ std::vector<ExtractedVideo> extract_frames(const projects::ProjectConfig& config
   }
   undo.commit();
   return results;
+}
+
+ExtractedVideo extract_frames_among(const projects::ProjectConfig& config, const std::string& video,
+                                    std::vector<std::int64_t> candidates,
+                                    const ExtractFramesOptions& options) {
+  const int wanted = options.frames.value_or(config.values().numframes2pick);
+  if (wanted < 0) throw UsageError(fmt::format("cannot extract {} frames", wanted));
+  ExtractFramesOptions one = options;
+  one.videos = {video};
+  const std::vector<VideoJob> jobs = check_videos(config, one);
+  LABPOSE_ASSERT(jobs.size() == 1);
+  std::sort(candidates.begin(), candidates.end());
+  Undo undo;
+  ExtractedVideo result;
+  result.stem = jobs.front().stem;
+  result.video = jobs.front().path;
+  result.folder = jobs.front().folder;
+  if (wanted > 0 && !candidates.empty())
+    extract_video(jobs.front(), config, one, wanted, undo, result, &candidates);
+  undo.commit();
+  return result;
 }
 
 }  // namespace labpose::pipeline

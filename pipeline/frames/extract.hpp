@@ -2,8 +2,8 @@
 // frames from each video's start..stop fraction, picked at random ("uniform") or one per k-means
 // cluster of downsampled frames ("kmeans"), written as labeled-data/<stem>/img<index>.png (RGB,
 // 8 bit). Frames already in the folder, as images or as label rows, are never picked again or
-// overwritten; a run that fails removes what it wrote. Not the labeling tool, not outlier
-// extraction (which picks frames from predictions).
+// overwritten; a run that fails removes what it wrote. Not the labeling tool; outlier extraction
+// (pipeline/analysis/outliers) finds its candidate frames from predictions and picks among them here.
 #pragma once
 
 #include <cstdint>
@@ -51,5 +51,12 @@ struct ExtractedVideo {
 /// removing the frames and folders this call created.
 std::vector<ExtractedVideo> extract_frames(const projects::ProjectConfig& config,
                                            const ExtractFramesOptions& options);
+
+/// The same for one video of the project (`video`: its video_sets path, file name or stem), picking
+/// among `candidates` only (frame indices, e.g. outlier frames): those in the start..stop range and
+/// not yet in the folder. options.videos is ignored.
+ExtractedVideo extract_frames_among(const projects::ProjectConfig& config, const std::string& video,
+                                    std::vector<std::int64_t> candidates,
+                                    const ExtractFramesOptions& options);
 
 }  // namespace labpose::pipeline

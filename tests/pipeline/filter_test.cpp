@@ -10,6 +10,7 @@
 #include <random>
 
 #include "core/error.hpp"
+#include "pipeline/analysis/arma.hpp"
 #include "pipeline/analysis/filter.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -123,6 +124,34 @@ TEST(Filters, TablesKeepLikelihoodsAndMarkFilledPoints) {
   EXPECT_DOUBLE_EQ(smoothed.at(0, 0), 10.0) << "median(0, 10, 11)";
   EXPECT_DOUBLE_EQ(smoothed.at(5, 2), 0.0001) << "likelihoods untouched";
   EXPECT_EQ(filtered_tracks_path("/v/aDLC_x.h5"), std::filesystem::path("/v/aDLC_x_filtered.h5"));
+}
+
+TEST(Filters, ArimaIsTheArmaPredictionOfTheSurePointsWithTheFirstKept) {
+  projects::Table table;
+  table.column_level_names = {"scorer", "bodyparts", "coords"};
+  for (const char* coord : {"x", "y", "likelihood"}) table.columns.push_back({"DLC_x", "snout", coord});
+  table.integer_index = true;
+  const std::vector<double> x = track(120, 4), y = track(120, 9);
+  for (std::size_t frame = 0; frame < 120; ++frame) {
+    const std::size_t row = table.add_row({std::to_string(frame)});
+    table.at(row, 0) = x[frame];
+    table.at(row, 1) = y[frame];
+    table.at(row, 2) = frame % 10 == 3 ? 0.0001 : 0.9;  // every tenth frame unsure
+  }
+  FilterOptions options;
+  options.type = TrackFilter::arima;
+  const projects::Table filtered = filter_tracks(table, options);
+  EXPECT_EQ(parse_track_filter("arima"), TrackFilter::arima);
+  for (const auto& [column, series] : {std::pair{std::size_t{0}, x}, std::pair{std::size_t{1}, y}}) {
+    std::vector<double> sure = series;
+    for (std::size_t frame = 3; frame < 120; frame += 10) sure[frame] = kNaN;
+    const auto fit = fit_arma(sure, 3, 1, 0.01);
+    ASSERT_TRUE(fit.has_value());
+    EXPECT_EQ(filtered.at(0, column), series[0]) << "the first sample is kept";
+    for (std::size_t frame = 1; frame < 120; ++frame)
+      EXPECT_EQ(filtered.at(frame, column), fit->mean[frame]) << frame;
+  }
+  EXPECT_EQ(filtered.at(3, 2), 0.0001) << "likelihoods untouched";
 }
 
 }  // namespace

@@ -130,6 +130,58 @@ TEST(AnalyzeCli, KilledMidVideoThenResumedGivesTheSameFiles) {
   EXPECT_TRUE(contains(checked.output, "ok 600 rows, 12 columns")) << checked.output;
 }
 
+TEST(AnalyzeCli, OutliersExtractedForRefinementThenMerged) {
+  const TempDir dir;
+  const fs::path config = trained_demo(dir, 60);
+  const std::string c = shell_quote(config.string());
+  const fs::path video = config.parent_path() / "videos" / "synthetic_mouse.mp4";
+  const std::string v = shell_quote(video.string());
+  CommandResult result = testing::run_labpose("extract-outliers " + c + " " + v);
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_TRUE(contains(result.output, "(analyze it first: labpose analyze")) << result.output;
+  ASSERT_EQ(testing::run_labpose("--quiet analyze " + c + " " + v).exit_code, 0);
+
+  // Random weights: every likelihood is below 1, so every frame is uncertain.
+  result = testing::run_labpose("extract-outliers " + c + " " + v +
+                                " --algo uncertain --p-bound 1 --num 3 --extraction uniform --seed 4");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const fs::path folder = config.parent_path() / "labeled-data" / "synthetic_mouse";
+  int images = 0;
+  for (std::size_t at = result.output.find(folder.string()); at != std::string::npos;
+       at = result.output.find(folder.string(), at + 1))
+    ++images;
+  EXPECT_EQ(images, 3) << result.output;
+  EXPECT_TRUE(contains(result.output, "next: labpose label ")) << result.output;
+  const fs::path machine = folder / "machinelabels-iter0.h5";
+  ASSERT_TRUE(fs::exists(machine));
+  result = testing::run_labpose("extract-outliers " + c + " " + v + " --algo spread");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+
+  // merge waits for the outlier frames to be labeled.
+  result = testing::run_labpose("merge " + c);
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_TRUE(contains(result.output, "3 outlier frames of iteration 0 have no labels")) << result.output;
+  EXPECT_TRUE(contains(result.output, "--refine")) << result.output;
+  EXPECT_TRUE(contains(testing::read_text(config), "\niteration: 0\n"));
+  result = testing::run_labpose("merge " + c + " --force");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(contains(result.output, "iteration 0 -> 1")) << result.output;
+  EXPECT_TRUE(contains(testing::read_text(config), "\niteration: 1\n"));
+
+  LABPOSE_REQUIRE_INTEROP_PYTHON(python);
+  fs::path tracks;
+  for (const auto& entry : fs::directory_iterator(video.parent_path())) {
+    if (entry.path().extension() == ".h5") tracks = entry.path();
+  }
+  const CommandResult checked =
+      testing::run(shell_quote(python) + " " +
+                   shell_quote((testing::python_scripts_dir() / "dlc_machine_labels.py").string()) + " " +
+                   shell_quote(machine.string()) + " " + shell_quote((folder / "machinelabels.csv").string()) +
+                   " " + shell_quote(tracks.string()));
+  EXPECT_EQ(checked.exit_code, 0) << checked.output;
+  EXPECT_TRUE(contains(checked.output, "ok 3 rows")) << checked.output;
+}
+
 TEST(AnalyzeCli, CtrlCExitsThreeAndBadInputIsNamed) {
   const TempDir dir;
   const fs::path config = trained_demo(dir, 300);

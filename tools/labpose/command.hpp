@@ -33,6 +33,8 @@ Command evaluate_command();
 Command analyze_command();
 Command filter_command();
 Command labeled_video_command();
+Command extract_outliers_command();
+Command merge_command();
 Command plot_trajectories_command();
 Command demo_command();
 Command doctor_command();

@@ -21,10 +21,8 @@ const std::vector<Command>& command_table() {
       filter_command(),
       plot_trajectories_command(),
       labeled_video_command(),
-      unavailable_command("extract-outliers",
-                          "extract frames where the network is unsure or jumps, for relabeling"),
-      unavailable_command("merge",
-                          "advance the project to the next iteration after refining labels"),
+      extract_outliers_command(),
+      merge_command(),
       bench_command(),
       demo_command(),
       doctor_command(),
@@ -37,7 +35,7 @@ std::string available_command_names() {
   std::vector<std::string> names;
   for (const auto& name :
        {"create", "add-videos", "extract-frames", "check-labels", "convert-labels",
-        "create-dataset", "train", "evaluate", "analyze", "filter", "plot-trajectories", "labeled-video", "bench", "demo", "doctor", "net"})
+        "create-dataset", "train", "evaluate", "analyze", "filter", "plot-trajectories", "labeled-video", "extract-outliers", "merge", "bench", "demo", "doctor", "net"})
     names.push_back(name);
   return fmt::format("{}", fmt::join(names, ", "));
 }

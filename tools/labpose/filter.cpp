@@ -1,5 +1,6 @@
 // labpose filter <config> <video|folder>... [--shuffle K] [--training-fraction F] [--snapshot S]
-//   [--type median|savgol|spline] [--window N] [--polyorder P] [--p-bound P] [--dest D] [--no-csv]
+//   [--type median|savgol|spline|arima] [--window N] [--polyorder P] [--p-bound P] [--ar-degree 3]
+//   [--ma-degree 1] [--alpha 0.01] [--dest D] [--no-csv]
 #include <fmt/core.h>
 
 #include <iostream>
@@ -31,14 +32,18 @@ Command filter_command() {
     app.add_option("config", options->config, "the project's config.yaml")->required();
     app.add_option("videos", options->videos, "analyzed videos, or folders of them")->required();
     options->model.add_to(app, "whose tracks to filter");
-    app.add_option("--type", options->type, "median (default), savgol or spline");
+    app.add_option("--type", options->type, "median (default), savgol, spline or arima");
     app.add_option("--window", options->filter.window,
                    "samples in the window (odd; default 5); spline: the longest gap filled, 0 = all");
     app.add_option("--polyorder", options->filter.polyorder, "savgol's polynomial order (default 3)")
         ->check(CLI::NonNegativeNumber);
     app.add_option("--p-bound", options->filter.p_bound,
-                   "spline: points below this likelihood count as missing (default 0.001)")
+                   "spline, arima: points below this likelihood count as missing (default 0.001)")
         ->check(CLI::Range(0.0, 1.0));
+    app.add_option("--ar-degree", options->filter.ar_degree, "arima: AR order (default 3)")
+        ->check(CLI::Range(0, 20));
+    app.add_option("--ma-degree", options->filter.ma_degree, "arima: MA order (default 1)")
+        ->check(CLI::Range(0, 20));
     app.add_option("--dest", options->dest, "where analyze wrote the tracks (default: beside each video)");
     app.add_flag("--no-csv", options->no_csv, "do not write the .csv beside the filtered .h5");
     app.footer(
@@ -47,32 +52,29 @@ Command filter_command() {
         "labeled-video use them with --filtered). median is scipy's medfilt (each x and y column, "
         "the ends padded with zeros, likelihoods kept), savgol is savgol_filter(mode=interp), "
         "spline fits a cubic spline (not-a-knot) through the points with likelihood >= --p-bound and "
-        "fills gaps of at most --window frames, with likelihood 0.01 there. Frames that could not "
-        "be decoded (NaN rows) stay NaN unless spline fills them.");
+        "fills gaps of at most --window frames, with likelihood 0.01 there; arima replaces each x "
+        "and y by the one-step-ahead prediction of an ARMA(--ar-degree, --ma-degree) model fitted "
+        "by maximum likelihood to the points with likelihood >= --p-bound (DeepLabCut's SARIMAX "
+        "filter). Frames that could not be decoded (NaN rows) stay NaN unless spline fills them or "
+        "arima predicts them.");
     return [options]() {
       const projects::ProjectConfig config = load_project_config(options->config);
       pipeline::FilterOptions filter = options->filter;
       filter.type = pipeline::parse_track_filter(options->type);
       const pipeline::AnalysisModel model = options->model.find(config);
-      std::vector<std::filesystem::path> inputs(options->videos.begin(), options->videos.end());
-      int missing = 0;
-      for (const auto& video : pipeline::videos_to_analyze(inputs, 0, 1)) {
-        const auto tracks = find_tracks(model, video, options->dest, false);
-        if (!tracks) {
-          ++missing;
-          continue;
-        }
-        const projects::Table filtered = pipeline::filter_tracks(projects::read_table_hdf5(*tracks), filter);
-        const auto out = pipeline::filtered_tracks_path(*tracks);
-        projects::write_table_hdf5(filtered, out);
-        std::cout << out.string() << '\n';
-        if (!options->no_csv) {
-          auto csv = out;
-          csv.replace_extension(".csv");
-          projects::write_table_csv(filtered, csv);
-        }
-      }
-      refuse_missing_tracks(missing, "to filter");
+      for_each_tracked_video(
+          model, options->videos, options->dest, false, "to filter", [&](const TrackedVideo& tracked) {
+            const projects::Table filtered =
+                pipeline::filter_tracks(projects::read_table_hdf5(tracked.tracks), filter);
+            const auto out = pipeline::filtered_tracks_path(tracked.tracks);
+            projects::write_table_hdf5(filtered, out);
+            std::cout << out.string() << '\n';
+            if (!options->no_csv) {
+              auto csv = out;
+              csv.replace_extension(".csv");
+              projects::write_table_csv(filtered, csv);
+            }
+          });
       return 0;
     };
   };

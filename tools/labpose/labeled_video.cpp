@@ -59,33 +59,25 @@ Command labeled_video_command() {
       for (const auto& edge : values.skeleton) drawing.skeleton_edges.emplace_back(edge.from, edge.to);
       drawing.skeleton_color = values.skeleton_color;
       drawing.trail = options->trail;
-      std::vector<std::filesystem::path> inputs(options->videos.begin(), options->videos.end());
-      int missing = 0;
-      for (const auto& video : pipeline::videos_to_analyze(inputs, 0, 1)) {
-        const auto tracks = find_tracks(model, video, options->dest, options->filtered);
-        if (!tracks) {
-          ++missing;
-          continue;
-        }
-        const std::filesystem::path folder =
-            options->dest.empty() ? video.parent_path() : std::filesystem::path(options->dest);
-        const auto files = pipeline::analysis_files(folder, projects::video_stem(video.string()), model.scorer);
-        std::error_code error;
-        const auto output = pipeline::labeled_video_path(*tracks, drawing.pcutoff);
-        if (!options->overwrite && std::filesystem::exists(output, error)) {
-          console::info("{} exists; --overwrite makes it again", output.filename().string());
-          std::cout << output.string() << '\n';
-          continue;
-        }
-        pipeline::LabeledVideoOptions for_video = drawing;
-        if (const auto crop = pipeline::analysis_crop(files)) {
-          for_video.crop_x = crop->x1;
-          for_video.crop_y = crop->y1;
-        }
-        pipeline::write_labeled_video(video, projects::read_table_hdf5(*tracks), for_video, output);
-        std::cout << output.string() << '\n';
-      }
-      refuse_missing_tracks(missing, "to draw");
+      for_each_tracked_video(
+          model, options->videos, options->dest, options->filtered, "to draw",
+          [&](const TrackedVideo& tracked) {
+            std::error_code error;
+            const auto output = pipeline::labeled_video_path(tracked.tracks, drawing.pcutoff);
+            if (!options->overwrite && std::filesystem::exists(output, error)) {
+              console::info("{} exists; --overwrite makes it again", output.filename().string());
+              std::cout << output.string() << '\n';
+              return;
+            }
+            pipeline::LabeledVideoOptions for_video = drawing;
+            if (const auto crop = pipeline::analysis_crop(tracked.files)) {
+              for_video.crop_x = crop->x1;
+              for_video.crop_y = crop->y1;
+            }
+            pipeline::write_labeled_video(tracked.video, projects::read_table_hdf5(tracked.tracks),
+                                          for_video, output);
+            std::cout << output.string() << '\n';
+          });
       return 0;
     };
   };

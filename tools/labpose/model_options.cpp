@@ -34,20 +34,28 @@ pipeline::AnalysisModel ModelOptions::find(const projects::ProjectConfig& config
   return pipeline::find_analysis_model(config, shuffle, training_fraction, index, best);
 }
 
-std::optional<std::filesystem::path> find_tracks(const pipeline::AnalysisModel& model,
-                                                 const std::filesystem::path& video,
-                                                 const std::string& dest, bool filtered) {
-  const std::filesystem::path folder = dest.empty() ? video.parent_path() : std::filesystem::path(dest);
-  const auto files = pipeline::analysis_files(folder, projects::video_stem(video.string()), model.scorer);
-  const auto tracks = filtered ? pipeline::filtered_tracks_path(files.h5) : files.h5;
-  std::error_code error;
-  if (std::filesystem::exists(tracks, error)) return tracks;
-  console::warn("{}: {} does not exist ({})", video.filename().string(), tracks.string(),
-                filtered ? "filter it first: labpose filter" : "analyze it first: labpose analyze");
-  return std::nullopt;
-}
-
-void refuse_missing_tracks(int missing, const std::string& what) {
+void for_each_tracked_video(const pipeline::AnalysisModel& model,
+                            const std::vector<std::string>& videos, const std::string& dest,
+                            bool filtered, const std::string& what,
+                            const std::function<void(const TrackedVideo&)>& use) {
+  const std::vector<std::filesystem::path> inputs(videos.begin(), videos.end());
+  int missing = 0;
+  for (const auto& video : pipeline::videos_to_analyze(inputs, 0, 1)) {
+    TrackedVideo tracked;
+    tracked.video = video;
+    tracked.folder = dest.empty() ? video.parent_path() : std::filesystem::path(dest);
+    tracked.files =
+        pipeline::analysis_files(tracked.folder, projects::video_stem(video.string()), model.scorer);
+    tracked.tracks = filtered ? pipeline::filtered_tracks_path(tracked.files.h5) : tracked.files.h5;
+    std::error_code error;
+    if (!std::filesystem::exists(tracked.tracks, error)) {
+      console::warn("{}: {} does not exist ({})", video.filename().string(), tracked.tracks.string(),
+                    filtered ? "filter it first: labpose filter" : "analyze it first: labpose analyze");
+      ++missing;
+      continue;
+    }
+    use(tracked);
+  }
   if (missing == 0) return;
   throw Error(fmt::format("{} video{} had no tracks {}", missing, missing == 1 ? "" : "s", what),
               "run labpose analyze (and labpose filter for --filtered) on them first, with the same "

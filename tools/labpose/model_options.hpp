@@ -5,8 +5,10 @@
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "pipeline/analysis/analyze.hpp"
 
@@ -23,13 +25,20 @@ struct ModelOptions {
   pipeline::AnalysisModel find(const projects::ProjectConfig& config) const;
 };
 
-/// The tracks analyze (or, with `filtered`, filter) made of `video` with `model`, in `dest` or beside
-/// the video; nothing, with a warning naming the command to run, when there are none.
-std::optional<std::filesystem::path> find_tracks(const pipeline::AnalysisModel& model,
-                                                 const std::filesystem::path& video,
-                                                 const std::string& dest, bool filtered);
+/// A video and the tracks of it that a command reads.
+struct TrackedVideo {
+  std::filesystem::path video;
+  std::filesystem::path folder;  // where analyze wrote: --dest, or beside the video
+  pipeline::AnalysisFiles files;
+  std::filesystem::path tracks;  // files.h5, or its _filtered.h5
+};
 
-/// Throws the Error for `missing` videos without tracks (`what`: "to plot", "to draw").
-void refuse_missing_tracks(int missing, const std::string& what);
+/// Calls `use` for each of `videos` (folders expanded to their videos, sorted) that has the tracks
+/// analyze (or, with `filtered`, filter) made with `model`; warns for each that has none (naming the
+/// command to run) and, after the others, throws an Error that counts them (`what`: "to plot", ...).
+void for_each_tracked_video(const pipeline::AnalysisModel& model,
+                            const std::vector<std::string>& videos, const std::string& dest,
+                            bool filtered, const std::string& what,
+                            const std::function<void(const TrackedVideo&)>& use);
 
 }  // namespace labpose::tools

@@ -50,23 +50,16 @@ Command plot_trajectories_command() {
       plot.pcutoff = options->pcutoff.value_or(config.values().pcutoff);
       plot.colormap = config.values().colormap;
       plot.filtered = options->filtered;
-      std::vector<std::filesystem::path> inputs(options->videos.begin(), options->videos.end());
-      int missing = 0;
-      for (const auto& video : pipeline::videos_to_analyze(inputs, 0, 1)) {
-        const auto tracks = find_tracks(model, video, options->dest, options->filtered);
-        if (!tracks) {
-          ++missing;
-          continue;
-        }
-        const std::filesystem::path folder =
-            options->dest.empty() ? video.parent_path() : std::filesystem::path(options->dest);
-        const std::string stem = projects::video_stem(video.string());
-        for (const auto& png : pipeline::plot_trajectories(projects::read_table_hdf5(*tracks),
-                                                           folder / "plot-poses" / stem, plot)) {
-          std::cout << png.string() << '\n';
-        }
-      }
-      refuse_missing_tracks(missing, "to plot");
+      for_each_tracked_video(
+          model, options->videos, options->dest, options->filtered, "to plot",
+          [&](const TrackedVideo& tracked) {
+            const std::string stem = projects::video_stem(tracked.video.string());
+            for (const auto& png : pipeline::plot_trajectories(
+                     projects::read_table_hdf5(tracked.tracks), tracked.folder / "plot-poses" / stem,
+                     plot)) {
+              std::cout << png.string() << '\n';
+            }
+          });
       return 0;
     };
   };
