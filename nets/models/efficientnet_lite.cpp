@@ -30,8 +30,11 @@ constexpr Group kGroups[] = {{1, 3, 1, 1, 32, 16},  {2, 3, 2, 6, 16, 24},  {2, 5
                              {3, 3, 2, 6, 40, 80},  {3, 5, 1, 6, 80, 112}, {4, 5, 2, 6, 112, 192},
                              {1, 3, 1, 6, 192, 320}};
 constexpr int kGroupCount = 7;
-constexpr int kLastStridedGroup = 5;  // dilated at output stride 16
-constexpr float kBatchNormEpsilon = 1e-3F;
+constexpr int kLastStridedGroup = 5;        // dilated at output stride 16
+constexpr float kBatchNormEpsilon = 1e-3F;  // TensorFlow's; the weights need it
+// The running statistics' momentum stays PyTorch's 0.1 (the package: 0.01, TensorFlow's 0.99
+// decay): our training runs are minutes to hours, and unfrozen statistics should move to the new
+// images fast.
 
 // The package's round_filters (depth_divisor 8, min_depth 8).
 int round_filters(int filters, double width) {
