@@ -162,8 +162,9 @@ std::string training_set_metadata_name() {
 }
 
 std::string scorer_net_name(std::string_view net_type) {
-  // DeepLabCut's get_scorer_name: "mobnet_" + int(100 * width) for MobileNets, underscores
-  // removed otherwise.
+  // DeepLabCut's get_scorer_name: "mobnet_" + int(100 * width) for MobileNets, "effnet_" + what
+  // follows "efficientnet-" for EfficientNets (efficientnet-b3 -> effnet_b3, so efficientnet_lite0
+  // -> effnet_lite0), underscores removed otherwise.
   constexpr std::string_view kMobileNet = "mobilenet_v2_";
   if (net_type.starts_with(kMobileNet)) {
     const std::string width(net_type.substr(kMobileNet.size()));
@@ -171,6 +172,10 @@ std::string scorer_net_name(std::string_view net_type) {
     const double value = std::strtod(width.c_str(), &end);
     if (end != width.c_str() && *end == '\0')
       return fmt::format("mobnet_{}", static_cast<int>(value * 100.0));
+  }
+  for (const std::string_view efficientnet : {"efficientnet_", "efficientnet-"}) {
+    if (net_type.starts_with(efficientnet) && net_type.size() > efficientnet.size())
+      return fmt::format("effnet_{}", net_type.substr(efficientnet.size()));
   }
   std::string name;
   for (const char c : net_type) {

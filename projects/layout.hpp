@@ -91,7 +91,8 @@ std::string snapshot_file_name(std::int64_t iteration, bool best = false);
 std::string training_set_metadata_name();
 
 /// DeepLabCut's TensorFlow-style network name in scorer names: resnet_50 -> resnet50,
-/// mobilenet_v2_1.0 -> mobnet_100, mobilenet_v2_0.35 -> mobnet_35 (others: underscores removed).
+/// mobilenet_v2_1.0 -> mobnet_100, mobilenet_v2_0.35 -> mobnet_35, efficientnet_lite0 ->
+/// effnet_lite0 (as efficientnet-b3 -> effnet_b3; others: underscores removed).
 std::string scorer_net_name(std::string_view net_type);
 /// "DLC_<net>_<Task><date>shuffle<S>_<iterations>", the scorer of a network's predictions (column
 /// level `scorer` of evaluation and analysis tables, and the stem of their file names).

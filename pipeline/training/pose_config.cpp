@@ -63,6 +63,7 @@ const std::set<std::string>& known_keys() {
                                              "early_stop_patience",
                                              "seed",
                                              "freeze_backbone_stages",
+                                             "unfreeze_backbone_after",
                                              "backbone_lr_multiplier",
                                              "stride",
                                              "pos_dist_thresh",
@@ -186,6 +187,8 @@ PoseConfig read_pose_config(const fs::path& file, std::vector<std::string>* warn
       reader.optional_integer("seed", 0).value_or(static_cast<long long>(c.seed)));
   c.freeze_backbone_stages = static_cast<int>(
       reader.optional_integer("freeze_backbone_stages", 0).value_or(c.freeze_backbone_stages));
+  c.unfreeze_backbone_after =
+      reader.optional_integer("unfreeze_backbone_after", 0).value_or(c.unfreeze_backbone_after);
   c.backbone_lr_multiplier = reader.optional_number("backbone_lr_multiplier", 0.0, 100.0)
                                  .value_or(c.backbone_lr_multiplier);
 
@@ -283,6 +286,7 @@ std::string pose_config_text(const PoseConfig& c) {
   line("early_stop_patience", std::to_string(c.early_stop_patience));
   line("seed", std::to_string(c.seed));
   line("freeze_backbone_stages", std::to_string(c.freeze_backbone_stages));
+  line("unfreeze_backbone_after", std::to_string(c.unfreeze_backbone_after));
   line("backbone_lr_multiplier", yaml_float_text(c.backbone_lr_multiplier));
   out += "\n# Targets and loss (score maps: disks of pos_dist_thresh pixels at stride 8)\n";
   line("stride", std::to_string(c.stride));

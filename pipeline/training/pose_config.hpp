@@ -40,7 +40,8 @@ struct PoseConfig {
   int early_stop_patience = 0;        // evaluations without improvement before stopping (0: off)
   std::uint64_t seed = 42;
   int freeze_backbone_stages = 0;  // first backbone stages not trained (fine-tuning)
-  double backbone_lr_multiplier = 1.0;
+  std::int64_t unfreeze_backbone_after = 0;  // iterations after which they train too (0: never)
+  double backbone_lr_multiplier = 1.0;       // the backbone's learning rate / the head's
 
   // Targets and loss (DeepLabCut's single-animal recipe).
   int stride = 8;

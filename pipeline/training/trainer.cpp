@@ -165,6 +165,8 @@ class Trainer {
  private:
   void setup();
   void step();
+  int frozen_stages() const;
+  void apply_frozen_stages();
   void evaluate_test_set();
   void save(bool best);
   void append_stats_row(bool force);
@@ -182,6 +184,7 @@ class Trainer {
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<BatchLoader> loader_;
   ParameterRanges ranges_;
+  int applied_frozen_stages_ = 0;  // what ranges_ and the batch norms are set for
   BatchGeometry geometry_;
   int score_output_ = 0, locref_output_ = 1;
   nets::Tensor input_, score_target_, locref_target_, locref_weights_, ones_, score_gradient_,
@@ -210,6 +213,10 @@ void Trainer::setup() {
   if (options_.early_stop_patience) pose_.early_stop_patience = *options_.early_stop_patience;
   if (options_.seed) pose_.seed = *options_.seed;
   if (options_.freeze_backbone_stages) pose_.freeze_backbone_stages = *options_.freeze_backbone_stages;
+  if (options_.unfreeze_backbone_after)
+    pose_.unfreeze_backbone_after = *options_.unfreeze_backbone_after;
+  if (options_.backbone_lr_multiplier)
+    pose_.backbone_lr_multiplier = *options_.backbone_lr_multiplier;
   if (options_.weights) pose_.init_weights = *options_.weights;
   if (pose_.max_iters < 1 || pose_.batch_size < 1) {
     throw UsageError(fmt::format("{}: max_iters and batch_size must be at least 1", pose_file.string()));
@@ -219,6 +226,11 @@ void Trainer::setup() {
     throw UsageError(fmt::format("cannot freeze {} backbone stages: {} has {}",
                                  pose_.freeze_backbone_stages, pose_.net_type, stages),
                      fmt::format("use 0 (train everything) to {}", stages));
+  }
+  if (pose_.unfreeze_backbone_after < 0) {
+    throw UsageError(
+        fmt::format("unfreeze_backbone_after must be 0 (never) or a positive iteration (found {})",
+                    pose_.unfreeze_backbone_after));
   }
 
   // The labels and the saved split.
@@ -297,8 +309,7 @@ void Trainer::setup() {
   }
 
   // The optimizer and the parts of the parameters it updates.
-  ranges_ = parameter_ranges(*net_, pose_.net_type, pose_.freeze_backbone_stages);
-  set_frozen_batch_norms(*net_, pose_.net_type, pose_.freeze_backbone_stages);
+  apply_frozen_stages();
   optimizer_ = std::make_unique<Optimizer>(*backend_, pose_.optimizer, net_->trainable_count());
   if (resumed) optimizer_->restore(*backend_, resumed->optimizer_state, newest->path);
 
@@ -340,8 +351,27 @@ void Trainer::setup() {
        pose_.batch_size, pose_.crop_width, pose_.crop_height, pose_.max_iters);
 }
 
+// The stages frozen at iteration_: freeze_backbone_stages until unfreeze_backbone_after, then none.
+// Depends on the iteration only, so a run resumed on either side of the switch is the same run.
+int Trainer::frozen_stages() const {
+  const bool unfrozen =
+      pose_.unfreeze_backbone_after > 0 && iteration_ >= pose_.unfreeze_backbone_after;
+  return unfrozen ? 0 : pose_.freeze_backbone_stages;
+}
+
+void Trainer::apply_frozen_stages() {
+  applied_frozen_stages_ = frozen_stages();
+  ranges_ = parameter_ranges(*net_, pose_.net_type, applied_frozen_stages_);
+  set_frozen_batch_norms(*net_, pose_.net_type, applied_frozen_stages_);
+}
+
 void Trainer::step() {
   nets::Backend& backend = *backend_;
+  if (frozen_stages() != applied_frozen_stages_) {
+    apply_frozen_stages();
+    console::info("iteration {}: the backbone trains from now on (unfreeze_backbone_after)",
+                  iteration_);
+  }
   std::unique_ptr<Batch> batch = loader_->next();
   backend.copy_from_host(batch->images.data(), input_);
   backend.copy_from_host(batch->score.data(), score_target_);

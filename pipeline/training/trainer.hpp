@@ -30,6 +30,8 @@ struct TrainOptions {
   std::optional<int> early_stop_patience;
   std::optional<std::uint64_t> seed;
   std::optional<int> freeze_backbone_stages;
+  std::optional<std::int64_t> unfreeze_backbone_after;
+  std::optional<double> backbone_lr_multiplier;
   std::optional<std::string> weights;  // pretrained backbone (safetensors)
   double max_minutes = 0.0;  // stop (with a snapshot, as an interrupt) after this much wall time; 0: none
   /// Called after each step with the iteration count and the step's loss (tests, benchmarks).

@@ -38,6 +38,14 @@ ConvGeometry asymmetric() {
   return g;
 }
 
+// EfficientNet-Lite's stride-2 "same" padding: (k-2)/2 before, the rest of k-1 after (the last row
+// unused on even sizes).
+ConvGeometry tensorflow_same_stride_2(int kernel, int groups) {
+  ConvGeometry g = ConvGeometry::symmetric(2, (kernel - 2) / 2, 1, groups);
+  g.pad_bottom = g.pad_right = kernel - 1 - g.pad_top;
+  return g;
+}
+
 std::vector<ConvCase> conv_cases() {
   return {
       {"3x3 batch 1", Shape{1, 3, 7, 9}, Shape{5, 3, 3, 3}, geometry(1, 1, 1, 1), true},
@@ -45,6 +53,10 @@ std::vector<ConvCase> conv_cases() {
        asymmetric(), false},
       {"grouped dilated", Shape{3, 6, 9, 8}, Shape{6, 2, 3, 3}, geometry(1, 2, 2, 3), true},
       {"depthwise stride 2", Shape{2, 8, 9, 9}, Shape{8, 1, 3, 3}, geometry(2, 1, 1, 8), false},
+      {"5x5 depthwise stride 2 TensorFlow same padding, even and odd", Shape{2, 8, 10, 9},
+       Shape{8, 1, 5, 5}, tensorflow_same_stride_2(5, 8), false},
+      {"3x3 stride 2 TensorFlow same padding, odd and even", Shape{1, 3, 11, 12}, Shape{8, 3, 3, 3},
+       tensorflow_same_stride_2(3, 1), false},
       {"depthwise dilated", Shape{1, 16, 6, 7}, Shape{16, 1, 3, 3}, geometry(1, 2, 2, 16), false},
       {"1x1 stride 2", Shape{2, 16, 7, 7}, Shape{32, 16, 1, 1}, geometry(2, 0, 1, 1), false},
       {"7x7 stem", Shape{2, 3, 17, 15}, Shape{8, 3, 7, 7}, geometry(2, 3, 1, 1), false},

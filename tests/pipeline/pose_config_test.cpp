@@ -30,6 +30,9 @@ PoseConfig sample() {
   c.crop_height = 192;
   c.mirror = true;
   c.optimizer = "sgd";
+  c.freeze_backbone_stages = 3;
+  c.unfreeze_backbone_after = 500;
+  c.backbone_lr_multiplier = 0.1;
   return c;
 }
 
@@ -50,6 +53,9 @@ TEST(PoseConfig, RoundTripsEveryValue) {
   EXPECT_EQ(back.crop_height, 192);
   EXPECT_TRUE(back.mirror);
   EXPECT_EQ(back.optimizer, "sgd");
+  EXPECT_EQ(back.freeze_backbone_stages, 3);
+  EXPECT_EQ(back.unfreeze_backbone_after, 500);
+  EXPECT_DOUBLE_EQ(back.backbone_lr_multiplier, 0.1);
   EXPECT_DOUBLE_EQ(back.locref_stdev, 7.2801);
   EXPECT_DOUBLE_EQ(back.learning_rate(0), 1e-5);
   EXPECT_DOUBLE_EQ(back.learning_rate(100), 2.5e-4);

@@ -189,6 +189,13 @@ TEST(BatchLoader, BatchesDependOnlyOnSeedAndStep) {
   EXPECT_GT(positives, 0.0F) << "the crops hold the animal";
 }
 
+// Removes everything training wrote, keeping pose_cfg.yaml.
+void clear_training_outputs(const fs::path& train_dir) {
+  for (const auto& entry : fs::directory_iterator(train_dir)) {
+    if (entry.path().filename() != "pose_cfg.yaml") fs::remove(entry.path());
+  }
+}
+
 TEST(Trainer, ResumingGivesTheSameLossesAsAnUninterruptedRun) {
   TrainingFixture fixture;
   std::vector<double> straight;
@@ -210,9 +217,7 @@ TEST(Trainer, ResumingGivesTheSameLossesAsAnUninterruptedRun) {
   EXPECT_THROW(train(fixture.options()), Error) << "refuses to start over existing snapshots";
 
   // Interrupted after iteration 4 (as by Ctrl-C), then resumed.
-  for (const auto& entry : fs::directory_iterator(fixture.train_dir)) {
-    if (entry.path().filename() != "pose_cfg.yaml") fs::remove(entry.path());
-  }
+  clear_training_outputs(fixture.train_dir);
   std::vector<double> pieces;
   TrainOptions first = fixture.options();
   first.on_step = [&](std::int64_t iteration, double loss) {
@@ -355,6 +360,95 @@ TEST(Trainer, FrozenStagesDoNotChange) {
   again.resume = true;
   again.max_iters = 4;
   EXPECT_THROW(train(again), UsageError) << "more stages than the backbone has";
+}
+
+// Fine-tuning on a schedule: the backbone (weights and batch-norm statistics) stays as it was for
+// unfreeze_backbone_after iterations while the head learns, then trains too; a run stopped before
+// or after the switch and resumed is the same run.
+TEST(Trainer, UnfreezingAfterKIterationsTrainsTheBackboneAndResumesExactly) {
+  TrainingFixture fixture;
+  fixture.pose.net_type = "efficientnet_lite0";
+  fixture.pose.freeze_backbone_stages = 9;
+  fixture.pose.unfreeze_backbone_after = 3;
+  fixture.pose.evaluate_iters = 0;
+  fixture.pose.save_iters = 3;  // snapshot-3: after the last frozen step
+  fixture.write();
+  std::vector<double> straight;
+  TrainOptions options = fixture.options();
+  options.on_step = [&](std::int64_t, double loss) { straight.push_back(loss); };
+  train(options);
+  ASSERT_EQ(straight.size(), 6u);
+  auto backend = make_backend("cpu");
+  auto net = nets::build_pose_net(
+      *backend, {"efficientnet_lite0", static_cast<int>(fixture.pose.bodyparts.size()), true});
+  nets::initialize_pose_net(*net, fixture.pose.seed);
+  const auto initial = nets::net_weights(*net);
+  const auto at3 = nets::read_safetensors(fixture.train_dir / "snapshot-3.safetensors");
+  const auto at6 = nets::read_safetensors(fixture.train_dir / "snapshot-6.safetensors");
+  int backbone = 0, moved = 0, statistics_moved = 0;
+  for (const auto& [name, tensor] : initial.tensors) {
+    if (nets::backbone_stage("efficientnet_lite0", name) == 0) {
+      EXPECT_NE(at3.tensors.at(name).values, tensor.values) << name << " learns while frozen";
+      continue;
+    }
+    ++backbone;
+    EXPECT_EQ(at3.tensors.at(name).values, tensor.values) << name << " is frozen until iteration 3";
+    if (at6.tensors.at(name).values != tensor.values) {
+      ++moved;
+      if (name.find("running_") != std::string::npos) ++statistics_moved;
+    }
+  }
+  EXPECT_GT(backbone, 200);
+  EXPECT_GT(moved, backbone * 9 / 10) << "the backbone trains after the switch";
+  EXPECT_GT(statistics_moved, 50) << "with batch statistics again";
+
+  for (const std::int64_t stop_at : {2, 4}) {
+    SCOPED_TRACE(stop_at);
+    clear_training_outputs(fixture.train_dir);
+    std::vector<double> pieces;
+    TrainOptions first = fixture.options();
+    first.on_step = [&](std::int64_t iteration, double loss) {
+      pieces.push_back(loss);
+      if (iteration == stop_at) request_interrupt();
+    };
+    {
+      const InterruptHandler handler;
+      EXPECT_EQ(train(first).stop, TrainResult::Stop::interrupted);
+    }
+    TrainOptions rest = fixture.options();
+    rest.resume = true;
+    rest.on_step = [&](std::int64_t, double loss) { pieces.push_back(loss); };
+    train(rest);
+    EXPECT_EQ(pieces, straight) << "the same loss at every step";
+    const auto resumed = nets::read_safetensors(fixture.train_dir / "snapshot-6.safetensors");
+    for (const auto& [name, tensor] : at6.tensors)
+      EXPECT_EQ(resumed.tensors.at(name).values, tensor.values) << name;
+  }
+}
+
+TEST(Trainer, BackboneLearningRateMultiplierScalesTheBackboneOnly) {
+  TrainingFixture fixture;
+  fixture.pose.max_iters = 2;
+  fixture.pose.evaluate_iters = 0;
+  fixture.write();
+  TrainOptions options = fixture.options();
+  options.backbone_lr_multiplier = 0.0;  // as --backbone-lr-multiplier 0
+  const TrainResult result = train(options);
+  const auto trained = nets::read_safetensors(result.last_snapshot);
+  auto backend = make_backend("cpu");
+  auto net = nets::build_pose_net(
+      *backend, {"mobilenet_v2_0.35", static_cast<int>(fixture.pose.bodyparts.size()), true});
+  nets::initialize_pose_net(*net, fixture.pose.seed);
+  const auto initial = nets::net_weights(*net);
+  for (const auto& parameter : net->parameters()) {
+    const std::string& name = parameter->name;
+    const bool same = trained.tensors.at(name).values == initial.tensors.at(name).values;
+    if (nets::backbone_stage("mobilenet_v2_0.35", name) == 0) {
+      EXPECT_FALSE(same) << name << ": the head learns at the full rate";
+    } else if (parameter->trainable) {
+      EXPECT_TRUE(same) << name << ": the backbone's rate is 0";
+    }
+  }
 }
 
 TEST(Trainer, BadInputsAreNamed) {

@@ -55,6 +55,8 @@ TEST(Layout, ScorerAndEvaluationNamesAreDeepLabCutsTensorFlowOnes) {
   EXPECT_EQ(scorer_net_name("mobilenet_v2_1.0"), "mobnet_100");
   EXPECT_EQ(scorer_net_name("mobilenet_v2_0.35"), "mobnet_35");
   EXPECT_EQ(scorer_net_name("mobilenet_v2_0.75"), "mobnet_75");
+  EXPECT_EQ(scorer_net_name("efficientnet_lite0"), "effnet_lite0");
+  EXPECT_EQ(scorer_net_name("efficientnet-b3"), "effnet_b3");
   const std::string scorer = scorer_name("resnet_50", "openfield", "Oct30", 1, 50000);
   EXPECT_EQ(scorer, "DLC_resnet50_openfieldOct30shuffle1_50000");
   EXPECT_EQ(evaluation_results_name(scorer),

@@ -202,8 +202,15 @@ TEST(TrainingCli, TrainInterruptedByCtrlCThenResumed) {
   EXPECT_TRUE(contains(result.output, "already holds snapshots")) << result.output;
   EXPECT_TRUE(contains(result.output, "--resume")) << result.output;
 
-  result = testing::run_labpose("train " + c + " --resume --max-iters " + std::to_string(reached + 3));
+  // Resumed as fine-tuning: frozen backbone, then all of it from two iterations on.
+  result =
+      testing::run_labpose("train " + c + " --resume --max-iters " + std::to_string(reached + 3) +
+                           " --freeze-backbone-stages 9 --unfreeze-after " +
+                           std::to_string(reached + 2) + " --backbone-lr-multiplier 0.5");
   ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(contains(result.output, "iteration " + std::to_string(reached + 2) +
+                                          ": the backbone trains from now on"))
+      << result.output;
   EXPECT_TRUE(contains(result.output, "resuming from snapshot-" + std::to_string(reached))) << result.output;
   EXPECT_TRUE(contains(result.output, "trained to iteration " + std::to_string(reached + 3))) << result.output;
   EXPECT_TRUE(fs::exists(train / ("snapshot-" + std::to_string(reached + 3) + ".safetensors")));

@@ -11,6 +11,11 @@ the checkpoints (the last evaluation at or before each) and writes every curve t
 
     /usr/bin/python3 tools/bench/openfield.py --labpose build/tools/labpose --minutes 30
 
+With --transfer WEIGHTS (efficientnet_lite0 ImageNet weights from tools/convert_weights.py) it compares
+transfer learning instead, labpose only: efficientnet_lite0 from those weights (backbone frozen for the
+first --unfreeze-fraction of the iterations, batch norm in inference mode meanwhile), the same network from
+scratch, and mobilenet_v2_0.35 from scratch, each for the same wall time on the same split.
+
 Only the standard library; the peer needs Debian's python3-torch and python3-opencv. Run it on a quiet
 machine: both programs use every core.
 """
@@ -26,6 +31,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PEER_NETS = {"mobilenet_v2_0.35": "mnv2_035", "mobilenet_v2_1.0": "mnv2_100", "resnet_50": "resnet50"}
+LABPOSE_NETS = sorted(PEER_NETS) + [f"efficientnet_lite{n}" for n in range(5)]
 
 
 def run(cmd, log_path, env=None):
@@ -91,13 +97,68 @@ def at(curve, minutes, end):
     return before[-1] if before else None
 
 
+def train_labpose(a, labpose, data, work, fraction, project, suffix, net, weights, settings):
+    """Copies the project, makes the split and trains `net` (from `weights` when given) for a.minutes with
+    the extra pose_cfg.yaml `settings`; returns labpose's learning curve and the file listing the test
+    images."""
+    percent = int(100 * fraction)
+    name = f"{percent}{suffix}"
+    models = os.path.join(project, "labpose-models", "iteration-0")
+    config = os.path.join(project, "config.yaml")
+    if not a.skip_labpose:
+        per_minute = training_speed(labpose, net, a.crop, a.batch)
+        # The schedule is in iterations: aim at the wall time, a little short for the evaluations and the
+        # loader; --max-minutes stops training at the wall time whatever the speed turns out to be.
+        iters = int(per_minute * a.minutes * 0.98)
+        drop = int(iters * 0.75)
+        print(f"  labpose {net} trains {per_minute:.0f} iterations/min at {a.crop}x{a.crop}, batch {a.batch}: "
+              f"{iters} iterations, learning rate {a.lr:g} then {a.lr / 10:g} from iteration {drop}", flush=True)
+        if "freeze_backbone_stages" in settings:
+            settings = dict(settings, unfreeze_backbone_after=max(1, int(iters * a.unfreeze_fraction)))
+        shutil.rmtree(project, ignore_errors=True)
+        shutil.copytree(data, project, symlinks=True)
+        set_training_fraction(config, fraction)
+        create = [labpose, "create-dataset", config, "--net", net, "--shuffle", "1"]
+        if weights:
+            create += ["--weights", weights]
+        status, _ = run(create, os.path.join(work, f"create-dataset-{name}.log"))
+        if status != 0:
+            sys.exit(f"error: create-dataset failed, see {work}/create-dataset-{name}.log")
+    model = [d for d in os.listdir(models) if d.endswith(f"trainset{percent}shuffle1")][0]
+    train_dir = os.path.join(models, model, "train")
+    pose_cfg = os.path.join(train_dir, "pose_cfg.yaml")
+    split = re.search(r"(?m)^split: (.*)$", open(pose_cfg).read()).group(1)
+    test_images = json.load(open(os.path.join(project, split)))["test"]
+    test_list = os.path.join(work, f"test-images-{name}.txt")
+    with open(test_list, "w") as f:
+        f.write("\n".join(test_images) + "\n")
+
+    if not a.skip_labpose:
+        set_pose_config(pose_cfg, dict({
+            "batch_size": a.batch,
+            "multi_step": f"[[{a.lr:g}, {drop}], [{a.lr / 10:g}, {iters}]]",
+            "max_iters": iters,
+            "evaluate_iters": max(1, int(per_minute * a.eval_minutes)),
+            "display_iters": max(1, int(per_minute * a.eval_minutes)),
+            "save_iters": iters,
+            "keep_snapshots": 1,
+            "crop_size": f"[{a.crop}, {a.crop}]",
+        }, **settings))
+        status, seconds = run([labpose, "--quiet", "train", config, "--max-minutes", str(a.minutes)],
+                              os.path.join(work, f"labpose-{name}.log"))
+        if status != 0:
+            sys.exit(f"error: labpose train failed, see {work}/labpose-{name}.log")
+        print(f"  labpose trained for {seconds / 60:.1f} min", flush=True)
+    return labpose_curve(os.path.join(train_dir, "learning_stats.csv")), test_list
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--labpose", default=os.path.join(ROOT, "build", "tools", "labpose"))
     ap.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "data", "openfield-Pranav-2018-10-30"))
     ap.add_argument("--peer", default=os.path.join(ROOT, "..", "shared", "bench", "openfield_peer.py"))
     ap.add_argument("--work", default="openfield-bench", help="folder for the project copies and logs")
-    ap.add_argument("--net", default="mobilenet_v2_0.35", choices=sorted(PEER_NETS))
+    ap.add_argument("--net", default="mobilenet_v2_0.35", choices=LABPOSE_NETS)
     ap.add_argument("--splits", default="0.95,0.8", help="training fractions, comma-separated")
     ap.add_argument("--minutes", type=float, default=30.0, help="wall time of each training run")
     ap.add_argument("--checkpoints", default="15,30", help="minutes at which errors are compared")
@@ -109,7 +170,17 @@ def main():
                     help="minutes between the peer's evaluations (each takes it ~10 s of its training time)")
     ap.add_argument("--skip-peer", action="store_true")
     ap.add_argument("--skip-labpose", action="store_true")
+    ap.add_argument("--transfer", metavar="WEIGHTS",
+                    help="compare efficientnet_lite0 from these ImageNet weights with it and mobilenet_v2_0.35 "
+                         "from scratch (no peer)")
+    ap.add_argument("--freeze-stages", type=int, default=9, help="--transfer: backbone stages frozen at first")
+    ap.add_argument("--unfreeze-fraction", type=float, default=0.1,
+                    help="--transfer: the fraction of the iterations before the backbone trains too")
+    ap.add_argument("--backbone-lr-multiplier", type=float, default=1.0,
+                    help="--transfer: the backbone's learning rate as a multiple of the head's")
     a = ap.parse_args()
+    if a.net not in PEER_NETS and not a.skip_peer and not a.transfer:
+        sys.exit(f"error: the peer has no {a.net}; add --skip-peer")
 
     labpose = os.path.abspath(a.labpose)
     data = os.path.abspath(a.data)
@@ -120,56 +191,32 @@ def main():
     os.makedirs(work, exist_ok=True)
     checkpoints = [float(c) for c in a.checkpoints.split(",")]
 
-    per_minute = training_speed(labpose, a.net, a.crop, a.batch)
-    # The schedule is in iterations: aim at the wall time, a little short for the evaluations and the
-    # loader; --max-minutes stops training at the wall time whatever the speed turns out to be.
-    iters = int(per_minute * a.minutes * 0.98)
-    drop = int(iters * 0.75)
-    print(f"labpose {a.net} trains {per_minute:.0f} iterations/min at {a.crop}x{a.crop}, batch {a.batch}: "
-          f"{iters} iterations, learning rate {a.lr:g} then {a.lr / 10:g} from iteration {drop}", flush=True)
+    # (label, network, weights or None, pose_cfg.yaml settings besides the schedule)
+    if a.transfer:
+        weights = os.path.abspath(a.transfer)
+        configurations = [("lite0-pretrained", "efficientnet_lite0", weights,
+                           {"freeze_backbone_stages": a.freeze_stages,
+                            "backbone_lr_multiplier": a.backbone_lr_multiplier}),
+                          ("lite0-scratch", "efficientnet_lite0", None, {}),
+                          ("mnv2_035-scratch", "mobilenet_v2_0.35", None, {})]
+        a.skip_peer = True
+    else:
+        configurations = [("labpose", a.net, None, {})]
 
     results = []  # (split, program, curve)
     for fraction in [float(s) for s in a.splits.split(",")]:
         percent = int(100 * fraction)
-        project = os.path.join(work, f"openfield-{percent}")
-        print(f"== split {percent}/{100 - percent}: {project}", flush=True)
-        if not a.skip_labpose:
-            shutil.rmtree(project, ignore_errors=True)
-            shutil.copytree(data, project, symlinks=True)
-            config = os.path.join(project, "config.yaml")
-            set_training_fraction(config, fraction)
-            status, _ = run([labpose, "create-dataset", config, "--net", a.net, "--shuffle", "1"],
-                            os.path.join(work, f"create-dataset-{percent}.log"))
-            if status != 0:
-                sys.exit(f"error: create-dataset failed, see {work}/create-dataset-{percent}.log")
-        models = os.path.join(project, "labpose-models", "iteration-0")
-        model = [d for d in os.listdir(models) if d.endswith(f"trainset{percent}shuffle1")][0]
-        train_dir = os.path.join(models, model, "train")
-        pose_cfg = os.path.join(train_dir, "pose_cfg.yaml")
-        split = re.search(r"(?m)^split: (.*)$", open(pose_cfg).read()).group(1)
-        test_images = json.load(open(os.path.join(project, split)))["test"]
-        test_list = os.path.join(work, f"test-images-{percent}.txt")
-        with open(test_list, "w") as f:
-            f.write("\n".join(test_images) + "\n")
-
-        if not a.skip_labpose:
-            set_pose_config(pose_cfg, {
-                "batch_size": a.batch,
-                "multi_step": f"[[{a.lr:g}, {drop}], [{a.lr / 10:g}, {iters}]]",
-                "max_iters": iters,
-                "evaluate_iters": max(1, int(per_minute * a.eval_minutes)),
-                "display_iters": max(1, int(per_minute * a.eval_minutes)),
-                "save_iters": iters,
-                "keep_snapshots": 1,
-                "crop_size": f"[{a.crop}, {a.crop}]",
-            })
-            status, seconds = run([labpose, "--quiet", "train", config, "--max-minutes", str(a.minutes)],
-                                  os.path.join(work, f"labpose-{percent}.log"))
-            if status != 0:
-                sys.exit(f"error: labpose train failed, see {work}/labpose-{percent}.log")
-            print(f"  labpose trained for {seconds / 60:.1f} min", flush=True)
-        results.append((percent, "labpose", labpose_curve(os.path.join(train_dir, "learning_stats.csv"))))
-
+        test_sets = set()
+        for label, net, weights, settings in configurations:
+            suffix = "" if label == "labpose" else "-" + label
+            project = os.path.join(work, f"openfield-{percent}{suffix}")
+            print(f"== split {percent}/{100 - percent}, {label} ({net}): {project}", flush=True)
+            curve, test_list = train_labpose(a, labpose, data, work, fraction, project, suffix, net, weights,
+                                             settings)
+            results.append((percent, label, curve))
+            test_sets.add(open(test_list).read())
+        if len(test_sets) != 1:
+            sys.exit(f"error: the configurations of split {percent} got different test images")
         peer_log = os.path.join(work, f"peer-{percent}.log")
         if not a.skip_peer:
             status, seconds = run(["/usr/bin/python3", os.path.abspath(a.peer), project, "--net",
@@ -178,7 +225,7 @@ def main():
             if status != 0:
                 sys.exit(f"error: the peer failed, see {peer_log}")
             print(f"  the peer trained for {seconds / 60:.1f} min", flush=True)
-        if os.path.exists(peer_log):
+        if os.path.exists(peer_log) and not a.transfer:
             results.append((percent, "peer", peer_curve(peer_log)))
 
     with open(os.path.join(work, "curves.csv"), "w", newline="") as f:
@@ -188,13 +235,13 @@ def main():
             for t, e in curve:
                 out.writerow([f"{percent}/{100 - percent}", program, f"{t:.2f}", f"{e:.2f}"])
 
-    print(f"\nmean test error in pixels ({a.net}, from scratch, this CPU), at the last evaluation at or "
-          "before each time:")
-    print("split   program  " + "".join(f"{c:>8g} min" for c in checkpoints))
+    what = "transfer learning" if a.transfer else f"{a.net}, from scratch"
+    print(f"\nmean test error in pixels ({what}, this CPU), at the last evaluation at or before each time:")
+    print("split   program          " + "".join(f"{c:>8g} min" for c in checkpoints))
     for percent, program, curve in results:
         errors = [at(curve, c, a.minutes) for c in checkpoints]
         cells = "".join(f"{e:>12.2f}" if e is not None else f"{'-':>12}" for e in errors)
-        print(f"{percent}/{100 - percent:<4} {program:<8}{cells}")
+        print(f"{percent}/{100 - percent:<4} {program:<17}{cells}")
     print(f"curves: {os.path.join(work, 'curves.csv')}")
 
 

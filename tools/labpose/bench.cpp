@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
@@ -212,7 +213,7 @@ Command bench_command() {
   command.define = [](CLI::App& app) -> std::function<int()> {
     auto options = std::make_shared<BenchOptions>();
     app.add_option("--arch", options->architecture,
-                   "resnet_50, resnet_101, mobilenet_v2_1.0 or mobilenet_v2_0.35");
+                   fmt::format("{}", fmt::join(nets::pose_architectures(), ", ")));
     app.add_option("--size", options->size, "image size WIDTHxHEIGHT (default 640x480)");
     app.add_option("--batch", options->batches,
                    "images per batch, or a list such as 1,8,32,64 (default 1)");

@@ -80,7 +80,7 @@ Command net_command() {
         app.add_subcommand("forward", "run a pose network on an .npy batch and write its outputs");
     forward
         ->add_option("--arch", options->architecture,
-                     "resnet_50, resnet_101, mobilenet_v2_1.0 or mobilenet_v2_0.35")
+                     fmt::format("{}", fmt::join(nets::pose_architectures(), ", ")))
         ->required();
     forward->add_option("--bodyparts", options->bodyparts, "number of bodyparts J")
         ->required()

@@ -1,6 +1,7 @@
 // labpose train <config> [--shuffle K] [--training-fraction F] [--device D] [--max-iters N]
 //   [--batch-size B] [--resume] [--early-stop P] [--seed S] [--weights F]
-//   [--freeze-backbone-stages N] [--max-minutes M]
+//   [--freeze-backbone-stages N] [--unfreeze-after K] [--backbone-lr-multiplier X] [--max-minutes
+//   M]
 #include <fmt/core.h>
 
 #include "core/console.hpp"
@@ -53,6 +54,14 @@ Command train_command() {
     app.add_option("--freeze-backbone-stages", train.freeze_backbone_stages,
                    "keep the first N backbone stages fixed (fine-tuning pretrained weights)")
         ->check(CLI::NonNegativeNumber);
+    app.add_option("--unfreeze-after", train.unfreeze_backbone_after,
+                   "train the frozen stages too from this iteration on (pose_cfg.yaml's "
+                   "unfreeze_backbone_after; 0: never)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--backbone-lr-multiplier", train.backbone_lr_multiplier,
+                   "the backbone's learning rate as a multiple of the head's (pose_cfg.yaml's "
+                   "backbone_lr_multiplier)")
+        ->check(CLI::Range(0.0, 100.0));
     app.add_option("--max-minutes", options->max_minutes,
                    "stop after this much training time, with a snapshot (resume later with --resume)")
         ->check(CLI::NonNegativeNumber);
