@@ -43,9 +43,9 @@ TEST(Cli, ExitCodes) {
   EXPECT_EQ(labpose("create").exit_code, 2) << "missing arguments";
   EXPECT_EQ(labpose("create --help").exit_code, 0);
   EXPECT_EQ(labpose("--version").exit_code, 0);
-  const CommandResult later = labpose("label config.yaml");
+  const CommandResult later = labpose("merge config.yaml");
   EXPECT_EQ(later.exit_code, 2);
-  EXPECT_TRUE(contains(later.output, "error: `labpose label` is not yet available in this build"))
+  EXPECT_TRUE(contains(later.output, "error: `labpose merge` is not yet available in this build"))
       << later.output;
   EXPECT_TRUE(contains(later.output, "hint: this build has: create, add-videos")) << later.output;
   const CommandResult bad_choice = labpose("convert-labels config.yaml --to xml");

@@ -25,6 +25,7 @@ const std::vector<Command>& command_table();
 Command create_command();
 Command add_videos_command();
 Command extract_frames_command();
+Command label_command();
 Command convert_labels_command();
 Command check_labels_command();
 Command create_dataset_command();

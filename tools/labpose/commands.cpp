@@ -10,8 +10,7 @@ const std::vector<Command>& command_table() {
       create_command(),
       add_videos_command(),
       extract_frames_command(),
-      unavailable_command("label",
-                          "label frames in the browser (works over ssh on a headless machine)"),
+      label_command(),
       check_labels_command(),
       convert_labels_command(),
       create_dataset_command(),
@@ -36,8 +35,9 @@ const std::vector<Command>& command_table() {
 std::string available_command_names() {
   std::vector<std::string> names;
   for (const auto& name :
-       {"create", "add-videos", "extract-frames", "check-labels", "convert-labels",
-        "create-dataset", "train", "evaluate", "analyze", "filter", "plot-trajectories", "labeled-video", "bench", "demo", "doctor", "net"})
+       {"create", "add-videos", "extract-frames", "label", "check-labels", "convert-labels",
+        "create-dataset", "train", "evaluate", "analyze", "filter", "plot-trajectories",
+        "labeled-video", "bench", "demo", "doctor", "net"})
     names.push_back(name);
   return fmt::format("{}", fmt::join(names, ", "));
 }
