@@ -205,6 +205,9 @@ struct LabelServer::State {
         response.set_content(asset.body.data(), asset.body.size(), std::string(asset.content_type));
       });
     }
+    server.Get("/favicon.ico", [](const httplib::Request&, httplib::Response& response) {
+      response.status = 204;  // no icon: keeps the browser's console free of a 404
+    });
     server.Get("/api/project", [this](const httplib::Request&, httplib::Response& response) {
       guarded(response, [&] { send_json(response, project_json()); });
     });
