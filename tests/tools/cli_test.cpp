@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "tests/labeling/labeling_support.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace labpose {
@@ -296,7 +297,8 @@ TEST(Cli, DemoThenExtractFramesTwiceNeverTheSameFrame) {
       << unknown.output;
   EXPECT_TRUE(contains(unknown.output, "hint: the project has: synthetic_mouse")) << unknown.output;
   EXPECT_EQ(labpose("extract-frames " + shell_quote(config) + " --algo random").exit_code, 2);
-  const CommandResult again = labpose("demo --project-only --dir " + shell_quote(dir.path().string()));
+  const CommandResult again =
+      labpose("demo --project-only --dir " + shell_quote(dir.path().string()));
   EXPECT_EQ(again.exit_code, 1) << again.output;
   EXPECT_TRUE(contains(again.output, "already exists")) << again.output;
 }
@@ -312,6 +314,27 @@ TEST(Cli, DoctorReportsTheBuildAndTheMachine) {
       testing::run("LABPOSE_HEADLESS=1 " + shell_quote(testing::labpose_binary()) + " doctor")
           .output,
       "headless       yes"));
+}
+
+TEST(Cli, LabelServesUntilCtrlCAndRefusesBadInput) {
+  const TempDir dir;
+  const fs::path config = testing::make_labeling_project(dir.path());
+  // Ctrl-C after two seconds: the URL with its token was printed, the exit is clean. A host other
+  // than the loopback is served with a warning.
+  const CommandResult served =
+      testing::run("timeout --preserve-status -s INT 2 " + shell_quote(testing::labpose_binary()) +
+                   " label " + shell_quote(config.string()) + " --no-browser --host 0.0.0.0");
+  EXPECT_EQ(served.exit_code, 0) << served.output;
+  EXPECT_TRUE(contains(served.output, "http://0.0.0.0:")) << served.output;
+  EXPECT_TRUE(contains(served.output, "/?token=")) << served.output;
+  EXPECT_TRUE(contains(served.output, "warning: serving on 0.0.0.0, not 127.0.0.1"))
+      << served.output;
+  EXPECT_TRUE(contains(served.output, "ssh -L")) << served.output;
+
+  const CommandResult missing = labpose("label " + shell_quote((dir / "nothing.yaml").string()));
+  EXPECT_EQ(missing.exit_code, 1) << missing.output;
+  EXPECT_TRUE(contains(missing.output, "error: ")) << missing.output;
+  EXPECT_EQ(labpose("label " + shell_quote(config.string()) + " --port 70000").exit_code, 2);
 }
 
 }  // namespace
