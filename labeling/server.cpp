@@ -17,6 +17,7 @@
 
 #include "core/atomic_file.hpp"
 #include "labeling/web_assets.hpp"
+#include "pipeline/analysis/labeled_video.hpp"
 #include "pipeline/plots/colormap.hpp"
 
 namespace labpose::labeling {
@@ -184,7 +185,7 @@ struct LabelServer::State {
                 {"bodyparts", store.bodyparts()},
                 {"colors", colors},
                 {"skeleton", skeleton},
-                {"skeleton_color", values.skeleton_color},
+                {"skeleton_color", hex_color(pipeline::named_color(values.skeleton_color))},
                 {"dotsize", values.dotsize},
                 {"alphavalue", values.alphavalue},
                 {"pcutoff", values.pcutoff},

@@ -178,6 +178,8 @@ TEST(Cli, ReferenceProjectConvertAndCheck) {
                        "(from CollectedData_Pranav.h5)"))
       << result.output;
   EXPECT_TRUE(contains(result.output, "0 errors")) << result.output;
+  EXPECT_TRUE(contains(result.output, "m4s1_labeled: 116 labeled images drawn")) << result.output;
+  EXPECT_TRUE(fs::is_regular_file(copy / "labeled-data" / "m4s1_labeled" / "img0115.png"));
 
   // An unknown bodypart in the labels is an error (exit 1) that names the file and column.
   std::string broken = csv;
