@@ -44,25 +44,39 @@ std::string selenium_python(std::string& reason) {
   return python;
 }
 
-TEST(Browser, PlaceMoveDeleteReloadAgreesWithTheCsv) {
-  std::string reason;
-  const std::string python = selenium_python(reason);
-  if (python.empty()) {
-    if (std::getenv("LABPOSE_REQUIRE_INTEROP_PYTHON") != nullptr)
-      FAIL() << reason << " (LABPOSE_REQUIRE_INTEROP_PYTHON is set)";
-    GTEST_SKIP() << reason;
-  }
-  testing::TempDir dir;
-  const fs::path config = testing::make_labeling_project(dir.path());
-  LabelServer server(projects::ProjectConfig::load(config), {});
-  server.start();
+// Runs browser_labeling.py against `server`; its JSON line, or null after a failure.
+json run_page_script(const std::string& python, const LabelServer& server,
+                     const std::string& scenario = {}) {
   const auto result = testing::run(
       shell_quote(python) + " " +
       shell_quote(
           (fs::path(LABPOSE_SOURCE_DIR) / "tests" / "labeling" / "browser_labeling.py").string()) +
-      " " + shell_quote(server.url()));
-  ASSERT_EQ(result.exit_code, 0) << result.output;
-  const json page = json::parse(result.output.substr(result.output.rfind("\n{") + 1));
+      " " + shell_quote(server.url()) + " " + scenario);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  if (result.exit_code != 0) return nullptr;
+  // The last line that starts with '{' (Selenium may print warnings before it).
+  const auto newline = result.output.rfind("\n{");
+  return json::parse(result.output.substr(newline == std::string::npos ? 0 : newline + 1));
+}
+
+// Binds the virtualenv's python to `name`, or skips (fails with LABPOSE_REQUIRE_INTEROP_PYTHON).
+#define LABPOSE_REQUIRE_SELENIUM(name)                                       \
+  std::string name##_reason;                                                 \
+  const std::string name = selenium_python(name##_reason);                   \
+  if (name.empty()) {                                                        \
+    if (std::getenv("LABPOSE_REQUIRE_INTEROP_PYTHON") != nullptr)            \
+      FAIL() << name##_reason << " (LABPOSE_REQUIRE_INTEROP_PYTHON is set)"; \
+    GTEST_SKIP() << name##_reason;                                           \
+  }
+
+TEST(Browser, PlaceMoveDeleteReloadAgreesWithTheCsv) {
+  LABPOSE_REQUIRE_SELENIUM(python);
+  testing::TempDir dir;
+  const fs::path config = testing::make_labeling_project(dir.path());
+  LabelServer server(projects::ProjectConfig::load(config), {});
+  server.start();
+  const json page = run_page_script(python, server);
+  ASSERT_FALSE(page.is_null());
   ASSERT_EQ(page["bodyparts"], json({"snout", "leftear", "rightear", "tailbase"}));
 
   // The clicks landed where they were aimed (the view shows the 64x48 frame about 13x enlarged).
@@ -92,6 +106,35 @@ TEST(Browser, PlaceMoveDeleteReloadAgreesWithTheCsv) {
   EXPECT_EQ(csv.at(0, 1), points[0]["y"].get<double>());
   for (std::size_t column = 2; column < 8; ++column) EXPECT_TRUE(std::isnan(csv.at(0, column)));
   EXPECT_TRUE(projects::same_table(csv, projects::read_table_hdf5(files.h5)));
+}
+
+TEST(Browser, KeysUndoRedoSecondTabAndRefine) {
+  LABPOSE_REQUIRE_SELENIUM(python);
+  testing::TempDir dir;
+  const fs::path config = testing::make_labeling_project(dir.path());
+  const fs::path folder = config.parent_path() / "labeled-data" / "mouse";
+  testing::write_machine_labels(folder);
+  ServerOptions options;
+  options.refine = true;
+  LabelServer server(projects::ProjectConfig::load(config), options);
+  server.start();
+  const json page = run_page_script(python, server, "extras");
+  ASSERT_FALSE(page.is_null());
+  EXPECT_NEAR(page["placed"]["x"].get<double>(), 30.0, 0.5);
+  EXPECT_TRUE(page["second_tab"][1].is_null());
+  // Accepted: the network's snout, leftear and rightear; it had no tailbase.
+  const json& accepted = page["accepted"];
+  for (std::size_t j = 0; j < 3; ++j)
+    EXPECT_EQ(accepted[j], json({{"x", 10.0 + static_cast<double>(j)}, {"y", 20.0}})) << j;
+  EXPECT_TRUE(accepted[3].is_null());
+
+  const auto csv = projects::read_table_csv(projects::label_files(folder, "Alice").csv);
+  ASSERT_EQ(csv.row_count(), 2u);  // img001 (its point deleted in the first tab) and img003
+  EXPECT_EQ(projects::image_key(csv, 0).image, "img001.png");
+  for (std::size_t column = 0; column < 8; ++column) EXPECT_TRUE(std::isnan(csv.at(0, column)));
+  EXPECT_EQ(projects::image_key(csv, 1).image, "img003.png");
+  EXPECT_EQ(csv.at(1, 2), 11.0);  // leftear x
+  EXPECT_TRUE(std::isnan(csv.at(1, 6)));
 }
 
 }  // namespace

@@ -3,10 +3,13 @@
 
 #include <fmt/core.h>
 
+#include <cmath>
+
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "projects/table.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace labpose::testing {
@@ -65,6 +68,24 @@ batch_size: 8
                 image);
   }
   return project / "config.yaml";
+}
+
+void write_machine_labels(const fs::path& folder) {
+  projects::Table machine;
+  machine.column_level_names = {"scorer", "bodyparts", "coords"};
+  for (const char* bodypart : {"snout", "leftear", "rightear", "tailbase"}) {
+    for (const char* coord : {"x", "y", "likelihood"})
+      machine.columns.push_back({"DLC_resnet50_mouseNov23shuffle1_1000", bodypart, coord});
+  }
+  machine.index_levels = 3;
+  machine.add_row({"labeled-data", "mouse", "img003.png"});
+  for (std::size_t j = 0; j < 4; ++j) {
+    machine.at(0, 3 * j) = 10.0 + static_cast<double>(j);
+    machine.at(0, 3 * j + 1) = 20.0;
+    machine.at(0, 3 * j + 2) = 0.25 * static_cast<double>(j + 1);
+  }
+  machine.at(0, 9) = std::nan("");
+  projects::write_table_hdf5(machine, folder / "machinelabels-iter0.h5");
 }
 
 }  // namespace labpose::testing

@@ -376,22 +376,7 @@ TEST_F(ServerTest, ConcurrentSavesFromTwoTabsLoseNothing) {
 }
 
 TEST_F(ServerTest, RefineShowsAndAcceptsTheNetworksPoints) {
-  // machinelabels-iter0.h5 as DeepLabCut's extract_outlier_frames writes it: x, y, likelihood.
-  projects::Table machine;
-  machine.column_level_names = {"scorer", "bodyparts", "coords"};
-  for (const char* bodypart : {"snout", "leftear", "rightear", "tailbase"}) {
-    for (const char* coord : {"x", "y", "likelihood"})
-      machine.columns.push_back({"DLC_resnet50_mouseNov23shuffle1_1000", bodypart, coord});
-  }
-  machine.index_levels = 3;
-  machine.add_row({"labeled-data", "mouse", "img003.png"});
-  for (std::size_t j = 0; j < 4; ++j) {
-    machine.at(0, 3 * j) = 10.0 + static_cast<double>(j);
-    machine.at(0, 3 * j + 1) = 20.0;
-    machine.at(0, 3 * j + 2) = 0.25 * static_cast<double>(j + 1);
-  }
-  machine.at(0, 9) = std::nan("");  // tailbase not found
-  projects::write_table_hdf5(machine, folder() / "machinelabels-iter0.h5");
+  testing::write_machine_labels(folder());
 
   start(false);
   json frame = json::parse(client().Get("/api/frame?video=mouse&image=img003.png")->body);
