@@ -20,11 +20,9 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using testing::shell_quote;
 
-// The virtualenv's python with Selenium, made on first use; or the reason there is none.
+// The virtualenv's python with Selenium, made on first use; or the reason there is none. Tests
+// running at once (ctest -j) make it one at a time, under a lock file beside it.
 std::string selenium_python(std::string& reason) {
-  const fs::path venv = LABPOSE_BROWSER_VENV;
-  const std::string python = (venv / "bin" / "python").string();
-  if (testing::run(shell_quote(python) + " -c 'import selenium'").exit_code == 0) return python;
   for (const char* program : {"/usr/bin/chromium", "/usr/bin/chromedriver"}) {
     if (!fs::exists(program)) {
       reason = fmt::format(
@@ -34,8 +32,13 @@ std::string selenium_python(std::string& reason) {
       return {};
     }
   }
-  const auto made = testing::run("/usr/bin/python3 -m venv " + shell_quote(venv.string()) + " && " +
-                                 shell_quote(python) + " -m pip install -q selenium");
+  const fs::path venv = LABPOSE_BROWSER_VENV;
+  const std::string python = (venv / "bin" / "python").string();
+  const std::string make = shell_quote(python) + " -c 'import selenium' 2>/dev/null || " +
+                           "(/usr/bin/python3 -m venv " + shell_quote(venv.string()) + " && " +
+                           shell_quote(python) + " -m pip install -q selenium)";
+  const auto made =
+      testing::run("flock " + shell_quote(venv.string() + ".lock") + " sh -c " + shell_quote(make));
   if (made.exit_code != 0) {
     reason = "could not make a virtualenv with Selenium from PyPI in " + venv.string() + ":\n" +
              made.output;
