@@ -198,7 +198,10 @@ function renderBodyparts() {
     const where = document.createElement("span");
     where.className = "where";
     const point = state.frame && state.frame.points[index];
-    where.textContent = point ? `${point.x.toFixed(1)}, ${point.y.toFixed(1)}` : "—";
+    const machine = state.frame && state.frame.machine && state.frame.machine[index];
+    if (point) where.textContent = `${point.x.toFixed(1)}, ${point.y.toFixed(1)}`;
+    else if (machine) where.textContent = `p=${machine.likelihood.toFixed(2)}`;
+    else where.textContent = "—";
     item.append(label, where);
     item.addEventListener("click", () => { state.bodypart = index; render(); });
     return item;
@@ -281,7 +284,12 @@ function drawDot(point, color, filled, current) {
   context.globalAlpha = filled ? state.project.alphavalue : 1;
   if (filled) { context.fillStyle = color; context.fill(); }
   context.globalAlpha = 1;
-  context.lineWidth = 1.5;
+  if (!filled) {  // the network's point: a dashed ring on a white halo, visible on any fur
+    context.lineWidth = 4;
+    context.strokeStyle = "rgba(255, 255, 255, 0.8)";
+    context.stroke();
+  }
+  context.lineWidth = filled ? 1.5 : 2;
   context.setLineDash(filled ? [] : [3, 2]);
   context.strokeStyle = filled ? "#000" : color;
   context.stroke();
