@@ -6,7 +6,7 @@ set(allowed_projects core projects)
 set(allowed_nets core nets)
 set(allowed_cuda core nets cuda)
 set(allowed_pipeline core projects nets cuda pipeline)
-set(allowed_labeling core projects nets pipeline labeling)
+set(allowed_labeling core projects pipeline labeling)
 set(violations "")
 foreach(folder core projects nets cuda pipeline labeling)
   file(GLOB_RECURSE sources "${SOURCE_DIR}/${folder}/*.hpp" "${SOURCE_DIR}/${folder}/*.cpp"

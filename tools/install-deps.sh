@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages labpose builds and runs with (idempotent: does nothing when all are present).
 # Usage: tools/install-deps.sh [--tests] [--bench]   (--tests adds what only the test suite needs:
-# pandas, PyTables, ruamel.yaml, SciPy, statsmodels and PyTorch for the interoperability and whole-model checks; --bench
+# pandas, PyTables, ruamel.yaml, SciPy, statsmodels and PyTorch for the interoperability and whole-model checks,
+# Chromium, its WebDriver and python3-venv for the browser test of the labeling page (which installs Selenium
+# from PyPI into a virtualenv under the build folder); --bench
 # adds the ffmpeg command line that labpose-bench-decode compares against)
 # Runs apt-get as root, or through sudo otherwise. CUDA/cuDNN are not Debian packages and are never installed here.
 set -euo pipefail
@@ -16,7 +18,7 @@ packages=(
 for option in "$@"; do
   case "$option" in
     --tests) packages+=(python3 python3-numpy python3-pandas python3-tables python3-ruamel.yaml python3-scipy python3-statsmodels python3-torch
-                        python3-torchvision python3-venv python3-pip) ;;  # venv, pip: EfficientNet-Lite test
+                        python3-torchvision python3-venv python3-pip chromium chromium-driver) ;;  # venv, pip: EfficientNet-Lite and browser tests
     --bench) packages+=(ffmpeg) ;;
     *) echo "install-deps: unknown option $option (use --tests and/or --bench)" >&2; exit 2 ;;
   esac

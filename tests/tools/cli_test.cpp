@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "tests/labeling/labeling_support.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace labpose {
@@ -43,11 +44,10 @@ TEST(Cli, ExitCodes) {
   EXPECT_EQ(labpose("create").exit_code, 2) << "missing arguments";
   EXPECT_EQ(labpose("create --help").exit_code, 0);
   EXPECT_EQ(labpose("--version").exit_code, 0);
-  const CommandResult later = labpose("label config.yaml");
-  EXPECT_EQ(later.exit_code, 2);
-  EXPECT_TRUE(contains(later.output, "error: `labpose label` is not yet available in this build"))
-      << later.output;
-  EXPECT_TRUE(contains(later.output, "hint: this build has: create, add-videos")) << later.output;
+  const CommandResult missing = labpose("merge no-such-project/config.yaml");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_TRUE(contains(missing.output, "error: ")) << missing.output;
+  EXPECT_TRUE(contains(missing.output, "no-such-project/config.yaml")) << missing.output;
   const CommandResult bad_choice = labpose("convert-labels config.yaml --to xml");
   EXPECT_EQ(bad_choice.exit_code, 2);
   EXPECT_TRUE(contains(bad_choice.output, "error:")) << bad_choice.output;
@@ -177,6 +177,8 @@ TEST(Cli, ReferenceProjectConvertAndCheck) {
                        "(from CollectedData_Pranav.h5)"))
       << result.output;
   EXPECT_TRUE(contains(result.output, "0 errors")) << result.output;
+  EXPECT_TRUE(contains(result.output, "m4s1_labeled: 116 labeled images drawn")) << result.output;
+  EXPECT_TRUE(fs::is_regular_file(copy / "labeled-data" / "m4s1_labeled" / "img0115.png"));
 
   // An unknown bodypart in the labels is an error (exit 1) that names the file and column.
   std::string broken = csv;
@@ -296,7 +298,8 @@ TEST(Cli, DemoThenExtractFramesTwiceNeverTheSameFrame) {
       << unknown.output;
   EXPECT_TRUE(contains(unknown.output, "hint: the project has: synthetic_mouse")) << unknown.output;
   EXPECT_EQ(labpose("extract-frames " + shell_quote(config) + " --algo random").exit_code, 2);
-  const CommandResult again = labpose("demo --project-only --dir " + shell_quote(dir.path().string()));
+  const CommandResult again =
+      labpose("demo --project-only --dir " + shell_quote(dir.path().string()));
   EXPECT_EQ(again.exit_code, 1) << again.output;
   EXPECT_TRUE(contains(again.output, "already exists")) << again.output;
 }
@@ -312,6 +315,27 @@ TEST(Cli, DoctorReportsTheBuildAndTheMachine) {
       testing::run("LABPOSE_HEADLESS=1 " + shell_quote(testing::labpose_binary()) + " doctor")
           .output,
       "headless       yes"));
+}
+
+TEST(Cli, LabelServesUntilCtrlCAndRefusesBadInput) {
+  const TempDir dir;
+  const fs::path config = testing::make_labeling_project(dir.path());
+  // Ctrl-C after two seconds: the URL with its token was printed, the exit is clean. A host other
+  // than the loopback is served with a warning.
+  const CommandResult served =
+      testing::run("timeout --preserve-status -s INT 2 " + shell_quote(testing::labpose_binary()) +
+                   " label " + shell_quote(config.string()) + " --no-browser --host 0.0.0.0");
+  EXPECT_EQ(served.exit_code, 0) << served.output;
+  EXPECT_TRUE(contains(served.output, "http://0.0.0.0:")) << served.output;
+  EXPECT_TRUE(contains(served.output, "/?token=")) << served.output;
+  EXPECT_TRUE(contains(served.output, "warning: serving on 0.0.0.0, not 127.0.0.1"))
+      << served.output;
+  EXPECT_TRUE(contains(served.output, "ssh -L")) << served.output;
+
+  const CommandResult missing = labpose("label " + shell_quote((dir / "nothing.yaml").string()));
+  EXPECT_EQ(missing.exit_code, 1) << missing.output;
+  EXPECT_TRUE(contains(missing.output, "error: ")) << missing.output;
+  EXPECT_EQ(labpose("label " + shell_quote(config.string()) + " --port 70000").exit_code, 2);
 }
 
 }  // namespace

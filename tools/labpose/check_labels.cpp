@@ -1,9 +1,11 @@
-// labpose check-labels <config>: validates every folder's labels and prints a report.
+// labpose check-labels <config>: validates every folder's labels, prints a report, and draws the
+// labels onto their frames in labeled-data/<video>_labeled/.
 #include <fmt/core.h>
 
 #include <iostream>
 
 #include "core/error.hpp"
+#include "labeling/labeled_images.hpp"
 #include "projects/check.hpp"
 #include "tools/labpose/command.hpp"
 #include "tools/labpose/config_loading.hpp"
@@ -23,14 +25,16 @@ void print_finding(const projects::Finding& finding) {
 Command check_labels_command() {
   Command command;
   command.name = "check-labels";
-  command.summary = "check every labeled frame against config.yaml and the images";
+  command.summary =
+      "check every labeled frame against config.yaml and the images, and draw the labels on them";
   command.define = [](CLI::App& app) -> std::function<int()> {
     auto config_path = std::make_shared<std::string>();
     app.add_option("config", *config_path, "the project's config.yaml")->required();
     app.footer(
         "Checks bodyparts, scorer, images, duplicate rows, coordinates outside the image, CSV vs "
         ".h5, and "
-        "videos listed in config.yaml. Exits 1 when it finds errors.");
+        "videos listed in config.yaml, and draws every labeled frame with its labels into "
+        "labeled-data/<video>_labeled/. Exits 1 when it finds errors.");
     return [config_path]() {
       const projects::ProjectConfig config = load_project_config(*config_path);
       const projects::CheckReport report = projects::check_project_labels(config);
@@ -49,6 +53,12 @@ Command check_labels_command() {
         for (const auto& finding : folder.findings) print_finding(finding);
       }
       if (report.folders.empty()) std::cout << "no labeled-data folders yet\n";
+      // The pictures help find what the errors are about, so they are drawn either way.
+      for (const auto& drawn : labeling::draw_labeled_images(config)) {
+        std::cout << fmt::format("{}: {} labeled image{} drawn\n", drawn.folder.string(),
+                                 drawn.images, drawn.images == 1 ? "" : "s");
+        for (const auto& problem : drawn.problems) std::cout << "  warning: " << problem << '\n';
+      }
       const std::size_t errors = report.count(projects::Finding::Severity::error);
       const std::size_t warnings = report.count(projects::Finding::Severity::warning);
       std::cout << fmt::format("{} error{}, {} warning{}\n", errors, errors == 1 ? "" : "s",

@@ -25,6 +25,7 @@ const std::vector<Command>& command_table();
 Command create_command();
 Command add_videos_command();
 Command extract_frames_command();
+Command label_command();
 Command convert_labels_command();
 Command check_labels_command();
 Command create_dataset_command();
@@ -40,10 +41,6 @@ Command demo_command();
 Command doctor_command();
 Command net_command();
 Command bench_command();
-/// A subcommand this build does not have yet: it parses anything and exits 2 with a clear message.
-Command unavailable_command(std::string name, std::string summary);
 
-/// The names of the subcommands this build implements (for messages).
-std::string available_command_names();
 
 }  // namespace labpose::tools

@@ -1,0 +1,487 @@
+// Point-by-point label edits on the files as they are on disk now.
+#include "labeling/label_store.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include "core/atomic_file.hpp"
+#include "core/console.hpp"
+#include "projects/image_header.hpp"
+#include "projects/labels.hpp"
+#include "projects/layout.hpp"
+
+namespace labpose::labeling {
+namespace fs = std::filesystem;
+using projects::Table;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// A single file or folder name: no separators, not hidden, not "." or "..".
+bool is_plain_name(std::string_view name) {
+  if (name.empty() || name.size() > 255 || name.front() == '.') return false;
+  return name.find_first_of(std::string_view("/\\\0", 3)) == std::string_view::npos;
+}
+
+bool is_image_name(std::string_view name) {
+  std::string extension = fs::path(name).extension().string();
+  for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return extension == ".png" || extension == ".jpg" || extension == ".jpeg";
+}
+
+// True when `path` (symlinks resolved) is `root` or inside it.
+bool inside(const fs::path& root, const fs::path& path) {
+  std::error_code error;
+  const fs::path real = fs::canonical(path, error);
+  if (error) return false;
+  auto [root_end, real_end] = std::mismatch(root.begin(), root.end(), real.begin(), real.end());
+  return root_end == root.end();
+}
+
+std::string now_stamp() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm local{};
+  localtime_r(&now, &local);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y%m%d-%H%M%S", &local);
+  return text;
+}
+
+std::map<std::string, projects::KeypointColumns> keypoints_by_bodypart(const Table& table) {
+  std::map<std::string, projects::KeypointColumns> keypoints;
+  for (auto& keypoint : projects::keypoint_columns(table, "CollectedData"))
+    keypoints.emplace(keypoint.bodypart, keypoint);
+  return keypoints;
+}
+
+// Appends x and y columns for `bodypart`, NaN in every row.
+void add_bodypart_columns(Table& table, const std::string& scorer, const std::string& bodypart) {
+  const std::size_t old_columns = table.column_count();
+  std::vector<double> values;
+  values.reserve(table.row_count() * (old_columns + 2));
+  for (std::size_t row = 0; row < table.row_count(); ++row) {
+    const auto first = table.values.begin() + static_cast<std::ptrdiff_t>(row * old_columns);
+    values.insert(values.end(), first, first + static_cast<std::ptrdiff_t>(old_columns));
+    values.push_back(kNaN);
+    values.push_back(kNaN);
+  }
+  table.columns.push_back({scorer, bodypart, "x"});
+  table.columns.push_back({scorer, bodypart, "y"});
+  table.values = std::move(values);
+}
+
+std::string table_scorer(const Table& table, const std::string& fallback) {
+  return table.columns.empty() ? fallback : table.columns.front().front();
+}
+
+// Adds a row for the image in the table's index style, before the first row that sorts after it.
+std::size_t insert_row(Table& table, std::string_view video, std::string_view image) {
+  std::vector<std::string> key;
+  if (table.index_levels == 3) {
+    key = {"labeled-data", std::string(video), std::string(image)};
+  } else {
+    key = {fmt::format("labeled-data/{}/{}", video, image)};
+  }
+  const std::pair<std::string, std::string> wanted{std::string(video), std::string(image)};
+  std::size_t position = table.row_count();
+  for (std::size_t row = 0; row < table.row_count(); ++row) {
+    const auto existing = projects::image_key(table, row);
+    if (std::pair{existing.stem, existing.image} > wanted) {
+      position = row;
+      break;
+    }
+  }
+  const std::size_t added = table.add_row(std::move(key));
+  const std::size_t width = table.column_count();
+  std::rotate(table.index.begin() + static_cast<std::ptrdiff_t>(position),
+              table.index.begin() + static_cast<std::ptrdiff_t>(added), table.index.end());
+  std::rotate(table.values.begin() + static_cast<std::ptrdiff_t>(position * width),
+              table.values.begin() + static_cast<std::ptrdiff_t>(added * width),
+              table.values.end());
+  return position;
+}
+
+std::optional<Table> read_optional(const fs::path& file, bool h5, std::string& problem) {
+  std::error_code error;
+  if (!fs::exists(file, error)) return std::nullopt;
+  try {
+    if (!h5) return projects::read_table_csv(file);
+    if (projects::probe_table_hdf5(file) == projects::Hdf5Format::fixed)
+      return projects::read_table_hdf5(file);
+    problem = fmt::format("{} is in pandas' old \"table\" format", file.filename().string());
+  } catch (const Error& failure) {
+    problem = failure.what();
+  }
+  return std::nullopt;
+}
+
+std::string file_version(const fs::path& file) {
+  std::error_code error;
+  const auto size = fs::file_size(file, error);
+  const auto time = fs::last_write_time(file, error).time_since_epoch().count();
+  return fmt::format("{} {} {}", file.filename().string(), size, time);
+}
+
+}  // namespace
+
+std::optional<std::size_t> find_row(const Table& table, std::string_view video,
+                                    std::string_view image) {
+  for (std::size_t row = 0; row < table.row_count(); ++row) {
+    const auto key = projects::image_key(table, row);
+    if (key.stem == video && key.image == image) return row;
+  }
+  return std::nullopt;
+}
+
+std::size_t merge_points(Table& base, const Table& other) {
+  auto base_keypoints = keypoints_by_bodypart(base);
+  const auto other_keypoints = keypoints_by_bodypart(other);
+  const std::string scorer = table_scorer(base, table_scorer(other, ""));
+  for (const auto& [bodypart, columns] : other_keypoints) {
+    if (base_keypoints.count(bodypart) == 0) add_bodypart_columns(base, scorer, bodypart);
+  }
+  base_keypoints = keypoints_by_bodypart(base);
+  std::size_t added = 0;
+  for (std::size_t row = 0; row < other.row_count(); ++row) {
+    const auto key = projects::image_key(other, row);
+    std::optional<std::size_t> target = find_row(base, key.stem, key.image);
+    for (const auto& [bodypart, columns] : other_keypoints) {
+      const double x = other.at(row, columns.x), y = other.at(row, columns.y);
+      if (!std::isfinite(x) || !std::isfinite(y)) continue;
+      if (!target) target = insert_row(base, key.stem, key.image);
+      const auto& into = base_keypoints.at(bodypart);
+      if (std::isfinite(base.at(*target, into.x)) && std::isfinite(base.at(*target, into.y)))
+        continue;
+      base.at(*target, into.x) = x;
+      base.at(*target, into.y) = y;
+      ++added;
+    }
+  }
+  return added;
+}
+
+LabelStore::LabelStore(const projects::ProjectConfig& config, bool refine)
+    : config_(config), refine_(refine), session_stamp_(now_stamp()) {
+  if (config.values().multi_animal) {
+    throw Error(fmt::format("{}: this is a multi-animal project; labpose label labels "
+                            "single-animal projects only so far",
+                            config.file().string()),
+                "label multi-animal projects with DeepLabCut's napari plugin for now");
+  }
+  bodyparts_ = config.values().bodyparts;
+  std::error_code error;
+  project_root_ = fs::canonical(config.project_dir(), error);
+  if (error) {
+    throw Error(fmt::format("cannot open the project folder {}: {}", config.project_dir().string(),
+                            error.message()));
+  }
+}
+
+fs::path LabelStore::folder_of(std::string_view video) const {
+  if (!is_plain_name(video))
+    throw RequestError(400, fmt::format("\"{}\" is not a labeled-data folder name", video));
+  const fs::path folder = projects::ProjectLayout(project_root_).labeled_data_folder(video);
+  std::error_code error;
+  if (!fs::is_directory(folder, error) || video.ends_with("_labeled"))
+    throw RequestError(404, fmt::format("no labeled-data folder \"{}\"", video));
+  if (!inside(project_root_, folder))
+    throw RequestError(403, fmt::format("labeled-data/{} leads out of the project", video));
+  return folder;
+}
+
+fs::path LabelStore::image_path(std::string_view video, std::string_view image) const {
+  const fs::path folder = folder_of(video);
+  if (!is_plain_name(image) || !is_image_name(image))
+    throw RequestError(400, fmt::format("\"{}\" is not an image name (.png, .jpg)", image));
+  const fs::path path = folder / image;
+  std::error_code error;
+  if (!fs::is_regular_file(path, error))
+    throw RequestError(404, fmt::format("no image labeled-data/{}/{}", video, image));
+  if (!inside(project_root_, path))
+    throw RequestError(403,
+                       fmt::format("labeled-data/{}/{} leads out of the project", video, image));
+  return path;
+}
+
+fs::path LabelStore::session_backup_dir(std::string_view video) const {
+  return folder_of(video) / ".labpose-backups" / session_stamp_;
+}
+
+Table LabelStore::load(const fs::path& folder) const {
+  const auto files = projects::label_files(folder, config_.values().scorer);
+  std::string csv_problem, h5_problem;
+  std::optional<Table> csv = read_optional(files.csv, false, csv_problem);
+  std::optional<Table> h5 = read_optional(files.h5, true, h5_problem);
+  std::error_code error;
+  if (!csv && !h5 && files.any_exists()) {
+    // Never save over labels that could not be read.
+    throw RequestError(409, fmt::format("cannot read the labels in {}: {}", folder.string(),
+                                        !csv_problem.empty() ? csv_problem : h5_problem));
+  }
+  Table table;
+  if (csv && h5) {
+    const bool h5_newer =
+        fs::last_write_time(files.h5, error) > fs::last_write_time(files.csv, error);
+    table = h5_newer ? std::move(*h5) : std::move(*csv);
+    merge_points(table, h5_newer ? *csv : *h5);
+  } else if (csv || h5) {
+    table = csv ? std::move(*csv) : std::move(*h5);
+  } else {
+    table = projects::make_label_table(config_.values().scorer, bodyparts_);
+  }
+  if (table.column_level_names.size() != 3) {
+    throw RequestError(409, fmt::format("{}: multi-animal columns in a single-animal project",
+                                        files.csv.string()));
+  }
+  const auto keypoints = keypoints_by_bodypart(table);
+  const std::string scorer = table_scorer(table, config_.values().scorer);
+  for (const auto& bodypart : bodyparts_) {
+    if (keypoints.count(bodypart) == 0) add_bodypart_columns(table, scorer, bodypart);
+  }
+  return table;
+}
+
+void LabelStore::save(const fs::path& folder, const Table& table) {
+  const auto files = projects::label_files(folder, config_.values().scorer);
+  std::error_code error;
+  if (backed_up_.insert(folder.string()).second && files.any_exists()) {
+    const fs::path backup = folder / ".labpose-backups" / session_stamp_;
+    fs::create_directories(backup, error);
+    for (const fs::path& file : {files.csv, files.h5}) {
+      if (fs::exists(file, error)) {
+        fs::copy_file(file, backup / file.filename(), fs::copy_options::overwrite_existing, error);
+        if (error) {
+          throw Error(fmt::format("cannot keep a backup of {} in {}: {}", file.string(),
+                                  backup.string(), error.message()),
+                      "check the free disk space and the folder's permissions");
+        }
+      }
+    }
+  }
+  for (const fs::path& file : {files.csv, files.h5}) {
+    if (fs::exists(file, error)) keep_backup(file);
+  }
+  projects::write_labels(table, files);
+}
+
+std::optional<Table> LabelStore::machine_labels(const fs::path& folder) const {
+  if (!refine_) return std::nullopt;
+  fs::path newest;
+  int newest_iteration = -1;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(folder, error)) {
+    const std::string name = entry.path().filename().string();
+    constexpr std::string_view prefix = "machinelabels-iter";
+    if (!name.starts_with(prefix) || !name.ends_with(".h5")) continue;
+    const std::string_view digits(name.data() + prefix.size(), name.size() - prefix.size() - 3);
+    int iteration = -1;
+    const auto [end, code] =
+        std::from_chars(digits.data(), digits.data() + digits.size(), iteration);
+    if (code != std::errc() || end != digits.data() + digits.size()) continue;
+    if (iteration > newest_iteration) {
+      newest_iteration = iteration;
+      newest = entry.path();
+    }
+  }
+  if (newest.empty()) return std::nullopt;
+  try {
+    return projects::read_table_hdf5(newest);
+  } catch (const Error& failure) {
+    console::warn("cannot read the network's labels {}: {}", newest.string(), failure.what());
+    return std::nullopt;
+  }
+}
+
+FrameLabels LabelStore::frame_locked(const fs::path& folder, std::string_view video,
+                                     std::string_view image, const Table& table) const {
+  FrameLabels frame;
+  frame.video = video;
+  frame.image = image;
+  const auto keypoints = keypoints_by_bodypart(table);
+  const auto row = find_row(table, video, image);
+  for (const auto& bodypart : bodyparts_) {
+    std::optional<Point> point;
+    if (row) {
+      const auto& columns = keypoints.at(bodypart);
+      const double x = table.at(*row, columns.x), y = table.at(*row, columns.y);
+      if (std::isfinite(x) && std::isfinite(y)) point = Point{x, y};
+    }
+    frame.points.push_back(point);
+  }
+  if (const auto machine = machine_labels(folder)) {
+    const auto machine_keypoints = projects::keypoint_columns(*machine, "machinelabels");
+    const auto machine_row = find_row(*machine, video, image);
+    for (const auto& bodypart : bodyparts_) {
+      std::optional<MachinePoint> point;
+      const auto it =
+          std::find_if(machine_keypoints.begin(), machine_keypoints.end(),
+                       [&](const projects::KeypointColumns& k) { return k.bodypart == bodypart; });
+      if (machine_row && it != machine_keypoints.end()) {
+        const double x = machine->at(*machine_row, it->x), y = machine->at(*machine_row, it->y);
+        const double likelihood = it->likelihood ? machine->at(*machine_row, *it->likelihood) : 1.0;
+        if (std::isfinite(x) && std::isfinite(y)) point = MachinePoint{x, y, likelihood};
+      }
+      frame.machine.push_back(point);
+    }
+  }
+  if (const auto size = projects::read_image_size(folder / image)) {
+    frame.width = size->width;
+    frame.height = size->height;
+  }
+  return frame;
+}
+
+std::vector<VideoSummary> LabelStore::videos() const {
+  std::lock_guard lock(mutex_);
+  std::vector<VideoSummary> videos;
+  for (const auto& folder : projects::ProjectLayout(project_root_).labeled_folders()) {
+    VideoSummary video;
+    video.stem = folder.filename().string();
+    std::error_code error;
+    for (const auto& entry : fs::directory_iterator(folder, error)) {
+      const std::string name = entry.path().filename().string();
+      if (entry.is_regular_file(error) && is_plain_name(name) && is_image_name(name))
+        video.frames.push_back({name, 0, false});
+    }
+    std::sort(video.frames.begin(), video.frames.end(),
+              [](const FrameSummary& a, const FrameSummary& b) { return a.image < b.image; });
+    const Table table = load(folder);
+    const auto keypoints = keypoints_by_bodypart(table);
+    const auto machine = machine_labels(folder);
+    for (auto& frame : video.frames) {
+      if (const auto row = find_row(table, video.stem, frame.image)) {
+        for (const auto& bodypart : bodyparts_) {
+          const auto& columns = keypoints.at(bodypart);
+          if (std::isfinite(table.at(*row, columns.x)) && std::isfinite(table.at(*row, columns.y)))
+            ++frame.labeled;
+        }
+      }
+      frame.machine = machine && find_row(*machine, video.stem, frame.image).has_value();
+    }
+    videos.push_back(std::move(video));
+  }
+  return videos;
+}
+
+FrameLabels LabelStore::frame(std::string_view video, std::string_view image) const {
+  const fs::path path = image_path(video, image);
+  std::lock_guard lock(mutex_);
+  return frame_locked(path.parent_path(), video, image, load(path.parent_path()));
+}
+
+FrameLabels LabelStore::set_point(std::string_view video, std::string_view image,
+                                  std::string_view bodypart, double x, double y) {
+  const fs::path path = image_path(video, image);
+  if (std::find(bodyparts_.begin(), bodyparts_.end(), bodypart) == bodyparts_.end())
+    throw RequestError(404, fmt::format("no bodypart \"{}\" in config.yaml", bodypart));
+  if (!std::isfinite(x) || !std::isfinite(y))
+    throw RequestError(400, "a point needs finite x and y");
+  if (const auto size = projects::read_image_size(path)) {
+    if (x < 0 || y < 0 || x >= size->width || y >= size->height) {
+      throw RequestError(
+          400, fmt::format("({}, {}) is outside the {}x{} image", x, y, size->width, size->height));
+    }
+  }
+  // Hundredths of a pixel: finer than any click, and short in the CSV.
+  x = std::round(x * 100.0) / 100.0;
+  y = std::round(y * 100.0) / 100.0;
+  std::lock_guard lock(mutex_);
+  const fs::path folder = path.parent_path();
+  Table table = load(folder);
+  const auto columns = keypoints_by_bodypart(table).at(std::string(bodypart));
+  const auto found = find_row(table, video, image);
+  const std::size_t row = found ? *found : insert_row(table, video, image);
+  table.at(row, columns.x) = x;
+  table.at(row, columns.y) = y;
+  save(folder, table);
+  return frame_locked(folder, video, image, table);
+}
+
+FrameLabels LabelStore::delete_point(std::string_view video, std::string_view image,
+                                     std::string_view bodypart) {
+  const fs::path path = image_path(video, image);
+  if (std::find(bodyparts_.begin(), bodyparts_.end(), bodypart) == bodyparts_.end())
+    throw RequestError(404, fmt::format("no bodypart \"{}\" in config.yaml", bodypart));
+  std::lock_guard lock(mutex_);
+  const fs::path folder = path.parent_path();
+  Table table = load(folder);
+  const auto columns = keypoints_by_bodypart(table).at(std::string(bodypart));
+  if (const auto row = find_row(table, video, image)) {
+    if (!std::isnan(table.at(*row, columns.x)) || !std::isnan(table.at(*row, columns.y))) {
+      table.at(*row, columns.x) = kNaN;
+      table.at(*row, columns.y) = kNaN;
+      save(folder, table);
+    }
+  }
+  return frame_locked(folder, video, image, table);
+}
+
+FrameLabels LabelStore::accept_machine(std::string_view video, std::string_view image) {
+  const fs::path path = image_path(video, image);
+  std::lock_guard lock(mutex_);
+  const fs::path folder = path.parent_path();
+  Table table = load(folder);
+  FrameLabels frame = frame_locked(folder, video, image, table);
+  const auto keypoints = keypoints_by_bodypart(table);
+  std::optional<std::size_t> row = find_row(table, video, image);
+  bool changed = false;
+  for (std::size_t j = 0; j < bodyparts_.size() && j < frame.machine.size(); ++j) {
+    if (frame.points[j] || !frame.machine[j]) continue;
+    if (!row) row = insert_row(table, video, image);
+    const auto& columns = keypoints.at(bodyparts_[j]);
+    table.at(*row, columns.x) = frame.machine[j]->x;
+    table.at(*row, columns.y) = frame.machine[j]->y;
+    changed = true;
+  }
+  if (!changed) return frame;
+  save(folder, table);
+  return frame_locked(folder, video, image, table);
+}
+
+std::vector<MergeNote> LabelStore::merge_other_scorers() {
+  std::vector<MergeNote> notes;
+  std::lock_guard lock(mutex_);
+  const std::string& scorer = config_.values().scorer;
+  for (const auto& folder : projects::ProjectLayout(project_root_).labeled_folders()) {
+    const fs::path record = folder / ".labpose-backups" / "merged.txt";
+    std::string merged_before;
+    std::error_code error;
+    if (fs::exists(record, error)) merged_before = read_file(record);
+    std::string merged_now;
+    for (const auto& other : projects::label_scorers(folder)) {
+      if (other == scorer) continue;
+      projects::LoadedLabels loaded;
+      try {
+        loaded = projects::read_labels(projects::label_files(folder, other));
+      } catch (const Error& failure) {
+        console::warn("{}: cannot read the labels of scorer {}: {}", folder.string(), other,
+                      failure.what());
+        continue;
+      }
+      const std::string version = file_version(loaded.source);
+      if (merged_before.find(version + "\n") != std::string::npos) continue;
+      Table table = load(folder);
+      const std::size_t added = merge_points(table, loaded.table);
+      if (added > 0) save(folder, table);
+      notes.push_back({folder.filename().string(), loaded.source.filename().string(), added});
+      merged_now += version + "\n";
+    }
+    if (!merged_now.empty()) {
+      fs::create_directories(record.parent_path(), error);
+      write_file_atomically(record, merged_before + merged_now);
+    }
+  }
+  return notes;
+}
+
+}  // namespace labpose::labeling

@@ -1,0 +1,128 @@
+// The labels the labeling page edits: one point at a time, applied under a lock to what is on disk
+// now (never a whole table sent by a page), written to CollectedData_<scorer>.csv and .h5 through
+// the project model with backups. Points another tool or scorer wrote are merged in, never dropped.
+// Not HTTP: server.cpp turns requests into these calls.
+#pragma once
+
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.hpp"
+#include "projects/config.hpp"
+#include "projects/table.hpp"
+
+namespace labpose::labeling {
+
+/// A request the store refuses, with the HTTP status that says why (400 bad input, 403 outside
+/// the project, 404 no such video/frame/bodypart, 409 the labels cannot be read).
+class RequestError : public Error {
+ public:
+  RequestError(int status, const std::string& message) : Error(message), status_(status) {}
+  int status() const noexcept { return status_; }
+
+ private:
+  int status_;
+};
+
+struct Point {
+  double x = 0, y = 0;  // pixels in the image, origin at the top-left corner
+};
+
+struct MachinePoint {
+  double x = 0, y = 0, likelihood = 0;
+};
+
+/// One frame's points, in config.yaml's bodypart order.
+struct FrameLabels {
+  std::string video, image;
+  std::vector<std::optional<Point>> points;
+  std::vector<std::optional<MachinePoint>> machine;  // the network's, with --refine; else empty
+  int width = 0, height = 0;                         // the image's size (0 when unreadable)
+};
+
+struct FrameSummary {
+  std::string image;
+  std::size_t labeled = 0;  // bodyparts with a point
+  bool machine = false;     // the network's predictions exist for it (machinelabels)
+};
+
+struct VideoSummary {
+  std::string stem;
+  std::vector<FrameSummary> frames;  // the images in labeled-data/<stem>/, sorted by name
+};
+
+/// What merge_other_scorers() did in one folder.
+struct MergeNote {
+  std::string video, source;  // the other scorer's file name
+  std::size_t points = 0;     // points added to this scorer's labels
+};
+
+class LabelStore {
+ public:
+  /// A single-animal project (multi-animal projects are refused with an Error). `refine`: show
+  /// machinelabels-iter<K>.h5 predictions for frames that have them.
+  LabelStore(const projects::ProjectConfig& config, bool refine);
+
+  const std::vector<std::string>& bodyparts() const { return bodyparts_; }
+  const projects::ProjectConfig& config() const { return config_; }
+  bool refine() const { return refine_; }
+
+  /// Every labeled-data folder with its images and how many bodyparts each has.
+  std::vector<VideoSummary> videos() const;
+  /// The frame's points as on disk now.
+  FrameLabels frame(std::string_view video, std::string_view image) const;
+  /// Places or moves one bodypart (x, y in pixels inside the image) and saves at once.
+  FrameLabels set_point(std::string_view video, std::string_view image, std::string_view bodypart,
+                        double x, double y);
+  /// Removes one bodypart's point and saves at once (nothing to do when it has none).
+  FrameLabels delete_point(std::string_view video, std::string_view image,
+                           std::string_view bodypart);
+  /// Turns the network's points of the frame into human labels for every bodypart that has no
+  /// human label yet (--refine), and saves.
+  FrameLabels accept_machine(std::string_view video, std::string_view image);
+
+  /// The image file of a frame after every check: a plain name of an existing image in a
+  /// labeled-data folder whose real path (symlinks resolved) is inside the project.
+  std::filesystem::path image_path(std::string_view video, std::string_view image) const;
+
+  /// Fills points this scorer has not labeled from other scorers' CollectedData files, once per
+  /// version of such a file (recorded in .labpose-backups/merged.txt, so a point deleted later
+  /// does not come back). Their files are left as they are.
+  std::vector<MergeNote> merge_other_scorers();
+
+  /// Where the files of a folder were before this store first changed them.
+  std::filesystem::path session_backup_dir(std::string_view video) const;
+
+ private:
+  std::filesystem::path folder_of(std::string_view video) const;
+  // The scorer's labels in a folder: CSV and .h5 merged point by point (the newer file wins where
+  // both have a point), config's bodyparts added as columns where missing.
+  projects::Table load(const std::filesystem::path& folder) const;
+  void save(const std::filesystem::path& folder, const projects::Table& table);
+  FrameLabels frame_locked(const std::filesystem::path& folder, std::string_view video,
+                           std::string_view image, const projects::Table& table) const;
+  std::optional<projects::Table> machine_labels(const std::filesystem::path& folder) const;
+
+  projects::ProjectConfig config_;
+  bool refine_;
+  std::vector<std::string> bodyparts_;
+  std::filesystem::path project_root_;  // canonical
+  std::string session_stamp_;
+  mutable std::mutex mutex_;
+  std::set<std::string> backed_up_;  // folders whose files were copied to the session backup
+};
+
+/// Rows of `table` whose image is `image` in labeled-data/`video`, or nullopt.
+std::optional<std::size_t> find_row(const projects::Table& table, std::string_view video,
+                                    std::string_view image);
+
+/// Copies into `base` the points of `other` that `base` lacks (matched by image and bodypart; rows
+/// and bodyparts `base` lacks are added). Returns how many points were added.
+std::size_t merge_points(projects::Table& base, const projects::Table& other);
+
+}  // namespace labpose::labeling

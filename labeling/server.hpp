@@ -1,0 +1,54 @@
+// The labeling server: the embedded page and a small JSON API over a LabelStore, on
+// 127.0.0.1 by default, with a random token required on every request (in the printed URL, then
+// a cookie). Images come only from the project's labeled-data. Not a general web server: no
+// directory listings, no uploads, bounded request bodies.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "labeling/label_store.hpp"
+#include "projects/config.hpp"
+
+namespace labpose::labeling {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 0;         // 0: any free port
+  bool refine = false;  // show machinelabels predictions (frames from extract-outliers)
+  std::string token;    // empty: a new random one
+  std::size_t max_body_bytes = 64 * 1024;
+};
+
+class LabelServer {
+ public:
+  LabelServer(const projects::ProjectConfig& config, ServerOptions options);
+  ~LabelServer();  // stops serving
+  LabelServer(const LabelServer&) = delete;
+  LabelServer& operator=(const LabelServer&) = delete;
+
+  /// Binds the port and serves on a background thread. Throws Error when the port cannot be had.
+  void start();
+  /// Blocks until stop() (from another thread or a signal watcher).
+  void wait();
+  void stop();
+
+  int port() const;
+  const std::string& token() const;
+  /// "http://<host>:<port>/?token=<token>", what a browser opens first.
+  std::string url() const;
+  LabelStore& store();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+/// 32 hexadecimal digits from the operating system's random source.
+std::string random_token();
+
+/// True for the loopback addresses (127.x.x.x, ::1, localhost).
+bool is_loopback_host(const std::string& host);
+
+}  // namespace labpose::labeling

@@ -1,0 +1,170 @@
+"""Drives the labeling page in headless Chromium (Debian's chromium and chromedriver, through
+Selenium): places two keypoints by clicking the canvas, moves one by dragging, deletes the other
+with a right-click, reloads, and prints what the page then shows as one JSON line.
+
+With `extras` (a server started with --refine): keys for the next frame and bodypart, undo and
+redo, a second tab that sees a change made in the first, and accepting the network's points.
+
+Usage: browser_labeling.py URL [extras]  (the URL with ?token= that labpose label prints)
+The caller (browser_test.cpp) compares the printed points with the CSV on disk.
+"""
+import json
+import sys
+import tempfile
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.actions.action_builder import ActionBuilder
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.actions.mouse_button import MouseButton
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+
+
+def settled(driver):
+    """The page has loaded and no change is waiting for the server."""
+    return driver.execute_script(
+        "return !!(window.labpose && window.labpose.ready && window.labpose.state.pending === 0"
+        " && window.labpose.state.frame)")
+
+
+def screen(driver, x, y):
+    at = driver.execute_script("return window.labpose.imageToClient(arguments[0], arguments[1]);", x, y)
+    return round(at["x"]), round(at["y"])
+
+
+def pointer(driver):
+    return ActionBuilder(driver)
+
+
+def click(driver, x, y, button=MouseButton.LEFT):
+    actions = pointer(driver)
+    actions.pointer_action.move_to_location(*screen(driver, x, y))
+    actions.pointer_action.pointer_down(button)
+    actions.pointer_action.pointer_up(button)
+    actions.perform()
+    WebDriverWait(driver, 10).until(settled)
+
+
+def drag(driver, start, end):
+    actions = pointer(driver)
+    sx, sy = screen(driver, *start)
+    ex, ey = screen(driver, *end)
+    actions.pointer_action.move_to_location(sx, sy)
+    actions.pointer_action.pointer_down(MouseButton.LEFT)
+    for step in range(1, 11):
+        actions.pointer_action.move_to_location(round(sx + (ex - sx) * step / 10),
+                                                round(sy + (ey - sy) * step / 10))
+    actions.pointer_action.pointer_up(MouseButton.LEFT)
+    actions.perform()
+    WebDriverWait(driver, 10).until(settled)
+
+
+def points(driver):
+    return driver.execute_script("return window.labpose.state.frame.points;")
+
+
+def wait_for(driver, script, *arguments):
+    WebDriverWait(driver, 15).until(
+        lambda d: settled(d) and d.execute_script(script, *arguments))
+
+
+def keys(driver, *sequence, control=False):
+    chain = ActionChains(driver)
+    if control:
+        chain.key_down(Keys.CONTROL)
+    chain.send_keys(*sequence)
+    if control:
+        chain.key_up(Keys.CONTROL)
+    chain.perform()
+
+
+def show(driver, image):
+    driver.execute_script("document.querySelector(`#frames li[data-image='${arguments[0]}']`).click();",
+                          image)
+    wait_for(driver, "return window.labpose.state.frame.image === arguments[0];", image)
+
+
+def place_move_delete(driver):
+    """The issue's scenario: two clicks, a drag, a right-click, a reload."""
+    bodyparts = driver.execute_script("return window.labpose.state.project.bodyparts;")
+    # Two keypoints by clicking: the current bodypart (snout), then the next (leftear).
+    click(driver, 10.5, 20.5)
+    assert points(driver)[0] is not None, points(driver)
+    click(driver, 40.25, 30.75)
+    after_clicks = points(driver)
+    assert after_clicks[1] is not None, after_clicks
+    # Move the snout by dragging it, delete the leftear with a right-click.
+    drag(driver, (after_clicks[0]["x"], after_clicks[0]["y"]), (20.5, 10.5))
+    click(driver, after_clicks[1]["x"], after_clicks[1]["y"], MouseButton.RIGHT)
+    driver.refresh()
+    WebDriverWait(driver, 20).until(settled)
+    shown = driver.execute_script(
+        "return [...document.querySelectorAll('#bodyparts li')]"
+        ".map((li) => [li.dataset.bodypart, li.querySelector('.where').textContent]);")
+    return {"bodyparts": bodyparts, "after_clicks": after_clicks, "points": points(driver),
+            "list": shown}
+
+
+def extras(driver):
+    # → goes to the next frame, ↓ to the next bodypart; a click places that one.
+    keys(driver, Keys.ARROW_RIGHT)
+    wait_for(driver, "return window.labpose.state.frame.image === 'img001.png';")
+    keys(driver, Keys.ARROW_DOWN)
+    assert driver.execute_script("return window.labpose.state.bodypart;") == 1
+    click(driver, 30, 30)
+    placed = points(driver)[1]
+    assert placed is not None
+    keys(driver, "z", control=True)
+    wait_for(driver, "return window.labpose.state.frame.points[1] === null;")
+    keys(driver, "y", control=True)
+    wait_for(driver, "return window.labpose.state.frame.points[1] !== null;")
+    assert points(driver)[1] == placed, (points(driver), placed)
+    # A second tab on the same frame sees the point deleted in the first.
+    first, page = driver.current_window_handle, driver.current_url
+    driver.switch_to.new_window("tab")
+    second = driver.current_window_handle
+    driver.get(page)  # the cookie carries the token
+    WebDriverWait(driver, 20).until(settled)
+    show(driver, "img001.png")
+    assert points(driver)[1] == placed, points(driver)
+    driver.switch_to.window(first)
+    click(driver, placed["x"], placed["y"], MouseButton.RIGHT)
+    assert points(driver)[1] is None
+    driver.switch_to.window(second)
+    wait_for(driver, "return window.labpose.state.frame.points[1] === null;")
+    second_tab = points(driver)
+    driver.close()
+    driver.switch_to.window(first)
+    # --refine: the network's points of img003 are shown, A accepts them.
+    show(driver, "img003.png")
+    machine = driver.execute_script("return window.labpose.state.frame.machine;")
+    assert machine[0] is not None and machine[3] is None, machine
+    keys(driver, "a")
+    wait_for(driver, "return window.labpose.state.frame.points[2] !== null;")
+    accepted = points(driver)
+    return {"placed": placed, "second_tab": second_tab, "accepted": accepted}
+
+
+def main():
+    url = sys.argv[1]
+    scenario = extras if sys.argv[2:] == ["extras"] else place_move_delete
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    profile = tempfile.TemporaryDirectory(prefix="labpose-chromium-")
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     f"--user-data-dir={profile.name}", "--window-size=1200,800"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    try:
+        driver.get(url)
+        WebDriverWait(driver, 20).until(settled)
+        assert "token=" not in driver.current_url, driver.current_url
+        print(json.dumps(scenario(driver)))
+    finally:
+        driver.quit()
+        profile.cleanup()
+
+
+if __name__ == "__main__":
+    main()

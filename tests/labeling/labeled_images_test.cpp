@@ -1,0 +1,55 @@
+// check-labels' pictures: labeled-data/<video>_labeled/<image> with every label drawn.
+#include <gtest/gtest.h>
+
+#include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
+
+#include "labeling/labeled_images.hpp"
+#include "projects/labels.hpp"
+#include "tests/labeling/labeling_support.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace labpose::labeling {
+namespace {
+namespace fs = std::filesystem;
+
+TEST(LabeledImages, DrawsEveryLabelOntoItsFrame) {
+  testing::TempDir dir;
+  const fs::path config_file = testing::make_labeling_project(dir.path());
+  const fs::path folder = config_file.parent_path() / "labeled-data" / "mouse";
+  projects::Table table =
+      projects::make_label_table("Alice", {"snout", "leftear", "rightear", "tailbase"});
+  table.add_row({"labeled-data", "mouse", "img001.png"});
+  table.at(0, 0) = 40;  // snout at (40, 10)
+  table.at(0, 1) = 10;
+  table.at(0, 6) = 50;  // tailbase at (50, 40)
+  table.at(0, 7) = 40;
+  table.add_row({"labeled-data", "mouse", "img002.png"});  // a frame without points
+  projects::write_labels(table, projects::label_files(folder, "Alice"));
+
+  const auto drawn = draw_labeled_images(projects::ProjectConfig::load(config_file));
+  ASSERT_EQ(drawn.size(), 1u);
+  EXPECT_EQ(drawn[0].folder, folder.parent_path() / "mouse_labeled");
+  EXPECT_EQ(drawn[0].images, 2u);
+  EXPECT_TRUE(drawn[0].problems.empty());
+
+  const cv::Mat original = cv::imread((folder / "img001.png").string());
+  const cv::Mat picture = cv::imread((drawn[0].folder / "img001.png").string());
+  ASSERT_EQ(picture.size(), original.size());
+  const auto changed = [&](int x, int y) {
+    return picture.at<cv::Vec3b>(y, x) != original.at<cv::Vec3b>(y, x);
+  };
+  EXPECT_TRUE(changed(40, 10));  // the snout's '+'
+  EXPECT_TRUE(changed(50, 40));  // the tailbase's '+'
+  EXPECT_TRUE(changed(45, 25));  // the skeleton between them
+  EXPECT_FALSE(changed(5, 45));  // far from every label
+  // rainbow's last colour (red) at the tailbase: more red than blue there.
+  const cv::Vec3b tailbase = picture.at<cv::Vec3b>(40, 50);
+  EXPECT_GT(tailbase[2], tailbase[0]);
+  // The unlabeled frame is drawn as it is.
+  const cv::Mat unlabeled = cv::imread((drawn[0].folder / "img002.png").string());
+  EXPECT_EQ(cv::norm(unlabeled, cv::imread((folder / "img002.png").string()), cv::NORM_INF), 0.0);
+}
+
+}  // namespace
+}  // namespace labpose::labeling
