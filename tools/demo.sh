@@ -30,6 +30,9 @@ echo "== labpose filter, plot-trajectories, labeled-video on the tracks labpose 
 "$labpose" plot-trajectories "$config" "$video"
 "$labpose" labeled-video "$config" "$video" --skeleton --trail 5
 
+echo "== labpose extract-outliers: 5 of the frames farthest from an ARMA fit of the tracks, with the predictions to review"
+"$labpose" extract-outliers "$config" "$video" --algo fitting --num 5 --seed 1 >/dev/null
+
 echo "== labpose add-videos + extract-frames: a second synthetic video, 5 random frames"
 "$build/tools/labpose-make-clip" "$out/mouse2.avi" --frames 90 --codec mpeg4 --seed 2
 "$labpose" add-videos "$config" "$out/mouse2.avi"
