@@ -173,6 +173,8 @@ def main():
     ap.add_argument("--transfer", metavar="WEIGHTS",
                     help="compare efficientnet_lite0 from these ImageNet weights with it and mobilenet_v2_0.35 "
                          "from scratch (no peer)")
+    ap.add_argument("--configurations", default="lite0-pretrained,lite0-scratch,mnv2_035-scratch",
+                    help="--transfer: which of the three to run, comma-separated")
     ap.add_argument("--freeze-stages", type=int, default=9, help="--transfer: backbone stages frozen at first")
     ap.add_argument("--unfreeze-fraction", type=float, default=0.1,
                     help="--transfer: the fraction of the iterations before the backbone trains too")
@@ -199,6 +201,12 @@ def main():
                             "backbone_lr_multiplier": a.backbone_lr_multiplier}),
                           ("lite0-scratch", "efficientnet_lite0", None, {}),
                           ("mnv2_035-scratch", "mobilenet_v2_0.35", None, {})]
+        wanted = a.configurations.split(",")
+        unknown = set(wanted) - {c[0] for c in configurations}
+        if unknown:
+            sys.exit(f"error: --configurations: no {', '.join(sorted(unknown))} "
+                     "(use lite0-pretrained, lite0-scratch, mnv2_035-scratch)")
+        configurations = [c for c in configurations if c[0] in wanted]
         a.skip_peer = True
     else:
         configurations = [("labpose", a.net, None, {})]
