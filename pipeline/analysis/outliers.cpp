@@ -179,7 +179,11 @@ std::vector<std::int64_t> find_outlier_frames(const projects::Table& tracks, std
       break;
     case OutlierAlgorithm::fitting: {
       // DeepLabCut fits the tracks of the range only.
-      projects::Table range = tracks;
+      projects::Table range;
+      range.column_level_names = tracks.column_level_names;
+      range.columns = tracks.columns;
+      range.index_levels = tracks.index_levels;
+      range.integer_index = tracks.integer_index;
       range.index.assign(tracks.index.begin() + first, tracks.index.begin() + end);
       range.values.assign(
           tracks.values.begin() + static_cast<std::ptrdiff_t>(first) *
@@ -241,16 +245,18 @@ OutlierVideo extract_outlier_frames(const projects::ProjectConfig& config, const
                 result.outliers.size(), result.outliers.size() == 1 ? "" : "s",
                 tracks_h5.filename().string());
 
-  result.extracted = extract_frames_among(config, video, result.outliers, frames);
+  result.extracted =
+      extract_frames_among(config, video, result.outliers, frames, [&](std::int64_t frame_count) {
+        if (frame_count != rows) {
+          throw Error(fmt::format("{} has {} rows but video {} has {} frames", tracks_h5.string(),
+                                  rows, video, frame_count),
+                      "the tracks belong to another version of the video: analyze it again");
+        }
+      });
   const ExtractedVideo& extracted = result.extracted;
   result.machine_labels = machine_labels_file(extracted.folder, config.values().iteration);
   if (extracted.frames.empty()) return result;
   try {
-    if (extracted.frame_count != rows) {
-      throw Error(fmt::format("{} has {} rows but video {} has {} frames", tracks_h5.string(), rows,
-                              extracted.video.string(), extracted.frame_count),
-                  "the tracks belong to another version of the video: analyze it again");
-    }
     // Coordinates in the written images: the analysis crop is undone, the extraction crop applied.
     double shift_x = 0.0, shift_y = 0.0;
     if (const auto crop =

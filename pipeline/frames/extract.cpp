@@ -9,6 +9,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <random>
 #include <set>
@@ -322,12 +323,15 @@ std::vector<std::int64_t> select_kmeans(std::vector<std::int64_t> candidates, in
   return chosen;
 }
 
-// `among`: when given, only these frames (sorted) are candidates (outlier extraction).
+// `among`: when given, only these frames (sorted) are candidates (outlier extraction);
+// `check_frame_count` sees the video's frame count before anything is read or written.
 void extract_video(const VideoJob& job, const projects::ProjectConfig& config,
                    const ExtractFramesOptions& options, int wanted, Undo& undo,
-                   ExtractedVideo& result, const std::vector<std::int64_t>* among = nullptr) {
+                   ExtractedVideo& result, const std::vector<std::int64_t>* among = nullptr,
+                   const std::function<void(std::int64_t)>& check_frame_count = {}) {
   VideoReader reader(job.path, {PixelOrder::bgr, job.crop, options.threads});
   result.frame_count = reader.frame_count();
+  if (check_frame_count) check_frame_count(result.frame_count);
   // DeepLabCut's range: [floor(n * start), ceil(n * stop)).
   const auto n = static_cast<double>(result.frame_count);
   const auto first = static_cast<std::int64_t>(std::floor(n * config.values().start));
@@ -380,12 +384,17 @@ void extract_video(const VideoJob& job, const projects::ProjectConfig& config,
   }
 }
 
+int frames_wanted(const projects::ProjectConfig& config, const ExtractFramesOptions& options) {
+  const int wanted = options.frames.value_or(config.values().numframes2pick);
+  if (wanted < 0) throw UsageError(fmt::format("cannot extract {} frames", wanted));
+  return wanted;
+}
+
 }  // namespace
 
 std::vector<ExtractedVideo> extract_frames(const projects::ProjectConfig& config,
                                            const ExtractFramesOptions& options) {
-  const int wanted = options.frames.value_or(config.values().numframes2pick);
-  if (wanted < 0) throw UsageError(fmt::format("cannot extract {} frames", wanted));
+  const int wanted = frames_wanted(config, options);
   if (options.cluster_resize_width < 1) {
     throw UsageError(fmt::format("--cluster-resize-width must be at least 1 (found {})",
                                  options.cluster_resize_width));
@@ -406,9 +415,9 @@ std::vector<ExtractedVideo> extract_frames(const projects::ProjectConfig& config
 
 ExtractedVideo extract_frames_among(const projects::ProjectConfig& config, const std::string& video,
                                     std::vector<std::int64_t> candidates,
-                                    const ExtractFramesOptions& options) {
-  const int wanted = options.frames.value_or(config.values().numframes2pick);
-  if (wanted < 0) throw UsageError(fmt::format("cannot extract {} frames", wanted));
+                                    const ExtractFramesOptions& options,
+                                    const std::function<void(std::int64_t)>& check_frame_count) {
+  const int wanted = frames_wanted(config, options);
   ExtractFramesOptions one = options;
   one.videos = {video};
   const std::vector<VideoJob> jobs = check_videos(config, one);
@@ -420,7 +429,7 @@ ExtractedVideo extract_frames_among(const projects::ProjectConfig& config, const
   result.video = jobs.front().path;
   result.folder = jobs.front().folder;
   if (wanted > 0 && !candidates.empty())
-    extract_video(jobs.front(), config, one, wanted, undo, result, &candidates);
+    extract_video(jobs.front(), config, one, wanted, undo, result, &candidates, check_frame_count);
   undo.commit();
   return result;
 }

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,9 +55,11 @@ std::vector<ExtractedVideo> extract_frames(const projects::ProjectConfig& config
 
 /// The same for one video of the project (`video`: its video_sets path, file name or stem), picking
 /// among `candidates` only (frame indices, e.g. outlier frames): those in the start..stop range and
-/// not yet in the folder. options.videos is ignored.
-ExtractedVideo extract_frames_among(const projects::ProjectConfig& config, const std::string& video,
-                                    std::vector<std::int64_t> candidates,
-                                    const ExtractFramesOptions& options);
+/// not yet in the folder. options.videos is ignored. `check_frame_count`, when given, sees the
+/// video's frame count before anything is written (and may throw to stop).
+ExtractedVideo extract_frames_among(
+    const projects::ProjectConfig& config, const std::string& video,
+    std::vector<std::int64_t> candidates, const ExtractFramesOptions& options,
+    const std::function<void(std::int64_t frame_count)>& check_frame_count = {});
 
 }  // namespace labpose::pipeline

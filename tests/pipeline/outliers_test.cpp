@@ -310,7 +310,7 @@ TEST(Outliers, BadInputIsNamedAndLeavesNothingBehind) {
     EXPECT_NE(std::string(error.what()).find("has 55 rows but video"), std::string::npos)
         << error.what();
   }
-  EXPECT_EQ(frames_in(project.folder), before) << "the frames written were removed";
+  EXPECT_EQ(frames_in(project.folder), before) << "nothing was written";
   EXPECT_FALSE(fs::exists(project.folder / "machinelabels-iter0.h5"));
   // A video that is not in the project, and an unknown bodypart.
   EXPECT_THROW(
