@@ -143,6 +143,14 @@ struct LabelServer::State {
     }
   }
 
+  // A POST route that applies one change from its JSON body and answers with the frame after it.
+  template <typename Change>
+  void post_change(const std::string& path, Change change) {
+    server.Post(path, [this, change](const httplib::Request& request, httplib::Response& response) {
+      guarded(response, [&] { send_json(response, frame_json(change(json::parse(request.body)))); });
+    });
+  }
+
   httplib::Server::HandlerResponse check_token(const httplib::Request& request,
                                                httplib::Response& response) {
     std::string offered = request.get_param_value("token");
@@ -233,32 +241,18 @@ struct LabelServer::State {
                                                   : "image/jpeg");
       });
     });
-    server.Post("/api/point", [this](const httplib::Request& request, httplib::Response& response) {
-      guarded(response, [&] {
-        const json body = json::parse(request.body);
-        send_json(response, frame_json(store.set_point(
-                                string_field(body, "video"), string_field(body, "image"),
-                                string_field(body, "bodypart"), number_field(body, "x"),
-                                number_field(body, "y"))));
-      });
+    post_change("/api/point", [this](const json& body) {
+      return store.set_point(string_field(body, "video"), string_field(body, "image"),
+                             string_field(body, "bodypart"), number_field(body, "x"),
+                             number_field(body, "y"));
     });
-    server.Post(
-        "/api/delete", [this](const httplib::Request& request, httplib::Response& response) {
-          guarded(response, [&] {
-            const json body = json::parse(request.body);
-            send_json(response, frame_json(store.delete_point(string_field(body, "video"),
-                                                              string_field(body, "image"),
-                                                              string_field(body, "bodypart"))));
-          });
-        });
-    server.Post(
-        "/api/accept", [this](const httplib::Request& request, httplib::Response& response) {
-          guarded(response, [&] {
-            const json body = json::parse(request.body);
-            send_json(response, frame_json(store.accept_machine(string_field(body, "video"),
-                                                                string_field(body, "image"))));
-          });
-        });
+    post_change("/api/delete", [this](const json& body) {
+      return store.delete_point(string_field(body, "video"), string_field(body, "image"),
+                                string_field(body, "bodypart"));
+    });
+    post_change("/api/accept", [this](const json& body) {
+      return store.accept_machine(string_field(body, "video"), string_field(body, "image"));
+    });
   }
 };
 
