@@ -147,7 +147,8 @@ struct LabelServer::State {
   template <typename Change>
   void post_change(const std::string& path, Change change) {
     server.Post(path, [this, change](const httplib::Request& request, httplib::Response& response) {
-      guarded(response, [&] { send_json(response, frame_json(change(json::parse(request.body)))); });
+      guarded(response,
+              [&] { send_json(response, frame_json(change(json::parse(request.body)))); });
     });
   }
 
