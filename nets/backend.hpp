@@ -82,6 +82,9 @@ class Backend {
   /// host: `t.elements()` floats in logical (NCHW) order.
   virtual void copy_from_host(const float* host, Tensor& t) = 0;
   virtual void copy_to_host(const Tensor& t, float* host) = 0;
+  /// host: t.n() images of t.h() rows of t.w() pixels, each pixel t.c() interleaved 8-bit
+  /// channels (packed RGB for 3, as decoders and OpenCV give them); t gets the 0-255 values.
+  virtual void copy_pixels_from_host(const std::uint8_t* pixels, Tensor& t) = 0;
   /// dst = src (same shape).
   virtual void copy(const Tensor& src, Tensor& dst) = 0;
   virtual void fill(Tensor& t, float value) = 0;

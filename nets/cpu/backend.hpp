@@ -26,6 +26,7 @@ class CpuBackend final : public Backend {
   Tensor allocate(const Shape& shape) override;
   Tensor allocate_flat(std::int64_t count) override;
   void copy_from_host(const float* host, Tensor& t) override;
+  void copy_pixels_from_host(const std::uint8_t* pixels, Tensor& t) override;
   void copy_to_host(const Tensor& t, float* host) override;
   void copy(const Tensor& src, Tensor& dst) override;
   void fill(Tensor& t, float value) override;

@@ -114,6 +114,16 @@ void CpuBackend::copy_from_host(const float* host, Tensor& t) {
   }
 }
 
+void CpuBackend::copy_pixels_from_host(const std::uint8_t* pixels, Tensor& t) {
+  const Shape& s = t.shape();
+  LABPOSE_ASSERT(s.rank() == 4 && t.layout() == Layout::nhwc);
+  // Interleaved pixels are NHWC already: only widened to floats.
+  const std::int64_t count = t.elements();
+  float* out = t.data();
+#pragma omp parallel for simd schedule(static)
+  for (std::int64_t i = 0; i < count; ++i) out[i] = static_cast<float>(pixels[i]);
+}
+
 void CpuBackend::copy_to_host(const Tensor& t, float* host) {
   if (t.layout() != Layout::nhwc) {
     std::memcpy(host, t.data(), static_cast<std::size_t>(t.elements()) * sizeof(float));

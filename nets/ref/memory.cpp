@@ -21,6 +21,19 @@ void RefBackend::copy_from_host(const float* host, Tensor& t) {
   std::memcpy(t.data(), host, static_cast<std::size_t>(t.elements()) * sizeof(float));
 }
 
+void RefBackend::copy_pixels_from_host(const std::uint8_t* pixels, Tensor& t) {
+  const Shape& s = t.shape();
+  LABPOSE_ASSERT(s.rank() == 4);
+  const std::int64_t plane = s.h() * s.w();
+  float* out = t.data();
+  for (std::int64_t n = 0; n < s.n(); ++n) {
+    for (std::int64_t c = 0; c < s.c(); ++c) {
+      for (std::int64_t i = 0; i < plane; ++i)
+        out[(n * s.c() + c) * plane + i] = pixels[(n * plane + i) * s.c() + c];
+    }
+  }
+}
+
 void RefBackend::copy_to_host(const Tensor& t, float* host) {
   std::memcpy(host, t.data(), static_cast<std::size_t>(t.elements()) * sizeof(float));
 }

@@ -39,14 +39,7 @@ std::vector<KeypointPrediction> ImagePredictor::predict(const cv::Mat& rgb) {
     compiled.plan = backend_.compile(net_.fuse(true), shape);
     compiled.input = backend_.allocate(shape);
   }
-  // (1, 3, H, W) planes of the interleaved RGB pixels.
-  const std::size_t plane = static_cast<std::size_t>(height) * static_cast<std::size_t>(width);
-  input_.resize(3 * plane);
-  const unsigned char* pixels = rgb.ptr<unsigned char>();
-  for (std::size_t i = 0; i < plane; ++i) {
-    for (std::size_t c = 0; c < 3; ++c) input_[c * plane + i] = pixels[3 * i + c];
-  }
-  backend_.copy_from_host(input_.data(), compiled.input);
+  backend_.copy_pixels_from_host(rgb.ptr<std::uint8_t>(), compiled.input);
   const auto& outputs = compiled.plan->run(compiled.input);
   const nets::Shape& s = outputs[0].shape();
   score_.resize(static_cast<std::size_t>(outputs[0].elements()));

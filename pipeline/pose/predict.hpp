@@ -40,7 +40,7 @@ class ImagePredictor {
     nets::Tensor input;  // (1, 3, H, W)
   };
   std::map<std::pair<int, int>, Compiled> plans_;  // by (height, width)
-  std::vector<float> input_, score_, locref_;
+  std::vector<float> score_, locref_;
 };
 
 }  // namespace labpose::pipeline

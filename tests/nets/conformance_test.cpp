@@ -113,6 +113,35 @@ TEST_P(Conformance, HostRoundTripAndFill) {
   }
 }
 
+TEST_P(Conformance, InterleavedPixelsFromHost) {
+  for (const Shape& shape : {Shape{2, 3, 4, 5}, Shape{1, 1, 3, 2}, Shape{3, 4, 2, 7}}) {
+    std::vector<std::uint8_t> pixels(static_cast<std::size_t>(shape.elements()));
+    for (std::size_t i = 0; i < pixels.size(); ++i)
+      pixels[i] = static_cast<std::uint8_t>((i * 97 + 13) % 256);
+    pixels.front() = 0;
+    pixels.back() = 255;
+    Tensor t = backend_->allocate(shape);
+    backend_->copy_pixels_from_host(pixels.data(), t);
+    const std::vector<float> values = download(*backend_, t);
+    // Logical (n, c, y, x) is byte ((n * H + y) * W + x) * C + c.
+    const std::int64_t C = shape.c(), H = shape.h(), W = shape.w();
+    for (std::int64_t n = 0; n < shape.n(); ++n) {
+      for (std::int64_t c = 0; c < C; ++c) {
+        for (std::int64_t y = 0; y < H; ++y) {
+          for (std::int64_t x = 0; x < W; ++x) {
+            const auto logical = static_cast<std::size_t>(((n * C + c) * H + y) * W + x);
+            const auto byte = static_cast<std::size_t>(((n * H + y) * W + x) * C + c);
+            ASSERT_EQ(values[logical], static_cast<float>(pixels[byte])) << shape.text();
+          }
+        }
+      }
+    }
+    Tensor expected = ref_.allocate(shape);
+    ref_.copy_pixels_from_host(pixels.data(), expected);
+    EXPECT_EQ(values, download(ref_, expected)) << shape.text();
+  }
+}
+
 TEST_P(Conformance, Conv2dAllDirections) {
   std::uint64_t seed = 10;
   for (const ConvCase& c : conv_cases()) {
