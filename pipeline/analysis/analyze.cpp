@@ -660,14 +660,8 @@ AnalysisModel find_analysis_model(const projects::ProjectConfig& config, int shu
   const SnapshotFile* chosen = nullptr;
   const bool use_best = best || (!snapshot_index && values.snapshot_index.kind == projects::SnapshotIndex::Kind::best);
   if (use_best) {
-    for (const auto& snapshot : snapshots) {
-      if (snapshot.best) chosen = &snapshot;
-    }
-    if (chosen == nullptr) {
-      throw Error(fmt::format("{} holds no best snapshot (snapshot-best-<iteration>.safetensors)",
-                              train_dir.string()),
-                  "train with evaluate_iters > 0 in pose_cfg.yaml, or analyze with --snapshot -1");
-    }
+    chosen = &best_snapshot(snapshots, train_dir,
+                            "train with evaluate_iters > 0 in pose_cfg.yaml, or analyze with --snapshot -1");
   } else {
     int index = snapshot_index.value_or(values.snapshot_index.index);
     if (!snapshot_index && values.snapshot_index.kind == projects::SnapshotIndex::Kind::all) {

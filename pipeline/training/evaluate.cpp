@@ -42,12 +42,9 @@ std::vector<SnapshotFile> chosen_snapshots(const std::vector<SnapshotFile>& snap
     case projects::SnapshotIndex::Kind::all:
       return snapshots;
     case projects::SnapshotIndex::Kind::best:
-      for (const auto& snapshot : snapshots) {
-        if (snapshot.best) return {snapshot};
-      }
-      throw Error(fmt::format("{} holds no best snapshot (snapshot-best-<iteration>.safetensors)",
-                              train_dir.string()),
-                  "evaluate the last one with --snapshot -1, or every one with --snapshot all");
+      return {best_snapshot(
+          snapshots, train_dir,
+          "evaluate the last one with --snapshot -1, or every one with --snapshot all")};
     case projects::SnapshotIndex::Kind::index:
       break;
   }

@@ -53,6 +53,16 @@ const SnapshotFile& select_snapshot(const std::vector<SnapshotFile>& snapshots, 
   return snapshots[static_cast<std::size_t>(position)];
 }
 
+const SnapshotFile& best_snapshot(const std::vector<SnapshotFile>& snapshots,
+                                  const fs::path& train_dir, const std::string& hint) {
+  for (auto snapshot = snapshots.rbegin(); snapshot != snapshots.rend(); ++snapshot) {
+    if (snapshot->best) return *snapshot;  // the newest, should an older one be left over
+  }
+  throw Error(fmt::format("{} holds no best snapshot (snapshot-best-<iteration>.safetensors)",
+                          train_dir.string()),
+              hint);
+}
+
 void write_snapshot(const fs::path& file, const nets::Net& net,
                     const std::map<std::string, nets::HostTensor>& optimizer_state,
                     const SnapshotMetadata& metadata) {

@@ -44,6 +44,11 @@ std::vector<SnapshotFile> list_snapshots(const std::filesystem::path& train_dir)
 const SnapshotFile& select_snapshot(const std::vector<SnapshotFile>& snapshots, int index,
                                     const std::filesystem::path& train_dir);
 
+/// The snapshot marked best (snapshot-best-<iteration>). Throws Error naming `train_dir`, with
+/// `hint`, when there is none.
+const SnapshotFile& best_snapshot(const std::vector<SnapshotFile>& snapshots,
+                                  const std::filesystem::path& train_dir, const std::string& hint);
+
 /// Writes a snapshot atomically: every parameter of `net`, `optimizer_state` tensors prefixed
 /// "optimizer.", and `metadata`.
 void write_snapshot(const std::filesystem::path& file, const nets::Net& net,

@@ -22,9 +22,7 @@ using testing::read_text;
 using testing::TempDir;
 using testing::write_text;
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using testing::contains;
 
 // The message of the Error `call` throws ("" when it throws none).
 template <typename Call>

@@ -7,13 +7,12 @@
 
 #include "core/error.hpp"
 #include "pipeline/devices.hpp"
+#include "tests/support/test_support.hpp"
 
 namespace labpose::pipeline {
 namespace {
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using testing::contains;
 
 bool has_cuda() {
   const auto names = compiled_backends();

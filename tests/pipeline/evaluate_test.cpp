@@ -28,9 +28,7 @@ using testing::read_text;
 using testing::TempDir;
 using testing::write_text;
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using testing::contains;
 
 // Where a snapshot predicts each bodypart, on every image.
 struct KnownHead {

@@ -71,6 +71,11 @@ void write_test_video(const std::filesystem::path& path, int frames = 12, int wi
 void corrupt_avi_frames(const std::filesystem::path& path, const std::vector<int>& frames,
                         double from = 0.0);
 
+/// True when `part` occurs in `text` (error messages and command output in assertions).
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
 std::string read_text(const std::filesystem::path& path);
 void write_text(const std::filesystem::path& path, const std::string& text);
 

@@ -16,9 +16,7 @@ using testing::CommandResult;
 using testing::shell_quote;
 using testing::TempDir;
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using testing::contains;
 
 // A demo project of `frames` frames with shuffle 1 made and a snapshot-7 of random weights; returns
 // config.yaml.

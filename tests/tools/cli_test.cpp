@@ -19,9 +19,7 @@ CommandResult labpose(const std::string& arguments) {
   return testing::run(shell_quote(testing::labpose_binary()) + " " + arguments);
 }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using testing::contains;
 
 TEST(Cli, HelpListsEverySubcommand) {
   const CommandResult result = labpose("--help");
