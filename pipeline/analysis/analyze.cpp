@@ -25,6 +25,7 @@
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/progress.hpp"
+#include "core/thread_priority.hpp"
 #include "nets/fused_graph.hpp"
 #include "pipeline/devices.hpp"
 #include "pipeline/pose/decode.hpp"
@@ -196,22 +197,12 @@ class Checkpoint {
   std::FILE* handle_ = nullptr;
 };
 
-// One batch in flight: the decoded frames, the network's input and outputs.
+// One batch in flight: the decoded frames and the network's outputs.
 struct Batch {
   std::vector<FrameRead> reads;       // one per frame read into this batch
   std::vector<std::uint8_t> pixels;   // B frames, packed RGB
-  std::vector<float> input;           // (B, 3, H, W)
   std::vector<float> score, locref;   // (B, J, h, w), (B, 2J, h, w)
 };
-
-// Packed RGB bytes -> the network's (3, H, W) planes of 0-255 values.
-void to_planes(const std::uint8_t* pixels, std::size_t plane, float* out) {
-  for (std::size_t i = 0; i < plane; ++i) {
-    out[i] = pixels[3 * i];
-    out[plane + i] = pixels[3 * i + 1];
-    out[2 * plane + i] = pixels[3 * i + 2];
-  }
-}
 
 projects::Table track_table_header(const AnalysisModel& model) {
   projects::Table table;
@@ -360,10 +351,16 @@ VideoAnalysis analyze_one(const VideoRun& run, const fs::path& video, const fs::
   const std::optional<projects::CropBox> crop =
       run.options.crop ? run.options.crop : (values.cropping ? values.crop : std::nullopt);
 
+  // When the network runs on this machine's cores, decoding competes with it for them: one
+  // decoder thread at background priority then fills the moments the network leaves idle instead
+  // of preempting its threads (which stalls the whole team at its next barrier). With a GPU the
+  // cores are free for one decoder thread each.
+  const bool network_on_cores = run.backend.allocate_flat(1).memory() == nets::Memory::host;
   VideoReaderOptions reader_options;
   reader_options.order = PixelOrder::rgb;
   reader_options.crop = crop_rect(crop);
-  reader_options.threads = run.options.decoder_threads;
+  reader_options.threads =
+      run.options.decoder_threads > 0 ? run.options.decoder_threads : (network_on_cores ? 1 : 0);
   const VideoInfo info = probe_video(video);
   if (crop && (crop->x2 > info.width || crop->y2 > info.height)) {
     throw Error(fmt::format("the crop {} does not fit {} ({}x{})", crop->text(), video.string(),
@@ -416,7 +413,8 @@ VideoAnalysis analyze_one(const VideoRun& run, const fs::path& video, const fs::
 
   const int batch = run.batch_size;
   const int height = reader.height(), width = reader.width();
-  const std::size_t plane = static_cast<std::size_t>(height) * static_cast<std::size_t>(width);
+  LABPOSE_ASSERT(reader.frame_bytes() ==
+                 3 * static_cast<std::size_t>(height) * static_cast<std::size_t>(width));
   const nets::Shape input_shape{batch, 3, height, width};
   const std::unique_ptr<nets::InferencePlan> plan = run.backend.compile(run.net.fuse(true), input_shape);
   nets::Tensor input = run.backend.allocate(input_shape);
@@ -430,7 +428,6 @@ VideoAnalysis analyze_one(const VideoRun& run, const fs::path& video, const fs::
   BoundedQueue<Batch*> free_batches(kBatchesInFlight), decoded(kBatchesInFlight), predicted(kBatchesInFlight);
   for (Batch& b : batches) {
     b.pixels.resize(static_cast<std::size_t>(batch) * reader.frame_bytes());
-    b.input.resize(static_cast<std::size_t>(batch) * 3 * plane);
     b.score.resize(static_cast<std::size_t>(score_shape.elements()));
     b.locref.resize(static_cast<std::size_t>(locref_shape.elements()));
     b.reads.reserve(static_cast<std::size_t>(batch));
@@ -450,8 +447,9 @@ VideoAnalysis analyze_one(const VideoRun& run, const fs::path& video, const fs::
   std::int64_t written = resumed;
   std::vector<std::int64_t> undecodable, damaged;
 
-  // Decode: frames into free batches, converted to the network's planes.
+  // Decode: frames into free batches.
   Stage decode([&] {
+    if (network_on_cores) move_this_thread_to_background();
     std::int64_t next = resumed;
     while (!stop && next < frames) {
       const auto taken = free_batches.pop();
@@ -462,9 +460,6 @@ VideoAnalysis analyze_one(const VideoRun& run, const fs::path& video, const fs::
         std::uint8_t* pixels = b.pixels.data() + b.reads.size() * reader.frame_bytes();
         const auto read = reader.read(pixels);
         if (!read) break;
-        if (read->status != FrameStatus::undecodable) {
-          to_planes(pixels, plane, b.input.data() + b.reads.size() * 3 * plane);
-        }
         b.reads.push_back(*read);
       }
       if (b.reads.empty()) break;
@@ -522,7 +517,7 @@ VideoAnalysis analyze_one(const VideoRun& run, const fs::path& video, const fs::
       const auto taken = decoded.pop();
       if (!taken) break;
       Batch& b = **taken;
-      run.backend.copy_from_host(b.input.data(), input);
+      run.backend.copy_pixels_from_host(b.pixels.data(), input);
       const auto& outputs = plan->run(input);
       run.backend.copy_to_host(outputs[0], b.score.data());
       run.backend.copy_to_host(outputs[1], b.locref.data());

@@ -53,7 +53,7 @@ struct AnalyzeOptions {
   std::optional<projects::CropBox> crop;      // default: config.yaml's when `cropping` is on
   int shard_index = 0, shard_count = 1;       // analyze videos shard_index, +shard_count, ...
   bool overwrite = false;
-  int decoder_threads = 0;  // 0: one per core
+  int decoder_threads = 0;  // 0: one when the network runs on the CPU, else one per core
   /// Called after each batch's rows are on disk with the video's rows written so far (tests).
   std::function<void(std::int64_t rows)> on_batch;
 };

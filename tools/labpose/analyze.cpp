@@ -70,7 +70,7 @@ Command analyze_command() {
                    "i/n: this job's share of the videos, every n-th from the i-th (i from 0), for "
                    "cluster array jobs");
     app.add_flag("--overwrite", options->analyze.overwrite, "analyze videos again that are done");
-    app.add_option("--threads", options->analyze.decoder_threads, "decoder threads (default: one per core)")
+    app.add_option("--threads", options->analyze.decoder_threads, "decoder threads (default: one when the network runs on the CPU, at background priority; one per core with a GPU)")
         ->check(CLI::NonNegativeNumber);
     app.footer(
         "Writes <video stem><scorer>.h5 (pandas, key df_with_missing: scorer/bodyparts/coords "
