@@ -168,24 +168,13 @@ void CudaBackend::copy_pixels_from_host(const std::uint8_t* pixels, Tensor& t) {
   State& s = *state_;
   s.activate();
   const std::string context = fmt::format("copy_pixels_from_host ({})", t.shape().text());
-  const Shape& shape = t.shape();
-  LABPOSE_ASSERT(shape.rank() == 4);
+  LABPOSE_ASSERT(t.shape().rank() == 4 && t.layout() == Layout::nhwc);
   const std::size_t bytes = static_cast<std::size_t>(t.elements()) * sizeof(float);
   if (bytes == 0) return;
-  // Widened on the host straight into the pinned staging, in the tensor's own layout: interleaved
-  // pixels are NHWC already, so no transposition on either side.
+  // Interleaved pixels are NHWC already: widened on the host straight into the pinned staging,
+  // no transposition on either side.
   auto* staging = static_cast<float*>(s.staging_for(bytes, context));
-  const std::int64_t plane = shape.h() * shape.w(), channels = shape.c();
-  if (t.layout() == Layout::nhwc) {
-    for (std::int64_t i = 0; i < t.elements(); ++i) staging[i] = static_cast<float>(pixels[i]);
-  } else {
-    for (std::int64_t n = 0; n < shape.n(); ++n) {
-      for (std::int64_t c = 0; c < channels; ++c) {
-        for (std::int64_t i = 0; i < plane; ++i)
-          staging[(n * channels + c) * plane + i] = pixels[(n * plane + i) * channels + c];
-      }
-    }
-  }
+  for (std::int64_t i = 0; i < t.elements(); ++i) staging[i] = static_cast<float>(pixels[i]);
   LABPOSE_CUDA_CHECK(
       cudaMemcpyAsync(device_data(t), staging, bytes, cudaMemcpyHostToDevice, s.queue()), context);
   s.staging_queued(context);
