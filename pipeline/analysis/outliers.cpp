@@ -65,12 +65,6 @@ std::vector<double> arma_prediction(const projects::Table& tracks, std::size_t c
   return fit ? fit->mean : std::vector<double>(series.size(), kNaN);
 }
 
-fs::path meta_json_of(const fs::path& tracks_h5) {
-  fs::path meta = tracks_h5;
-  meta.replace_filename(tracks_h5.stem().string() + "_meta.json");
-  return meta;
-}
-
 void remove_frames(const ExtractedVideo& extracted) {
   std::error_code ignored;
   for (const std::int64_t index : extracted.frames) {
@@ -222,8 +216,9 @@ fs::path machine_labels_file(const fs::path& folder, int iteration) {
 }
 
 OutlierVideo extract_outlier_frames(const projects::ProjectConfig& config, const std::string& video,
-                                    const fs::path& tracks_h5, const OutlierOptions& outliers,
+                                    const AnalysisFiles& analysis, const OutlierOptions& outliers,
                                     const ExtractFramesOptions& frames) {
+  const fs::path& tracks_h5 = analysis.h5;
   OutlierVideo result;
   result.tracks = tracks_h5;
   const projects::Table tracks = projects::read_table_hdf5(tracks_h5);
@@ -259,8 +254,7 @@ OutlierVideo extract_outlier_frames(const projects::ProjectConfig& config, const
   try {
     // Coordinates in the written images: the analysis crop is undone, the extraction crop applied.
     double shift_x = 0.0, shift_y = 0.0;
-    if (const auto crop =
-            analysis_crop(AnalysisFiles{tracks_h5, {}, {}, meta_json_of(tracks_h5), {}})) {
+    if (const auto crop = analysis_crop(analysis)) {
       shift_x += crop->x1;
       shift_y += crop->y1;
     }

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pipeline/analysis/analyze.hpp"
 #include "pipeline/frames/extract.hpp"
 #include "projects/config.hpp"
 #include "projects/table.hpp"
@@ -55,15 +56,15 @@ struct OutlierVideo {
   std::filesystem::path machine_labels;
 };
 
-/// Flags the outliers of one analyzed video's tracks (`tracks_h5`, written by analyze for `video`
-/// of this project), picks config.yaml's numframes2pick of them (options.frames) among frames not
-/// yet extracted, writes them as images, and adds the network's predictions at those frames to
-/// machinelabels-iter<K>.h5 / machinelabels.csv (rows already there are kept). Coordinates are
-/// those of the written images: a cropped analysis is shifted back, and minus the video_sets crop
-/// when the frames are cropped. Writes nothing when a check fails.
+/// Flags the outliers of one analyzed video's tracks (`analysis.h5`, written by analyze for
+/// `video` of this project, with its crop in `analysis.meta_json`), picks config.yaml's
+/// numframes2pick of them (options.frames) among frames not yet extracted, writes them as images,
+/// and adds the network's predictions at those frames to machinelabels-iter<K>.h5 /
+/// machinelabels.csv (rows already there are kept). Coordinates are those of the written images: a
+/// cropped analysis is shifted back, and minus the video_sets crop when the frames are cropped.
+/// Writes nothing when a check fails.
 OutlierVideo extract_outlier_frames(const projects::ProjectConfig& config, const std::string& video,
-                                    const std::filesystem::path& tracks_h5,
-                                    const OutlierOptions& outliers,
+                                    const AnalysisFiles& analysis, const OutlierOptions& outliers,
                                     const ExtractFramesOptions& frames);
 
 struct IterationMerge {

@@ -217,7 +217,8 @@ TEST(Outliers, FittingFlagsFramesFarFromTheArmaFit) {
 
 struct OutlierProject {
   TempDir dir;
-  fs::path config_file, video, folder, tracks_file;
+  fs::path config_file, video, folder;
+  AnalysisFiles analysis;
   std::optional<projects::ProjectConfig> config;
   projects::Table tracks;
 
@@ -228,8 +229,9 @@ struct OutlierProject {
     folder = config->project_dir() / "labeled-data" / "synthetic_mouse";
     tracks = make_tracks(60, "DLC_mobnet_35_demoshuffle1_7");
     for (int frame : {12, 25, 38, 47, 53}) tracks.at(static_cast<std::size_t>(frame), 0) += 50.0;
-    tracks_file = video.parent_path() / "synthetic_mouseDLC_mobnet_35_demoshuffle1_7.h5";
-    projects::write_table_hdf5(tracks, tracks_file);
+    analysis =
+        analysis_files(video.parent_path(), "synthetic_mouse", "DLC_mobnet_35_demoshuffle1_7");
+    projects::write_table_hdf5(tracks, analysis.h5);
   }
 };
 
@@ -250,7 +252,7 @@ TEST(Outliers, FramesAndMachineLabelsWrittenAndAppended) {
   frames.frames = 3;
   frames.seed = 9;
   const OutlierVideo first =
-      extract_outlier_frames(*project.config, "synthetic_mouse", project.tracks_file, {}, frames);
+      extract_outlier_frames(*project.config, "synthetic_mouse", project.analysis, {}, frames);
   std::vector<std::int64_t> outliers;
   for (int frame : {12, 25, 38, 47, 53}) {
     outliers.push_back(frame);
@@ -282,7 +284,7 @@ TEST(Outliers, FramesAndMachineLabelsWrittenAndAppended) {
   // Again: new frames only, the earlier rows kept first.
   frames.frames = 2;
   const OutlierVideo second =
-      extract_outlier_frames(*project.config, "synthetic_mouse", project.tracks_file, {}, frames);
+      extract_outlier_frames(*project.config, "synthetic_mouse", project.analysis, {}, frames);
   ASSERT_EQ(second.extracted.frames.size(), 2u);
   for (const std::int64_t frame : second.extracted.frames) {
     EXPECT_EQ(std::count(first.extracted.frames.begin(), first.extracted.frames.end(), frame), 0);
@@ -298,11 +300,11 @@ TEST(Outliers, BadInputIsNamedAndLeavesNothingBehind) {
   ExtractFramesOptions frames;
   frames.frames = 2;
   // Tracks of another length than the video.
-  const fs::path short_tracks = project.dir / "short.h5";
+  const AnalysisFiles short_tracks = analysis_files(project.dir.path(), "short", "");
   projects::Table shorter = project.tracks;
   shorter.index.resize(55);
   shorter.values.resize(55 * shorter.column_count());
-  projects::write_table_hdf5(shorter, short_tracks);
+  projects::write_table_hdf5(shorter, short_tracks.h5);
   try {
     extract_outlier_frames(*project.config, "synthetic_mouse", short_tracks, {}, frames);
     FAIL() << "expected an error";
@@ -313,14 +315,13 @@ TEST(Outliers, BadInputIsNamedAndLeavesNothingBehind) {
   EXPECT_EQ(frames_in(project.folder), before) << "nothing was written";
   EXPECT_FALSE(fs::exists(project.folder / "machinelabels-iter0.h5"));
   // A video that is not in the project, and an unknown bodypart.
-  EXPECT_THROW(
-      extract_outlier_frames(*project.config, "other_mouse", project.tracks_file, {}, frames),
-      UsageError);
+  EXPECT_THROW(extract_outlier_frames(*project.config, "other_mouse", project.analysis, {}, frames),
+               UsageError);
   OutlierOptions unknown;
   unknown.bodyparts = {"nose"};
-  EXPECT_THROW(extract_outlier_frames(*project.config, "synthetic_mouse", project.tracks_file,
-                                      unknown, frames),
-               UsageError);
+  EXPECT_THROW(
+      extract_outlier_frames(*project.config, "synthetic_mouse", project.analysis, unknown, frames),
+      UsageError);
   EXPECT_EQ(frames_in(project.folder), before);
 }
 
@@ -330,7 +331,7 @@ TEST(Merge, RefusesUnreviewedOutliersThenAdvancesTheIteration) {
   frames.frames = 2;
   frames.seed = 1;
   const OutlierVideo outliers =
-      extract_outlier_frames(*project.config, "synthetic_mouse", project.tracks_file, {}, frames);
+      extract_outlier_frames(*project.config, "synthetic_mouse", project.analysis, {}, frames);
   ASSERT_EQ(outliers.extracted.frames.size(), 2u);
   try {
     merge_labeled_iteration(*project.config, false, std::nullopt);

@@ -76,7 +76,7 @@ Command extract_outliers_command() {
           model, options->videos, options->dest, false, "to search for outliers",
           [&](const TrackedVideo& tracked) {
             const pipeline::OutlierVideo result = pipeline::extract_outlier_frames(
-                config, tracked.video.string(), tracked.tracks, outliers, frames);
+                config, tracked.video.string(), tracked.files, outliers, frames);
             const auto& extracted = result.extracted;
             for (const std::int64_t index : extracted.frames) {
               std::cout << (extracted.folder /
