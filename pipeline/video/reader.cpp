@@ -354,13 +354,11 @@ VideoReader::VideoReader(const fs::path& path, const VideoReaderOptions& options
     }
     s.width = crop.width;
     s.height = crop.height;
-    s.converter.emplace(crop.x, crop.y, crop.width, crop.height, options.order == PixelOrder::bgr,
-                        options.threads);
+    s.converter.emplace(crop.x, crop.y, crop.width, crop.height, options.order == PixelOrder::bgr);
   } else {
     s.width = info.width;
     s.height = info.height;
-    s.converter.emplace(0, 0, info.width, info.height, options.order == PixelOrder::bgr,
-                        options.threads);
+    s.converter.emplace(0, 0, info.width, info.height, options.order == PixelOrder::bgr);
   }
   s.open_decoder();
   s.packet.reset(av_packet_alloc());
