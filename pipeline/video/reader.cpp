@@ -5,8 +5,15 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <utility>
 
 #include "core/console.hpp"
 #include "core/error.hpp"
@@ -104,6 +111,121 @@ void insert_sorted(std::vector<std::int64_t>& values, std::int64_t value) {
   if (at == values.end() || *at != value) values.insert(at, value);
 }
 
+// Decodes ahead on a thread of its own while the reader's caller converts the picture before, so
+// that conversion overlaps decoding (as the stages of FFmpeg's own command line overlap). Up to
+// kSlots pictures wait, in frames allocated once. stop() parks the thread and keeps what waits;
+// clear() drops that too, before the decoder is flushed or the file reopened. While the thread
+// runs, only it touches the decoder and the demuxer.
+class Lookahead {
+ public:
+  /// Decodes the next picture into the frame given and returns its index; nullopt at the end.
+  using Decode = std::function<std::optional<std::int64_t>(AVFrame*)>;
+
+  explicit Lookahead(Decode decode) : decode_(std::move(decode)) {
+    for (Slot& slot : slots_) {
+      slot.frame.reset(av_frame_alloc());
+      if (!slot.frame) throw Error("out of memory while opening a video");
+    }
+  }
+  ~Lookahead() { stop(); }
+  Lookahead(const Lookahead&) = delete;
+  Lookahead& operator=(const Lookahead&) = delete;
+
+  /// Moves the next picture into `into` and returns its index; nullopt at the end. Rethrows the
+  /// error of a picture whose decoding failed (the next call decodes on after it).
+  std::optional<std::int64_t> take(AVFrame* into) {
+    std::unique_lock lock(mutex_);
+    if (count_ == 0) {
+      if (finished_) return std::nullopt;
+      if (!running_) start();
+      ready_.wait(lock, [&] { return count_ > 0; });
+    }
+    Slot& slot = slots_[head_];
+    head_ = (head_ + 1) % kSlots;
+    --count_;
+    room_.notify_one();
+    if (slot.error) {
+      finished_ = false;
+      std::rethrow_exception(std::exchange(slot.error, nullptr));
+    }
+    if (slot.index) av_frame_move_ref(into, slot.frame.get());
+    return slot.index;
+  }
+
+  /// Waits for the thread to finish the picture it is decoding and parks it.
+  void stop() {
+    {
+      const std::lock_guard lock(mutex_);
+      if (!thread_.joinable()) return;
+      stopping_ = true;
+      room_.notify_one();
+    }
+    thread_.join();
+    const std::lock_guard lock(mutex_);
+    stopping_ = running_ = false;
+  }
+
+  /// stop(), and the waiting pictures dropped.
+  void clear() {
+    stop();
+    for (Slot& slot : slots_) {
+      av_frame_unref(slot.frame.get());
+      slot.error = nullptr;
+    }
+    head_ = count_ = 0;
+    finished_ = false;
+  }
+
+ private:
+  static constexpr std::size_t kSlots = 3;
+  struct Slot {
+    ffmpeg::Frame frame;
+    std::optional<std::int64_t> index;  // nullopt: the end of the video
+    std::exception_ptr error;
+  };
+
+  // With mutex_ held.
+  void start() {
+    if (thread_.joinable()) thread_.join();  // it has left run() (running_ is false)
+    running_ = true;
+    thread_ = std::thread([this] { run(); });
+  }
+
+  void run() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      room_.wait(lock, [&] { return stopping_ || count_ < kSlots; });
+      if (stopping_) break;
+      // The slot after the waiting ones: take() moves head_ and count_ together, so it stays put.
+      Slot& slot = slots_[(head_ + count_) % kSlots];
+      lock.unlock();
+      try {
+        slot.index = decode_(slot.frame.get());
+      } catch (...) {
+        slot.error = std::current_exception();
+      }
+      lock.lock();
+      ++count_;
+      ready_.notify_one();
+      if (!slot.index || slot.error) {
+        finished_ = true;
+        break;
+      }
+    }
+    running_ = false;
+  }
+
+  Decode decode_;
+  std::array<Slot, kSlots> slots_;
+  std::size_t head_ = 0, count_ = 0;  // the oldest waiting slot; how many wait
+  bool running_ = false;              // the thread is in run()
+  bool stopping_ = false;             // stop() asked it to leave
+  bool finished_ = false;             // the end (or an error) is queued: nothing more to decode
+  std::mutex mutex_;
+  std::condition_variable room_, ready_;
+  std::thread thread_;
+};
+
 }  // namespace
 
 struct VideoReader::State {
@@ -122,7 +244,9 @@ struct VideoReader::State {
   std::int64_t next = 0;  // the index read() returns next
   bool pending = false;   // `frame` holds a decoded picture not returned yet
   std::int64_t pending_index = 0;
-  bool demux_done = false, flush_sent = false, drained = false;
+  bool drained = false;  // the decoder has given its last picture to read()
+  // The decoder's side (the lookahead thread's, while it runs).
+  bool demux_done = false, flush_sent = false;
   std::int64_t decoded_since_start = 0;  // numbering without timestamps
 
   // After a seek: the wanted frame has not come out yet; if a later one does, try an earlier key.
@@ -131,6 +255,10 @@ struct VideoReader::State {
   int retries = 0;
 
   std::vector<std::int64_t> undecodable, damaged;
+
+  // Decoding ahead, when the reader has more than one decoder thread. Declared last: it stops
+  // before the decoder and the file it uses are closed.
+  std::optional<Lookahead> lookahead;
 
   std::string name() const { return path.string(); }
 
@@ -185,27 +313,23 @@ struct VideoReader::State {
     return at - times.begin();
   }
 
-  // Decodes until a picture is pending or the decoder has given out everything.
-  void decode_next() {
+  // Decodes the next picture into `out` and returns its index; nullopt when the decoder has
+  // given out everything.
+  std::optional<std::int64_t> decode(AVFrame* out) {
     int errors_in_a_row = 0;
     for (;;) {
-      int result = avcodec_receive_frame(decoder.get(), frame.get());
+      int result = avcodec_receive_frame(decoder.get(), out);
       if (result == 0) {
-        const std::int64_t index = index_of(*frame);
+        const std::int64_t index = index_of(*out);
         if (index < 0) {
           console::debug("video {}: a decoded picture with timestamp {} matches no frame; dropped",
-                         name(), frame->pts);
-          av_frame_unref(frame.get());
+                         name(), out->pts);
+          av_frame_unref(out);
           continue;
         }
-        pending = true;
-        pending_index = index;
-        return;
+        return index;
       }
-      if (result == AVERROR_EOF) {
-        drained = true;
-        return;
-      }
+      if (result == AVERROR_EOF) return std::nullopt;
       if (result != AVERROR(EAGAIN)) {
         // A picture was lost (corrupt data); the gap in the timestamps tells which one.
         if (result == AVERROR(ENOMEM)) fail("decoding", result);
@@ -213,10 +337,7 @@ struct VideoReader::State {
         continue;
       }
       if (demux_done) {
-        if (flush_sent) {  // a decoder that neither drains nor gives pictures: treat as drained
-          drained = true;
-          return;
-        }
+        if (flush_sent) return std::nullopt;  // neither drains nor gives pictures: drained
         result = avcodec_send_packet(decoder.get(), nullptr);  // drain: no frame may stay inside
         flush_sent = true;
         if (result < 0 && result != AVERROR_EOF) fail("finishing decoding", result);
@@ -239,7 +360,22 @@ struct VideoReader::State {
     }
   }
 
+  // The next picture into `frame` (pending), from the lookahead or decoded here.
+  void next_picture() {
+    const std::optional<std::int64_t> index =
+        lookahead ? lookahead->take(frame.get()) : decode(frame.get());
+    pending = index.has_value();
+    pending_index = index.value_or(0);
+    drained = !pending;
+  }
+
+  // Before the demuxer or the decoder is reset: no picture decoded ahead survives it.
+  void stop_lookahead() {
+    if (lookahead) lookahead->clear();
+  }
+
   void reset_decoding() {
+    stop_lookahead();
     avcodec_flush_buffers(decoder.get());
     av_frame_unref(frame.get());
     pending = false;
@@ -248,6 +384,7 @@ struct VideoReader::State {
 
   // Back to the first packet of the file, by opening it again (works for every container).
   void restart() {
+    stop_lookahead();
     video = ffmpeg::open_video(path);
     reset_decoding();
     decoded_since_start = 0;
@@ -257,6 +394,7 @@ struct VideoReader::State {
   // Positions the demuxer at (or before) key frame `key` and resets the decoder.
   void jump_to_key(std::ptrdiff_t key) {
     const KeyFrame& target = table.key_frames[static_cast<std::size_t>(key)];
+    stop_lookahead();
     const int result =
         av_seek_frame(video.input.get(), video.stream, target.seek_timestamp, AVSEEK_FLAG_BACKWARD);
     if (result < 0) {
@@ -364,6 +502,11 @@ VideoReader::VideoReader(const fs::path& path, const VideoReaderOptions& options
   s.packet.reset(av_packet_alloc());
   s.frame.reset(av_frame_alloc());
   if (!s.packet || !s.frame) throw Error("out of memory while opening video " + name);
+  // With one decoder thread everything stays on the caller's thread (as `ffmpeg -threads 1`
+  // decodes on one); with more, the caller converts one picture while the next is decoded.
+  if (options.threads != 1) {
+    s.lookahead.emplace([&s](AVFrame* out) { return s.decode(out); });
+  }
 }
 
 VideoReader::~VideoReader() = default;
@@ -402,7 +545,7 @@ std::optional<FrameRead> VideoReader::read(std::uint8_t* pixels, std::size_t str
   if (s.next >= s.info.frame_count) return std::nullopt;
   for (;;) {
     if (!s.pending && !s.drained) {
-      s.decode_next();
+      s.next_picture();
       continue;
     }
     if (s.pending && s.pending_index < s.next) {  // before the wanted frame (after a seek)

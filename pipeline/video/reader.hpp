@@ -27,7 +27,9 @@ struct PixelRect {
 struct VideoReaderOptions {
   PixelOrder order = PixelOrder::rgb;
   std::optional<PixelRect> crop;  // must lie inside the frame; frames are read cropped
-  int threads = 0;                // decoder threads (frame + slice threading); 0 = one per core
+  // Decoder threads (frame + slice threading); 0 = one per core. With other than 1, the reader
+  // also decodes ahead on a thread of its own (up to 3 pictures) while read() converts.
+  int threads = 0;
 };
 
 enum class FrameStatus {

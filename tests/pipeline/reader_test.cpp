@@ -133,24 +133,30 @@ TEST(VideoReader, FrameAfterASeekIsBitIdenticalToTheSequentialOne) {
     VideoReader sequential(dir / clip.name, {PixelOrder::rgb, std::nullopt, 3});
     const auto frames = read_all(sequential);
     ASSERT_EQ(frames.size(), static_cast<std::size_t>(kFrames));
+    // One decoder thread decodes on the caller's thread, more decode ahead on another: the same.
+    VideoReader single(dir / clip.name, {PixelOrder::rgb, std::nullopt, 1});
+    EXPECT_TRUE(read_all(single) == frames);
 
-    VideoReader reader(dir / clip.name, {PixelOrder::rgb, std::nullopt, 3});
     std::vector<std::int64_t> targets = {kFrames - 1, 0, 12, 11, 13, 13, 50, 49, 1, kFrames - 2};
     for (int i = 0; i < 25; ++i) targets.push_back(static_cast<std::int64_t>(random() % kFrames));
-    std::vector<std::uint8_t> buffer(reader.frame_bytes());
-    for (const std::int64_t target : targets) {
-      reader.seek(target);
-      ASSERT_EQ(reader.position(), target);
-      const auto read = reader.read(buffer.data());
-      ASSERT_TRUE(read);
-      EXPECT_EQ(read->index, target);
-      EXPECT_EQ(read->status, FrameStatus::ok);
-      EXPECT_TRUE(buffer == frames[static_cast<std::size_t>(target)]) << "frame " << target;
-      // and the frame after it, read on without seeking
-      if (target + 1 < kFrames) {
-        ASSERT_TRUE(reader.read(buffer.data()));
-        EXPECT_TRUE(buffer == frames[static_cast<std::size_t>(target + 1)])
-            << "frame " << target + 1;
+    for (const int threads : {3, 1}) {
+      SCOPED_TRACE(::testing::Message() << threads << " decoder threads");
+      VideoReader reader(dir / clip.name, {PixelOrder::rgb, std::nullopt, threads});
+      std::vector<std::uint8_t> buffer(reader.frame_bytes());
+      for (const std::int64_t target : targets) {
+        reader.seek(target);
+        ASSERT_EQ(reader.position(), target);
+        const auto read = reader.read(buffer.data());
+        ASSERT_TRUE(read);
+        EXPECT_EQ(read->index, target);
+        EXPECT_EQ(read->status, FrameStatus::ok);
+        EXPECT_TRUE(buffer == frames[static_cast<std::size_t>(target)]) << "frame " << target;
+        // and the frame after it, read on without seeking
+        if (target + 1 < kFrames) {
+          ASSERT_TRUE(reader.read(buffer.data()));
+          EXPECT_TRUE(buffer == frames[static_cast<std::size_t>(target + 1)])
+              << "frame " << target + 1;
+        }
       }
     }
   }
