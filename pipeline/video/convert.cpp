@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define LABPOSE_X86_KERNELS 1  // the AVX2 and AVX-512 kernels are compiled in
 #include <immintrin.h>
 #endif
 
@@ -125,7 +126,7 @@ void double_samples(const std::uint8_t* __restrict row, int pairs, std::uint8_t*
 using RowKernel = void (*)(const std::uint8_t* y, const std::uint8_t* u, const std::uint8_t* v,
                            int width, const YuvCoefficients& c, bool bgr, std::uint8_t* out);
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#ifdef LABPOSE_X86_KERNELS
 
 // pshufb masks that interleave 16 R, 16 G and 16 B bytes into 48 packed bytes: output block k
 // (bytes 16k..16k+15) takes byte (16k + i) / 3 of plane (16k + i) % 3 at position i; the other
@@ -339,22 +340,9 @@ RowKernel row_kernel(ConversionKernel kernel) {
   }
 }
 
-bool cpu_has(ConversionKernel kernel) {
-  switch (kernel) {
-    case ConversionKernel::avx512:
-      return __builtin_cpu_supports("avx512bw") != 0 && __builtin_cpu_supports("avx512vbmi") != 0;
-    case ConversionKernel::avx2:
-      return __builtin_cpu_supports("avx2") != 0;
-    default:
-      return true;
-  }
-}
 #else
 RowKernel row_kernel(ConversionKernel) {
   return nullptr;
-}
-bool cpu_has(ConversionKernel kernel) {
-  return kernel == ConversionKernel::fastest || kernel == ConversionKernel::portable;
 }
 #endif
 
@@ -380,7 +368,20 @@ std::optional<YuvLayout> planar_layout(int format) {
 }  // namespace
 
 bool conversion_kernel_available(ConversionKernel kernel) {
-  return cpu_has(kernel);
+  switch (kernel) {
+#ifdef LABPOSE_X86_KERNELS
+    case ConversionKernel::avx512:
+      return __builtin_cpu_supports("avx512bw") != 0 && __builtin_cpu_supports("avx512vbmi") != 0;
+    case ConversionKernel::avx2:
+      return __builtin_cpu_supports("avx2") != 0;
+#else
+    case ConversionKernel::avx512:
+    case ConversionKernel::avx2:
+      return false;
+#endif
+    default:
+      return true;
+  }
 }
 
 FrameConverter::FrameConverter(int x, int y, int width, int height, bool bgr,
@@ -391,7 +392,7 @@ FrameConverter::FrameConverter(int x, int y, int width, int height, bool bgr,
   if (kernel_ == ConversionKernel::fastest) {
     kernel_ = ConversionKernel::portable;
     for (const ConversionKernel k : {ConversionKernel::avx512, ConversionKernel::avx2}) {
-      if (row_kernel(k) != nullptr && cpu_has(k)) {
+      if (conversion_kernel_available(k)) {
         kernel_ = k;
         break;
       }

@@ -7,28 +7,19 @@
 #include <array>
 #include <cmath>
 #include <cstring>
-#include <memory>
 #include <random>
 #include <vector>
 
 #include "pipeline/video/convert.hpp"
-
-extern "C" {
-#include <libavutil/frame.h>
-}
+#include "pipeline/video/ffmpeg.hpp"
 
 namespace labpose::pipeline {
 namespace {
 
-struct FrameFree {
-  void operator()(AVFrame* frame) const { av_frame_free(&frame); }
-};
-using FramePtr = std::unique_ptr<AVFrame, FrameFree>;
-
 // A decoded-looking frame of random samples (every value 0..255 occurs, out-of-range ones too).
-FramePtr random_frame(AVPixelFormat format, int shift_x, int shift_y, int width, int height,
-                      AVColorSpace space, AVColorRange range, std::mt19937& random) {
-  FramePtr frame(av_frame_alloc());
+ffmpeg::Frame random_frame(AVPixelFormat format, int shift_x, int shift_y, int width, int height,
+                           AVColorSpace space, AVColorRange range, std::mt19937& random) {
+  ffmpeg::Frame frame(av_frame_alloc());
   frame->format = format;
   frame->width = width;
   frame->height = height;
@@ -105,7 +96,7 @@ TEST(FrameConverter, OnePassKernelsMatchThePortablePathAndTheExactFormula) {
                          << "format " << format.format << " space " << space << " range " << range
                          << " region " << region.width << "x" << region.height << " at " << region.x
                          << "," << region.y << (bgr ? " BGR" : " RGB"));
-            const FramePtr frame =
+            const ffmpeg::Frame frame =
                 random_frame(format.format, format.shift_x, format.shift_y, region.frame_width,
                              region.frame_height, space, range, random);
             const std::size_t stride = static_cast<std::size_t>(region.width) * 3 + 5;
