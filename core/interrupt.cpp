@@ -41,7 +41,9 @@ InterruptHandler::~InterruptHandler() {
   g_installed.store(false);
 }
 
-bool interrupt_requested() { return g_signal.load() != 0; }
+bool interrupt_requested() {
+  return g_signal.load() != 0;
+}
 
 void request_interrupt() {
   int expected = 0;
@@ -50,9 +52,12 @@ void request_interrupt() {
 
 const char* interrupt_reason() {
   switch (g_signal.load()) {
-    case SIGINT: return "SIGINT";
-    case SIGTERM: return "SIGTERM";
-    default: return "request";
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    default:
+      return "request";
   }
 }
 

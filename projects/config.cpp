@@ -641,7 +641,8 @@ void ProjectConfig::set_skeleton(const std::vector<SkeletonEdge>& skeleton) {
 
 void ProjectConfig::set_training_fraction(const std::vector<double>& fractions) {
   YAML::Node list(YAML::NodeType::Sequence);
-  for (const double fraction : fractions) list.push_back(yaml_text::plain_node(yaml_text::yaml_float_text(fraction)));
+  for (const double fraction : fractions)
+    list.push_back(yaml_text::plain_node(yaml_text::yaml_float_text(fraction)));
   set_collection("TrainingFraction", list);
 }
 

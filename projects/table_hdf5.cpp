@@ -174,7 +174,8 @@ class Writer {
       const std::size_t count = std::min(slice, rows - first);
       source(first, count, buffer.data());
       const hsize_t memory_dims[2] = {count, columns};
-      Handle memory(check(H5Screate_simple(2, memory_dims, nullptr), file_, "a dataspace"), H5Sclose);
+      Handle memory(check(H5Screate_simple(2, memory_dims, nullptr), file_, "a dataspace"),
+                    H5Sclose);
       Handle file_space(check(H5Dget_space(dataset.get()), file_, "a dataspace"), H5Sclose);
       const hsize_t start[2] = {first, 0};
       check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr,
@@ -218,7 +219,8 @@ class Writer {
   }
 
   // A one-level index of integers (frame numbers), unnamed.
-  void integer_index(hid_t group, const std::string& key, const std::vector<std::int64_t>& numbers) {
+  void integer_index(hid_t group, const std::string& key,
+                     const std::vector<std::int64_t>& numbers) {
     string_attribute(group, (key + "_variety").c_str(), "regular");
     array(group, key, H5T_STD_I64LE, H5T_NATIVE_INT64, numbers.data(), {numbers.size()}, "int64");
     string_attribute(last_.get(), "kind", "integer");
@@ -279,7 +281,8 @@ class Writer {
                   H5Dclose);
   }
 
-  void decorate_array(hid_t dataset, const std::vector<hsize_t>& dims, const std::string& value_type) {
+  void decorate_array(hid_t dataset, const std::vector<hsize_t>& dims,
+                      const std::string& value_type) {
     const bool empty = std::any_of(dims.begin(), dims.end(), [](hsize_t d) { return d == 0; });
     string_attribute(dataset, "CLASS", "ARRAY");
     string_attribute(dataset, "FLAVOR", "numpy");
@@ -293,7 +296,8 @@ class Writer {
       std::string shape = "(";
       for (auto d = dims.rbegin(); d != dims.rend(); ++d) shape += fmt::format("I{}\n", *d);
       shape += "tp0\n.";
-      string_attribute(dataset, "shape", shape, false);  // a pickled tuple, ASCII so PyTables unpickles it
+      string_attribute(dataset, "shape", shape,
+                       false);  // a pickled tuple, ASCII so PyTables unpickles it
     }
   }
 
@@ -727,7 +731,8 @@ void write_hdf5(const Table& table, std::size_t row_count, bool own_index, const
       writer.index(group.get(), "axis0", table.columns, table.column_level_names, column_levels,
                    false);
       if (own_index) {
-        writer.index(group.get(), "axis1", table.index, {}, table.index_levels, table.integer_index);
+        writer.index(group.get(), "axis1", table.index, {}, table.index_levels,
+                     table.integer_index);
       } else {
         std::vector<std::int64_t> numbers(row_count);
         std::iota(numbers.begin(), numbers.end(), std::int64_t{0});
@@ -752,11 +757,12 @@ void write_hdf5(const Table& table, std::size_t row_count, bool own_index, const
 void write_table_hdf5(const Table& table, const fs::path& file, const std::string& key) {
   LABPOSE_ASSERT(table.values.size() == table.row_count() * table.column_count());
   const std::size_t columns = table.column_count();
-  write_hdf5(table, table.row_count(), true,
-             [&](std::size_t first, std::size_t count, double* out) {
-               std::copy_n(table.values.data() + first * columns, count * columns, out);
-             },
-             file, key);
+  write_hdf5(
+      table, table.row_count(), true,
+      [&](std::size_t first, std::size_t count, double* out) {
+        std::copy_n(table.values.data() + first * columns, count * columns, out);
+      },
+      file, key);
 }
 
 void write_frames_table_hdf5(const Table& header, std::size_t rows, const RowSource& source,

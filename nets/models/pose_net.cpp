@@ -59,7 +59,9 @@ int mobilenet_v2_stage(int feature) {
 
 }  // namespace
 
-int backbone_stages(const std::string& architecture) { return is_resnet(architecture) ? 5 : 9; }
+int backbone_stages(const std::string& architecture) {
+  return is_resnet(architecture) ? 5 : 9;
+}
 
 int backbone_stage(const std::string& architecture, const std::string& parameter) {
   if (parameter.rfind("head.", 0) == 0) return 0;
@@ -72,7 +74,8 @@ int backbone_stage(const std::string& architecture, const std::string& parameter
   }
   if (is_efficientnet_lite(architecture)) return efficientnet_lite_stage(architecture, parameter);
   if (parameter.rfind("features.", 0) == 0) return mobilenet_v2_stage(number_after("features."));
-  throw Error(fmt::format("the parameter \"{}\" is not part of a {} backbone", parameter, architecture));
+  throw Error(
+      fmt::format("the parameter \"{}\" is not part of a {} backbone", parameter, architecture));
 }
 
 std::unique_ptr<Net> build_pose_net(Backend& backend, const PoseNetSpec& spec) {

@@ -118,10 +118,11 @@ class Checkpoint {
       if (rows == 0) fs::remove(file_, error);
     }
     if (rows == 0) {
-      const std::string header =
-          json{{"format", kCheckpointFormat}, {"identity", identity.to_json()}, {"columns", columns_}}
-              .dump() +
-          "\n";
+      const std::string header = json{{"format", kCheckpointFormat},
+                                      {"identity", identity.to_json()},
+                                      {"columns", columns_}}
+                                     .dump() +
+                                 "\n";
       write_file_atomically(file_, header);
       header_bytes_ = header.size();
     } else {
@@ -150,13 +151,15 @@ class Checkpoint {
 
   /// Reads `count` rows from row `first`: values into `out` (columns each), statuses into `status`.
   void read(std::size_t first, std::size_t count, double* out, std::vector<double>& status) const {
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(std::fopen(file_.c_str(), "rb"), &std::fclose);
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(std::fopen(file_.c_str(), "rb"),
+                                                       &std::fclose);
     std::vector<double> rows(count * row_doubles());
     const long offset = static_cast<long>(header_bytes_ + first * row_doubles() * 8);
     if (!in || std::fseek(in.get(), offset, SEEK_SET) != 0 ||
         std::fread(rows.data(), sizeof(double), rows.size(), in.get()) != rows.size()) {
-      throw Error(fmt::format("cannot read back {} (was it changed while analyzing?)", file_.string()),
-                  "run the same command again with --overwrite");
+      throw Error(
+          fmt::format("cannot read back {} (was it changed while analyzing?)", file_.string()),
+          "run the same command again with --overwrite");
     }
     status.resize(count);
     for (std::size_t r = 0; r < count; ++r) {
@@ -165,10 +168,10 @@ class Checkpoint {
     }
   }
 
-
  private:
   std::int64_t usable_rows(const AnalysisIdentity& identity) {
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(std::fopen(file_.c_str(), "rb"), &std::fclose);
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(std::fopen(file_.c_str(), "rb"),
+                                                       &std::fclose);
     if (!in) return 0;
     std::string line;
     for (int c = std::fgetc(in.get()); c != EOF && c != '\n'; c = std::fgetc(in.get())) {
@@ -176,17 +179,20 @@ class Checkpoint {
       if (line.size() > 1 << 20) return 0;
     }
     const json header = json::parse(line, nullptr, false);
-    if (header.is_discarded() || !header.is_object() || header.value("format", "") != kCheckpointFormat ||
-        !header.contains("identity") || !identity.matches(header["identity"]) ||
+    if (header.is_discarded() || !header.is_object() ||
+        header.value("format", "") != kCheckpointFormat || !header.contains("identity") ||
+        !identity.matches(header["identity"]) ||
         header.value("columns", std::size_t{0}) != columns_) {
-      console::warn("{} belongs to another analysis (video, model, crop or batch size changed); "
-                    "starting this video again",
-                    file_.string());
+      console::warn(
+          "{} belongs to another analysis (video, model, crop or batch size changed); "
+          "starting this video again",
+          file_.string());
       return 0;
     }
     header_bytes_ = line.size() + 1;
     const std::uintmax_t size = file_size_or_zero(file_);
-    const auto whole = static_cast<std::int64_t>((size - std::min(size, header_bytes_)) / (row_doubles() * 8));
+    const auto whole =
+        static_cast<std::int64_t>((size - std::min(size, header_bytes_)) / (row_doubles() * 8));
     const std::int64_t rows = std::min(whole, identity.frames);
     return rows - rows % identity.batch_size;
   }
@@ -199,16 +205,17 @@ class Checkpoint {
 
 // One batch in flight: the decoded frames and the network's outputs.
 struct Batch {
-  std::vector<FrameRead> reads;       // one per frame read into this batch
-  std::vector<std::uint8_t> pixels;   // B frames, packed RGB
-  std::vector<float> score, locref;   // (B, J, h, w), (B, 2J, h, w)
+  std::vector<FrameRead> reads;      // one per frame read into this batch
+  std::vector<std::uint8_t> pixels;  // B frames, packed RGB
+  std::vector<float> score, locref;  // (B, J, h, w), (B, 2J, h, w)
 };
 
 projects::Table track_table_header(const AnalysisModel& model) {
   projects::Table table;
   table.column_level_names = {"scorer", "bodyparts", "coords"};
   for (const auto& bodypart : model.bodyparts) {
-    for (const char* coord : {"x", "y", "likelihood"}) table.columns.push_back({model.scorer, bodypart, coord});
+    for (const char* coord : {"x", "y", "likelihood"})
+      table.columns.push_back({model.scorer, bodypart, coord});
   }
   table.integer_index = true;
   return table;
@@ -250,8 +257,9 @@ std::optional<PixelRect> crop_rect(const std::optional<projects::CropBox>& crop)
 }
 
 void write_meta_files(const VideoRun& run, const VideoAnalysis& result, const VideoInfo& info,
-                      const std::optional<projects::CropBox>& crop, const AnalysisIdentity& identity,
-                      double started, double stopped, const std::string& started_text) {
+                      const std::optional<projects::CropBox>& crop,
+                      const AnalysisIdentity& identity, double started, double stopped,
+                      const std::string& started_text) {
   using projects::PyValue;
   const auto& values = run.config.values();
   const projects::CropBox box = crop.value_or(projects::CropBox{0, info.width, 0, info.height});
@@ -271,7 +279,8 @@ void write_meta_files(const VideoRun& run, const VideoAnalysis& result, const Vi
        {"cropping", PyValue(crop.has_value())},
        {"cropping_parameters", PyValue(PyValue::List{PyValue(box.x1), PyValue(box.x2),
                                                      PyValue(box.y1), PyValue(box.y2)})}});
-  write_file_atomically(result.files.meta_pickle, projects::pickle(PyValue::dict({{"data", data}})));
+  write_file_atomically(result.files.meta_pickle,
+                        projects::pickle(PyValue::dict({{"data", data}})));
 
   json meta = {{"format", kMetaFormat},
                {"complete", true},
@@ -370,7 +379,8 @@ VideoAnalysis analyze_one(const VideoRun& run, const fs::path& video, const fs::
   VideoReader reader(video, reader_options);
   const std::int64_t frames = reader.frame_count();
   if (!reader.exact_frame_numbers()) {
-    console::warn("{} has no usable timestamps: frames are numbered in decoding order", video.string());
+    console::warn("{} has no usable timestamps: frames are numbered in decoding order",
+                  video.string());
   }
 
   AnalysisIdentity identity;
@@ -416,16 +426,20 @@ VideoAnalysis analyze_one(const VideoRun& run, const fs::path& video, const fs::
   LABPOSE_ASSERT(reader.frame_bytes() ==
                  3 * static_cast<std::size_t>(height) * static_cast<std::size_t>(width));
   const nets::Shape input_shape{batch, 3, height, width};
-  const std::unique_ptr<nets::InferencePlan> plan = run.backend.compile(run.net.fuse(true), input_shape);
+  const std::unique_ptr<nets::InferencePlan> plan =
+      run.backend.compile(run.net.fuse(true), input_shape);
   nets::Tensor input = run.backend.allocate(input_shape);
   const nets::Shape score_shape = plan->output_shapes()[0];
   const nets::Shape locref_shape = plan->output_shapes()[1];
-  const int map_height = static_cast<int>(score_shape.h()), map_width = static_cast<int>(score_shape.w());
+  const int map_height = static_cast<int>(score_shape.h()),
+            map_width = static_cast<int>(score_shape.w());
   const std::size_t score_per_frame = joints * static_cast<std::size_t>(map_height * map_width);
-  const DecodeSettings settings{run.model.stride, run.model.locref_stdev, run.model.location_refinement};
+  const DecodeSettings settings{run.model.stride, run.model.locref_stdev,
+                                run.model.location_refinement};
 
   std::vector<Batch> batches(kBatchesInFlight);
-  BoundedQueue<Batch*> free_batches(kBatchesInFlight), decoded(kBatchesInFlight), predicted(kBatchesInFlight);
+  BoundedQueue<Batch*> free_batches(kBatchesInFlight), decoded(kBatchesInFlight),
+      predicted(kBatchesInFlight);
   for (Batch& b : batches) {
     b.pixels.resize(static_cast<std::size_t>(batch) * reader.frame_bytes());
     b.score.resize(static_cast<std::size_t>(score_shape.elements()));
@@ -448,62 +462,69 @@ VideoAnalysis analyze_one(const VideoRun& run, const fs::path& video, const fs::
   std::vector<std::int64_t> undecodable, damaged;
 
   // Decode: frames into free batches.
-  Stage decode([&] {
-    if (network_on_cores) move_this_thread_to_background();
-    std::int64_t next = resumed;
-    while (!stop && next < frames) {
-      const auto taken = free_batches.pop();
-      if (!taken) return;
-      Batch& b = **taken;
-      b.reads.clear();
-      while (static_cast<int>(b.reads.size()) < batch) {
-        std::uint8_t* pixels = b.pixels.data() + b.reads.size() * reader.frame_bytes();
-        const auto read = reader.read(pixels);
-        if (!read) break;
-        b.reads.push_back(*read);
-      }
-      if (b.reads.empty()) break;
-      next = b.reads.back().index + 1;
-      if (!decoded.push(&b)) return;
-    }
-    decoded.close();
-  }, close_all);
+  Stage decode(
+      [&] {
+        if (network_on_cores) move_this_thread_to_background();
+        std::int64_t next = resumed;
+        while (!stop && next < frames) {
+          const auto taken = free_batches.pop();
+          if (!taken) return;
+          Batch& b = **taken;
+          b.reads.clear();
+          while (static_cast<int>(b.reads.size()) < batch) {
+            std::uint8_t* pixels = b.pixels.data() + b.reads.size() * reader.frame_bytes();
+            const auto read = reader.read(pixels);
+            if (!read) break;
+            b.reads.push_back(*read);
+          }
+          if (b.reads.empty()) break;
+          next = b.reads.back().index + 1;
+          if (!decoded.push(&b)) return;
+        }
+        decoded.close();
+      },
+      close_all);
 
   // Peaks: keypoints of each frame, rows to the checkpoint.
-  Stage peaks([&] {
-    std::vector<KeypointPrediction> keypoints(joints);
-    std::vector<double> rows;
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    while (const auto taken = predicted.pop()) {
-      Batch& b = **taken;
-      rows.clear();
-      for (std::size_t i = 0; i < b.reads.size(); ++i) {
-        const FrameRead& read = b.reads[i];
-        // Frames the decoder skipped (missing from the stream) and undecodable ones are NaN rows.
-        for (; written < read.index; ++written) {
-          rows.insert(rows.end(), columns, nan);
-          rows.push_back(kRowUndecodable);
-          undecodable.push_back(written);
+  Stage peaks(
+      [&] {
+        std::vector<KeypointPrediction> keypoints(joints);
+        std::vector<double> rows;
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        while (const auto taken = predicted.pop()) {
+          Batch& b = **taken;
+          rows.clear();
+          for (std::size_t i = 0; i < b.reads.size(); ++i) {
+            const FrameRead& read = b.reads[i];
+            // Frames the decoder skipped (missing from the stream) and undecodable ones are NaN
+            // rows.
+            for (; written < read.index; ++written) {
+              rows.insert(rows.end(), columns, nan);
+              rows.push_back(kRowUndecodable);
+              undecodable.push_back(written);
+            }
+            if (read.status == FrameStatus::undecodable) {
+              rows.insert(rows.end(), columns, nan);
+              rows.push_back(kRowUndecodable);
+              undecodable.push_back(read.index);
+            } else {
+              decode_keypoints(b.score.data() + i * score_per_frame,
+                               b.locref.data() + i * 2 * score_per_frame, static_cast<int>(joints),
+                               map_height, map_width, settings, keypoints.data());
+              for (const auto& k : keypoints) rows.insert(rows.end(), {k.x, k.y, k.likelihood});
+              rows.push_back(read.status == FrameStatus::damaged ? kRowDamaged : kRowOk);
+              if (read.status == FrameStatus::damaged) damaged.push_back(read.index);
+            }
+            written = read.index + 1;
+          }
+          checkpoint.append(rows.data(), rows.size() / checkpoint.row_doubles());
+          progress.advance(static_cast<std::int64_t>(b.reads.size()));
+          if (run.options.on_batch) run.options.on_batch(written);
+          free_batches.push(
+              &b);  // refused once stopping: the remaining predicted batches still drain
         }
-        if (read.status == FrameStatus::undecodable) {
-          rows.insert(rows.end(), columns, nan);
-          rows.push_back(kRowUndecodable);
-          undecodable.push_back(read.index);
-        } else {
-          decode_keypoints(b.score.data() + i * score_per_frame, b.locref.data() + i * 2 * score_per_frame,
-                           static_cast<int>(joints), map_height, map_width, settings, keypoints.data());
-          for (const auto& k : keypoints) rows.insert(rows.end(), {k.x, k.y, k.likelihood});
-          rows.push_back(read.status == FrameStatus::damaged ? kRowDamaged : kRowOk);
-          if (read.status == FrameStatus::damaged) damaged.push_back(read.index);
-        }
-        written = read.index + 1;
-      }
-      checkpoint.append(rows.data(), rows.size() / checkpoint.row_doubles());
-      progress.advance(static_cast<std::int64_t>(b.reads.size()));
-      if (run.options.on_batch) run.options.on_batch(written);
-      free_batches.push(&b);  // refused once stopping: the remaining predicted batches still drain
-    }
-  }, close_all);
+      },
+      close_all);
 
   // Network, on this thread.
   std::exception_ptr network_error;
@@ -542,7 +563,8 @@ VideoAnalysis analyze_one(const VideoRun& run, const fs::path& video, const fs::
   if (interrupted) {
     throw Error(fmt::format("analysis stopped by {} at frame {} of {} in {}", interrupt_reason(),
                             written, frames, video.filename().string()),
-                "run the same command again: it resumes from " + result.files.checkpoint.filename().string(),
+                "run the same command again: it resumes from " +
+                    result.files.checkpoint.filename().string(),
                 ErrorKind::interrupted);
   }
   // Frames missing at the end of the stream are NaN rows too: one row per frame, always.
@@ -583,17 +605,21 @@ VideoAnalysis analyze_one(const VideoRun& run, const fs::path& video, const fs::
     checkpoint.read(first, count, out, ignored);
   };
   const double stopped = epoch_seconds();
-  projects::write_frames_table_hdf5(header, static_cast<std::size_t>(frames), rows, result.files.h5);
+  projects::write_frames_table_hdf5(header, static_cast<std::size_t>(frames), rows,
+                                    result.files.h5);
   if (run.options.csv) {
-    projects::write_frames_table_csv(header, static_cast<std::size_t>(frames), rows, result.files.csv);
+    projects::write_frames_table_csv(header, static_cast<std::size_t>(frames), rows,
+                                     result.files.csv);
   }
-  write_meta_files(run, result, info, crop, identity, stopped - result.seconds, stopped, started_text);
+  write_meta_files(run, result, info, crop, identity, stopped - result.seconds, stopped,
+                   started_text);
   std::error_code error;
   fs::remove(result.files.checkpoint, error);
   if (!result.undecodable_frames.empty()) {
     console::warn("{}: {} frame{} could not be decoded (NaN rows), the first at frame {}",
                   video.filename().string(), result.undecodable_frames.size(),
-                  result.undecodable_frames.size() == 1 ? "" : "s", result.undecodable_frames.front());
+                  result.undecodable_frames.size() == 1 ? "" : "s",
+                  result.undecodable_frames.front());
   }
   return result;
 }
@@ -611,12 +637,13 @@ std::optional<projects::CropBox> analysis_crop(const AnalysisFiles& files) {
   std::error_code error;
   if (!fs::exists(files.meta_json, error)) return std::nullopt;
   const json meta = json::parse(read_file(files.meta_json), nullptr, false);
-  if (meta.is_discarded() || !meta.is_object() || !meta.contains("crop") || !meta["crop"].is_array() ||
-      meta["crop"].size() != 4) {
+  if (meta.is_discarded() || !meta.is_object() || !meta.contains("crop") ||
+      !meta["crop"].is_array() || meta["crop"].size() != 4) {
     return std::nullopt;
   }
   const json& crop = meta["crop"];
-  return projects::CropBox{crop[0].get<int>(), crop[1].get<int>(), crop[2].get<int>(), crop[3].get<int>()};
+  return projects::CropBox{crop[0].get<int>(), crop[1].get<int>(), crop[2].get<int>(),
+                           crop[3].get<int>()};
 }
 
 AnalysisModel find_analysis_model(const projects::ProjectConfig& config, int shuffle,
@@ -636,27 +663,33 @@ AnalysisModel find_analysis_model(const projects::ProjectConfig& config, int shu
   const double chosen_fraction = fraction.value_or(values.training_fraction.front());
   const projects::ProjectLayout layout(config.project_dir());
   const fs::path train_dir =
-      layout.model_dir(values.iteration, values.task, values.date, chosen_fraction, shuffle) / "train";
+      layout.model_dir(values.iteration, values.task, values.date, chosen_fraction, shuffle) /
+      "train";
   std::error_code error;
   if (!fs::exists(train_dir / "pose_cfg.yaml", error)) {
-    throw Error(fmt::format("shuffle {} of trainset{} (iteration {}) was never made: {} does not exist",
-                            shuffle, projects::training_fraction_percent(chosen_fraction),
-                            values.iteration, (train_dir / "pose_cfg.yaml").string()),
-                fmt::format("make and train it first: labpose create-dataset {0} --shuffle {1}, then "
-                            "labpose train {0} --shuffle {1} (or pick another with --shuffle / "
-                            "--training-fraction)",
-                            config.file().string(), shuffle));
+    throw Error(
+        fmt::format("shuffle {} of trainset{} (iteration {}) was never made: {} does not exist",
+                    shuffle, projects::training_fraction_percent(chosen_fraction), values.iteration,
+                    (train_dir / "pose_cfg.yaml").string()),
+        fmt::format("make and train it first: labpose create-dataset {0} --shuffle {1}, then "
+                    "labpose train {0} --shuffle {1} (or pick another with --shuffle / "
+                    "--training-fraction)",
+                    config.file().string(), shuffle));
   }
   const std::vector<SnapshotFile> snapshots = list_snapshots(train_dir);
   if (snapshots.empty()) {
-    throw Error(fmt::format("no snapshots in {}: shuffle {} was never trained", train_dir.string(), shuffle),
-                fmt::format("train it first: labpose train {} --shuffle {}", config.file().string(), shuffle));
+    throw Error(fmt::format("no snapshots in {}: shuffle {} was never trained", train_dir.string(),
+                            shuffle),
+                fmt::format("train it first: labpose train {} --shuffle {}", config.file().string(),
+                            shuffle));
   }
   const SnapshotFile* chosen = nullptr;
-  const bool use_best = best || (!snapshot_index && values.snapshot_index.kind == projects::SnapshotIndex::Kind::best);
+  const bool use_best = best || (!snapshot_index &&
+                                 values.snapshot_index.kind == projects::SnapshotIndex::Kind::best);
   if (use_best) {
-    chosen = &best_snapshot(snapshots, train_dir,
-                            "train with evaluate_iters > 0 in pose_cfg.yaml, or analyze with --snapshot -1");
+    chosen = &best_snapshot(
+        snapshots, train_dir,
+        "train with evaluate_iters > 0 in pose_cfg.yaml, or analyze with --snapshot -1");
   } else {
     int index = snapshot_index.value_or(values.snapshot_index.index);
     if (!snapshot_index && values.snapshot_index.kind == projects::SnapshotIndex::Kind::all) {
@@ -680,17 +713,18 @@ AnalysisModel find_analysis_model(const projects::ProjectConfig& config, int shu
   model.stride = pose.stride;
   model.locref_stdev = pose.locref_stdev;
   model.location_refinement = pose.location_refinement;
-  model.scorer = projects::scorer_name(pose.net_type, values.task, values.date, shuffle, chosen->iteration);
+  model.scorer =
+      projects::scorer_name(pose.net_type, values.task, values.date, shuffle, chosen->iteration);
   return model;
 }
 
 std::vector<fs::path> videos_to_analyze(const std::vector<fs::path>& inputs, int shard_index,
                                         int shard_count) {
   if (shard_count < 1 || shard_index < 0 || shard_index >= shard_count) {
-    throw UsageError(fmt::format("--shard {}/{} is not a shard: i/n needs 0 <= i < n", shard_index,
-                                 shard_count),
-                     "e.g. --shard 0/4 ... --shard 3/4 for four jobs (Slurm: --shard "
-                     "$SLURM_ARRAY_TASK_ID/4 with --array=0-3)");
+    throw UsageError(
+        fmt::format("--shard {}/{} is not a shard: i/n needs 0 <= i < n", shard_index, shard_count),
+        "e.g. --shard 0/4 ... --shard 3/4 for four jobs (Slurm: --shard "
+        "$SLURM_ARRAY_TASK_ID/4 with --array=0-3)");
   }
   std::set<fs::path> unique;
   for (const fs::path& input : inputs) {
@@ -721,20 +755,24 @@ std::vector<fs::path> videos_to_analyze(const std::vector<fs::path>& inputs, int
 std::vector<VideoAnalysis> analyze_videos(const projects::ProjectConfig& config,
                                           const std::vector<fs::path>& videos,
                                           const AnalyzeOptions& options) {
-  const AnalysisModel model = find_analysis_model(config, options.shuffle, options.training_fraction,
-                                                  options.snapshot_index, options.best_snapshot);
-  const int batch_size = options.batch_size > 0 ? options.batch_size : std::max(1, config.values().batch_size);
+  const AnalysisModel model =
+      find_analysis_model(config, options.shuffle, options.training_fraction,
+                          options.snapshot_index, options.best_snapshot);
+  const int batch_size =
+      options.batch_size > 0 ? options.batch_size : std::max(1, config.values().batch_size);
   if (options.dest) {
     std::error_code error;
     fs::create_directories(*options.dest, error);
     if (error) {
-      throw Error(fmt::format("cannot make the folder {}: {}", options.dest->string(), error.message()),
-                  "pick another --dest");
+      throw Error(
+          fmt::format("cannot make the folder {}: {}", options.dest->string(), error.message()),
+          "pick another --dest");
     }
   }
   const auto backend = make_backend(options.device);
   const LoadedSnapshot loaded = read_snapshot(model.snapshot);
-  if (loaded.metadata.bodyparts != model.bodyparts || loaded.metadata.architecture != model.net_type) {
+  if (loaded.metadata.bodyparts != model.bodyparts ||
+      loaded.metadata.architecture != model.net_type) {
     throw Error(fmt::format("{} is a {} for {}, but its pose_cfg.yaml says {} for {}",
                             model.snapshot.string(), loaded.metadata.architecture,
                             fmt::join(loaded.metadata.bodyparts, ", "), model.net_type,
@@ -749,7 +787,8 @@ std::vector<VideoAnalysis> analyze_videos(const projects::ProjectConfig& config,
   std::vector<VideoAnalysis> results;
   for (std::size_t i = 0; i < videos.size(); ++i) {
     const fs::path& video = videos[i];
-    if (videos.size() > 1) console::info("video {} of {}: {}", i + 1, videos.size(), video.string());
+    if (videos.size() > 1)
+      console::info("video {} of {}: {}", i + 1, videos.size(), video.string());
     const fs::path folder = options.dest ? *options.dest : video.parent_path();
     try {
       results.push_back(analyze_one(run, video, folder));

@@ -34,12 +34,12 @@ struct AnalysisModel {
 };
 
 /// The snapshot `snapshot_index` (config.yaml's snapshotindex when not given; -1 = the last in
-/// list order, which is the best one when there is one) of shuffle `shuffle` at `fraction` (default:
-/// the first TrainingFraction). Throws Error when the shuffle was never made or never trained, and
-/// UsageError for an index out of range.
+/// list order, which is the best one when there is one) of shuffle `shuffle` at `fraction`
+/// (default: the first TrainingFraction). Throws Error when the shuffle was never made or never
+/// trained, and UsageError for an index out of range.
 AnalysisModel find_analysis_model(const projects::ProjectConfig& config, int shuffle,
-                                  std::optional<double> fraction,
-                                  std::optional<int> snapshot_index, bool best = false);
+                                  std::optional<double> fraction, std::optional<int> snapshot_index,
+                                  bool best = false);
 
 struct AnalyzeOptions {
   int shuffle = 1;
@@ -72,19 +72,19 @@ struct VideoAnalysis {
   std::filesystem::path video;
   AnalysisFiles files;
   enum class Outcome { analyzed, skipped, failed } outcome = Outcome::analyzed;
-  std::string error;                 // why it failed (Outcome::failed)
-  std::int64_t frames = 0;           // rows written (= the video's frames)
-  std::int64_t resumed_from = 0;     // rows found in the checkpoint
+  std::string error;                             // why it failed (Outcome::failed)
+  std::int64_t frames = 0;                       // rows written (= the video's frames)
+  std::int64_t resumed_from = 0;                 // rows found in the checkpoint
   std::vector<std::int64_t> undecodable_frames;  // NaN rows
   std::vector<std::int64_t> damaged_frames;      // decoded with concealed errors
-  double seconds = 0.0;              // wall time of this run on the video
-  double frames_per_second = 0.0;    // frames analyzed in this run / seconds
+  double seconds = 0.0;                          // wall time of this run on the video
+  double frames_per_second = 0.0;                // frames analyzed in this run / seconds
 };
 
 /// Videos and folders (their videos, sorted) as one sorted list without duplicates; then this
 /// shard's part. Throws Error naming a path that is neither, or a folder without videos.
-std::vector<std::filesystem::path> videos_to_analyze(const std::vector<std::filesystem::path>& inputs,
-                                                     int shard_index, int shard_count);
+std::vector<std::filesystem::path> videos_to_analyze(
+    const std::vector<std::filesystem::path>& inputs, int shard_index, int shard_count);
 
 /// Analyzes each video. A video whose outputs are complete for this scorer (by its _meta.json,
 /// never by a file's mere presence) is skipped unless `overwrite`; one with a checkpoint resumes.

@@ -1,8 +1,8 @@
 // Track filters: scipy's medfilt, savgol_filter and CubicSpline, as DeepLabCut applies them.
 #include "pipeline/analysis/filter.hpp"
 
-#include <Eigen/Dense>
 #include <fmt/core.h>
+#include <Eigen/Dense>
 
 #include <algorithm>
 #include <cmath>
@@ -18,8 +18,8 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// The (i, i+1) pieces of a not-a-knot cubic spline through (x[i], y[i]): second derivatives from the
-// tridiagonal system left after eliminating the first and last (the not-a-knot conditions).
+// The (i, i+1) pieces of a not-a-knot cubic spline through (x[i], y[i]): second derivatives from
+// the tridiagonal system left after eliminating the first and last (the not-a-knot conditions).
 class CubicSpline {
  public:
   CubicSpline(std::vector<double> x, std::vector<double> y) : x_(std::move(x)), y_(std::move(y)) {
@@ -50,7 +50,8 @@ class CubicSpline {
     }
     second_.assign(n, 0.0);
     second_[m] = rhs[m - 1] / diagonal[m - 1];
-    for (std::size_t k = m - 1; k-- > 0;) second_[k + 1] = (rhs[k] - upper[k] * second_[k + 2]) / diagonal[k];
+    for (std::size_t k = m - 1; k-- > 0;)
+      second_[k + 1] = (rhs[k] - upper[k] * second_[k + 2]) / diagonal[k];
     second_[0] = ((h[0] + h[1]) * second_[1] - h[0] * second_[2]) / h[1];
     second_[n - 1] = ((hp + hl) * second_[n - 2] - hl * second_[n - 3]) / hp;
   }
@@ -92,9 +93,11 @@ void fit_and_evaluate(const std::vector<double>& values, std::size_t first, int 
 void savgol_run(const std::vector<double>& values, std::size_t first, std::size_t count, int window,
                 int polyorder, const Eigen::VectorXd& centre, std::vector<double>& out) {
   const int half = window / 2;
-  for (std::size_t i = static_cast<std::size_t>(half); i + static_cast<std::size_t>(half) < count; ++i) {
+  for (std::size_t i = static_cast<std::size_t>(half); i + static_cast<std::size_t>(half) < count;
+       ++i) {
     double sum = 0.0;
-    for (int j = -half; j <= half; ++j) sum += centre(j + half) * values[first + i + static_cast<std::size_t>(j)];
+    for (int j = -half; j <= half; ++j)
+      sum += centre(j + half) * values[first + i + static_cast<std::size_t>(j)];
     out[first + i] = sum;
   }
   // mode="interp": the ends from a polynomial fitted to the first and last `window` samples.
@@ -163,7 +166,8 @@ std::vector<double> savgol_filter(const std::vector<double>& values, int window,
     }
     std::size_t end = i;
     while (end < values.size() && !std::isnan(values[end])) ++end;
-    if (end - i >= static_cast<std::size_t>(window)) savgol_run(values, i, end - i, window, polyorder, centre, out);
+    if (end - i >= static_cast<std::size_t>(window))
+      savgol_run(values, i, end - i, window, polyorder, centre, out);
     i = end;
   }
   return out;
@@ -224,7 +228,8 @@ projects::Table filter_tracks(const projects::Table& tracks, const FilterOptions
           filtered = spline_fill(values, options.window);
           for (std::size_t r = 0; r < rows; ++r) {
             if (filtered[r] == 0.0) filtered[r] = kNaN;  // as DeepLabCut: exactly 0 means nothing
-            if (std::isnan(values[r]) && !std::isnan(filtered[r])) out.at(r, part.likelihood) = 0.01;
+            if (std::isnan(values[r]) && !std::isnan(filtered[r]))
+              out.at(r, part.likelihood) = 0.01;
           }
           break;
         case TrackFilter::arima: {

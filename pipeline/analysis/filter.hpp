@@ -36,7 +36,8 @@ struct FilterOptions {
 /// The filtered copy of a track table (columns scorer/bodyparts/coords with x, y, likelihood per
 /// bodypart; other coords are copied unchanged). NaN samples (frames that could not be decoded) are
 /// left out of their neighbours' median and split savgol into runs; they stay NaN unless spline
-/// filling reaches them or arima predicts them. Throws UsageError for a window or order the filter cannot use.
+/// filling reaches them or arima predicts them. Throws UsageError for a window or order the filter
+/// cannot use.
 projects::Table filter_tracks(const projects::Table& tracks, const FilterOptions& options);
 
 /// "<dir>/<stem>_filtered.h5" for "<dir>/<stem>.h5".

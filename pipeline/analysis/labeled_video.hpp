@@ -1,8 +1,8 @@
-// labpose labeled-video, DeepLabCut's create_labeled_video in its fast mode (reference/dlc-format.md
-// §6.11) for single-animal tracks: each frame of the video with the keypoints whose likelihood is
-// above pcutoff as filled disks in the colormap's colours, optionally the skeleton (both ends above
-// pcutoff) and a trail of earlier positions, written as H.264 beside the tracks. Not the
-// matplotlib mode, not multi-animal colouring.
+// labpose labeled-video, DeepLabCut's create_labeled_video in its fast mode
+// (reference/dlc-format.md §6.11) for single-animal tracks: each frame of the video with the
+// keypoints whose likelihood is above pcutoff as filled disks in the colormap's colours, optionally
+// the skeleton (both ends above pcutoff) and a trail of earlier positions, written as H.264 beside
+// the tracks. Not the matplotlib mode, not multi-animal colouring.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +24,7 @@ struct LabeledVideoOptions {
   bool skeleton = false;
   std::vector<std::pair<std::string, std::string>> skeleton_edges;  // bodypart names
   std::string skeleton_color = "black";
-  int trail = 0;  // draw the positions of the previous trail-1 frames too (0: none)
+  int trail = 0;               // draw the positions of the previous trail-1 frames too (0: none)
   int crop_x = 0, crop_y = 0;  // added to the coordinates (tracks of a cropped analysis)
 };
 

@@ -30,7 +30,8 @@ std::vector<TrackColumns> track_columns(const projects::Table& tracks) {
   }
   std::vector<TrackColumns> complete;
   for (const auto& part : parts) {
-    if (part.x != SIZE_MAX && part.y != SIZE_MAX && part.likelihood != SIZE_MAX) complete.push_back(part);
+    if (part.x != SIZE_MAX && part.y != SIZE_MAX && part.likelihood != SIZE_MAX)
+      complete.push_back(part);
   }
   return complete;
 }

@@ -1,5 +1,6 @@
-// The bodyparts of a track table (DeepLabCut's scorer/bodyparts/coords columns, or with individuals)
-// and which columns hold each one's x, y and likelihood. Shared by filter, plots and labeled videos.
+// The bodyparts of a track table (DeepLabCut's scorer/bodyparts/coords columns, or with
+// individuals) and which columns hold each one's x, y and likelihood. Shared by filter, plots and
+// labeled videos.
 #pragma once
 
 #include <cstddef>

@@ -1,7 +1,8 @@
 // labpose plot-trajectories, DeepLabCut's plot_trajectories (reference/dlc-format.md §6.12) for
 // single-animal tracks: four PNG figures per video in plot-poses/<video stem>/ - the trajectory (x
 // against y, image orientation, points with likelihood >= pcutoff), x (dashed) and y (solid) over
-// the frames, the likelihood over the frames, and the histogram of frame-to-frame changes of x and y.
+// the frames, the likelihood over the frames, and the histogram of frame-to-frame changes of x and
+// y.
 #pragma once
 
 #include <filesystem>

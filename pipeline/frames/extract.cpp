@@ -9,8 +9,8 @@
 #include <opencv2/imgproc.hpp>
 
 #include <algorithm>
-#include <functional>
 #include <cmath>
+#include <functional>
 #include <random>
 #include <set>
 
@@ -351,7 +351,8 @@ void extract_video(const VideoJob& job, const projects::ProjectConfig& config,
       "{}: {} frames{}; picking {} new {} from {}frames {} to {}{}", job.stem, result.frame_count,
       job.crop ? " (cropped)" : "", wanted,
       options.selection == FrameSelection::kmeans ? "by k-means" : "at random",
-      among != nullptr ? fmt::format("{} candidate ", static_cast<std::int64_t>(candidates.size()) + result.already_there)
+      among != nullptr ? fmt::format("{} candidate ", static_cast<std::int64_t>(candidates.size()) +
+                                                          result.already_there)
                        : "",
       first, end - 1,
       result.already_there > 0

@@ -3,7 +3,8 @@
 // cluster of downsampled frames ("kmeans"), written as labeled-data/<stem>/img<index>.png (RGB,
 // 8 bit). Frames already in the folder, as images or as label rows, are never picked again or
 // overwritten; a run that fails removes what it wrote. Not the labeling tool; outlier extraction
-// (pipeline/analysis/outliers) finds its candidate frames from predictions and picks among them here.
+// (pipeline/analysis/outliers) finds its candidate frames from predictions and picks among them
+// here.
 #pragma once
 
 #include <cstdint>

@@ -37,7 +37,9 @@ double nice_step(double span, int count) {
 
 std::string tick_text(double value, double step) {
   if (std::fabs(value) < step * 1e-9) value = 0.0;
-  return step >= 1.0 ? fmt::format("{:.0f}", value) : fmt::format("{:.{}f}", value, static_cast<int>(std::ceil(-std::log10(step))));
+  return step >= 1.0
+             ? fmt::format("{:.0f}", value)
+             : fmt::format("{:.{}f}", value, static_cast<int>(std::ceil(-std::log10(step))));
 }
 
 void text(cv::Mat& image, const std::string& words, cv::Point at, double scale = 0.45) {
@@ -47,7 +49,10 @@ void text(cv::Mat& image, const std::string& words, cv::Point at, double scale =
 }  // namespace
 
 Figure::Figure(int width, int height, std::string title, std::string x_label, std::string y_label)
-    : width_(width), height_(height), title_(std::move(title)), x_label_(std::move(x_label)),
+    : width_(width),
+      height_(height),
+      title_(std::move(title)),
+      x_label_(std::move(x_label)),
       y_label_(std::move(y_label)) {}
 
 void Figure::set_x_range(double low, double high) {
@@ -77,7 +82,8 @@ void Figure::add_histogram(const std::vector<double>& counts, double low, double
                            std::string label) {
   Series bars{Series::Kind::bars, {}, counts, color, std::move(label), false, 0.0};
   const double width = counts.empty() ? 1.0 : (high - low) / static_cast<double>(counts.size());
-  for (std::size_t i = 0; i < counts.size(); ++i) bars.x.push_back(low + width * static_cast<double>(i));
+  for (std::size_t i = 0; i < counts.size(); ++i)
+    bars.x.push_back(low + width * static_cast<double>(i));
   bars.bar_width = width;
   series_.push_back(std::move(bars));
 }
@@ -166,8 +172,8 @@ void Figure::save(const std::filesystem::path& png) const {
         cv::Mat layer = plot.clone();
         for (std::size_t i = 0; i < s.x.size(); ++i) {
           if (!(s.y[i] > 0)) continue;
-          cv::rectangle(layer, point(s.x[i], 0.0) - offset, point(s.x[i] + s.bar_width, s.y[i]) - offset,
-                        color, cv::FILLED);
+          cv::rectangle(layer, point(s.x[i], 0.0) - offset,
+                        point(s.x[i] + s.bar_width, s.y[i]) - offset, color, cv::FILLED);
         }
         cv::addWeighted(layer, 0.5, plot, 0.5, 0.0, plot);
         break;
@@ -183,7 +189,8 @@ void Figure::save(const std::filesystem::path& png) const {
   int row = kTop + 12;
   for (const auto& s : series_) {
     if (s.label.empty()) continue;
-    cv::line(image, {kLeft + plot_w + 10, row - 4}, {kLeft + plot_w + 30, row - 4}, bgr(s.color), 2);
+    cv::line(image, {kLeft + plot_w + 10, row - 4}, {kLeft + plot_w + 30, row - 4}, bgr(s.color),
+             2);
     text(image, s.label, {kLeft + plot_w + 36, row});
     row += 18;
   }
@@ -192,10 +199,12 @@ void Figure::save(const std::filesystem::path& png) const {
   if (!cv::imencode(".png", image, bytes)) {
     throw Error(fmt::format("cannot encode {} as PNG", png.string()));
   }
-  write_file_atomically(png, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  write_file_atomically(
+      png, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
 
-std::vector<double> histogram(const std::vector<double>& values, int bins, double low, double high) {
+std::vector<double> histogram(const std::vector<double>& values, int bins, double low,
+                              double high) {
   std::vector<double> counts(static_cast<std::size_t>(std::max(bins, 1)), 0.0);
   const double width = (high - low) / static_cast<double>(counts.size());
   for (const double v : values) {

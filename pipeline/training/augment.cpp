@@ -13,7 +13,8 @@ std::vector<int> flip_partners(const PoseConfig& config) {
   std::vector<int> partners(config.bodyparts.size());
   for (std::size_t j = 0; j < partners.size(); ++j) partners[j] = static_cast<int>(j);
   const auto index = [&](const std::string& name) {
-    return static_cast<int>(std::find(config.bodyparts.begin(), config.bodyparts.end(), name) - config.bodyparts.begin());
+    return static_cast<int>(std::find(config.bodyparts.begin(), config.bodyparts.end(), name) -
+                            config.bodyparts.begin());
   };
   for (const auto& [left, right] : config.symmetric_pairs) {
     const int a = index(left), b = index(right);
@@ -23,14 +24,18 @@ std::vector<int> flip_partners(const PoseConfig& config) {
   return partners;
 }
 
-AugmentedSample augment(const cv::Mat& rgb, const std::vector<double>& x, const std::vector<double>& y,
-                        const PoseConfig& config, const std::vector<int>& partners, nets::Random& random) {
-  const auto uniform = [&](double low, double high) { return low + (high - low) * random.uniform(); };
+AugmentedSample augment(const cv::Mat& rgb, const std::vector<double>& x,
+                        const std::vector<double>& y, const PoseConfig& config,
+                        const std::vector<int>& partners, nets::Random& random) {
+  const auto uniform = [&](double low, double high) {
+    return low + (high - low) * random.uniform();
+  };
   const int width = config.crop_width, height = config.crop_height;
   const std::size_t joints = x.size();
   AugmentedSample sample;
   sample.scale = config.global_scale * uniform(config.scale_jitter_lo, config.scale_jitter_up);
-  const double angle = random.uniform() < config.rotateratio ? uniform(-config.rotation, config.rotation) : 0.0;
+  const double angle =
+      random.uniform() < config.rotateratio ? uniform(-config.rotation, config.rotation) : 0.0;
   const bool flip = config.mirror && random.uniform() < 0.5;
 
   // The crop is centred on the labeled animal, shifted by up to a quarter of the crop each way.
@@ -49,10 +54,12 @@ AugmentedSample augment(const cv::Mat& rgb, const std::vector<double>& x, const 
     cx = rgb.cols / 2.0;
     cy = rgb.rows / 2.0;
   }
-  const double shift_x = uniform(-width / 4.0, width / 4.0), shift_y = uniform(-height / 4.0, height / 4.0);
+  const double shift_x = uniform(-width / 4.0, width / 4.0),
+               shift_y = uniform(-height / 4.0, height / 4.0);
 
   // Source -> crop: rotate and scale about the animal, move it to the (shifted) crop centre.
-  cv::Mat matrix = cv::getRotationMatrix2D(cv::Point2f(static_cast<float>(cx), static_cast<float>(cy)), angle, sample.scale);
+  cv::Mat matrix = cv::getRotationMatrix2D(
+      cv::Point2f(static_cast<float>(cx), static_cast<float>(cy)), angle, sample.scale);
   matrix.at<double>(0, 2) += width / 2.0 + shift_x - cx;
   matrix.at<double>(1, 2) += height / 2.0 + shift_y - cy;
   if (flip) {  // x' = (width - 1) - x'
@@ -60,14 +67,17 @@ AugmentedSample augment(const cv::Mat& rgb, const std::vector<double>& x, const 
     matrix.at<double>(0, 2) += width - 1;
   }
   cv::Mat crop;
-  cv::warpAffine(rgb, crop, matrix, cv::Size(width, height), cv::INTER_LINEAR, cv::BORDER_CONSTANT, cv::Scalar(0, 0, 0));
+  cv::warpAffine(rgb, crop, matrix, cv::Size(width, height), cv::INTER_LINEAR, cv::BORDER_CONSTANT,
+                 cv::Scalar(0, 0, 0));
 
   sample.x.assign(joints, std::nan(""));
   sample.y.assign(joints, std::nan(""));
   for (std::size_t j = 0; j < joints; ++j) {
     if (std::isnan(x[j]) || std::isnan(y[j])) continue;
-    const double px = matrix.at<double>(0, 0) * x[j] + matrix.at<double>(0, 1) * y[j] + matrix.at<double>(0, 2);
-    const double py = matrix.at<double>(1, 0) * x[j] + matrix.at<double>(1, 1) * y[j] + matrix.at<double>(1, 2);
+    const double px =
+        matrix.at<double>(0, 0) * x[j] + matrix.at<double>(0, 1) * y[j] + matrix.at<double>(0, 2);
+    const double py =
+        matrix.at<double>(1, 0) * x[j] + matrix.at<double>(1, 1) * y[j] + matrix.at<double>(1, 2);
     if (px < 0 || py < 0 || px > width - 1 || py > height - 1) continue;
     const auto target = static_cast<std::size_t>(flip ? partners[j] : static_cast<int>(j));
     sample.x[target] = px;
@@ -87,7 +97,8 @@ AugmentedSample augment(const cv::Mat& rgb, const std::vector<double>& x, const 
   if (random.uniform() < config.noise_probability) {
     cv::Mat noise(pixels.size(), pixels.type());
     auto* n = noise.ptr<float>();
-    for (std::size_t i = 0; i < noise.total() * 3; ++i) n[i] = static_cast<float>(config.noise_stddev * random.normal());
+    for (std::size_t i = 0; i < noise.total() * 3; ++i)
+      n[i] = static_cast<float>(config.noise_stddev * random.normal());
     pixels += noise;
   }
   cv::Mat out;

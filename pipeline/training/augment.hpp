@@ -27,7 +27,8 @@ struct AugmentedSample {
 std::vector<int> flip_partners(const PoseConfig& config);
 
 /// Augments one labeled image (8-bit RGB). `partners` from flip_partners().
-AugmentedSample augment(const cv::Mat& rgb, const std::vector<double>& x, const std::vector<double>& y,
-                        const PoseConfig& config, const std::vector<int>& partners, nets::Random& random);
+AugmentedSample augment(const cv::Mat& rgb, const std::vector<double>& x,
+                        const std::vector<double>& y, const PoseConfig& config,
+                        const std::vector<int>& partners, nets::Random& random);
 
 }  // namespace labpose::pipeline

@@ -24,8 +24,9 @@ std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
 
 }  // namespace
 
-BatchLoader::BatchLoader(const Dataset& dataset, std::vector<std::size_t> train, const std::filesystem::path& project,
-                         const PoseConfig& config, const BatchGeometry& geometry, std::int64_t first_step, int threads)
+BatchLoader::BatchLoader(const Dataset& dataset, std::vector<std::size_t> train,
+                         const std::filesystem::path& project, const PoseConfig& config,
+                         const BatchGeometry& geometry, std::int64_t first_step, int threads)
     : dataset_(dataset),
       train_(std::move(train)),
       project_(project),
@@ -35,15 +36,19 @@ BatchLoader::BatchLoader(const Dataset& dataset, std::vector<std::size_t> train,
       next_to_make_(first_step),
       next_to_hand_out_(first_step) {
   if (train_.empty()) {
-    throw Error("there are no training images in this split", "use a larger TrainingFraction or label more frames");
+    throw Error("there are no training images in this split",
+                "use a larger TrainingFraction or label more frames");
   }
   std::size_t bytes = 0;
   for (std::size_t index : train_) {
-    bytes += static_cast<std::size_t>(dataset_.images[index].width) * static_cast<std::size_t>(dataset_.images[index].height) * 3;
+    bytes += static_cast<std::size_t>(dataset_.images[index].width) *
+             static_cast<std::size_t>(dataset_.images[index].height) * 3;
   }
   cache_.resize(dataset_.images.size());
   if (bytes <= kCacheBytes) {
-    for (std::size_t index : train_) cache_[index] = std::make_shared<cv::Mat>(load_rgb_image(project_ / dataset_.images[index].path));
+    for (std::size_t index : train_)
+      cache_[index] =
+          std::make_shared<cv::Mat>(load_rgb_image(project_ / dataset_.images[index].path));
   }
   for (int t = 0; t < std::max(threads, 1); ++t) workers_.emplace_back([this] { work(); });
 }
@@ -73,7 +78,8 @@ std::size_t BatchLoader::sample_of(std::int64_t step, int k) {
       std::vector<std::size_t> permutation(train_.size());
       std::iota(permutation.begin(), permutation.end(), 0);
       nets::Random random(mix(config_.seed, static_cast<std::uint64_t>(epoch)));
-      for (std::size_t i = permutation.size(); i > 1; --i) std::swap(permutation[i - 1], permutation[random.next() % i]);
+      for (std::size_t i = permutation.size(); i > 1; --i)
+        std::swap(permutation[i - 1], permutation[random.next() % i]);
       found = permutations_.emplace(epoch, std::move(permutation)).first;
       while (permutations_.size() > 4) permutations_.erase(permutations_.begin());  // old epochs
     }
@@ -85,7 +91,8 @@ std::size_t BatchLoader::sample_of(std::int64_t step, int k) {
 void BatchLoader::make(std::int64_t step, Batch& batch) {
   const BatchGeometry& g = geometry_;
   const std::size_t pixels = static_cast<std::size_t>(g.height) * static_cast<std::size_t>(g.width);
-  const std::size_t cells = static_cast<std::size_t>(g.output_height) * static_cast<std::size_t>(g.output_width);
+  const std::size_t cells =
+      static_cast<std::size_t>(g.output_height) * static_cast<std::size_t>(g.output_width);
   const auto joints = static_cast<std::size_t>(g.joints);
   const auto n = static_cast<std::size_t>(g.batch);
   batch.step = step;
@@ -102,7 +109,8 @@ void BatchLoader::make(std::int64_t step, Batch& batch) {
   for (std::size_t k = 0; k < n; ++k) {
     const LabeledImage& labeled = dataset_.images[samples[k]];
     nets::Random random(mix(mix(config_.seed, static_cast<std::uint64_t>(step)), k + 1));
-    const AugmentedSample sample = augment(image(samples[k]), labeled.x, labeled.y, config_, partners_, random);
+    const AugmentedSample sample =
+        augment(image(samples[k]), labeled.x, labeled.y, config_, partners_, random);
     float* planes = batch.images.data() + k * 3 * pixels;
     for (std::size_t i = 0; i < pixels; ++i) {
       for (std::size_t c = 0; c < 3; ++c) planes[c * pixels + i] = sample.pixels[3 * i + c];
@@ -111,8 +119,9 @@ void BatchLoader::make(std::int64_t step, Batch& batch) {
     settings.stride = config_.stride;
     settings.radius = config_.pos_dist_thresh * sample.scale;
     settings.locref_stdev = config_.locref_stdev;
-    build_targets(sample.x.data(), sample.y.data(), g.joints, g.output_height, g.output_width, settings,
-                  batch.score.data() + k * joints * cells, batch.locref.data() + k * 2 * joints * cells,
+    build_targets(sample.x.data(), sample.y.data(), g.joints, g.output_height, g.output_width,
+                  settings, batch.score.data() + k * joints * cells,
+                  batch.locref.data() + k * 2 * joints * cells,
                   batch.locref_weights.data() + k * 2 * joints * cells);
   }
 }

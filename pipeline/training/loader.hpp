@@ -24,16 +24,16 @@ namespace labpose::pipeline {
 
 struct Batch {
   std::int64_t step = 0;
-  int size = 0;                      // N
-  std::vector<float> images;         // (N, 3, H, W) RGB 0-255, planar
-  std::vector<float> score;          // (N, J, h, w) targets
-  std::vector<float> locref;         // (N, 2J, h, w) targets
-  std::vector<float> locref_weights; // (N, 2J, h, w)
+  int size = 0;                       // N
+  std::vector<float> images;          // (N, 3, H, W) RGB 0-255, planar
+  std::vector<float> score;           // (N, J, h, w) targets
+  std::vector<float> locref;          // (N, 2J, h, w) targets
+  std::vector<float> locref_weights;  // (N, 2J, h, w)
 };
 
 struct BatchGeometry {
-  int batch = 8, height = 320, width = 320;  // input crops
-  int output_height = 40, output_width = 40; // the network's output grid for that crop
+  int batch = 8, height = 320, width = 320;   // input crops
+  int output_height = 40, output_width = 40;  // the network's output grid for that crop
   int joints = 1;
 };
 
@@ -41,8 +41,9 @@ class BatchLoader {
  public:
   /// Starts `threads` workers producing batches from `first_step` on. Decodes the training images
   /// once (kept in memory when they fit in 2 GiB, else read on demand).
-  BatchLoader(const Dataset& dataset, std::vector<std::size_t> train, const std::filesystem::path& project,
-              const PoseConfig& config, const BatchGeometry& geometry, std::int64_t first_step, int threads);
+  BatchLoader(const Dataset& dataset, std::vector<std::size_t> train,
+              const std::filesystem::path& project, const PoseConfig& config,
+              const BatchGeometry& geometry, std::int64_t first_step, int threads);
   ~BatchLoader();
   BatchLoader(const BatchLoader&) = delete;
   BatchLoader& operator=(const BatchLoader&) = delete;
@@ -65,7 +66,8 @@ class BatchLoader {
   PoseConfig config_;
   BatchGeometry geometry_;
   std::vector<int> partners_;
-  std::vector<std::shared_ptr<cv::Mat>> cache_;  // decoded images by dataset index (empty when not cached)
+  std::vector<std::shared_ptr<cv::Mat>>
+      cache_;  // decoded images by dataset index (empty when not cached)
 
   std::mutex mutex_;
   std::condition_variable changed_;

@@ -39,7 +39,7 @@ struct PoseConfig {
   int keep_snapshots = 5;             // the newest ones are kept, plus the best
   int early_stop_patience = 0;        // evaluations without improvement before stopping (0: off)
   std::uint64_t seed = 42;
-  int freeze_backbone_stages = 0;  // first backbone stages not trained (fine-tuning)
+  int freeze_backbone_stages = 0;            // first backbone stages not trained (fine-tuning)
   std::int64_t unfreeze_backbone_after = 0;  // iterations after which they train too (0: never)
   double backbone_lr_multiplier = 1.0;       // the backbone's learning rate / the head's
 

@@ -36,7 +36,9 @@ namespace {
 constexpr const char* kStatsHeader = "iteration,loss,lr,test_error,seconds";
 
 // Doubles in snapshot metadata round-trip exactly (hexadecimal floating point).
-std::string exact(double value) { return fmt::format("{:a}", value); }
+std::string exact(double value) {
+  return fmt::format("{:a}", value);
+}
 double parse_exact(const std::map<std::string, std::string>& meta, const std::string& key,
                    double fallback) {
   const auto found = meta.find(key);
@@ -79,10 +81,11 @@ struct Optimizer {
       const auto found = saved.find(name);
       if (found == saved.end() ||
           static_cast<std::int64_t>(found->second.values.size()) != tensor.elements()) {
-        throw Error(fmt::format("{} has no {} state for this network ({} missing or of the wrong size)",
-                                file.string(), kind, name),
-                    "resume with the optimizer it was trained with (pose_cfg.yaml: optimizer), or "
-                    "train from scratch in a new shuffle");
+        throw Error(
+            fmt::format("{} has no {} state for this network ({} missing or of the wrong size)",
+                        file.string(), kind, name),
+            "resume with the optimizer it was trained with (pose_cfg.yaml: optimizer), or "
+            "train from scratch in a new shuffle");
       }
       backend.copy_from_host(found->second.values.data(), tensor);
     }
@@ -114,7 +117,8 @@ struct ParameterRanges {
   std::int64_t count = 0;
 };
 
-ParameterRanges parameter_ranges(nets::Net& net, const std::string& architecture, int frozen_stages) {
+ParameterRanges parameter_ranges(nets::Net& net, const std::string& architecture,
+                                 int frozen_stages) {
   ParameterRanges ranges;
   ranges.count = net.trainable_count();
   ranges.head_begin = ranges.count;
@@ -212,14 +216,16 @@ void Trainer::setup() {
   if (options_.batch_size) pose_.batch_size = *options_.batch_size;
   if (options_.early_stop_patience) pose_.early_stop_patience = *options_.early_stop_patience;
   if (options_.seed) pose_.seed = *options_.seed;
-  if (options_.freeze_backbone_stages) pose_.freeze_backbone_stages = *options_.freeze_backbone_stages;
+  if (options_.freeze_backbone_stages)
+    pose_.freeze_backbone_stages = *options_.freeze_backbone_stages;
   if (options_.unfreeze_backbone_after)
     pose_.unfreeze_backbone_after = *options_.unfreeze_backbone_after;
   if (options_.backbone_lr_multiplier)
     pose_.backbone_lr_multiplier = *options_.backbone_lr_multiplier;
   if (options_.weights) pose_.init_weights = *options_.weights;
   if (pose_.max_iters < 1 || pose_.batch_size < 1) {
-    throw UsageError(fmt::format("{}: max_iters and batch_size must be at least 1", pose_file.string()));
+    throw UsageError(
+        fmt::format("{}: max_iters and batch_size must be at least 1", pose_file.string()));
   }
   const int stages = nets::backbone_stages(pose_.net_type);
   if (pose_.freeze_backbone_stages < 0 || pose_.freeze_backbone_stages > stages) {
@@ -257,28 +263,35 @@ void Trainer::setup() {
   std::optional<LoadedSnapshot> resumed;
   if (options_.resume) {
     if (!newest) {
-      throw Error(fmt::format("there is no snapshot to resume from in {}", options_.train_dir.string()),
-                  "start training without --resume");
+      throw Error(
+          fmt::format("there is no snapshot to resume from in {}", options_.train_dir.string()),
+          "start training without --resume");
     }
     resumed = read_snapshot(newest->path);
-    if (resumed->metadata.architecture != pose_.net_type || resumed->metadata.bodyparts != pose_.bodyparts) {
-      throw Error(fmt::format("{} is a {} with bodyparts [{}], but pose_cfg.yaml asks for a {} with [{}]",
-                              newest->path.string(), resumed->metadata.architecture,
-                              fmt::join(resumed->metadata.bodyparts, ", "), pose_.net_type,
-                              fmt::join(pose_.bodyparts, ", ")),
-                  "resume in the shuffle the snapshot belongs to, or start a new shuffle");
+    if (resumed->metadata.architecture != pose_.net_type ||
+        resumed->metadata.bodyparts != pose_.bodyparts) {
+      throw Error(
+          fmt::format("{} is a {} with bodyparts [{}], but pose_cfg.yaml asks for a {} with [{}]",
+                      newest->path.string(), resumed->metadata.architecture,
+                      fmt::join(resumed->metadata.bodyparts, ", "), pose_.net_type,
+                      fmt::join(pose_.bodyparts, ", ")),
+          "resume in the shuffle the snapshot belongs to, or start a new shuffle");
     }
     net_ = load_snapshot_network(*backend_, *resumed, newest->path);
     iteration_ = resumed->metadata.iteration;
     const auto& meta = resumed->metadata.extra;
     if (meta.count("seed") != 0 && std::stoull(meta.at("seed")) != pose_.seed) {
-      console::warn("resuming with seed {} although the snapshot was trained with seed {}; the rest of the run "
-           "differs from an uninterrupted one", pose_.seed, meta.at("seed"));
+      console::warn(
+          "resuming with seed {} although the snapshot was trained with seed {}; the rest of the "
+          "run "
+          "differs from an uninterrupted one",
+          pose_.seed, meta.at("seed"));
     }
     if (meta.count("batch_size") != 0 && std::stoi(meta.at("batch_size")) != pose_.batch_size) {
-      console::warn("resuming with batch size {} although the snapshot was trained with {}; the rest of "
-                    "the run differs from an uninterrupted one",
-                    pose_.batch_size, meta.at("batch_size"));
+      console::warn(
+          "resuming with batch size {} although the snapshot was trained with {}; the rest of "
+          "the run differs from an uninterrupted one",
+          pose_.batch_size, meta.at("batch_size"));
     }
     seconds_before_ = parse_exact(meta, "seconds", 0.0);
     window_loss_ = parse_exact(meta, "loss_window_sum", 0.0);
@@ -294,16 +307,19 @@ void Trainer::setup() {
     console::info("resuming from {} (iteration {})", newest->path.filename().string(), iteration_);
   } else {
     if (newest) {
-      throw Error(fmt::format("{} already holds snapshots (up to iteration {})",
-                              options_.train_dir.string(), newest->iteration),
-                  "continue them with --resume, or delete the snapshots to train again from the start");
+      throw Error(
+          fmt::format("{} already holds snapshots (up to iteration {})",
+                      options_.train_dir.string(), newest->iteration),
+          "continue them with --resume, or delete the snapshots to train again from the start");
     }
-    net_ = nets::build_pose_net(*backend_, {pose_.net_type, static_cast<int>(pose_.bodyparts.size()), true});
+    net_ = nets::build_pose_net(*backend_,
+                                {pose_.net_type, static_cast<int>(pose_.bodyparts.size()), true});
     nets::initialize_pose_net(*net_, pose_.seed);
     if (!pose_.init_weights.empty()) {
       fs::path weights = pose_.init_weights;
       if (weights.is_relative() && !fs::exists(weights)) weights = project / weights;
-      nets::load_weights(*net_, nets::read_safetensors(weights), nets::LoadScope::backbone, weights);
+      nets::load_weights(*net_, nets::read_safetensors(weights), nets::LoadScope::backbone,
+                         weights);
       console::info("backbone initialized from {}", weights.string());
     }
   }
@@ -346,9 +362,10 @@ void Trainer::setup() {
   loader_ = std::make_unique<BatchLoader>(dataset_, train_, project, pose_, geometry_, iteration_,
                                           pose_.loader_threads);
   result_.first_iteration = iteration_;
-  console::info("training {} on {} ({}): {} training and {} test images, batch {} of {}x{}, {} iterations",
-       pose_.net_type, backend_->name(), backend_->description(), train_.size(), test_.size(),
-       pose_.batch_size, pose_.crop_width, pose_.crop_height, pose_.max_iters);
+  console::info(
+      "training {} on {} ({}): {} training and {} test images, batch {} of {}x{}, {} iterations",
+      pose_.net_type, backend_->name(), backend_->description(), train_.size(), test_.size(),
+      pose_.batch_size, pose_.crop_width, pose_.crop_height, pose_.max_iters);
 }
 
 // The stages frozen at iteration_: freeze_backbone_stages until unfreeze_backbone_after, then none.
@@ -382,19 +399,20 @@ void Trainer::step() {
   // Sigmoid cross-entropy, mean over every score-map element (missing keypoints: negatives only).
   const auto cells = static_cast<double>(score.elements());
   double loss = backend.sigmoid_cross_entropy_forward(score, score_target_, ones_) / cells;
-  backend.sigmoid_cross_entropy_backward(score, score_target_, ones_, static_cast<float>(1.0 / cells),
-                                         score_gradient_);
+  backend.sigmoid_cross_entropy_backward(score, score_target_, ones_,
+                                         static_cast<float>(1.0 / cells), score_gradient_);
   // Huber on location refinement, mean over the cells with weight (the disks around keypoints).
   if (pose_.location_refinement) {
-    const auto weighted = static_cast<double>(std::count_if(
-        batch->locref_weights.begin(), batch->locref_weights.end(), [](float w) { return w != 0.0F; }));
+    const auto weighted = static_cast<double>(std::count_if(batch->locref_weights.begin(),
+                                                            batch->locref_weights.end(),
+                                                            [](float w) { return w != 0.0F; }));
     if (weighted > 0) {
       backend.copy_from_host(batch->locref.data(), locref_target_);
       backend.copy_from_host(batch->locref_weights.data(), locref_weights_);
       const double scale = pose_.locref_loss_weight / weighted;
       loss += scale * backend.huber_forward(locref, locref_target_, locref_weights_, 1.0F);
-      backend.huber_backward(locref, locref_target_, locref_weights_, 1.0F, static_cast<float>(scale),
-                             locref_gradient_);
+      backend.huber_backward(locref, locref_target_, locref_weights_, 1.0F,
+                             static_cast<float>(scale), locref_gradient_);
     } else {
       backend.fill(locref_gradient_, 0.0F);
     }
@@ -506,7 +524,8 @@ void Trainer::append_stats_row(bool force) {
   if (!display && !test_error_ && !force) return;
   if (window_steps_ == 0) {
     // Nothing new since the last row; an evaluation done after it (when training stops) joins it.
-    if (test_error_ && !stats_.empty() && stats_.back().iteration == iteration_ && !stats_.back().test_error) {
+    if (test_error_ && !stats_.empty() && stats_.back().iteration == iteration_ &&
+        !stats_.back().test_error) {
       stats_.back().test_error = test_error_;
       write_file_atomically(options_.train_dir / "learning_stats.csv", stats_text(stats_));
     }
@@ -529,8 +548,10 @@ TrainResult Trainer::run() {
   const double limit = options_.max_minutes > 0 ? options_.max_minutes * 60.0 : 0.0;
   Progress progress("training", pose_.max_iters - iteration_, "iterations");
   const auto images_per_second = [&, start = std::chrono::steady_clock::now(), first = iteration_] {
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return seconds > 0 ? static_cast<double>((iteration_ - first) * pose_.batch_size) / seconds : 0.0;
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return seconds > 0 ? static_cast<double>((iteration_ - first) * pose_.batch_size) / seconds
+                       : 0.0;
   };
   while (iteration_ < pose_.max_iters) {
     step();
@@ -539,10 +560,11 @@ TrainResult Trainer::run() {
     append_stats_row(false);
     if (pose_.save_iters > 0 && iteration_ % pose_.save_iters == 0) save(false);
     progress.advance();
-    progress.set_detail(fmt::format("iter {}  loss {:.5f}  {:.1f} images/s{}", iteration_,
-                                    smoothed_loss_, images_per_second(),
-                                    best_error_ ? fmt::format("  best test {:.2f} px", *best_error_) : ""));
-    if (pose_.early_stop_patience > 0 && evaluations_without_improvement_ >= pose_.early_stop_patience) {
+    progress.set_detail(fmt::format(
+        "iter {}  loss {:.5f}  {:.1f} images/s{}", iteration_, smoothed_loss_, images_per_second(),
+        best_error_ ? fmt::format("  best test {:.2f} px", *best_error_) : ""));
+    if (pose_.early_stop_patience > 0 &&
+        evaluations_without_improvement_ >= pose_.early_stop_patience) {
       result_.stop = TrainResult::Stop::early_stopped;
       break;
     }
@@ -556,14 +578,16 @@ TrainResult Trainer::run() {
     }
   }
   progress.finish();
-  // The last iteration always has a snapshot (and, when it finished or ran out of time, a test error).
-  const bool ended = result_.stop == TrainResult::Stop::finished || result_.stop == TrainResult::Stop::time_limit;
-  if (ended && pose_.evaluate_iters > 0 &&
-      iteration_ % pose_.evaluate_iters != 0) {
+  // The last iteration always has a snapshot (and, when it finished or ran out of time, a test
+  // error).
+  const bool ended =
+      result_.stop == TrainResult::Stop::finished || result_.stop == TrainResult::Stop::time_limit;
+  if (ended && pose_.evaluate_iters > 0 && iteration_ % pose_.evaluate_iters != 0) {
     evaluate_test_set();
   }
   append_stats_row(true);
-  if (result_.last_snapshot.empty() || result_.last_snapshot != snapshot_path(options_.train_dir, iteration_, false)) {
+  if (result_.last_snapshot.empty() ||
+      result_.last_snapshot != snapshot_path(options_.train_dir, iteration_, false)) {
     save(false);
   }
   result_.iterations = iteration_;
@@ -599,8 +623,9 @@ std::vector<LearningStatsRow> read_learning_stats(const fs::path& file) {
       row.seconds = std::stod(fields[4]);
       rows.push_back(row);
     } catch (const std::exception&) {
-      throw Error(fmt::format("{}:{}: not a learning_stats.csv row: \"{}\"", file.string(), number, line),
-                  fmt::format("the header is {}; delete the damaged lines", kStatsHeader));
+      throw Error(
+          fmt::format("{}:{}: not a learning_stats.csv row: \"{}\"", file.string(), number, line),
+          fmt::format("the header is {}; delete the damaged lines", kStatsHeader));
     }
   }
   return rows;

@@ -1,9 +1,9 @@
-// The training loop of `labpose train`: a shuffle's pose_cfg.yaml, its merged labels and saved split
-// in; snapshots, learning_stats.csv and the best model out. DeepLabCut's single-animal loss (sigmoid
-// cross-entropy on score maps + locref_loss_weight x Huber on location refinement), AdamW or SGD
-// with momentum on a multi-step schedule, optional frozen backbone stages, periodic test error,
-// early stopping, and exact continuation: a run interrupted (Ctrl-C, SIGTERM, a time limit) and
-// resumed gives the same losses as one that never stopped. Runs on any backend. Not the data
+// The training loop of `labpose train`: a shuffle's pose_cfg.yaml, its merged labels and saved
+// split in; snapshots, learning_stats.csv and the best model out. DeepLabCut's single-animal loss
+// (sigmoid cross-entropy on score maps + locref_loss_weight x Huber on location refinement), AdamW
+// or SGD with momentum on a multi-step schedule, optional frozen backbone stages, periodic test
+// error, early stopping, and exact continuation: a run interrupted (Ctrl-C, SIGTERM, a time limit)
+// and resumed gives the same losses as one that never stopped. Runs on any backend. Not the data
 // loader (loader.hpp) and not evaluation files (labpose evaluate).
 #pragma once
 
@@ -22,7 +22,7 @@ struct TrainOptions {
   std::filesystem::path project;    // the project folder (where config.yaml is)
   std::filesystem::path train_dir;  // labpose-models/.../train (pose_cfg.yaml inside)
   std::string device = "cpu";
-  bool resume = false;  // continue from the newest snapshot in train_dir
+  bool resume = false;   // continue from the newest snapshot in train_dir
   double pcutoff = 0.6;  // config.yaml's, for the test error with likelihood cut-off
   // Overrides of pose_cfg.yaml (unset: the file's value).
   std::optional<std::int64_t> max_iters;
@@ -33,7 +33,8 @@ struct TrainOptions {
   std::optional<std::int64_t> unfreeze_backbone_after;
   std::optional<double> backbone_lr_multiplier;
   std::optional<std::string> weights;  // pretrained backbone (safetensors)
-  double max_minutes = 0.0;  // stop (with a snapshot, as an interrupt) after this much wall time; 0: none
+  double max_minutes =
+      0.0;  // stop (with a snapshot, as an interrupt) after this much wall time; 0: none
   /// Called after each step with the iteration count and the step's loss (tests, benchmarks).
   std::function<void(std::int64_t iteration, double loss)> on_step;
 };

@@ -56,7 +56,9 @@ struct AnalysisFixture {
   }
 };
 
-projects::Table read_tracks(const fs::path& h5) { return projects::read_table_hdf5(h5); }
+projects::Table read_tracks(const fs::path& h5) {
+  return projects::read_table_hdf5(h5);
+}
 
 TEST(Analyze, EveryFrameAsWholeImagePredictionInDeepLabCutFiles) {
   const AnalysisFixture fixture;
@@ -142,10 +144,12 @@ TEST(Analyze, AnInterruptedVideoResumesToTheSameTable) {
     FAIL() << "expected the interruption to stop the analysis";
   } catch (const Error& error) {
     EXPECT_EQ(error.kind(), ErrorKind::interrupted);
-    EXPECT_NE(std::string(error.what()).find("analysis stopped by request at frame"), std::string::npos)
+    EXPECT_NE(std::string(error.what()).find("analysis stopped by request at frame"),
+              std::string::npos)
         << error.what();
   }
-  const AnalysisFiles files = analysis_files(*options.dest, "synthetic_mouse", whole.front().files.h5.stem().string().substr(15));
+  const AnalysisFiles files = analysis_files(*options.dest, "synthetic_mouse",
+                                             whole.front().files.h5.stem().string().substr(15));
   EXPECT_TRUE(fs::exists(files.checkpoint));
   EXPECT_FALSE(fs::exists(files.h5)) << "no output until the video is done";
 
@@ -157,7 +161,8 @@ TEST(Analyze, AnInterruptedVideoResumesToTheSameTable) {
   EXPECT_EQ(resumed.front().resumed_from % 4, 0) << "whole batches";
   EXPECT_EQ(read_file(resumed.front().files.csv), read_file(whole.front().files.csv))
       << "the same file as an uninterrupted run";
-  EXPECT_TRUE(projects::same_table(read_tracks(resumed.front().files.h5), read_tracks(whole.front().files.h5)));
+  EXPECT_TRUE(projects::same_table(read_tracks(resumed.front().files.h5),
+                                   read_tracks(whole.front().files.h5)));
   EXPECT_FALSE(fs::exists(resumed.front().files.checkpoint));
 }
 
@@ -173,7 +178,8 @@ TEST(Analyze, UndecodableFramesAreNaNRowsAtExactlyTheirIndices) {
     writer_options.codec = "mjpeg";
     VideoWriter writer(damaged, writer_options);
     std::vector<std::uint8_t> frame(reader.frame_bytes());
-    while (reader.read(frame.data())) writer.write_bgr(frame.data(), static_cast<std::size_t>(reader.width()) * 3);
+    while (reader.read(frame.data()))
+      writer.write_bgr(frame.data(), static_cast<std::size_t>(reader.width()) * 3);
     writer.close();
   }
   testing::corrupt_avi_frames(damaged, {3, 17, 18, 59});
@@ -202,7 +208,8 @@ TEST(Analyze, FoldersShardsAndBadInputs) {
   testing::write_text(folder / "notes.txt", "not a video");
   EXPECT_EQ(videos_to_analyze({folder}, 0, 1).size(), 3u);
   EXPECT_EQ(videos_to_analyze({folder, folder / "b.mp4"}, 0, 1).size(), 3u) << "no duplicates";
-  EXPECT_EQ(videos_to_analyze({folder}, 0, 2), (std::vector<fs::path>{folder / "a.mp4", folder / "c.mp4"}));
+  EXPECT_EQ(videos_to_analyze({folder}, 0, 2),
+            (std::vector<fs::path>{folder / "a.mp4", folder / "c.mp4"}));
   EXPECT_EQ(videos_to_analyze({folder}, 1, 2), (std::vector<fs::path>{folder / "b.mp4"}));
   EXPECT_THROW(videos_to_analyze({folder}, 2, 2), UsageError);
   EXPECT_THROW(videos_to_analyze({fixture.dir / "nothing.mp4"}, 0, 1), Error);
@@ -213,7 +220,8 @@ TEST(Analyze, FoldersShardsAndBadInputs) {
   // A video that cannot be read fails alone; the others are analyzed.
   testing::write_text(folder / "broken.mp4", "this is not a video");
   AnalyzeOptions options;
-  const auto results = analyze_videos(*fixture.config, {folder / "broken.mp4", folder / "a.mp4"}, options);
+  const auto results =
+      analyze_videos(*fixture.config, {folder / "broken.mp4", folder / "a.mp4"}, options);
   ASSERT_EQ(results.size(), 2u);
   EXPECT_EQ(results[0].outcome, VideoAnalysis::Outcome::failed);
   EXPECT_NE(results[0].error.find("broken.mp4"), std::string::npos) << results[0].error;
@@ -231,8 +239,9 @@ TEST(Analyze, FoldersShardsAndBadInputs) {
     analyze_videos(*fixture.config, {folder / "c.mp4"}, options);
     FAIL() << "shuffle 2 does not exist";
   } catch (const Error& error) {
-    EXPECT_NE(std::string(error.what()).find("shuffle 2 of trainset95 (iteration 0) was never made"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(error.what()).find("shuffle 2 of trainset95 (iteration 0) was never made"),
+        std::string::npos)
         << error.what();
   }
   options.shuffle = 1;

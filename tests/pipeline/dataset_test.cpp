@@ -80,10 +80,12 @@ TEST(Dataset, BadImagesAndPointsAreReportedAndLeftOut) {
   const Dataset merged = merge_labeled_data(config, &report);
   EXPECT_EQ(merged.images.size(), usable - 2);
   const auto mentions = [](const std::vector<std::string>& lines, const std::string& part) {
-    return std::any_of(lines.begin(), lines.end(),
-                       [&](const std::string& line) { return line.find(part) != std::string::npos; });
+    return std::any_of(lines.begin(), lines.end(), [&](const std::string& line) {
+      return line.find(part) != std::string::npos;
+    });
   };
-  EXPECT_TRUE(mentions(report.skipped, all.images[0].path + ": the image is missing, not a PNG/JPEG, or damaged"));
+  EXPECT_TRUE(mentions(report.skipped,
+                       all.images[0].path + ": the image is missing, not a PNG/JPEG, or damaged"));
   EXPECT_TRUE(mentions(report.skipped, all.images[1].path + ": the image is missing"));
   EXPECT_TRUE(mentions(report.dropped, all.images[moved].path + ": ")) << "the point outside";
   EXPECT_TRUE(mentions(report.dropped, "is outside the 320x240 image"));

@@ -33,15 +33,17 @@ std::vector<double> track(std::size_t length, std::uint32_t seed) {
   return values;
 }
 
-nlohmann::json scipy(const TempDir& dir, const std::vector<double>& series, int window, int polyorder) {
+nlohmann::json scipy(const TempDir& dir, const std::vector<double>& series, int window,
+                     int polyorder) {
   std::string text;
   for (const double v : series) text += std::isnan(v) ? "nan\n" : fmt::format("{:.17g}\n", v);
   testing::write_text(dir / "series.txt", text);
   const auto python = testing::interop_python();
-  const auto result = testing::run(testing::shell_quote(*python) + " " +
-                                   testing::shell_quote((testing::python_scripts_dir() / "scipy_filters.py").string()) +
-                                   " " + testing::shell_quote((dir / "series.txt").string()) + " " +
-                                   std::to_string(window) + " " + std::to_string(polyorder));
+  const auto result = testing::run(
+      testing::shell_quote(*python) + " " +
+      testing::shell_quote((testing::python_scripts_dir() / "scipy_filters.py").string()) + " " +
+      testing::shell_quote((dir / "series.txt").string()) + " " + std::to_string(window) + " " +
+      std::to_string(polyorder));
   EXPECT_EQ(result.exit_code, 0) << result.output;
   return nlohmann::json::parse(result.output);
 }
@@ -69,7 +71,8 @@ TEST(Filters, MedianSavgolAndSplineAsSciPyComputesThem) {
   }
   // A spline through the samples that remain after gaps of 1..9 frames and missing ends.
   std::vector<double> gappy = series;
-  for (std::size_t i : {0u, 1u, 2u, 30u, 31u, 60u, 61u, 62u, 63u, 64u, 65u, 66u, 67u, 68u, 120u, 199u})
+  for (std::size_t i :
+       {0u, 1u, 2u, 30u, 31u, 60u, 61u, 62u, 63u, 64u, 65u, 66u, 67u, 68u, 120u, 199u})
     gappy[i] = kNaN;
   const nlohmann::json expected = scipy(dir, gappy, 5, 3);
   expect_close(spline_fill(gappy, 0), expected["spline"], 1e-7, "spline");
@@ -100,7 +103,8 @@ TEST(Filters, MissingSamplesAndBadWindows) {
 TEST(Filters, TablesKeepLikelihoodsAndMarkFilledPoints) {
   projects::Table table;
   table.column_level_names = {"scorer", "bodyparts", "coords"};
-  for (const char* coord : {"x", "y", "likelihood"}) table.columns.push_back({"DLC_x", "snout", coord});
+  for (const char* coord : {"x", "y", "likelihood"})
+    table.columns.push_back({"DLC_x", "snout", coord});
   table.integer_index = true;
   for (int frame = 0; frame < 12; ++frame) {
     const std::size_t row = table.add_row({std::to_string(frame)});
@@ -129,7 +133,8 @@ TEST(Filters, TablesKeepLikelihoodsAndMarkFilledPoints) {
 TEST(Filters, ArimaIsTheArmaPredictionOfTheSurePointsWithTheFirstKept) {
   projects::Table table;
   table.column_level_names = {"scorer", "bodyparts", "coords"};
-  for (const char* coord : {"x", "y", "likelihood"}) table.columns.push_back({"DLC_x", "snout", coord});
+  for (const char* coord : {"x", "y", "likelihood"})
+    table.columns.push_back({"DLC_x", "snout", coord});
   table.integer_index = true;
   const std::vector<double> x = track(120, 4), y = track(120, 9);
   for (std::size_t frame = 0; frame < 120; ++frame) {
@@ -142,7 +147,8 @@ TEST(Filters, ArimaIsTheArmaPredictionOfTheSurePointsWithTheFirstKept) {
   options.type = TrackFilter::arima;
   const projects::Table filtered = filter_tracks(table, options);
   EXPECT_EQ(parse_track_filter("arima"), TrackFilter::arima);
-  for (const auto& [column, series] : {std::pair{std::size_t{0}, x}, std::pair{std::size_t{1}, y}}) {
+  for (const auto& [column, series] :
+       {std::pair{std::size_t{0}, x}, std::pair{std::size_t{1}, y}}) {
     std::vector<double> sure = series;
     for (std::size_t frame = 3; frame < 120; frame += 10) sure[frame] = kNaN;
     const auto fit = fit_arma(sure, 3, 1, 0.01);

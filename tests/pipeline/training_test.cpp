@@ -47,12 +47,14 @@ TEST(Targets, DiskAroundVisibleKeypointsOnly) {
       if (inside) {
         ++positives;
         EXPECT_FLOAT_EQ(locref[i], static_cast<float>(dx / 7.2801));
-        EXPECT_FLOAT_EQ(locref[static_cast<std::size_t>(h * w) + i], static_cast<float>(dy / 7.2801));
+        EXPECT_FLOAT_EQ(locref[static_cast<std::size_t>(h * w) + i],
+                        static_cast<float>(dy / 7.2801));
       }
     }
   }
   EXPECT_EQ(positives, 5);  // the cell centres (20,12), (12,12), (28,12), (20,4) and (20,20)
-  for (int i = h * w; i < 2 * h * w; ++i) EXPECT_EQ(score[static_cast<std::size_t>(i)], 0.0F) << "missing: negatives only";
+  for (int i = h * w; i < 2 * h * w; ++i)
+    EXPECT_EQ(score[static_cast<std::size_t>(i)], 0.0F) << "missing: negatives only";
 }
 
 PoseConfig plain_augmentation() {
@@ -70,7 +72,8 @@ PoseConfig plain_augmentation() {
 cv::Mat dots(const std::vector<double>& x, const std::vector<double>& y) {
   cv::Mat image(120, 160, CV_8UC3, cv::Scalar::all(0));
   for (std::size_t j = 0; j < x.size(); ++j) {
-    cv::circle(image, cv::Point(static_cast<int>(x[j]), static_cast<int>(y[j])), 2, cv::Scalar::all(255), -1);
+    cv::circle(image, cv::Point(static_cast<int>(x[j]), static_cast<int>(y[j])), 2,
+               cv::Scalar::all(255), -1);
   }
   return image;
 }
@@ -92,9 +95,11 @@ TEST(Augment, KeypointsFollowTheImageAndFlipsSwapPartners) {
     const cv::Mat crop(80, 96, CV_8UC3, const_cast<std::uint8_t*>(sample.pixels.data()));
     for (std::size_t j = 0; j < 3; ++j) {
       if (std::isnan(sample.x[j])) continue;
-      const int px = static_cast<int>(std::lround(sample.x[j])), py = static_cast<int>(std::lround(sample.y[j]));
+      const int px = static_cast<int>(std::lround(sample.x[j])),
+                py = static_cast<int>(std::lround(sample.y[j]));
       if (px < 1 || py < 1 || px > 94 || py > 78) continue;
-      EXPECT_GT(crop.at<cv::Vec3b>(py, px)[0], 100) << "seed " << seed << " bodypart " << j << " at " << px << "," << py;
+      EXPECT_GT(crop.at<cv::Vec3b>(py, px)[0], 100)
+          << "seed " << seed << " bodypart " << j << " at " << px << "," << py;
     }
     if (!std::isnan(sample.x[0]) && !std::isnan(sample.x[1]) && !std::isnan(sample.x[2])) {
       nets::Random again(seed);
@@ -126,7 +131,8 @@ struct TrainingFixture {
     project = config.project_dir();
     MergeReport report;
     const Dataset dataset = merge_labeled_data(config, &report);
-    projects::write_table_hdf5(dataset_table(dataset, config.values().scorer), project / "merged.h5");
+    projects::write_table_hdf5(dataset_table(dataset, config.values().scorer),
+                               project / "merged.h5");
     write_split(make_split(dataset, 0.75, 1, 3), project / "split.json");
     train_dir = project / "model" / "train";
     fs::create_directories(train_dir);
@@ -246,7 +252,8 @@ TEST(Trainer, ResumingGivesTheSameLossesAsAnUninterruptedRun) {
     EXPECT_DOUBLE_EQ(resumed_stats[i].loss, stats[i].loss);
     EXPECT_EQ(resumed_stats[i].test_error.has_value(), stats[i].test_error.has_value());
   }
-  const auto resumed_snapshot = nets::read_safetensors(fixture.train_dir / "snapshot-6.safetensors");
+  const auto resumed_snapshot =
+      nets::read_safetensors(fixture.train_dir / "snapshot-6.safetensors");
   for (const auto& [name, tensor] : whole_snapshot.tensors) {
     EXPECT_EQ(resumed_snapshot.tensors.at(name).values, tensor.values) << name;
   }
@@ -304,7 +311,8 @@ TEST(Trainer, TimeLimitStopsWithAnEvaluatedSnapshot) {
   const auto snapshots = list_snapshots(fixture.train_dir);
   ASSERT_FALSE(snapshots.empty());
   bool last_saved = false;
-  for (const auto& s : snapshots) last_saved = last_saved || (!s.best && s.iteration == result.iterations);
+  for (const auto& s : snapshots)
+    last_saved = last_saved || (!s.best && s.iteration == result.iterations);
   EXPECT_TRUE(last_saved) << "a snapshot of the last iteration";
 }
 
@@ -338,7 +346,8 @@ TEST(Trainer, FrozenStagesDoNotChange) {
   const auto trained = nets::read_safetensors(result.last_snapshot);
   // The initial values: the same seed's initialization.
   auto backend = make_backend("cpu");
-  auto net = nets::build_pose_net(*backend, {"mobilenet_v2_0.35", static_cast<int>(fixture.pose.bodyparts.size()), true});
+  auto net = nets::build_pose_net(
+      *backend, {"mobilenet_v2_0.35", static_cast<int>(fixture.pose.bodyparts.size()), true});
   nets::initialize_pose_net(*net, fixture.pose.seed);
   const auto initial = nets::net_weights(*net);
   int frozen = 0, moved = 0;
@@ -348,7 +357,8 @@ TEST(Trainer, FrozenStagesDoNotChange) {
     if (stage >= 1 && stage <= 3) {
       EXPECT_TRUE(same) << name << " is frozen";
       ++frozen;
-    } else if (name.find("running") == std::string::npos && name.find("weight") != std::string::npos) {
+    } else if (name.find("running") == std::string::npos &&
+               name.find("weight") != std::string::npos) {
       moved += same ? 0 : 1;
     }
   }

@@ -66,8 +66,8 @@ void write_test_video(const std::filesystem::path& path, int frames = 12, int wi
                       int height = 64);
 
 /// Overwrites the data of the given frames' chunks ("00dc") in an AVI file from `from` (a fraction
-/// of each chunk) to its end: zeros from the start make the frame undecodable, garbage in the second
-/// half damages it.
+/// of each chunk) to its end: zeros from the start make the frame undecodable, garbage in the
+/// second half damages it.
 void corrupt_avi_frames(const std::filesystem::path& path, const std::vector<int>& frames,
                         double from = 0.0);
 
@@ -91,15 +91,15 @@ void write_text(const std::filesystem::path& path, const std::string& text);
 
 /// Skips the test unless that Python is available (fails instead when
 /// LABPOSE_REQUIRE_INTEROP_PYTHON=1).
-#define LABPOSE_REQUIRE_INTEROP_PYTHON(name)                                          \
-  const auto name##_optional = ::labpose::testing::interop_python();                  \
-  if (!name##_optional) {                                                             \
-    if (std::getenv("LABPOSE_REQUIRE_INTEROP_PYTHON") != nullptr)                     \
+#define LABPOSE_REQUIRE_INTEROP_PYTHON(name)                                                 \
+  const auto name##_optional = ::labpose::testing::interop_python();                         \
+  if (!name##_optional) {                                                                    \
+    if (std::getenv("LABPOSE_REQUIRE_INTEROP_PYTHON") != nullptr)                            \
       FAIL() << "python3 with pandas, PyTables, ruamel.yaml and SciPy is required "          \
-                "(LABPOSE_REQUIRE_INTEROP_PYTHON is set)";                            \
+                "(LABPOSE_REQUIRE_INTEROP_PYTHON is set)";                                   \
     GTEST_SKIP() << "python3 with pandas, PyTables, ruamel.yaml and SciPy is not installed " \
-                    "(tools/install-deps.sh --tests installs them)";                  \
-  }                                                                                   \
+                    "(tools/install-deps.sh --tests installs them)";                         \
+  }                                                                                          \
   const std::string name = *name##_optional
 
 /// Skips unless python3 with torch and torchvision is available (fails when

@@ -20,8 +20,9 @@ using testing::contains;
 
 // A demo project; returns its config.yaml.
 fs::path demo(const TempDir& dir) {
-  const CommandResult made = testing::run_labpose(
-      "--quiet demo --dir " + shell_quote(dir.path().string()) + " --frames 60 --labeled-frames 8 --project-only");
+  const CommandResult made =
+      testing::run_labpose("--quiet demo --dir " + shell_quote(dir.path().string()) +
+                           " --frames 60 --labeled-frames 8 --project-only");
   EXPECT_EQ(made.exit_code, 0) << made.output;
   return made.output.substr(0, made.output.find('\n'));
 }
@@ -160,14 +161,15 @@ TEST(TrainingCli, CreateDatasetOnTheReferenceProject) {
   EXPECT_TRUE(contains(checked.output, "ok 1 shuffles, 116 images")) << checked.output;
 }
 
-// Training through the CLI: Ctrl-C (SIGINT) saves a snapshot and exits 3, --resume finishes the job,
-// evaluate reads the result.
+// Training through the CLI: Ctrl-C (SIGINT) saves a snapshot and exits 3, --resume finishes the
+// job, evaluate reads the result.
 TEST(TrainingCli, TrainInterruptedByCtrlCThenResumed) {
   const TempDir dir;
   const fs::path config = demo(dir);
   const std::string c = shell_quote(config.string());
   ASSERT_EQ(testing::run_labpose("create-dataset " + c + " --net mobilenet_v2_0.35").exit_code, 0);
-  const fs::path train = only_folder(config.parent_path() / "labpose-models" / "iteration-0") / "train";
+  const fs::path train =
+      only_folder(config.parent_path() / "labpose-models" / "iteration-0") / "train";
   std::string pose = testing::read_text(train / "pose_cfg.yaml");
   const auto set = [&](const std::string& key, const std::string& value) {
     const auto at = pose.find("\n" + key + ":");
@@ -188,7 +190,8 @@ TEST(TrainingCli, TrainInterruptedByCtrlCThenResumed) {
       "for i in $(seq 600); do [ -f " + shell_quote((train / "learning_stats.csv").string()) +
       " ] && break; sleep 0.1; done; kill -INT $pid; wait $pid; echo \"exit $?\" )");
   EXPECT_TRUE(contains(stopped.output, "exit 3")) << stopped.output;
-  EXPECT_TRUE(contains(stopped.output, "error: training stopped by SIGINT at iteration ")) << stopped.output;
+  EXPECT_TRUE(contains(stopped.output, "error: training stopped by SIGINT at iteration "))
+      << stopped.output;
   EXPECT_TRUE(contains(stopped.output, "hint: continue with: labpose train")) << stopped.output;
   const auto snapshots = pipeline::list_snapshots(train);
   ASSERT_EQ(snapshots.size(), 1u);
@@ -209,15 +212,18 @@ TEST(TrainingCli, TrainInterruptedByCtrlCThenResumed) {
   EXPECT_TRUE(contains(result.output, "iteration " + std::to_string(reached + 2) +
                                           ": the backbone trains from now on"))
       << result.output;
-  EXPECT_TRUE(contains(result.output, "resuming from snapshot-" + std::to_string(reached))) << result.output;
-  EXPECT_TRUE(contains(result.output, "trained to iteration " + std::to_string(reached + 3))) << result.output;
+  EXPECT_TRUE(contains(result.output, "resuming from snapshot-" + std::to_string(reached)))
+      << result.output;
+  EXPECT_TRUE(contains(result.output, "trained to iteration " + std::to_string(reached + 3)))
+      << result.output;
   EXPECT_TRUE(fs::exists(train / ("snapshot-" + std::to_string(reached + 3) + ".safetensors")));
 
   result = testing::run_labpose("evaluate " + c);
   EXPECT_EQ(result.exit_code, 0) << result.output;
   result = testing::run_labpose("train " + c + " --shuffle 7");
   EXPECT_EQ(result.exit_code, 1) << result.output;
-  EXPECT_TRUE(contains(result.output, "hint: make it first: labpose create-dataset")) << result.output;
+  EXPECT_TRUE(contains(result.output, "hint: make it first: labpose create-dataset"))
+      << result.output;
 }
 
 }  // namespace

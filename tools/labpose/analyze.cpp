@@ -22,8 +22,9 @@ namespace {
 std::pair<int, int> parse_shard(const std::string& text) {
   const auto slash = text.find('/');
   const auto index = projects::yaml_text::parse_int(text.substr(0, slash));
-  const auto count = slash == std::string::npos ? std::nullopt
-                                                : projects::yaml_text::parse_int(text.substr(slash + 1));
+  const auto count = slash == std::string::npos
+                         ? std::nullopt
+                         : projects::yaml_text::parse_int(text.substr(slash + 1));
   if (!index || !count) {
     throw UsageError(fmt::format("--shard {} is not i/n", text),
                      "e.g. --shard 0/4 (the first of four jobs; i counts from 0)");
@@ -70,7 +71,9 @@ Command analyze_command() {
                    "i/n: this job's share of the videos, every n-th from the i-th (i from 0), for "
                    "cluster array jobs");
     app.add_flag("--overwrite", options->analyze.overwrite, "analyze videos again that are done");
-    app.add_option("--threads", options->analyze.decoder_threads, "decoder threads (default: one when the network runs on the CPU, at background priority; one per core with a GPU)")
+    app.add_option("--threads", options->analyze.decoder_threads,
+                   "decoder threads (default: one when the network runs on the CPU, at background "
+                   "priority; one per core with a GPU)")
         ->check(CLI::NonNegativeNumber);
     app.footer(
         "Writes <video stem><scorer>.h5 (pandas, key df_with_missing: scorer/bodyparts/coords "
@@ -92,7 +95,8 @@ Command analyze_command() {
       }
       if (!options->dest.empty()) analyze.dest = options->dest;
       std::vector<std::filesystem::path> inputs(options->videos.begin(), options->videos.end());
-      const auto videos = pipeline::videos_to_analyze(inputs, analyze.shard_index, analyze.shard_count);
+      const auto videos =
+          pipeline::videos_to_analyze(inputs, analyze.shard_index, analyze.shard_count);
       if (videos.empty()) {
         console::info("shard {}/{} has no videos (there are fewer videos than shards)",
                       analyze.shard_index, analyze.shard_count);
@@ -108,8 +112,9 @@ Command analyze_command() {
         switch (result.outcome) {
           case pipeline::VideoAnalysis::Outcome::analyzed:
             std::cout << result.files.h5.string() << '\n';
-            console::info("{}: {} frames in {:.1f} s ({:.1f} frames/s){}", result.video.filename().string(),
-                          result.frames, result.seconds, result.frames_per_second,
+            console::info("{}: {} frames in {:.1f} s ({:.1f} frames/s){}",
+                          result.video.filename().string(), result.frames, result.seconds,
+                          result.frames_per_second,
                           result.undecodable_frames.empty()
                               ? ""
                               : fmt::format(", {} NaN rows for frames that could not be decoded",
@@ -124,8 +129,10 @@ Command analyze_command() {
         }
       }
       if (failed > 0) {
-        throw Error(fmt::format("{} of {} videos could not be analyzed (see above)", failed, results.size()),
-                    "fix or remove those videos and run the same command again: finished videos are skipped");
+        throw Error(fmt::format("{} of {} videos could not be analyzed (see above)", failed,
+                                results.size()),
+                    "fix or remove those videos and run the same command again: finished videos "
+                    "are skipped");
       }
       return 0;
     };

@@ -42,5 +42,4 @@ Command doctor_command();
 Command net_command();
 Command bench_command();
 
-
 }  // namespace labpose::tools

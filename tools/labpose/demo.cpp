@@ -41,9 +41,11 @@ void use_demo_recipe(const std::filesystem::path& pose_file) {
   pipeline::write_pose_config(pose, pose_file);
 }
 
-// The median distance between tracked and true keypoints over every visible keypoint of every frame.
-double median_error_against_truth(const projects::Table& tracks,
-                                  const std::vector<std::vector<pipeline::SyntheticKeypoint>>& truth) {
+// The median distance between tracked and true keypoints over every visible keypoint of every
+// frame.
+double median_error_against_truth(
+    const projects::Table& tracks,
+    const std::vector<std::vector<pipeline::SyntheticKeypoint>>& truth) {
   std::vector<double> errors;
   for (std::size_t frame = 0; frame < std::min(tracks.row_count(), truth.size()); ++frame) {
     for (std::size_t j = 0; j < truth[frame].size() && 3 * j + 1 < tracks.column_count(); ++j) {
@@ -64,7 +66,8 @@ double median_error_against_truth(const projects::Table& tracks,
 Command demo_command() {
   Command command;
   command.name = "demo";
-  command.summary = "the whole pipeline on a synthetic mouse: project, training set, training, evaluation";
+  command.summary =
+      "the whole pipeline on a synthetic mouse: project, training set, training, evaluation";
   command.define = [](CLI::App& app) -> std::function<int()> {
     struct Options {
       pipeline::DemoProjectOptions project;
@@ -74,10 +77,12 @@ Command demo_command() {
     };
     auto options = std::make_shared<Options>();
     options->project.labeled_frames = 60;
-    app.add_option("--dir", options->project.dir, "where to make the project folder (default: here)");
+    app.add_option("--dir", options->project.dir,
+                   "where to make the project folder (default: here)");
     app.add_option("--seed", options->project.video.seed,
                    "random seed of the synthetic mouse's path and looks (default 1)");
-    app.add_option("--frames", options->project.video.frames, "frames in the synthetic video (default 300)")
+    app.add_option("--frames", options->project.video.frames,
+                   "frames in the synthetic video (default 300)")
         ->check(CLI::Range(1, 1000000));
     app.add_option("--labeled-frames", options->project.labeled_frames,
                    "frames extracted by k-means and labeled from the ground truth (default 60)")
@@ -86,18 +91,22 @@ Command demo_command() {
         ->check(CLI::NonNegativeNumber);
     app.add_flag("--project-only", options->project_only,
                  "only make the project (print its config.yaml), no training");
-    app.add_option("--minutes", options->minutes, "stop training after this many minutes at the latest (default 9)")
+    app.add_option("--minutes", options->minutes,
+                   "stop training after this many minutes at the latest (default 9)")
         ->check(CLI::PositiveNumber);
-    app.add_option("--device", options->device, "where to train: cpu (default), auto, cuda or cuda:N");
+    app.add_option("--device", options->device,
+                   "where to train: cpu (default), auto, cuda or cuda:N");
     app.footer(
         "Renders a video of a synthetic mouse (snout, ears, tail base) whose keypoints are known "
         "exactly, creates demo-labpose-<date>/ from it as `labpose create` would, extracts frames "
         "as `labpose extract-frames` would and labels them from the ground truth. Then, unless "
         "--project-only: create-dataset (TrainingFraction 0.8, mobilenet_v2_0.35), train (1300 "
         "iterations on 192x192 crops, about 5 minutes on 2 CPU cores), evaluate the last snapshot "
-        "and print `test error: X px`, analyze the video with the best snapshot (tracks .h5/.csv beside "
+        "and print `test error: X px`, analyze the video with the best snapshot (tracks .h5/.csv "
+        "beside "
         "it) and print the "
-        "median distance to the true keypoints. The first line printed is the path of config.yaml.");
+        "median distance to the true keypoints. The first line printed is the path of "
+        "config.yaml.");
     return [options]() {
       const auto start = std::chrono::steady_clock::now();
       const auto& video = options->project.video;
@@ -119,10 +128,12 @@ Command demo_command() {
       const pipeline::Dataset dataset = pipeline::merge_labeled_data(config, &report);
       pipeline::CreateDatasetOptions create;
       create.net_type = "mobilenet_v2_0.35";
-      const pipeline::CreatedDataset created = pipeline::create_training_dataset(config, dataset, create);
+      const pipeline::CreatedDataset created =
+          pipeline::create_training_dataset(config, dataset, create);
       const auto& shuffle = created.shuffles.front();
-      console::info("{} training and {} test images ({} frames without a visible keypoint left out)",
-                    shuffle.train_images, shuffle.test_images, report.skipped.size());
+      console::info(
+          "{} training and {} test images ({} frames without a visible keypoint left out)",
+          shuffle.train_images, shuffle.test_images, report.skipped.size());
       const std::filesystem::path train_dir = shuffle.model_dir / "train";
       use_demo_recipe(train_dir / "pose_cfg.yaml");
 
@@ -145,7 +156,8 @@ Command demo_command() {
                       ErrorKind::interrupted);
         }
       }
-      console::info("trained {} iterations in {}", trained.iterations, format_duration(trained.seconds));
+      console::info("trained {} iterations in {}", trained.iterations,
+                    format_duration(trained.seconds));
 
       // The last snapshot, not the best one: that one was chosen by its test error.
       console::info("== evaluate: the last snapshot on every labeled frame at full size");
@@ -175,13 +187,16 @@ Command demo_command() {
       const double median = median_error_against_truth(
           projects::read_table_hdf5(analyzed.front().files.h5), demo.truth);
       console::info("tracks: {}", analyzed.front().files.h5.string());
-      std::cout << fmt::format("video error: {:.2f} px median over the {} frames (against the "
-                               "generator's ground truth)",
-                               median, analyzed.front().frames)
+      std::cout << fmt::format(
+                       "video error: {:.2f} px median over the {} frames (against the "
+                       "generator's ground truth)",
+                       median, analyzed.front().frames)
                 << std::endl;
-      console::info("done in {}; the project is {}", 
-                    format_duration(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()),
-                    config.project_dir().string());
+      console::info(
+          "done in {}; the project is {}",
+          format_duration(
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()),
+          config.project_dir().string());
       return 0;
     };
   };

@@ -33,9 +33,11 @@ Command filter_command() {
     app.add_option("videos", options->videos, "analyzed videos, or folders of them")->required();
     options->model.add_to(app, "whose tracks to filter");
     app.add_option("--type", options->type, "median (default), savgol, spline or arima");
-    app.add_option("--window", options->filter.window,
-                   "samples in the window (odd; default 5); spline: the longest gap filled, 0 = all");
-    app.add_option("--polyorder", options->filter.polyorder, "savgol's polynomial order (default 3)")
+    app.add_option(
+        "--window", options->filter.window,
+        "samples in the window (odd; default 5); spline: the longest gap filled, 0 = all");
+    app.add_option("--polyorder", options->filter.polyorder,
+                   "savgol's polynomial order (default 3)")
         ->check(CLI::NonNegativeNumber);
     app.add_option("--p-bound", options->filter.p_bound,
                    "spline, arima: points below this likelihood count as missing (default 0.001)")
@@ -44,14 +46,16 @@ Command filter_command() {
         ->check(CLI::Range(0, 20));
     app.add_option("--ma-degree", options->filter.ma_degree, "arima: MA order (default 1)")
         ->check(CLI::Range(0, 20));
-    app.add_option("--dest", options->dest, "where analyze wrote the tracks (default: beside each video)");
+    app.add_option("--dest", options->dest,
+                   "where analyze wrote the tracks (default: beside each video)");
     app.add_flag("--no-csv", options->no_csv, "do not write the .csv beside the filtered .h5");
     app.footer(
         "Reads <video stem><scorer>.h5 written by labpose analyze and writes "
         "<video stem><scorer>_filtered.h5 and .csv beside it (plot-trajectories and "
         "labeled-video use them with --filtered). median is scipy's medfilt (each x and y column, "
         "the ends padded with zeros, likelihoods kept), savgol is savgol_filter(mode=interp), "
-        "spline fits a cubic spline (not-a-knot) through the points with likelihood >= --p-bound and "
+        "spline fits a cubic spline (not-a-knot) through the points with likelihood >= --p-bound "
+        "and "
         "fills gaps of at most --window frames, with likelihood 0.01 there; arima replaces each x "
         "and y by the one-step-ahead prediction of an ARMA(--ar-degree, --ma-degree) model fitted "
         "by maximum likelihood to the points with likelihood >= --p-bound (DeepLabCut's SARIMAX "
@@ -62,19 +66,19 @@ Command filter_command() {
       pipeline::FilterOptions filter = options->filter;
       filter.type = pipeline::parse_track_filter(options->type);
       const pipeline::AnalysisModel model = options->model.find(config);
-      for_each_tracked_video(
-          model, options->videos, options->dest, false, "to filter", [&](const TrackedVideo& tracked) {
-            const projects::Table filtered =
-                pipeline::filter_tracks(projects::read_table_hdf5(tracked.tracks), filter);
-            const auto out = pipeline::filtered_tracks_path(tracked.tracks);
-            projects::write_table_hdf5(filtered, out);
-            std::cout << out.string() << '\n';
-            if (!options->no_csv) {
-              auto csv = out;
-              csv.replace_extension(".csv");
-              projects::write_table_csv(filtered, csv);
-            }
-          });
+      for_each_tracked_video(model, options->videos, options->dest, false, "to filter",
+                             [&](const TrackedVideo& tracked) {
+                               const projects::Table filtered = pipeline::filter_tracks(
+                                   projects::read_table_hdf5(tracked.tracks), filter);
+                               const auto out = pipeline::filtered_tracks_path(tracked.tracks);
+                               projects::write_table_hdf5(filtered, out);
+                               std::cout << out.string() << '\n';
+                               if (!options->no_csv) {
+                                 auto csv = out;
+                                 csv.replace_extension(".csv");
+                                 projects::write_table_csv(filtered, csv);
+                               }
+                             });
       return 0;
     };
   };

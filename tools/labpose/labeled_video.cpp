@@ -35,11 +35,14 @@ Command labeled_video_command() {
     options->model.add_to(app, "whose tracks to draw");
     app.add_flag("--filtered", options->filtered, "draw the tracks labpose filter made");
     app.add_flag("--skeleton", options->skeleton, "connect the skeleton pairs of config.yaml");
-    app.add_option("--trail", options->trail, "also draw each point's positions in the previous N-1 frames")
+    app.add_option("--trail", options->trail,
+                   "also draw each point's positions in the previous N-1 frames")
         ->check(CLI::Range(0, 1000));
-    app.add_option("--pcutoff", options->pcutoff, "draw points with likelihood above this (default: config's pcutoff)")
+    app.add_option("--pcutoff", options->pcutoff,
+                   "draw points with likelihood above this (default: config's pcutoff)")
         ->check(CLI::Range(0.0, 1.0));
-    app.add_option("--dest", options->dest, "where analyze wrote the tracks (default: beside each video)");
+    app.add_option("--dest", options->dest,
+                   "where analyze wrote the tracks (default: beside each video)");
     app.add_flag("--overwrite", options->overwrite, "make labeled videos again that exist");
     app.footer(
         "Writes <tracks name>_p<100 x pcutoff>_labeled.mp4 beside the tracks (H.264): each "
@@ -56,7 +59,8 @@ Command labeled_video_command() {
       drawing.dotsize = values.dotsize;
       drawing.colormap = values.colormap;
       drawing.skeleton = options->skeleton;
-      for (const auto& edge : values.skeleton) drawing.skeleton_edges.emplace_back(edge.from, edge.to);
+      for (const auto& edge : values.skeleton)
+        drawing.skeleton_edges.emplace_back(edge.from, edge.to);
       drawing.skeleton_color = values.skeleton_color;
       drawing.trail = options->trail;
       for_each_tracked_video(

@@ -12,19 +12,22 @@
 namespace labpose::tools {
 
 void ModelOptions::add_to(CLI::App& app, const std::string& purpose) {
-  app.add_option("--shuffle", shuffle, "the shuffle " + purpose + " (default 1)")->check(CLI::PositiveNumber);
+  app.add_option("--shuffle", shuffle, "the shuffle " + purpose + " (default 1)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--training-fraction", training_fraction,
                  "the training fraction (default: the first TrainingFraction)")
       ->check(CLI::Range(0.01, 1.0));
-  app.add_option("--snapshot", snapshot,
-                 "an index as snapshotindex (-1 = the last, the best one when there is one) or best "
-                 "(default: config.yaml's snapshotindex)");
+  app.add_option(
+      "--snapshot", snapshot,
+      "an index as snapshotindex (-1 = the last, the best one when there is one) or best "
+      "(default: config.yaml's snapshotindex)");
 }
 
 std::pair<std::optional<int>, bool> ModelOptions::snapshot_choice() const {
   if (snapshot.empty()) return {std::nullopt, false};
   if (snapshot == "best") return {std::nullopt, true};
-  if (const auto index = projects::yaml_text::parse_int(snapshot)) return {static_cast<int>(*index), false};
+  if (const auto index = projects::yaml_text::parse_int(snapshot))
+    return {static_cast<int>(*index), false};
   throw UsageError(fmt::format("--snapshot {} is not a snapshot index or best", snapshot),
                    "-1 is the last snapshot (the best one when there is one), 0 the first");
 }
@@ -44,22 +47,24 @@ void for_each_tracked_video(const pipeline::AnalysisModel& model,
     TrackedVideo tracked;
     tracked.video = video;
     tracked.folder = dest.empty() ? video.parent_path() : std::filesystem::path(dest);
-    tracked.files =
-        pipeline::analysis_files(tracked.folder, projects::video_stem(video.string()), model.scorer);
+    tracked.files = pipeline::analysis_files(tracked.folder, projects::video_stem(video.string()),
+                                             model.scorer);
     tracked.tracks = filtered ? pipeline::filtered_tracks_path(tracked.files.h5) : tracked.files.h5;
     std::error_code error;
     if (!std::filesystem::exists(tracked.tracks, error)) {
-      console::warn("{}: {} does not exist ({})", video.filename().string(), tracked.tracks.string(),
-                    filtered ? "filter it first: labpose filter" : "analyze it first: labpose analyze");
+      console::warn(
+          "{}: {} does not exist ({})", video.filename().string(), tracked.tracks.string(),
+          filtered ? "filter it first: labpose filter" : "analyze it first: labpose analyze");
       ++missing;
       continue;
     }
     use(tracked);
   }
   if (missing == 0) return;
-  throw Error(fmt::format("{} video{} had no tracks {}", missing, missing == 1 ? "" : "s", what),
-              "run labpose analyze (and labpose filter for --filtered) on them first, with the same "
-              "--shuffle and --snapshot");
+  throw Error(
+      fmt::format("{} video{} had no tracks {}", missing, missing == 1 ? "" : "s", what),
+      "run labpose analyze (and labpose filter for --filtered) on them first, with the same "
+      "--shuffle and --snapshot");
 }
 
 }  // namespace labpose::tools

@@ -34,8 +34,9 @@ struct TrackedVideo {
 };
 
 /// Calls `use` for each of `videos` (folders expanded to their videos, sorted) that has the tracks
-/// analyze (or, with `filtered`, filter) made with `model`; warns for each that has none (naming the
-/// command to run) and, after the others, throws an Error that counts them (`what`: "to plot", ...).
+/// analyze (or, with `filtered`, filter) made with `model`; warns for each that has none (naming
+/// the command to run) and, after the others, throws an Error that counts them (`what`: "to plot",
+/// ...).
 void for_each_tracked_video(const pipeline::AnalysisModel& model,
                             const std::vector<std::string>& videos, const std::string& dest,
                             bool filtered, const std::string& what,

@@ -36,8 +36,9 @@ Command plot_trajectories_command() {
     app.add_option("--pcutoff", options->pcutoff,
                    "plot points with likelihood >= this (default: config's pcutoff)")
         ->check(CLI::Range(0.0, 1.0));
-    app.add_option("--dest", options->dest,
-                   "where analyze wrote the tracks; the figures go there too (default: beside each video)");
+    app.add_option(
+        "--dest", options->dest,
+        "where analyze wrote the tracks; the figures go there too (default: beside each video)");
     app.footer(
         "Writes plot-poses/<video stem>/trajectory.png (x against y, as in the video), plot.png (x "
         "dashed and y solid over the frames), plot-likelihood.png and hist.png (frame-to-frame "
@@ -50,16 +51,16 @@ Command plot_trajectories_command() {
       plot.pcutoff = options->pcutoff.value_or(config.values().pcutoff);
       plot.colormap = config.values().colormap;
       plot.filtered = options->filtered;
-      for_each_tracked_video(
-          model, options->videos, options->dest, options->filtered, "to plot",
-          [&](const TrackedVideo& tracked) {
-            const std::string stem = projects::video_stem(tracked.video.string());
-            for (const auto& png : pipeline::plot_trajectories(
-                     projects::read_table_hdf5(tracked.tracks), tracked.folder / "plot-poses" / stem,
-                     plot)) {
-              std::cout << png.string() << '\n';
-            }
-          });
+      for_each_tracked_video(model, options->videos, options->dest, options->filtered, "to plot",
+                             [&](const TrackedVideo& tracked) {
+                               const std::string stem =
+                                   projects::video_stem(tracked.video.string());
+                               for (const auto& png : pipeline::plot_trajectories(
+                                        projects::read_table_hdf5(tracked.tracks),
+                                        tracked.folder / "plot-poses" / stem, plot)) {
+                                 std::cout << png.string() << '\n';
+                               }
+                             });
       return 0;
     };
   };

@@ -39,16 +39,21 @@ Command train_command() {
         ->check(CLI::Range(0.01, 1.0));
     app.add_option("--device", options->device,
                    "auto (a GPU when there is one, else the CPU), cpu, cuda or cuda:N");
-    app.add_option("--max-iters", train.max_iters, "train to this many iterations (default: pose_cfg.yaml's max_iters)")
+    app.add_option("--max-iters", train.max_iters,
+                   "train to this many iterations (default: pose_cfg.yaml's max_iters)")
         ->check(CLI::PositiveNumber);
-    app.add_option("--batch-size", train.batch_size, "images per step (default: pose_cfg.yaml's batch_size)")
+    app.add_option("--batch-size", train.batch_size,
+                   "images per step (default: pose_cfg.yaml's batch_size)")
         ->check(CLI::PositiveNumber);
     app.add_flag("--resume", options->resume,
                  "continue from the newest snapshot (exactly as if training had never stopped)");
-    app.add_option("--early-stop", train.early_stop_patience,
-                   "stop when the test error has not improved for this many evaluations (keeps the best)")
+    app.add_option(
+           "--early-stop", train.early_stop_patience,
+           "stop when the test error has not improved for this many evaluations (keeps the best)")
         ->check(CLI::NonNegativeNumber);
-    app.add_option("--seed", train.seed, "random seed of initialization, sampling and augmentation (default: pose_cfg.yaml's)");
+    app.add_option(
+        "--seed", train.seed,
+        "random seed of initialization, sampling and augmentation (default: pose_cfg.yaml's)");
     app.add_option("--weights", train.weights,
                    "pretrained backbone weights (safetensors, from tools/convert_weights.py)");
     app.add_option("--freeze-backbone-stages", train.freeze_backbone_stages,
@@ -62,13 +67,17 @@ Command train_command() {
                    "the backbone's learning rate as a multiple of the head's (pose_cfg.yaml's "
                    "backbone_lr_multiplier)")
         ->check(CLI::Range(0.0, 100.0));
-    app.add_option("--max-minutes", options->max_minutes,
-                   "stop after this much training time, with a snapshot (resume later with --resume)")
+    app.add_option(
+           "--max-minutes", options->max_minutes,
+           "stop after this much training time, with a snapshot (resume later with --resume)")
         ->check(CLI::NonNegativeNumber);
     app.footer(
-        "Trains the shuffle made by create-dataset with the recipe in its train/pose_cfg.yaml. Snapshots "
-        "(snapshot-<iteration>.safetensors) are written every save_iters iterations and when training "
-        "stops, plus snapshot-best-<iteration> whenever the test error improves; learning_stats.csv "
+        "Trains the shuffle made by create-dataset with the recipe in its train/pose_cfg.yaml. "
+        "Snapshots "
+        "(snapshot-<iteration>.safetensors) are written every save_iters iterations and when "
+        "training "
+        "stops, plus snapshot-best-<iteration> whenever the test error improves; "
+        "learning_stats.csv "
         "records iteration, loss, learning rate, test error and time. Ctrl-C or SIGTERM saves a "
         "snapshot and exits with status 3; --resume then continues exactly.");
     return [options]() {
@@ -78,14 +87,17 @@ Command train_command() {
                                                          : values.training_fraction.front();
       pipeline::TrainOptions run = options->train;
       run.project = config.project_dir();
-      run.train_dir = projects::ProjectLayout(run.project)
-                            .model_dir(values.iteration, values.task, values.date, fraction, options->shuffle) /
-                        "train";
+      run.train_dir =
+          projects::ProjectLayout(run.project)
+              .model_dir(values.iteration, values.task, values.date, fraction, options->shuffle) /
+          "train";
       if (!std::filesystem::exists(run.train_dir / "pose_cfg.yaml")) {
-        throw Error(fmt::format("{} does not exist: shuffle {} with TrainingFraction {} has no training set",
-                                (run.train_dir / "pose_cfg.yaml").string(), options->shuffle, fraction),
-                    fmt::format("make it first: labpose create-dataset {} --shuffle {}", options->config,
-                                options->shuffle));
+        throw Error(
+            fmt::format(
+                "{} does not exist: shuffle {} with TrainingFraction {} has no training set",
+                (run.train_dir / "pose_cfg.yaml").string(), options->shuffle, fraction),
+            fmt::format("make it first: labpose create-dataset {} --shuffle {}", options->config,
+                        options->shuffle));
       }
       run.device = options->device;
       run.resume = options->resume;
@@ -100,23 +112,24 @@ Command train_command() {
               : std::string();
       switch (result.stop) {
         case pipeline::TrainResult::Stop::finished:
-          console::info("trained to iteration {} in {}{}; next: labpose evaluate {}", result.iterations,
-                        format_duration(result.seconds), best, options->config);
+          console::info("trained to iteration {} in {}{}; next: labpose evaluate {}",
+                        result.iterations, format_duration(result.seconds), best, options->config);
           return 0;
         case pipeline::TrainResult::Stop::early_stopped:
-          console::info("stopped early at iteration {}: the test error stopped improving{}", result.iterations,
-                        best);
+          console::info("stopped early at iteration {}: the test error stopped improving{}",
+                        result.iterations, best);
           return 0;
         case pipeline::TrainResult::Stop::time_limit:
-          console::info("stopped at iteration {} after {}{}; continue with --resume", result.iterations,
-                        format_duration(result.seconds), best);
+          console::info("stopped at iteration {} after {}{}; continue with --resume",
+                        result.iterations, format_duration(result.seconds), best);
           return 0;
         case pipeline::TrainResult::Stop::interrupted:
           break;
       }
-      throw Error(fmt::format("training stopped by {} at iteration {}; saved {}", interrupt_reason(),
-                              result.iterations, result.last_snapshot.string()),
-                  "continue with: labpose train " + options->config + " --resume", ErrorKind::interrupted);
+      throw Error(fmt::format("training stopped by {} at iteration {}; saved {}",
+                              interrupt_reason(), result.iterations, result.last_snapshot.string()),
+                  "continue with: labpose train " + options->config + " --resume",
+                  ErrorKind::interrupted);
     };
   };
   return command;
