@@ -30,10 +30,15 @@ TempDir::TempDir() {
 
 TempDir::~TempDir() {
   std::error_code ignored;
-  // Restore permissions a test may have removed, so the tree can be deleted.
+  // Restore permissions a test may have removed, so the tree can be deleted. Links are left alone:
+  // changing a link's permissions changes its target's, which may be a file outside the temp folder
+  // (a project's videos are links to the user's videos); remove_all removes the link, not its
+  // target.
   for (auto it = fs::recursive_directory_iterator(path_, ignored);
        it != fs::recursive_directory_iterator(); it.increment(ignored)) {
-    fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ignored);
+    if (it->is_symlink(ignored)) continue;
+    fs::permissions(it->path(), fs::perms::owner_all,
+                    fs::perm_options::add | fs::perm_options::nofollow, ignored);
   }
   fs::remove_all(path_, ignored);
 }
