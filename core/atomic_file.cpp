@@ -1,14 +1,18 @@
-// AtomicFile: temp file + fsync + rename + directory fsync.
+// AtomicFile: temp file + fsync + rename + directory fsync, and the removal of temp files that
+// killed processes left behind. Not a lock (see the header).
 #include "core/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <fmt/core.h>
@@ -21,18 +25,61 @@ namespace {
 
 std::atomic<unsigned> g_counter{0};
 
+fs::path folder_of(const fs::path& file) {
+  return file.has_parent_path() ? file.parent_path() : fs::path(".");
+}
+
 Error write_error(const fs::path& target, int error_number) {
   std::string hint;
   if (error_number == EACCES || error_number == EPERM || error_number == EROFS) {
     hint = fmt::format(
         "check that you may write to the folder {} (ls -ld), or work on a copy of the "
         "project in a folder you own",
-        target.parent_path().string());
+        folder_of(target).string());
   } else if (error_number == ENOSPC || error_number == EDQUOT) {
-    hint = "free some disk space (df -h) and run the command again; the previous file is unchanged";
+    hint = fmt::format(
+        "free some space there (df -h {}) and run the command again; the previous file is "
+        "unchanged",
+        folder_of(target).string());
   }
-  return Error(fmt::format("cannot write {}: {}", target.string(), describe_errno(error_number)),
-               hint);
+  return Error(
+      fmt::format("cannot write {}: {}", target.string(), describe_errno(error_number, target)),
+      hint);
+}
+
+// Temp files are named .<target>.tmp-<host>-<pid>-<n>: the host (a hash of its name) because a
+// project on a network share is written from several machines, where a process id says nothing.
+std::string host_tag() {
+  static const std::string tag = [] {
+    char name[256] = {};
+    if (::gethostname(name, sizeof(name) - 1) != 0) return std::string("local");
+    std::uint32_t hash = 2166136261u;  // FNV-1a
+    for (const char* c = name; *c != '\0'; ++c)
+      hash = (hash ^ static_cast<unsigned char>(*c)) * 16777619u;
+    return fmt::format("{:08x}", hash);
+  }();
+  return tag;
+}
+
+// The process id in `suffix` (what follows ".<target>.tmp-"), when the temp file was made on this
+// machine: "<host>-<pid>-<n>", or "<pid>-<n>" as labpose named them before the host was added.
+std::optional<long> local_writer(std::string_view suffix) {
+  const std::string host = host_tag() + "-";
+  if (suffix.starts_with(host)) {
+    suffix.remove_prefix(host.size());
+  } else if (suffix.find('-') != suffix.rfind('-')) {
+    return std::nullopt;  // another machine's
+  }
+  const std::size_t dash = suffix.find('-');
+  if (dash == 0 || dash == std::string_view::npos) return std::nullopt;
+  long pid = 0;
+  for (const char c : suffix.substr(0, dash)) {
+    if (c < '0' || c > '9' || pid > 100000000) return std::nullopt;
+    pid = pid * 10 + (c - '0');
+  }
+  for (const char c : suffix.substr(dash + 1))
+    if (c < '0' || c > '9') return std::nullopt;
+  return pid;
 }
 
 void fsync_path(const fs::path& path, bool directory, const fs::path& target) {
@@ -47,6 +94,32 @@ void fsync_path(const fs::path& path, bool directory, const fs::path& target) {
 }
 
 }  // namespace
+
+void remove_stale_temp_files(const fs::path& target) {
+  const std::string prefix = "." + target.filename().string() + ".tmp-";
+  std::error_code error;
+  for (fs::directory_iterator it(folder_of(target), error), end; !error && it != end;
+       it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (!name.starts_with(prefix)) continue;
+    const std::optional<long> pid = local_writer(std::string_view(name).substr(prefix.size()));
+    if (!pid || *pid == ::getpid()) continue;
+    // A process that still runs (or that we may not signal) may still be writing it.
+    if (::kill(static_cast<pid_t>(*pid), 0) == 0 || errno != ESRCH) continue;
+    std::error_code ignored;
+    fs::remove(it->path(), ignored);
+  }
+}
+
+std::string describe_errno(int error_number, const fs::path& file) {
+  if (error_number == ENOSPC) return fmt::format("no space left on {}", folder_of(file).string());
+  if (error_number == EDQUOT)
+    return fmt::format("your disk quota is used up on {}", folder_of(file).string());
+  if (error_number == EIO)
+    return fmt::format("input/output error on {} (the disk or network share failed)",
+                       folder_of(file).string());
+  return describe_errno(error_number);
+}
 
 std::string describe_errno(int error_number) {
   switch (error_number) {
@@ -72,7 +145,7 @@ std::string describe_errno(int error_number) {
 }
 
 AtomicFile::AtomicFile(fs::path target) : target_(std::move(target)) {
-  const fs::path folder = target_.has_parent_path() ? target_.parent_path() : fs::path(".");
+  const fs::path folder = folder_of(target_);
   std::error_code error;
   if (!fs::is_directory(folder, error)) {
     throw Error(fmt::format("cannot write {}: the folder {} does not exist", target_.string(),
@@ -80,8 +153,9 @@ AtomicFile::AtomicFile(fs::path target) : target_(std::move(target)) {
                 "create the folder first or check the path for typos");
   }
   if (fs::is_directory(target_, error)) throw write_error(target_, EISDIR);
-  temp_ =
-      folder / fmt::format(".{}.tmp-{}-{}", target_.filename().string(), ::getpid(), g_counter++);
+  remove_stale_temp_files(target_);
+  temp_ = folder / fmt::format(".{}.tmp-{}-{}-{}", target_.filename().string(), host_tag(),
+                               ::getpid(), g_counter++);
   mode_t mode = 0666;  // umask applies, as for any new file
   struct stat existing {};
   if (::stat(target_.c_str(), &existing) == 0) mode = existing.st_mode & 07777;  // keep permissions
@@ -102,7 +176,7 @@ void AtomicFile::commit() {
   fsync_path(temp_, false, target_);
   if (::rename(temp_.c_str(), target_.c_str()) != 0) throw write_error(target_, errno);
   committed_ = true;
-  fsync_path(target_.has_parent_path() ? target_.parent_path() : fs::path("."), true, target_);
+  fsync_path(folder_of(target_), true, target_);
 }
 
 void write_file_atomically(const fs::path& target, std::string_view contents) {

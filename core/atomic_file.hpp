@@ -40,7 +40,14 @@ std::string read_file(const std::filesystem::path& path);
 /// Copies `file` to `<file>.bak` (atomically, replacing an older backup) and returns that path.
 std::filesystem::path keep_backup(const std::filesystem::path& file);
 
-/// A message for errno `error_number` about `path`, e.g. "permission denied".
+/// A message for errno `error_number`, e.g. "permission denied".
 std::string describe_errno(int error_number);
+/// The same about writing or reading `file`, naming its folder where that is what the user must
+/// act on: "no space left on /data/project/labeled-data/m1".
+std::string describe_errno(int error_number, const std::filesystem::path& file);
+
+/// Removes the temp files of `target` (.<name>.tmp-…) that a process of this machine which no
+/// longer runs left behind (killed while writing). AtomicFile calls it before each write.
+void remove_stale_temp_files(const std::filesystem::path& target);
 
 }  // namespace labpose

@@ -130,7 +130,7 @@ class Checkpoint {
     }
     handle_ = std::fopen(file_.c_str(), "ab");
     if (handle_ == nullptr) {
-      throw Error(fmt::format("cannot write {}: {}", file_.string(), describe_errno(errno)),
+      throw Error(fmt::format("cannot write {}: {}", file_.string(), describe_errno(errno, file_)),
                   "check the output folder's permissions and free space (or pick one with --dest)");
     }
     return rows;
@@ -139,7 +139,7 @@ class Checkpoint {
   void append(const double* values, std::size_t rows) {
     const std::size_t count = rows * row_doubles();
     if (std::fwrite(values, sizeof(double), count, handle_) != count || std::fflush(handle_) != 0) {
-      throw Error(fmt::format("cannot write {}: {}", file_.string(), describe_errno(errno)),
+      throw Error(fmt::format("cannot write {}: {}", file_.string(), describe_errno(errno, file_)),
                   "free some disk space and run the same command again: it resumes here");
     }
   }

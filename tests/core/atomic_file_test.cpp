@@ -1,9 +1,15 @@
 // AtomicFile: whole files or nothing, previous versions intact on failure, clear errors.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -119,6 +125,72 @@ TEST(AtomicFile, KeepBackupCopiesThePreviousVersion) {
   write_file_atomically(target, "version 2");
   EXPECT_EQ(read_text(backup), "version 1");
   EXPECT_EQ(read_text(target), "version 2");
+}
+
+// The temp files in `folder` (hidden names with ".tmp-").
+std::vector<std::string> temp_files(const fs::path& folder) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(folder)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find(".tmp-") != std::string::npos) names.push_back(name);
+  }
+  return names;
+}
+
+TEST(AtomicFile, TempFilesOfKilledWritersAreRemovedOnTheNextWrite) {
+  const TempDir dir;
+  const fs::path target = dir / "CollectedData_me.csv";
+  write_text(target, "labels v1");
+  // A writer killed between creating its temp file and renaming it (as kill -9 does).
+  const pid_t child = fork();
+  if (child == 0) {
+    AtomicFile file(target);
+    write_text(file.temp_path(), "half of labels v2");
+    _exit(0);  // no destructor, no commit
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_EQ(temp_files(dir.path()).size(), 1u);
+  // Temp files that are not stale: a process that still runs (this one, with a name as an older
+  // labpose wrote it), another machine's (a project on a network share), another file's.
+  const std::string live = fmt::format(".CollectedData_me.csv.tmp-{}-7", getpid());
+  const std::string other_machine = ".CollectedData_me.csv.tmp-0badf00d-1-0";
+  const std::string other_file = fmt::format(".CollectedData_me.h5.tmp-{}-0", child);
+  for (const std::string& name : {live, other_machine, other_file}) write_text(dir / name, "x");
+  // An older labpose's name for a dead writer's temp file.
+  const std::string legacy = fmt::format(".CollectedData_me.csv.tmp-{}-3", child);
+  write_text(dir / legacy, "x");
+
+  write_file_atomically(target, "labels v2");
+  EXPECT_EQ(read_text(target), "labels v2");
+  std::vector<std::string> left = temp_files(dir.path());
+  std::sort(left.begin(), left.end());
+  std::vector<std::string> expected{live, other_machine, other_file};
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(left, expected);
+}
+
+TEST(AtomicFile, AFullDiskNamesThePlaceAndKeepsThePreviousFile) {
+  LABPOSE_REQUIRE_SMALL_DISK(disk, 64 * 1024);
+  const fs::path folder = disk / "labeled-data";
+  fs::create_directories(folder);
+  const fs::path target = folder / "CollectedData_me.csv";
+  write_file_atomically(target, "precious labels");
+  disk.fill();
+  try {
+    write_file_atomically(target, std::string(200 * 1024, 'x'));
+    FAIL() << "expected an error";
+  } catch (const Error& error) {
+    EXPECT_TRUE(testing::contains(
+        error.what(), "cannot write " + target.string() + ": no space left on " + folder.string()))
+        << error.what();
+    EXPECT_TRUE(testing::contains(error.hint(), "df -h " + folder.string())) << error.hint();
+  }
+  EXPECT_EQ(read_text(target), "precious labels");
+  EXPECT_TRUE(temp_files(folder).empty());
+  disk.empty();
+  write_file_atomically(target, "more labels");
+  EXPECT_EQ(read_text(target), "more labels");
 }
 
 TEST(ReadFile, NamesTheMissingFile) {

@@ -1,6 +1,8 @@
 // Test helpers.
 #include "tests/support/test_support.hpp"
 
+#include <fcntl.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -41,6 +43,42 @@ TempDir::~TempDir() {
                     fs::perm_options::add | fs::perm_options::nofollow, ignored);
   }
   fs::remove_all(path_, ignored);
+}
+
+SmallDisk::SmallDisk(std::size_t bytes) {
+  const std::string options = "size=" + std::to_string(bytes) + ",mode=0755";
+  if (::mount("tmpfs", dir_.path().c_str(), "tmpfs", MS_NOSUID | MS_NODEV, options.c_str()) != 0) {
+    why_not_ = std::string("mount: ") + std::strerror(errno);
+    return;
+  }
+  mounted_ = true;
+}
+
+SmallDisk::~SmallDisk() {
+  if (mounted_) ::umount2(dir_.path().c_str(), MNT_DETACH);
+}
+
+void SmallDisk::fill(std::size_t leave_free) {
+  const fs::path filler = dir_.path() / ".filler";
+  const int fd = ::open(filler.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error("cannot create " + filler.string());
+  const std::vector<char> block(4096, 'x');
+  std::size_t written = 0;
+  for (;;) {
+    const ssize_t n = ::write(fd, block.data(), block.size());
+    if (n <= 0) break;
+    written += static_cast<std::size_t>(n);
+  }
+  // tmpfs hands out whole pages: shrink the filler by whole pages.
+  const std::size_t pages = (leave_free + 4095) / 4096;
+  if (::ftruncate(fd, static_cast<off_t>(written > pages * 4096 ? written - pages * 4096 : 0)) != 0)
+    throw std::runtime_error("cannot shrink " + filler.string());
+  ::close(fd);
+}
+
+void SmallDisk::empty() {
+  std::error_code ignored;
+  fs::remove(dir_.path() / ".filler", ignored);
 }
 
 std::optional<fs::path> openfield_project() {

@@ -25,6 +25,30 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+/// A small file system (tmpfs of a given size) mounted on a fresh temp folder, to try what a full
+/// disk does; unmounted at scope exit. Mounting needs root (or CAP_SYS_ADMIN): where it is not
+/// allowed, mounted() is false and why_not() says why (the test skips with it).
+class SmallDisk {
+ public:
+  explicit SmallDisk(std::size_t bytes);
+  ~SmallDisk();
+  SmallDisk(const SmallDisk&) = delete;
+  SmallDisk& operator=(const SmallDisk&) = delete;
+  bool mounted() const { return mounted_; }
+  const std::string& why_not() const { return why_not_; }
+  const std::filesystem::path& path() const { return dir_.path(); }
+  std::filesystem::path operator/(const std::string& name) const { return dir_.path() / name; }
+  /// Fills the disk with a file of its own until nothing is left, then frees `leave_free` bytes.
+  void fill(std::size_t leave_free = 0);
+  /// Removes the filling.
+  void empty();
+
+ private:
+  TempDir dir_;
+  bool mounted_ = false;
+  std::string why_not_;
+};
+
 /// ../shared/data/openfield-Pranav-2018-10-30, or nullopt when ../shared is not beside the
 /// checkout.
 std::optional<std::filesystem::path> openfield_project();
@@ -80,6 +104,14 @@ std::string read_text(const std::filesystem::path& path);
 void write_text(const std::filesystem::path& path, const std::string& text);
 
 }  // namespace labpose::testing
+
+/// Declares a SmallDisk `name` of `bytes` and skips the test (with the reason) when it cannot be
+/// mounted.
+#define LABPOSE_REQUIRE_SMALL_DISK(name, bytes)                           \
+  ::labpose::testing::SmallDisk name(bytes);                              \
+  if (!name.mounted())                                                    \
+  GTEST_SKIP() << "cannot mount a small disk to fill (" << name.why_not() \
+               << "); this test needs root, as in CI"
 
 /// Skips the test (with the reason) unless the reference project exists; binds its path to `name`.
 #define LABPOSE_REQUIRE_OPENFIELD(name)                                                \
