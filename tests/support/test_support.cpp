@@ -122,6 +122,23 @@ CommandResult run(const std::string& command_line) {
   return result;
 }
 
+CommandResult run_until_then_signal(const std::string& command_line, const std::string& ready,
+                                    const std::string& signal) {
+  // bash's `jobs -rp` lists the command only while it runs (kill -0 also succeeds on a zombie).
+  const std::string script = "out=$(mktemp); ( " + command_line + " ) >\"$out\" 2>&1 & pid=$!; " +
+                             "while [ -n \"$(jobs -rp)\" ] && ! { " + ready +
+                             "; } >/dev/null 2>&1; do sleep 0.02; done; kill -" + signal +
+                             " $pid 2>/dev/null; wait $pid; status=$?; cat \"$out\"; " +
+                             "rm -f \"$out\"; echo \"labpose-test-exit $status\"";
+  CommandResult result = run("bash -c " + shell_quote(script));
+  const std::string marker = "labpose-test-exit ";
+  const std::size_t at = result.output.rfind(marker);
+  if (at == std::string::npos) return result;  // bash itself failed: exit_code says so
+  result.exit_code = std::stoi(result.output.substr(at + marker.size()));
+  result.output.erase(at);
+  return result;
+}
+
 std::string labpose_binary() {
   return LABPOSE_BINARY;
 }

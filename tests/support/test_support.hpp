@@ -63,6 +63,14 @@ struct CommandResult {
 };
 /// Runs a shell command line and captures what it prints.
 CommandResult run(const std::string& command_line);
+/// Starts `command_line` in the background, waits until the shell condition `ready` holds (as
+/// long as the command runs: no fixed time, a loaded machine only makes it slower), then sends the
+/// command `signal` (INT, TERM, KILL) and waits for it to end. `ready` may read what the command
+/// has printed so far in the file "$out", e.g. `grep -q token= "$out"`. exit_code is the command's
+/// own (130 after an unhandled SIGINT, 137 after SIGKILL); a command that ends before `ready` holds
+/// is not signalled.
+CommandResult run_until_then_signal(const std::string& command_line, const std::string& ready,
+                                    const std::string& signal);
 /// Quotes a path or word for the shell.
 std::string shell_quote(const std::string& text);
 

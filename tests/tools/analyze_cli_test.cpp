@@ -66,14 +66,11 @@ TEST(AnalyzeCli, KilledMidVideoThenResumedGivesTheSameFiles) {
   // kill -9 once the checkpoint holds some rows (single-threaded, so that there is time).
   const fs::path killed = dir / "killed";
   const fs::path checkpoint = killed / ("synthetic_mouse" + scorer + ".labpose-checkpoint");
-  const CommandResult stopped = testing::run(
-      "( OMP_NUM_THREADS=1 " + shell_quote(testing::labpose_binary()) + " analyze " + c + " " + v +
-      " --csv --batch-size 4 --threads 1 --dest " + shell_quote(killed.string()) +
-      " >/dev/null 2>&1 & pid=$!; for i in $(seq 1000); do " + "[ $(stat -c %s " +
-      shell_quote(checkpoint.string()) +
-      " 2>/dev/null || echo 0) -gt 6000 ] && break; sleep 0.01; done; " +
-      "kill -9 $pid; wait $pid; echo \"exit $?\" )");
-  EXPECT_TRUE(contains(stopped.output, "exit 137")) << stopped.output;
+  const CommandResult stopped = testing::run_until_then_signal(
+      "OMP_NUM_THREADS=1 " + shell_quote(testing::labpose_binary()) + " analyze " + c + " " + v +
+          " --csv --batch-size 4 --threads 1 --dest " + shell_quote(killed.string()),
+      "[ $(stat -c %s " + shell_quote(checkpoint.string()) + " || echo 0) -gt 6000 ]", "KILL");
+  EXPECT_EQ(stopped.exit_code, 137) << stopped.output;
   ASSERT_TRUE(fs::exists(checkpoint)) << "killed before it finished";
   EXPECT_FALSE(fs::exists(killed / ("synthetic_mouse" + scorer + ".h5")));
 
@@ -199,14 +196,14 @@ TEST(AnalyzeCli, CtrlCExitsThreeAndBadInputIsNamed) {
   const std::string v =
       shell_quote((config.parent_path() / "videos" / "synthetic_mouse.mp4").string());
 
-  const CommandResult stopped = testing::run(
-      "( OMP_NUM_THREADS=1 " + shell_quote(testing::labpose_binary()) + " analyze " + c + " " + v +
-      " --batch-size 2 --threads 1 --dest " + shell_quote((dir / "out").string()) +
-      " 2>&1 & pid=$!; for i in $(seq 1000); do ls " + shell_quote((dir / "out").string()) +
-      " 2>/dev/null | grep -q checkpoint && break; sleep 0.01; done; sleep 0.2; kill -INT $pid; "
-      "wait $pid; "
-      "echo \"exit $?\" )");
-  EXPECT_TRUE(contains(stopped.output, "exit 3")) << stopped.output;
+  // Ctrl-C once some rows are analyzed (the checkpoint holds them).
+  const CommandResult stopped = testing::run_until_then_signal(
+      "OMP_NUM_THREADS=1 " + shell_quote(testing::labpose_binary()) + " analyze " + c + " " + v +
+          " --batch-size 2 --threads 1 --dest " + shell_quote((dir / "out").string()),
+      "[ $(cat " + shell_quote((dir / "out").string()) +
+          "/*.labpose-checkpoint | wc -c) -gt 6000 ]",
+      "INT");
+  EXPECT_EQ(stopped.exit_code, 3) << stopped.output;
   EXPECT_TRUE(contains(stopped.output, "error: analysis stopped by SIGINT at frame "))
       << stopped.output;
   EXPECT_TRUE(contains(stopped.output, "hint: run the same command again: it resumes"))

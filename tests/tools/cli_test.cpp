@@ -318,11 +318,12 @@ TEST(Cli, DoctorReportsTheBuildAndTheMachine) {
 TEST(Cli, LabelServesUntilCtrlCAndRefusesBadInput) {
   const TempDir dir;
   const fs::path config = testing::make_labeling_project(dir.path());
-  // Ctrl-C after two seconds: the URL with its token was printed, the exit is clean. A host other
-  // than the loopback is served with a warning.
-  const CommandResult served =
-      testing::run("timeout --preserve-status -s INT 2 " + shell_quote(testing::labpose_binary()) +
-                   " label " + shell_quote(config.string()) + " --no-browser --host 0.0.0.0");
+  // Ctrl-C once the URL with its token is printed: the exit is clean. A host other than the
+  // loopback is served with a warning.
+  const CommandResult served = testing::run_until_then_signal(
+      shell_quote(testing::labpose_binary()) + " label " + shell_quote(config.string()) +
+          " --no-browser --host 0.0.0.0",
+      "grep -q '/?token=' \"$out\"", "INT");
   EXPECT_EQ(served.exit_code, 0) << served.output;
   EXPECT_TRUE(contains(served.output, "http://0.0.0.0:")) << served.output;
   EXPECT_TRUE(contains(served.output, "/?token=")) << served.output;

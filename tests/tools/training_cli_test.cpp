@@ -185,11 +185,10 @@ TEST(TrainingCli, TrainInterruptedByCtrlCThenResumed) {
   testing::write_text(train / "pose_cfg.yaml", pose);
 
   // Start, wait for a few steps, press Ctrl-C.
-  const CommandResult stopped = testing::run(
-      "( " + shell_quote(testing::labpose_binary()) + " train " + c + " & pid=$!; " +
-      "for i in $(seq 600); do [ -f " + shell_quote((train / "learning_stats.csv").string()) +
-      " ] && break; sleep 0.1; done; kill -INT $pid; wait $pid; echo \"exit $?\" )");
-  EXPECT_TRUE(contains(stopped.output, "exit 3")) << stopped.output;
+  const CommandResult stopped = testing::run_until_then_signal(
+      shell_quote(testing::labpose_binary()) + " train " + c,
+      "[ -f " + shell_quote((train / "learning_stats.csv").string()) + " ]", "INT");
+  EXPECT_EQ(stopped.exit_code, 3) << stopped.output;
   EXPECT_TRUE(contains(stopped.output, "error: training stopped by SIGINT at iteration "))
       << stopped.output;
   EXPECT_TRUE(contains(stopped.output, "hint: continue with: labpose train")) << stopped.output;

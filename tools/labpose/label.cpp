@@ -79,6 +79,8 @@ Command label_command() {
             "encryption)",
             options->host);
       }
+      // Before the URL is printed: whoever waits for it (a script, a test) may press Ctrl-C at once.
+      InterruptHandler interrupt;
       server.start();
       std::cout << server.url() << std::endl;
       console::info(
@@ -86,7 +88,6 @@ Command label_command() {
           "<this machine>, then open the URL there. Ctrl-C stops.",
           config.project_dir().string(), server.port(), server.port(), server.port());
       if (!options->no_browser && !console::headless()) open_browser(server.url());
-      InterruptHandler interrupt;
       while (!interrupt_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
       server.stop();
       console::info("labeling server stopped; every change was already saved");
