@@ -14,7 +14,6 @@ Not a test (it takes minutes and its figures go to README's reliability section)
 Needs pandas and PyTables (tools/install-deps.sh --tests).
 """
 import argparse
-import hashlib
 import json
 import os
 import random
@@ -30,55 +29,15 @@ import urllib.request
 
 import pandas as pd
 
-TEMP_NAME = re.compile(r"\.tmp-|\.creating-")
+from project_state import Labpose, TEMP_NAME, digest_tree, image_of, restore, temp_files
 
-
-def digest(path):
-    """A file's sha256; for HDF5 tables, of what pandas reads (HDF5 files carry their write time)."""
-    if path.endswith(".h5") and not TEMP_NAME.search(os.path.basename(path)):
-        try:
-            table = pd.read_hdf(path)
-            return "table:" + hashlib.sha256(table.to_csv().encode()).hexdigest()
-        except Exception:  # noqa: BLE001 - an unreadable file is compared by its bytes
-            pass
-    with open(path, "rb") as handle:
-        return hashlib.sha256(handle.read()).hexdigest()
-
-
-def digest_tree(root):
-    """{relative path: digest} of every file under root, temp files included."""
-    return {os.path.relpath(os.path.join(folder, name), root): digest(os.path.join(folder, name))
-            for folder, _, names in os.walk(root) for name in names}
-
-
-def temp_files(files):
-    return sorted(path for path in files if TEMP_NAME.search(os.path.basename(path)))
-
-
-def image_of(key):
-    """The image name of a label table's row key (one path, or DeepLabCut 3's three columns)."""
-    return key[-1] if isinstance(key, tuple) else str(key).split("/")[-1]
-
-
-def restore(pristine, project):
-    shutil.rmtree(project, ignore_errors=True)
-    shutil.copytree(pristine, project, symlinks=True, copy_function=shutil.copy2)
-
-
-class Campaign:
+class Campaign(Labpose):
     def __init__(self, args, work):
-        self.labpose = os.path.abspath(args.labpose)
+        super().__init__(args.labpose, work)
+        self.labpose = self.binary
         self.rounds = args.rounds
         self.random = random.Random(args.seed)
-        self.work = work
         self.failures = []
-
-    def run(self, *arguments, check=True, env=None):
-        result = subprocess.run([self.labpose, "--quiet", *arguments], capture_output=True,
-                                text=True, env=env)
-        if check and result.returncode != 0:
-            raise RuntimeError(f"labpose {' '.join(arguments)} failed:\n{result.stdout}{result.stderr}")
-        return result
 
     def timed(self, arguments, env=None):
         start = time.monotonic()
@@ -95,13 +54,6 @@ class Campaign:
             process.send_signal(signal.SIGKILL)
             process.wait()
             return True
-
-    def demo_project(self, name, frames=60, labeled=10):
-        folder = os.path.join(self.work, name)
-        os.makedirs(folder)
-        made = self.run("demo", "--project-only", "--dir", folder, "--frames", str(frames),
-                        "--labeled-frames", str(labeled))
-        return made.stdout.splitlines()[0]
 
     def files_old_or_new(self, scenario, arguments, project, env=None, prepare=None):
         """The scenario's rounds; `prepare(project)` makes the state before the command."""
@@ -183,14 +135,8 @@ class Campaign:
         config = self.demo_project("train")
         project = os.path.dirname(config)
         self.run("create-dataset", config, "--net", "mobilenet_v2_0.35")
-        pose = next(os.path.join(folder, name) for folder, _, names in
-                    os.walk(os.path.join(project, "labpose-models")) for name in names
-                    if name == "pose_cfg.yaml" and folder.endswith("train"))
-        text = open(pose).read()
-        for key, value in (("save_iters", "4"), ("display_iters", "1"), ("evaluate_iters", "0"),
-                           ("batch_size", "2"), ("crop_size", "[64, 64]")):
-            text = re.sub(rf"(?m)^{key}:.*$", f"{key}: {value}", text)
-        open(pose, "w").write(text)
+        pose = self.train_config(config, save_iters=4, display_iters=1, evaluate_iters=0,
+                                 batch_size=2, crop_size="[64, 64]")
         pristine = project + ".pristine"
         shutil.copytree(project, pristine, symlinks=True, copy_function=shutil.copy2)
         env = dict(os.environ, OMP_NUM_THREADS="1")
@@ -201,8 +147,10 @@ class Campaign:
             restore(pristine, project)
             if self.kill_after(arguments, self.random.uniform(0, duration * 1.1), env):
                 killed += 1
-            resumed = self.run(*arguments, "--resume", check=False, env=env)
             train_dir = os.path.dirname(pose)
+            finished = "snapshot-40.safetensors" in os.listdir(train_dir)  # killed while ending
+            resumed = (subprocess.CompletedProcess([], 0, "", "") if finished else
+                       self.run(*arguments, "--resume", check=False, env=env))
             names = os.listdir(train_dir)
             if resumed.returncode != 0 and not any(n.startswith("snapshot-") for n in names):
                 # Killed before the first snapshot: nothing to resume; a fresh start must work.
