@@ -29,3 +29,9 @@ if(LABPOSE_FUZZ)
   add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:-fsanitize=fuzzer-no-link>")
   message(STATUS "labpose: libFuzzer harnesses on")
 endif()
+
+# Sanitized test programs list their tests when ctest runs, not at build time: a program that
+# fails under a sanitizer then fails its tests instead of the build.
+if(LABPOSE_SANITIZE OR LABPOSE_FUZZ)
+  set(CMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE PRE_TEST)
+endif()

@@ -73,8 +73,9 @@ inline std::int16_t multiply_high(int a, int b) {
 }
 
 // x86-64 builds carry an AVX2 copy of the hot loops next to the baseline (SSE2) one, picked at
-// load time.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// load time. Not under ThreadSanitizer: it instruments the resolver that picks the copy, which
+// runs while the program is being loaded, before the sanitizer's runtime is up.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 #define LABPOSE_AVX2_CLONE __attribute__((target_clones("avx2", "default")))
 #else
 #define LABPOSE_AVX2_CLONE

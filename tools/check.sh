@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The long checks, to run before landing a change to a reader of files, a thread or the label
+# server (README, Reliability): every unit test under ASan+UBSan (Clang), the threaded tests under
+# TSan, each fuzz harness for FUZZ_SECONDS (default 900, over a copy of its corpus; new findings
+# land in build-fuzz/tests/fuzz/run-<name>/artifacts), and clang-tidy over the tree.
+# Usage: tools/check.sh [asan] [tsan] [fuzz] [tidy]   (default: all four, in that order)
+# Environment: JOBS (default: all cores), FUZZ_SECONDS (default 900).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+jobs="${JOBS:-$(nproc)}"
+steps=("$@")
+[[ ${#steps[@]} -eq 0 ]] && steps=(asan tsan fuzz tidy)
+"$root/tools/install-deps.sh" --tests
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1"
+export LSAN_OPTIONS="suppressions=$root/tests/sanitizers/lsan.supp:print_suppressions=0"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+export TSAN_OPTIONS="suppressions=$root/tests/sanitizers/tsan.supp:halt_on_error=1:second_deadlock_stack=1"
+
+# One Clang build serves ASan+UBSan and the fuzzers (libFuzzer needs Clang).
+configure_fuzz_build() {
+  CC=clang CXX=clang++ cmake -S "$root" -B "$root/build-fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DLABPOSE_SANITIZE=address,undefined -DLABPOSE_FUZZ=ON -DLABPOSE_WITH_CUDA=OFF
+}
+
+for step in "${steps[@]}"; do
+  case "$step" in
+    asan)
+      configure_fuzz_build
+      cmake --build "$root/build-fuzz" -j "$jobs"
+      (cd "$root/build-fuzz" && ctest --output-on-failure -j "$jobs" -L unit)
+      ;;
+    tsan)
+      # libgomp is not instrumented: one OpenMP thread, so the network's loops run on the caller's.
+      cmake -S "$root" -B "$root/build-tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DLABPOSE_SANITIZE=thread -DLABPOSE_WITH_CUDA=OFF
+      cmake --build "$root/build-tsan" -j "$jobs" --target core_tests pipeline_tests labeling_tests
+      (cd "$root/build-tsan" && OMP_NUM_THREADS=1 ctest --output-on-failure -j "$jobs" \
+        -R '^(AtomicFile|Analyze|BatchLoader|Trainer[.]Resuming|VideoReader|ServerTest)[.]')
+      ;;
+    fuzz)
+      configure_fuzz_build
+      cmake --build "$root/build-fuzz" -j "$jobs" --target fuzzers
+      (cd "$root/build-fuzz" && LABPOSE_FUZZ_SECONDS="${FUZZ_SECONDS:-900}" \
+        ctest --output-on-failure -j "$jobs" -L fuzz)
+      ;;
+    tidy)
+      cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+      mapfile -t files < <(cd "$root" && git ls-files '*.cpp' | grep -v '^tests/fuzz/corpus/')
+      (cd "$root" && run-clang-tidy -quiet -j "$jobs" -p build \
+        -extra-arg=-Wno-unknown-warning-option "${files[@]/#/$root/}")
+      ;;
+    *) echo "check.sh: unknown step $step (use asan, tsan, fuzz, tidy)" >&2; exit 2 ;;
+  esac
+done
+echo "check.sh: ${steps[*]}: all passed"
