@@ -85,7 +85,8 @@ Dataset merge_labeled_data(const projects::ProjectConfig& config, MergeReport* r
       by_path.emplace(path, std::move(image));
     }
   }
-  for (auto& [path, image] : by_path) {
+  for (auto& [path, labeled_image] : by_path) {
+    LabeledImage& image = labeled_image;  // a lambda may not capture a structured binding (C++17)
     const auto labeled = [&] {
       for (std::size_t j = 0; j < image.x.size(); ++j) {
         if (!std::isnan(image.x[j]) && !std::isnan(image.y[j])) return true;

@@ -1,6 +1,6 @@
 // A main() for the fuzz harnesses in builds without libFuzzer: runs LLVMFuzzerTestOneInput once on
-// every file named on the command line (folders: every file in them, sorted), so the seed corpus and
-// the crash reproducers run as an ordinary test. Not a fuzzer: it generates no inputs.
+// every file named on the command line (folders: every file in them, sorted), so the seed corpus
+// and the crash reproducers run as an ordinary test. Not a fuzzer: it generates no inputs.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>

@@ -79,7 +79,8 @@ Command label_command() {
             "encryption)",
             options->host);
       }
-      // Before the URL is printed: whoever waits for it (a script, a test) may press Ctrl-C at once.
+      // Before the URL is printed: whoever waits for it (a script, a test) may press Ctrl-C at
+      // once.
       InterruptHandler interrupt;
       server.start();
       std::cout << server.url() << std::endl;

@@ -152,8 +152,8 @@ class Probe(Labpose):
             def mutate(p):
                 text = open(p["config"]).read()
                 if re.search(rf"(?m)^{re.escape(key)}:", text):
-                    text = re.sub(rf"(?m)^{re.escape(key)}:.*(\n[ -].*)*", f"{key}: {value}", text,
-                                  count=1)
+                    text = re.sub(rf"(?m)^{re.escape(key)}:.*(\n[ -].*)*",
+                                  lambda _: f"{key}: {value}", text, count=1)
                 else:
                     text += f"\n{key}: {value}\n"
                 write(p["config"], text)
@@ -462,7 +462,8 @@ class Probe(Labpose):
             def mutate(p):
                 path = os.path.join(p["train"], "pose_cfg.yaml")
                 text = open(path).read()
-                text = re.sub(rf"(?m)^{key}:.*(\n[ -].*)*", f"{key}: {value}", text, count=1)
+                text = re.sub(rf"(?m)^{key}:.*(\n[ -].*)*", lambda _: f"{key}: {value}", text,
+                              count=1)
                 write(path, text)
             return mutate
 
