@@ -11,10 +11,7 @@ jobs="${JOBS:-$(nproc)}"
 steps=("$@")
 [[ ${#steps[@]} -eq 0 ]] && steps=(asan tsan fuzz tidy)
 "$root/tools/install-deps.sh" --tests
-export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1"
-export LSAN_OPTIONS="suppressions=$root/tests/sanitizers/lsan.supp:print_suppressions=0"
-export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-export TSAN_OPTIONS="suppressions=$root/tests/sanitizers/tsan.supp:halt_on_error=1:second_deadlock_stack=1"
+source "$root/tests/sanitizers/options.sh"
 
 # One Clang build serves ASan+UBSan and the fuzzers (libFuzzer needs Clang).
 configure_fuzz_build() {

