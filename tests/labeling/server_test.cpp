@@ -14,70 +14,15 @@
 #include "labeling/server.hpp"
 #include "projects/labels.hpp"
 #include "tests/labeling/labeling_support.hpp"
+#include "tests/labeling/server_fixture.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace labpose::labeling {
 namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
-using testing::TempDir;
 
-class ServerTest : public ::testing::Test {
- protected:
-  void SetUp() override { config_file_ = testing::make_labeling_project(dir_.path()); }
-
-  // Starts a server on a free port with a fixed token.
-  void start(bool refine = false) {
-    ServerOptions options;
-    options.token = "secret-token";
-    options.refine = refine;
-    server_ = std::make_unique<LabelServer>(projects::ProjectConfig::load(config_file_), options);
-    server_->start();
-  }
-
-  httplib::Client client() const {
-    httplib::Client client("127.0.0.1", server_->port());
-    client.set_default_headers({{"X-Labpose-Token", "secret-token"}});
-    return client;
-  }
-
-  json post(const std::string& path, const json& body, int expected_status = 200) {
-    auto result = client().Post(path.c_str(), body.dump(), "application/json");
-    EXPECT_TRUE(result) << path;
-    if (!result) return {};
-    EXPECT_EQ(result->status, expected_status) << path << ": " << result->body;
-    return json::parse(result->body);
-  }
-
-  int get_status(const std::string& path) {
-    auto result = client().Get(path.c_str());
-    return result ? result->status : -1;
-  }
-
-  fs::path folder() const { return config_file_.parent_path() / "labeled-data" / "mouse"; }
-  projects::LabelFiles files(const std::string& scorer = "Alice") const {
-    return projects::label_files(folder(), scorer);
-  }
-
-  TempDir dir_;
-  fs::path config_file_;
-  std::unique_ptr<LabelServer> server_;
-};
-
-// The value of one keypoint in a label table, NaN when the row or column is missing.
-double value(const projects::Table& table, const std::string& image, const std::string& bodypart,
-             const std::string& coord) {
-  for (std::size_t row = 0; row < table.row_count(); ++row) {
-    if (projects::image_key(table, row).image != image) continue;
-    for (std::size_t column = 0; column < table.column_count(); ++column) {
-      if (table.columns[column][1] == bodypart && table.columns[column][2] == coord)
-        return table.at(row, column);
-    }
-  }
-  return std::nan("");
-}
-
-TEST_F(ServerTest, EveryRequestNeedsTheToken) {
+TEST_F(LabelServerTest, EveryRequestNeedsTheToken) {
   start();
   httplib::Client bare("127.0.0.1", server_->port());
   for (const char* path :
@@ -116,7 +61,7 @@ TEST_F(ServerTest, EveryRequestNeedsTheToken) {
   EXPECT_EQ(bare.Get("/app.js", {{"Cookie", cookie.substr(0, cookie.find(';'))}})->status, 200);
 }
 
-TEST_F(ServerTest, ATakenPortIsAnError) {
+TEST_F(LabelServerTest, ATakenPortIsAnError) {
   start();
   ServerOptions options;
   options.port = server_->port();
@@ -129,7 +74,7 @@ TEST_F(ServerTest, ATakenPortIsAnError) {
   }
 }
 
-TEST_F(ServerTest, ServesTheEmbeddedPageAndTheProject) {
+TEST_F(LabelServerTest, ServesTheEmbeddedPageAndTheProject) {
   start();
   auto script = client().Get("/app.js");
   ASSERT_TRUE(script);
@@ -162,7 +107,7 @@ TEST_F(ServerTest, ServesTheEmbeddedPageAndTheProject) {
   EXPECT_EQ(image->body, read_file(folder() / "img002.png"));
 }
 
-TEST_F(ServerTest, RefusesPathsOutsideTheLabeledData) {
+TEST_F(LabelServerTest, RefusesPathsOutsideTheLabeledData) {
   const fs::path project = config_file_.parent_path();
   testing::write_text(dir_.path() / "secret.png", "not in the project");
   fs::create_symlink(dir_.path() / "secret.png", folder() / "escape.png");
@@ -189,7 +134,7 @@ TEST_F(ServerTest, RefusesPathsOutsideTheLabeledData) {
   EXPECT_FALSE(fs::exists(dir_.path() / "elsewhere" / "CollectedData_Alice.csv"));
 }
 
-TEST_F(ServerTest, RefusesBadRequests) {
+TEST_F(LabelServerTest, RefusesBadRequests) {
   start();
   const json good = {
       {"video", "mouse"}, {"image", "img000.png"}, {"bodypart", "snout"}, {"x", 5}, {"y", 6}};
@@ -215,7 +160,7 @@ TEST_F(ServerTest, RefusesBadRequests) {
   EXPECT_FALSE(files().any_exists());  // nothing above was saved
 }
 
-TEST_F(ServerTest, SavesEachChangeToCsvAndH5WithBackups) {
+TEST_F(LabelServerTest, SavesEachChangeToCsvAndH5WithBackups) {
   start();
   json frame = post("/api/point", {{"video", "mouse"},
                                    {"image", "img001.png"},
@@ -254,7 +199,7 @@ TEST_F(ServerTest, SavesEachChangeToCsvAndH5WithBackups) {
   EXPECT_EQ(videos["videos"][0]["frames"][1]["labeled"], 0);
 }
 
-TEST_F(ServerTest, KeepsTheFilesOfTheSessionStartInABackupFolder) {
+TEST_F(LabelServerTest, KeepsTheFilesOfTheSessionStartInABackupFolder) {
   start();
   post("/api/point",
        {{"video", "mouse"}, {"image", "img000.png"}, {"bodypart", "snout"}, {"x", 3}, {"y", 4}});
@@ -270,7 +215,7 @@ TEST_F(ServerTest, KeepsTheFilesOfTheSessionStartInABackupFolder) {
   EXPECT_TRUE(fs::exists(backup / "CollectedData_Alice.h5"));
 }
 
-TEST_F(ServerTest, KeepsWhatOtherToolsWrote) {
+TEST_F(LabelServerTest, KeepsWhatOtherToolsWrote) {
   // A file with an extra bodypart, a row for an image that is not there, the one-column index
   // style, and a .h5 that another tool made newer with one more point.
   projects::Table table = projects::make_label_table("Alice", {"snout", "leftear", "wing"});
@@ -303,7 +248,7 @@ TEST_F(ServerTest, KeepsWhatOtherToolsWrote) {
   EXPECT_TRUE(projects::same_table(csv, projects::read_table_hdf5(files().h5)));
 }
 
-TEST_F(ServerTest, RefusesToSaveOverLabelsItCannotRead) {
+TEST_F(LabelServerTest, RefusesToSaveOverLabelsItCannotRead) {
   testing::write_text(files().csv, "scorer,Alice\nthis is not,a label file\n");
   const std::string before = testing::read_text(files().csv);
   start();
@@ -313,7 +258,7 @@ TEST_F(ServerTest, RefusesToSaveOverLabelsItCannotRead) {
   EXPECT_EQ(testing::read_text(files().csv), before);
 }
 
-TEST_F(ServerTest, MergesOtherScorersOnceWithoutBringingBackDeletedPoints) {
+TEST_F(LabelServerTest, MergesOtherScorersOnceWithoutBringingBackDeletedPoints) {
   projects::Table theirs = projects::make_label_table("Bob", {"snout", "tailbase"});
   theirs.add_row({"labeled-data", "mouse", "img002.png"});
   theirs.at(0, 0) = 11;
@@ -341,7 +286,7 @@ TEST_F(ServerTest, MergesOtherScorersOnceWithoutBringingBackDeletedPoints) {
   EXPECT_EQ(value(ours, "img002.png", "tailbase", "y"), 22.0);
 }
 
-TEST_F(ServerTest, ConcurrentSavesFromTwoTabsLoseNothing) {
+TEST_F(LabelServerTest, ConcurrentSavesFromTwoTabsLoseNothing) {
   start();
   const std::vector<std::string> bodyparts = {"snout", "leftear", "rightear", "tailbase"};
   std::vector<std::thread> tabs;
@@ -375,7 +320,7 @@ TEST_F(ServerTest, ConcurrentSavesFromTwoTabsLoseNothing) {
   EXPECT_TRUE(projects::same_table(csv, projects::read_table_hdf5(files().h5)));
 }
 
-TEST_F(ServerTest, RefineShowsAndAcceptsTheNetworksPoints) {
+TEST_F(LabelServerTest, RefineShowsAndAcceptsTheNetworksPoints) {
   testing::write_machine_labels(folder());
 
   start(false);
