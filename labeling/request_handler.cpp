@@ -151,6 +151,20 @@ bool serve_asset(const std::string& path, httplib::Response& response) {
 
 }  // namespace
 
+bool is_json_media_type(std::string_view content_type) {
+  // RFC 9110 8.3.1: type "/" subtype *( OWS ";" OWS parameter ); type and subtype are
+  // case-insensitive. The parameters (charset) do not change what the body is.
+  std::string_view type = content_type.substr(0, content_type.find(';'));
+  const auto blank = [](char c) { return c == ' ' || c == '\t'; };
+  while (!type.empty() && blank(type.front())) type.remove_prefix(1);
+  while (!type.empty() && blank(type.back())) type.remove_suffix(1);
+  constexpr std::string_view kJson = "application/json";
+  return type.size() == kJson.size() &&
+         std::equal(type.begin(), type.end(), kJson.begin(), [](char a, char b) {
+           return std::tolower(static_cast<unsigned char>(a)) == b;
+         });
+}
+
 RequestHandler::RequestHandler(LabelStore& store, std::string token, std::string cookie_name)
     : store_(store), token_(std::move(token)), cookie_name_(std::move(cookie_name)) {}
 
@@ -179,8 +193,7 @@ bool RequestHandler::check_access(const httplib::Request& request,
     send_error(response, 403, "wrong token: open the URL that `labpose label` printed");
     return false;
   }
-  if (request.method == "POST" &&
-      !request.get_header_value("Content-Type").starts_with("application/json")) {
+  if (request.method == "POST" && !is_json_media_type(request.get_header_value("Content-Type"))) {
     send_error(response, 415, "changes are sent as application/json");
     return false;
   }

@@ -46,4 +46,8 @@ class RequestHandler {
   std::string cookie_name_;
 };
 
+/// True when a Content-Type value is application/json, with or without parameters
+/// ("application/json; charset=utf-8"); case does not matter, "application/jsonfoo" is not.
+bool is_json_media_type(std::string_view content_type);
+
 }  // namespace labpose::labeling

@@ -134,6 +134,25 @@ TEST_F(LabelServerTest, RefusesPathsOutsideTheLabeledData) {
   EXPECT_FALSE(fs::exists(dir_.path() / "elsewhere" / "CollectedData_Alice.csv"));
 }
 
+TEST_F(LabelServerTest, ChangesMustBeSentAsJson) {
+  start();
+  const json good = point_at("img000.png", "snout", 5, 6);
+  for (const char* type : {"application/jsonfoo", "application/json-patch+json", "text/json",
+                           "application/x-www-form-urlencoded", "application/jso", ""}) {
+    auto answer = client().Post("/api/point", good.dump(), type);
+    ASSERT_TRUE(answer);
+    EXPECT_EQ(answer->status, 415) << type;
+  }
+  EXPECT_FALSE(files().any_exists());
+  for (const char* type :
+       {"application/json", "application/json; charset=utf-8", "Application/JSON",
+        "application/json ;charset=UTF-8", " application/json"}) {
+    auto answer = client().Post("/api/point", good.dump(), type);
+    ASSERT_TRUE(answer);
+    EXPECT_EQ(answer->status, 200) << type << ": " << answer->body;
+  }
+}
+
 TEST_F(LabelServerTest, RefusesBadRequests) {
   start();
   const json good = {
