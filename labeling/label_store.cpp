@@ -185,6 +185,13 @@ LabelStore::LabelStore(const projects::ProjectConfig& config, bool refine)
     throw Error(fmt::format("cannot open the project folder {}: {}", config.project_dir().string(),
                             error.message()));
   }
+  const fs::path labeled_data = projects::ProjectLayout(project_root_).labeled_data_dir();
+  if (fs::exists(labeled_data, error) && !inside(project_root_, labeled_data)) {
+    console::warn(
+        "{} leads out of the project (to {}): the labeling page shows none of its "
+        "folders",
+        labeled_data.string(), fs::canonical(labeled_data, error).string());
+  }
 }
 
 fs::path LabelStore::folder_of(std::string_view video) const {
@@ -197,6 +204,12 @@ fs::path LabelStore::folder_of(std::string_view video) const {
   if (!inside(project_root_, folder))
     throw RequestError(403, fmt::format("labeled-data/{} leads out of the project", video));
   return folder;
+}
+
+std::vector<fs::path> LabelStore::labeled_folders() const {
+  std::vector<fs::path> folders = projects::ProjectLayout(project_root_).labeled_folders();
+  std::erase_if(folders, [&](const fs::path& folder) { return !inside(project_root_, folder); });
+  return folders;
 }
 
 fs::path LabelStore::image_path(std::string_view video, std::string_view image) const {
@@ -344,7 +357,7 @@ FrameLabels LabelStore::frame_locked(const fs::path& folder, std::string_view vi
 std::vector<VideoSummary> LabelStore::videos() const {
   std::lock_guard lock(mutex_);
   std::vector<VideoSummary> videos;
-  for (const auto& folder : projects::ProjectLayout(project_root_).labeled_folders()) {
+  for (const auto& folder : labeled_folders()) {
     VideoSummary video;
     video.stem = folder.filename().string();
     std::error_code error;
@@ -452,7 +465,7 @@ std::vector<MergeNote> LabelStore::merge_other_scorers() {
   std::vector<MergeNote> notes;
   std::lock_guard lock(mutex_);
   const std::string& scorer = config_.values().scorer;
-  for (const auto& folder : projects::ProjectLayout(project_root_).labeled_folders()) {
+  for (const auto& folder : labeled_folders()) {
     const fs::path record = folder / ".labpose-backups" / "merged.txt";
     std::string merged_before;
     std::error_code error;

@@ -100,6 +100,8 @@ class LabelStore {
 
  private:
   std::filesystem::path folder_of(std::string_view video) const;
+  // labeled-data's folders whose real path (symlinks resolved) is inside the project.
+  std::vector<std::filesystem::path> labeled_folders() const;
   // The scorer's labels in a folder: CSV and .h5 merged point by point (the newer file wins where
   // both have a point), config's bodyparts added as columns where missing.
   projects::Table load(const std::filesystem::path& folder) const;

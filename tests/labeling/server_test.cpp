@@ -134,6 +134,32 @@ TEST_F(LabelServerTest, RefusesPathsOutsideTheLabeledData) {
   EXPECT_FALSE(fs::exists(dir_.path() / "elsewhere" / "CollectedData_Alice.csv"));
 }
 
+TEST_F(LabelServerTest, ALabeledDataFolderLeadingOutOfTheProjectIsNeitherListedNorWritten) {
+  // labeled-data itself is a link to a folder outside the project, with a video folder, a frame
+  // and another scorer's labels in it.
+  const fs::path project = config_file_.parent_path();
+  const fs::path outside = dir_.path() / "elsewhere";
+  fs::create_directories(outside / "secret-video");
+  fs::copy_file(folder() / "img000.png", outside / "secret-video" / "private-name.png");
+  projects::Table theirs = projects::make_label_table("Bob", {"snout"});
+  theirs.add_row({"labeled-data", "secret-video", "private-name.png"});
+  theirs.at(0, 0) = 1;
+  theirs.at(0, 1) = 2;
+  projects::write_labels(theirs, projects::label_files(outside / "secret-video", "Bob"));
+  fs::remove_all(project / "labeled-data");
+  fs::create_directory_symlink(outside, project / "labeled-data");
+  start();
+  auto videos = client().Get("/api/videos");
+  ASSERT_TRUE(videos);
+  EXPECT_EQ(videos->status, 200);
+  EXPECT_EQ(videos->body.find("secret-video"), std::string::npos) << videos->body;
+  EXPECT_EQ(videos->body.find("private-name"), std::string::npos) << videos->body;
+  EXPECT_EQ(get_status("/api/image?video=secret-video&image=private-name.png"), 403);
+  EXPECT_EQ(get_status("/api/frame?video=secret-video&image=private-name.png"), 403);
+  EXPECT_TRUE(server_->store().merge_other_scorers().empty());
+  EXPECT_FALSE(projects::label_files(outside / "secret-video", "Alice").any_exists());
+}
+
 TEST_F(LabelServerTest, ChangesMustBeSentAsJson) {
   start();
   const json good = point_at("img000.png", "snout", 5, 6);
