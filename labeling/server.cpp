@@ -1,17 +1,25 @@
-// The labeling server: an httplib::Server whose every request goes to a RequestHandler.
+// The labeling server: a BoundedServer whose every request goes to a RequestHandler.
 #include "labeling/server.hpp"
 
 #include <fmt/core.h>
-#include <httplib.h>
 #include <sys/socket.h>
 
 #include <atomic>
 #include <random>
 #include <thread>
 
+#include "labeling/bounded_server.hpp"
 #include "labeling/request_handler.hpp"
 
 namespace labpose::labeling {
+namespace {
+
+ConnectionLimits limits_of(const ServerOptions& options) {
+  return {options.idle_timeout, options.request_timeout, options.max_connections};
+}
+
+}  // namespace
+
 std::string random_token() {
   std::random_device source;  // the kernel's random source on Linux
   std::string token;
@@ -25,11 +33,13 @@ bool is_loopback_host(const std::string& host) {
 
 struct LabelServer::State {
   State(const projects::ProjectConfig& config, ServerOptions server_options)
-      : options(std::move(server_options)), store(config, options.refine) {}
+      : options(std::move(server_options)),
+        store(config, options.refine),
+        server(limits_of(options)) {}
 
   ServerOptions options;
   LabelStore store;
-  httplib::Server server;
+  BoundedServer server;
   std::unique_ptr<RequestHandler> handler;  // made once the port (in the cookie's name) is known
   std::thread thread;
   std::atomic<bool> finished = false;
@@ -85,6 +95,7 @@ void LabelServer::start() {
                 "the port is taken or the address is not this machine's; try another --port "
                 "(or leave it out to take a free one)");
   }
+  state.server.widen_backlog(static_cast<int>(state.options.max_connections));
   state.handler = std::make_unique<RequestHandler>(state.store, state.options.token,
                                                    fmt::format("labpose_token_{}", state.port));
   state.add_routes();
@@ -103,6 +114,7 @@ void LabelServer::wait() {
 
 void LabelServer::stop() {
   if (!state_) return;
+  state_->server.wake_connections();
   state_->server.stop();
   wait();
 }
