@@ -171,7 +171,7 @@ std::size_t merge_points(Table& base, const Table& other) {
 }
 
 LabelStore::LabelStore(const projects::ProjectConfig& config, bool refine)
-    : config_(config), refine_(refine), session_stamp_(now_stamp()) {
+    : config_(config), refine_(refine), backups_(now_stamp()) {
   if (config.values().multi_animal) {
     throw Error(fmt::format("{}: this is a multi-animal project; labpose label labels "
                             "single-animal projects only so far",
@@ -227,7 +227,9 @@ fs::path LabelStore::image_path(std::string_view video, std::string_view image) 
 }
 
 fs::path LabelStore::session_backup_dir(std::string_view video) const {
-  return folder_of(video) / ".labpose-backups" / session_stamp_;
+  const fs::path folder = folder_of(video);
+  std::lock_guard lock(mutex_);
+  return backups_.dir(folder);
 }
 
 Table LabelStore::load(const fs::path& folder) const {
@@ -266,21 +268,8 @@ Table LabelStore::load(const fs::path& folder) const {
 
 void LabelStore::save(const fs::path& folder, const Table& table) {
   const auto files = projects::label_files(folder, config_.values().scorer);
+  backups_.ensure(folder, {files.csv, files.h5});
   std::error_code error;
-  if (backed_up_.insert(folder.string()).second && files.any_exists()) {
-    const fs::path backup = folder / ".labpose-backups" / session_stamp_;
-    fs::create_directories(backup, error);
-    for (const fs::path& file : {files.csv, files.h5}) {
-      if (fs::exists(file, error)) {
-        fs::copy_file(file, backup / file.filename(), fs::copy_options::overwrite_existing, error);
-        if (error) {
-          throw Error(fmt::format("cannot keep a backup of {} in {}: {}", file.string(),
-                                  backup.string(), error.message()),
-                      "check the free disk space and the folder's permissions");
-        }
-      }
-    }
-  }
   for (const fs::path& file : {files.csv, files.h5}) {
     if (fs::exists(file, error)) keep_backup(file);
   }

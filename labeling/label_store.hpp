@@ -7,12 +7,12 @@
 #include <filesystem>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/error.hpp"
+#include "labeling/session_backup.hpp"
 #include "projects/config.hpp"
 #include "projects/table.hpp"
 
@@ -114,9 +114,8 @@ class LabelStore {
   bool refine_;
   std::vector<std::string> bodyparts_;
   std::filesystem::path project_root_;  // canonical
-  std::string session_stamp_;
   mutable std::mutex mutex_;
-  std::set<std::string> backed_up_;  // folders whose files were copied to the session backup
+  SessionBackups backups_;
 };
 
 /// Rows of `table` whose image is `image` in labeled-data/`video`, or nullopt.
