@@ -83,7 +83,9 @@ json videos_json(const std::vector<VideoSummary>& videos) {
       frames.push_back(
           json{{"image", frame.image}, {"labeled", frame.labeled}, {"machine", frame.machine}});
     }
-    list.push_back(json{{"stem", video.stem}, {"frames", frames}});
+    json entry{{"stem", video.stem}, {"frames", frames}};
+    if (!video.problem.empty()) entry["problem"] = video.problem;
+    list.push_back(std::move(entry));
   }
   return list;
 }

@@ -35,8 +35,20 @@ async function api(path, body) {
   const text = await response.text();
   let data = null;
   try { data = JSON.parse(text); } catch (error) { data = {error: text}; }
-  if (!response.ok) throw new Error((data && data.error) || response.statusText);
+  if (!response.ok) {
+    // The server's message names the file (and line) at fault; its hint says what to do.
+    const message = (data && data.error) || response.statusText;
+    const error = new Error(data && data.hint ? `${message}. ${data.hint}` : message);
+    error.status = response.status;
+    throw error;
+  }
   return data;
+}
+
+// The first problem the server reported for a video's labels (a file it cannot read), or "".
+function labelProblem(videos) {
+  const video = videos.find((v) => v.problem);
+  return video ? `labels of ${video.stem} not readable: ${video.problem}` : "";
 }
 
 // Sends one change; the answer is the frame as saved, which becomes the page's state.
@@ -469,8 +481,10 @@ async function refresh() {
     await loadFrame(state.video, state.image, false);
     const videos = (await api("/api/videos")).videos;
     if (state.pending === 0) { state.videos = videos; renderFrameList(); }
+    const problem = labelProblem(videos);
+    if (problem) setStatus(problem, "error");
   } catch (error) {
-    setStatus("server unreachable: " + error.message, "error");
+    setStatus((error.status ? "" : "server unreachable: ") + error.message, "error");
   }
 }
 window.addEventListener("focus", refresh);
@@ -499,7 +513,9 @@ async function start() {
     await loadVideos();
     const first = state.videos.find((v) => v.frames.length > 0);
     if (first) await showFrame(first.stem, first.frames[0].image);
-    setStatus(first ? "ready" : "no frames: run labpose extract-frames first", first ? "" : "error");
+    const problem = labelProblem(state.videos);
+    if (problem) setStatus(problem, "error");
+    else setStatus(first ? "ready" : "no frames: run labpose extract-frames first", first ? "" : "error");
     render();
     window.labpose.ready = true;
   } catch (error) {

@@ -5,7 +5,11 @@ with a right-click, reloads, and prints what the page then shows as one JSON lin
 With `extras` (a server started with --refine): keys for the next frame and bodypart, undo and
 redo, a second tab that sees a change made in the first, and accepting the network's points.
 
-Usage: browser_labeling.py URL [extras]  (the URL with ?token= that labpose label prints)
+With `refused CSV`: one point placed, then a typo written into CSV (as a text editor would) and
+another click, which the server refuses; prints what the page's status line then says.
+
+Usage: browser_labeling.py URL [extras | refused CSV]  (the URL with ?token= that labpose label
+prints)
 The caller (browser_test.cpp) compares the printed points with the CSV on disk.
 """
 import json
@@ -146,9 +150,23 @@ def extras(driver):
     return {"placed": placed, "second_tab": second_tab, "accepted": accepted}
 
 
+def refused(driver, csv):
+    click(driver, 10.5, 20.5)
+    with open(csv, encoding="utf-8") as file:
+        text = file.read()
+    with open(csv, "w", encoding="utf-8") as file:
+        file.write(text.rstrip("\n") + "x\n")  # the last row's last cell is no number now
+    click(driver, 40.25, 30.75)
+    status = driver.execute_script("return document.getElementById('status').textContent;")
+    return {"status": status, "points": points(driver)}
+
+
 def main():
     url = sys.argv[1]
-    scenario = extras if sys.argv[2:] == ["extras"] else place_move_delete
+    if sys.argv[2:3] == ["refused"]:
+        scenario = lambda driver: refused(driver, sys.argv[3])  # noqa: E731
+    else:
+        scenario = extras if sys.argv[2:] == ["extras"] else place_move_delete
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
     profile = tempfile.TemporaryDirectory(prefix="labpose-chromium-")

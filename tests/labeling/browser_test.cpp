@@ -140,5 +140,23 @@ TEST(Browser, KeysUndoRedoSecondTabAndRefine) {
   EXPECT_TRUE(std::isnan(csv.at(1, 6)));
 }
 
+TEST(Browser, ARefusedSaveIsShownWithTheFileAndLine) {
+  LABPOSE_REQUIRE_SELENIUM(python);
+  testing::TempDir dir;
+  const fs::path config = testing::make_labeling_project(dir.path());
+  const auto files =
+      projects::label_files(config.parent_path() / "labeled-data" / "mouse", "Alice");
+  LabelServer server(projects::ProjectConfig::load(config), {});
+  server.start();
+  const json page = run_page_script(python, server, "refused " + shell_quote(files.csv.string()));
+  ASSERT_FALSE(page.is_null());
+  // The page names the file and the line with the typo (line 4: the first row after 3 headers).
+  const std::string status = page["status"];
+  EXPECT_NE(status.find("CollectedData_Alice.csv:4"), std::string::npos) << status;
+  EXPECT_TRUE(page["points"][1].is_null()) << page.dump();  // the refused point is not shown
+  const std::string csv = testing::read_text(files.csv);
+  EXPECT_TRUE(csv.ends_with("x\n")) << csv;  // the user's file, untouched
+}
+
 }  // namespace
 }  // namespace labpose::labeling
