@@ -179,11 +179,13 @@ async function showFrame(video, image) {
   const picture = new Image();
   const loaded = new Promise((resolve) => { picture.onload = resolve; picture.onerror = resolve; });
   picture.src = `/api/image?video=${encodeURIComponent(video)}&image=${encodeURIComponent(image)}`;
-  await Promise.all([loaded, loadFrame(video, image, false)]);
+  // The image is shown even when the frame's labels cannot be read; the status line says why.
+  const [, frame] = await Promise.allSettled([loaded, loadFrame(video, image, false)]);
   if (state.image !== image) return;
   state.picture = picture.naturalWidth > 0 ? picture : null;
   fitView();
   render();
+  if (frame.status === "rejected") setStatus(frame.reason.message, "error");
 }
 
 async function stepFrame(delta) {
@@ -515,7 +517,8 @@ async function start() {
     if (first) await showFrame(first.stem, first.frames[0].image);
     const problem = labelProblem(state.videos);
     if (problem) setStatus(problem, "error");
-    else setStatus(first ? "ready" : "no frames: run labpose extract-frames first", first ? "" : "error");
+    else if (!first) setStatus("no frames: run labpose extract-frames first", "error");
+    else if (state.frame) setStatus("ready", "");
     render();
     window.labpose.ready = true;
   } catch (error) {

@@ -8,8 +8,11 @@ redo, a second tab that sees a change made in the first, and accepting the netwo
 With `refused CSV`: one point placed, then a typo written into CSV (as a text editor would) and
 another click, which the server refuses; prints what the page's status line then says.
 
-Usage: browser_labeling.py URL [extras | refused CSV]  (the URL with ?token= that labpose label
-prints)
+With `unreadable`: the labels cannot be read from the start; prints the status line and whether
+the frame's image is shown all the same.
+
+Usage: browser_labeling.py URL [extras | refused CSV | unreadable]  (the URL with ?token= that
+labpose label prints)
 The caller (browser_test.cpp) compares the printed points with the CSV on disk.
 """
 import json
@@ -161,10 +164,18 @@ def refused(driver, csv):
     return {"status": status, "points": points(driver)}
 
 
+def unreadable(driver):
+    return driver.execute_script(
+        "return {status: document.getElementById('status').textContent,"
+        " picture: window.labpose.state.picture !== null, frame: window.labpose.state.frame};")
+
+
 def main():
     url = sys.argv[1]
     if sys.argv[2:3] == ["refused"]:
         scenario = lambda driver: refused(driver, sys.argv[3])  # noqa: E731
+    elif sys.argv[2:] == ["unreadable"]:
+        scenario = unreadable
     else:
         scenario = extras if sys.argv[2:] == ["extras"] else place_move_delete
     options = webdriver.ChromeOptions()
@@ -176,7 +187,11 @@ def main():
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
     try:
         driver.get(url)
-        WebDriverWait(driver, 20).until(settled)
+        if scenario is unreadable:  # no frame to settle on: wait for the page to have started
+            WebDriverWait(driver, 20).until(
+                lambda d: d.execute_script("return !!(window.labpose && window.labpose.ready);"))
+        else:
+            WebDriverWait(driver, 20).until(settled)
         assert "token=" not in driver.current_url, driver.current_url
         print(json.dumps(scenario(driver)))
     finally:
