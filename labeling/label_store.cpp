@@ -111,20 +111,6 @@ std::size_t insert_row(Table& table, std::string_view video, std::string_view im
   return position;
 }
 
-std::optional<Table> read_optional(const fs::path& file, bool h5, std::string& problem) {
-  std::error_code error;
-  if (!fs::exists(file, error)) return std::nullopt;
-  try {
-    if (!h5) return projects::read_table_csv(file);
-    if (projects::probe_table_hdf5(file) == projects::Hdf5Format::fixed)
-      return projects::read_table_hdf5(file);
-    problem = fmt::format("{} is in pandas' old \"table\" format", file.filename().string());
-  } catch (const Error& failure) {
-    problem = failure.what();
-  }
-  return std::nullopt;
-}
-
 std::string file_version(const fs::path& file) {
   std::error_code error;
   const auto size = fs::file_size(file, error);
@@ -171,7 +157,7 @@ std::size_t merge_points(Table& base, const Table& other) {
 }
 
 LabelStore::LabelStore(const projects::ProjectConfig& config, bool refine)
-    : config_(config), refine_(refine), session_stamp_(now_stamp()) {
+    : config_(config), refine_(refine), backups_(now_stamp()) {
   if (config.values().multi_animal) {
     throw Error(fmt::format("{}: this is a multi-animal project; labpose label labels "
                             "single-animal projects only so far",
@@ -185,6 +171,13 @@ LabelStore::LabelStore(const projects::ProjectConfig& config, bool refine)
     throw Error(fmt::format("cannot open the project folder {}: {}", config.project_dir().string(),
                             error.message()));
   }
+  const fs::path labeled_data = projects::ProjectLayout(project_root_).labeled_data_dir();
+  if (fs::exists(labeled_data, error) && !inside(project_root_, labeled_data)) {
+    console::warn(
+        "{} leads out of the project (to {}): the labeling page shows none of its "
+        "folders",
+        labeled_data.string(), fs::canonical(labeled_data, error).string());
+  }
 }
 
 fs::path LabelStore::folder_of(std::string_view video) const {
@@ -197,6 +190,12 @@ fs::path LabelStore::folder_of(std::string_view video) const {
   if (!inside(project_root_, folder))
     throw RequestError(403, fmt::format("labeled-data/{} leads out of the project", video));
   return folder;
+}
+
+std::vector<fs::path> LabelStore::labeled_folders() const {
+  std::vector<fs::path> folders = projects::ProjectLayout(project_root_).labeled_folders();
+  std::erase_if(folders, [&](const fs::path& folder) { return !inside(project_root_, folder); });
+  return folders;
 }
 
 fs::path LabelStore::image_path(std::string_view video, std::string_view image) const {
@@ -214,64 +213,35 @@ fs::path LabelStore::image_path(std::string_view video, std::string_view image) 
 }
 
 fs::path LabelStore::session_backup_dir(std::string_view video) const {
-  return folder_of(video) / ".labpose-backups" / session_stamp_;
+  const fs::path folder = folder_of(video);
+  std::lock_guard lock(mutex_);
+  return backups_.dir(folder);
 }
 
-Table LabelStore::load(const fs::path& folder) const {
-  const auto files = projects::label_files(folder, config_.values().scorer);
-  std::string csv_problem, h5_problem;
-  std::optional<Table> csv = read_optional(files.csv, false, csv_problem);
-  std::optional<Table> h5 = read_optional(files.h5, true, h5_problem);
-  std::error_code error;
-  if (!csv && !h5 && files.any_exists()) {
-    // Never save over labels that could not be read.
-    throw RequestError(409, fmt::format("cannot read the labels in {}: {}", folder.string(),
-                                        !csv_problem.empty() ? csv_problem : h5_problem));
-  }
-  Table table;
-  if (csv && h5) {
-    const bool h5_newer =
-        fs::last_write_time(files.h5, error) > fs::last_write_time(files.csv, error);
-    table = h5_newer ? std::move(*h5) : std::move(*csv);
-    merge_points(table, h5_newer ? *csv : *h5);
-  } else if (csv || h5) {
-    table = csv ? std::move(*csv) : std::move(*h5);
-  } else {
-    table = projects::make_label_table(config_.values().scorer, bodyparts_);
-  }
-  if (table.column_level_names.size() != 3) {
-    throw RequestError(409, fmt::format("{}: multi-animal columns in a single-animal project",
-                                        files.csv.string()));
-  }
+LoadedLabels LabelStore::load(const fs::path& folder) const {
+  LoadedLabels loaded = load_labels(folder, config_.values().scorer);
+  Table& table = loaded.table;
   const auto keypoints = keypoints_by_bodypart(table);
   const std::string scorer = table_scorer(table, config_.values().scorer);
   for (const auto& bodypart : bodyparts_) {
     if (keypoints.count(bodypart) == 0) add_bodypart_columns(table, scorer, bodypart);
   }
-  return table;
+  return loaded;
 }
 
-void LabelStore::save(const fs::path& folder, const Table& table) {
-  const auto files = projects::label_files(folder, config_.values().scorer);
-  std::error_code error;
-  if (backed_up_.insert(folder.string()).second && files.any_exists()) {
-    const fs::path backup = folder / ".labpose-backups" / session_stamp_;
-    fs::create_directories(backup, error);
-    for (const fs::path& file : {files.csv, files.h5}) {
-      if (fs::exists(file, error)) {
-        fs::copy_file(file, backup / file.filename(), fs::copy_options::overwrite_existing, error);
-        if (error) {
-          throw Error(fmt::format("cannot keep a backup of {} in {}: {}", file.string(),
-                                  backup.string(), error.message()),
-                      "check the free disk space and the folder's permissions");
-        }
-      }
-    }
-  }
-  for (const fs::path& file : {files.csv, files.h5}) {
-    if (fs::exists(file, error)) keep_backup(file);
-  }
+void LabelStore::save(const LoadedLabels& loaded, const Table& table) {
+  if (before_write_) before_write_();
+  const auto& files = loaded.files;
+  // Another program may have saved a file since it was read: its change would be lost.
+  check_unchanged(loaded);
+  backups_.ensure(files.csv.parent_path(), {files.csv, files.h5});
+  // Only a file that was read rotates into its .bak: the .bak may be the last good copy.
+  if (loaded.csv.exists && loaded.csv_read) keep_backup(files.csv);
+  if (loaded.h5.exists && loaded.h5_read) keep_backup(files.h5);
+  check_unchanged(loaded);  // again: the copies took a moment
+  for (const auto& note : loaded.notes) console::info("{}", note);
   projects::write_labels(table, files);
+  record_saved(files);
 }
 
 std::optional<Table> LabelStore::machine_labels(const fs::path& folder) const {
@@ -344,7 +314,7 @@ FrameLabels LabelStore::frame_locked(const fs::path& folder, std::string_view vi
 std::vector<VideoSummary> LabelStore::videos() const {
   std::lock_guard lock(mutex_);
   std::vector<VideoSummary> videos;
-  for (const auto& folder : projects::ProjectLayout(project_root_).labeled_folders()) {
+  for (const auto& folder : labeled_folders()) {
     VideoSummary video;
     video.stem = folder.filename().string();
     std::error_code error;
@@ -355,7 +325,15 @@ std::vector<VideoSummary> LabelStore::videos() const {
     }
     std::sort(video.frames.begin(), video.frames.end(),
               [](const FrameSummary& a, const FrameSummary& b) { return a.image < b.image; });
-    const Table table = load(folder);
+    Table table;
+    try {
+      table = load(folder).table;
+    } catch (const RequestError& failure) {
+      // One folder's unreadable labels must not hide the others: the page shows why.
+      video.problem = failure.what();
+      videos.push_back(std::move(video));
+      continue;
+    }
     const auto keypoints = keypoints_by_bodypart(table);
     const auto machine = machine_labels(folder);
     for (auto& frame : video.frames) {
@@ -376,7 +354,7 @@ std::vector<VideoSummary> LabelStore::videos() const {
 FrameLabels LabelStore::frame(std::string_view video, std::string_view image) const {
   const fs::path path = image_path(video, image);
   std::lock_guard lock(mutex_);
-  return frame_locked(path.parent_path(), video, image, load(path.parent_path()));
+  return frame_locked(path.parent_path(), video, image, load(path.parent_path()).table);
 }
 
 FrameLabels LabelStore::set_point(std::string_view video, std::string_view image,
@@ -397,13 +375,14 @@ FrameLabels LabelStore::set_point(std::string_view video, std::string_view image
   y = std::round(y * 100.0) / 100.0;
   std::lock_guard lock(mutex_);
   const fs::path folder = path.parent_path();
-  Table table = load(folder);
+  const LoadedLabels loaded = load(folder);
+  Table table = loaded.table;
   const auto columns = keypoints_by_bodypart(table).at(std::string(bodypart));
   const auto found = find_row(table, video, image);
   const std::size_t row = found ? *found : insert_row(table, video, image);
   table.at(row, columns.x) = x;
   table.at(row, columns.y) = y;
-  save(folder, table);
+  save(loaded, table);
   return frame_locked(folder, video, image, table);
 }
 
@@ -414,13 +393,14 @@ FrameLabels LabelStore::delete_point(std::string_view video, std::string_view im
     throw RequestError(404, fmt::format("no bodypart \"{}\" in config.yaml", bodypart));
   std::lock_guard lock(mutex_);
   const fs::path folder = path.parent_path();
-  Table table = load(folder);
+  const LoadedLabels loaded = load(folder);
+  Table table = loaded.table;
   const auto columns = keypoints_by_bodypart(table).at(std::string(bodypart));
   if (const auto row = find_row(table, video, image)) {
     if (!std::isnan(table.at(*row, columns.x)) || !std::isnan(table.at(*row, columns.y))) {
       table.at(*row, columns.x) = kNaN;
       table.at(*row, columns.y) = kNaN;
-      save(folder, table);
+      save(loaded, table);
     }
   }
   return frame_locked(folder, video, image, table);
@@ -430,7 +410,8 @@ FrameLabels LabelStore::accept_machine(std::string_view video, std::string_view 
   const fs::path path = image_path(video, image);
   std::lock_guard lock(mutex_);
   const fs::path folder = path.parent_path();
-  Table table = load(folder);
+  const LoadedLabels loaded = load(folder);
+  Table table = loaded.table;
   FrameLabels frame = frame_locked(folder, video, image, table);
   const auto keypoints = keypoints_by_bodypart(table);
   std::optional<std::size_t> row = find_row(table, video, image);
@@ -444,7 +425,7 @@ FrameLabels LabelStore::accept_machine(std::string_view video, std::string_view 
     changed = true;
   }
   if (!changed) return frame;
-  save(folder, table);
+  save(loaded, table);
   return frame_locked(folder, video, image, table);
 }
 
@@ -452,7 +433,7 @@ std::vector<MergeNote> LabelStore::merge_other_scorers() {
   std::vector<MergeNote> notes;
   std::lock_guard lock(mutex_);
   const std::string& scorer = config_.values().scorer;
-  for (const auto& folder : projects::ProjectLayout(project_root_).labeled_folders()) {
+  for (const auto& folder : labeled_folders()) {
     const fs::path record = folder / ".labpose-backups" / "merged.txt";
     std::string merged_before;
     std::error_code error;
@@ -470,9 +451,17 @@ std::vector<MergeNote> LabelStore::merge_other_scorers() {
       }
       const std::string version = file_version(loaded.source);
       if (merged_before.find(version + "\n") != std::string::npos) continue;
-      Table table = load(folder);
+      LoadedLabels ours;
+      try {
+        ours = load(folder);
+      } catch (const RequestError& failure) {
+        console::warn("{}: not merging the labels of scorer {}: {}", folder.string(), other,
+                      failure.what());
+        continue;
+      }
+      Table table = ours.table;
       const std::size_t added = merge_points(table, loaded.table);
-      if (added > 0) save(folder, table);
+      if (added > 0) save(ours, table);
       notes.push_back({folder.filename().string(), loaded.source.filename().string(), added});
       merged_now += version + "\n";
     }

@@ -1,28 +1,32 @@
 // The labels the labeling page edits: one point at a time, applied under a lock to what is on disk
 // now (never a whole table sent by a page), written to CollectedData_<scorer>.csv and .h5 through
-// the project model with backups. Points another tool or scorer wrote are merged in, never dropped.
-// Not HTTP: server.cpp turns requests into these calls.
+// the project model with backups. What the files hold is decided by label_files.hpp, which refuses
+// to save over a file it cannot read or reconcile. Points other scorers wrote are merged in, never
+// dropped. Not HTTP: request_handler.cpp turns requests into these calls.
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/error.hpp"
+#include "labeling/label_files.hpp"
+#include "labeling/session_backup.hpp"
 #include "projects/config.hpp"
 #include "projects/table.hpp"
 
 namespace labpose::labeling {
 
 /// A request the store refuses, with the HTTP status that says why (400 bad input, 403 outside
-/// the project, 404 no such video/frame/bodypart, 409 the labels cannot be read).
+/// the project, 404 no such video/frame/bodypart, 409 the labels cannot be read or reconciled).
 class RequestError : public Error {
  public:
-  RequestError(int status, const std::string& message) : Error(message), status_(status) {}
+  RequestError(int status, const std::string& message, std::string hint = {})
+      : Error(message, std::move(hint)), status_(status) {}
   int status() const noexcept { return status_; }
 
  private:
@@ -54,6 +58,7 @@ struct FrameSummary {
 struct VideoSummary {
   std::string stem;
   std::vector<FrameSummary> frames;  // the images in labeled-data/<stem>/, sorted by name
+  std::string problem;  // why its labels cannot be shown (then no frame counts as labeled)
 };
 
 /// What merge_other_scorers() did in one folder.
@@ -98,12 +103,23 @@ class LabelStore {
   /// Where the files of a folder were before this store first changed them.
   std::filesystem::path session_backup_dir(std::string_view video) const;
 
+  /// For tests: called after a change has read the files and before it writes anything (what an
+  /// editor saving at that very moment would do).
+  void set_before_write_hook(std::function<void()> hook) {
+    std::lock_guard lock(mutex_);
+    before_write_ = std::move(hook);
+  }
+
  private:
   std::filesystem::path folder_of(std::string_view video) const;
-  // The scorer's labels in a folder: CSV and .h5 merged point by point (the newer file wins where
-  // both have a point), config's bodyparts added as columns where missing.
-  projects::Table load(const std::filesystem::path& folder) const;
-  void save(const std::filesystem::path& folder, const projects::Table& table);
+  // labeled-data's folders whose real path (symlinks resolved) is inside the project.
+  std::vector<std::filesystem::path> labeled_folders() const;
+  // The scorer's labels in a folder as label_files.hpp decides them, config's bodyparts added as
+  // columns where missing.
+  LoadedLabels load(const std::filesystem::path& folder) const;
+  // Writes `table` over the files `loaded` read, after the session backup and the .bak of each
+  // file that was read; refuses when a file changed since it was read.
+  void save(const LoadedLabels& loaded, const projects::Table& table);
   FrameLabels frame_locked(const std::filesystem::path& folder, std::string_view video,
                            std::string_view image, const projects::Table& table) const;
   std::optional<projects::Table> machine_labels(const std::filesystem::path& folder) const;
@@ -112,9 +128,9 @@ class LabelStore {
   bool refine_;
   std::vector<std::string> bodyparts_;
   std::filesystem::path project_root_;  // canonical
-  std::string session_stamp_;
   mutable std::mutex mutex_;
-  std::set<std::string> backed_up_;  // folders whose files were copied to the session backup
+  SessionBackups backups_;
+  std::function<void()> before_write_;
 };
 
 /// Rows of `table` whose image is `image` in labeled-data/`video`, or nullopt.

@@ -1,9 +1,11 @@
 // The labeling server: the embedded page and a small JSON API over a LabelStore, on
 // 127.0.0.1 by default, with a random token required on every request (in the printed URL, then
-// a cookie). Images come only from the project's labeled-data. Not a general web server: no
-// directory listings, no uploads, bounded request bodies.
+// a cookie). Images come only from the project's labeled-data. Connections are bounded in time
+// and served in parallel (bounded_server.hpp); requests are answered by request_handler.hpp. Not a
+// general web server: no directory listings, no uploads, bounded request bodies.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -19,6 +21,11 @@ struct ServerOptions {
   bool refine = false;  // show machinelabels predictions (frames from extract-outliers)
   std::string token;    // empty: a new random one
   std::size_t max_body_bytes = 64 * 1024;
+  // A connection may wait this long for a request (or the next one on a kept-alive connection),
+  std::chrono::milliseconds idle_timeout{5000};
+  // then has this long to send it whole, and again to take the answer.
+  std::chrono::milliseconds request_timeout{10000};
+  std::size_t max_connections = 128;  // served at once; more wait for one of them to end
 };
 
 class LabelServer {

@@ -35,8 +35,20 @@ async function api(path, body) {
   const text = await response.text();
   let data = null;
   try { data = JSON.parse(text); } catch (error) { data = {error: text}; }
-  if (!response.ok) throw new Error((data && data.error) || response.statusText);
+  if (!response.ok) {
+    // The server's message names the file (and line) at fault; its hint says what to do.
+    const message = (data && data.error) || response.statusText;
+    const error = new Error(data && data.hint ? `${message}. ${data.hint}` : message);
+    error.status = response.status;
+    throw error;
+  }
   return data;
+}
+
+// The first problem the server reported for a video's labels (a file it cannot read), or "".
+function labelProblem(videos) {
+  const video = videos.find((v) => v.problem);
+  return video ? `labels of ${video.stem} not readable: ${video.problem}` : "";
 }
 
 // Sends one change; the answer is the frame as saved, which becomes the page's state.
@@ -167,11 +179,13 @@ async function showFrame(video, image) {
   const picture = new Image();
   const loaded = new Promise((resolve) => { picture.onload = resolve; picture.onerror = resolve; });
   picture.src = `/api/image?video=${encodeURIComponent(video)}&image=${encodeURIComponent(image)}`;
-  await Promise.all([loaded, loadFrame(video, image, false)]);
+  // The image is shown even when the frame's labels cannot be read; the status line says why.
+  const [, frame] = await Promise.allSettled([loaded, loadFrame(video, image, false)]);
   if (state.image !== image) return;
   state.picture = picture.naturalWidth > 0 ? picture : null;
   fitView();
   render();
+  if (frame.status === "rejected") setStatus(frame.reason.message, "error");
 }
 
 async function stepFrame(delta) {
@@ -469,8 +483,10 @@ async function refresh() {
     await loadFrame(state.video, state.image, false);
     const videos = (await api("/api/videos")).videos;
     if (state.pending === 0) { state.videos = videos; renderFrameList(); }
+    const problem = labelProblem(videos);
+    if (problem) setStatus(problem, "error");
   } catch (error) {
-    setStatus("server unreachable: " + error.message, "error");
+    setStatus((error.status ? "" : "server unreachable: ") + error.message, "error");
   }
 }
 window.addEventListener("focus", refresh);
@@ -499,7 +515,10 @@ async function start() {
     await loadVideos();
     const first = state.videos.find((v) => v.frames.length > 0);
     if (first) await showFrame(first.stem, first.frames[0].image);
-    setStatus(first ? "ready" : "no frames: run labpose extract-frames first", first ? "" : "error");
+    const problem = labelProblem(state.videos);
+    if (problem) setStatus(problem, "error");
+    else if (!first) setStatus("no frames: run labpose extract-frames first", "error");
+    else if (state.frame) setStatus("ready", "");
     render();
     window.labpose.ready = true;
   } catch (error) {

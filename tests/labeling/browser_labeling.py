@@ -5,7 +5,14 @@ with a right-click, reloads, and prints what the page then shows as one JSON lin
 With `extras` (a server started with --refine): keys for the next frame and bodypart, undo and
 redo, a second tab that sees a change made in the first, and accepting the network's points.
 
-Usage: browser_labeling.py URL [extras]  (the URL with ?token= that labpose label prints)
+With `refused CSV`: one point placed, then a typo written into CSV (as a text editor would) and
+another click, which the server refuses; prints what the page's status line then says.
+
+With `unreadable`: the labels cannot be read from the start; prints the status line and whether
+the frame's image is shown all the same.
+
+Usage: browser_labeling.py URL [extras | refused CSV | unreadable]  (the URL with ?token= that
+labpose label prints)
 The caller (browser_test.cpp) compares the printed points with the CSV on disk.
 """
 import json
@@ -146,9 +153,31 @@ def extras(driver):
     return {"placed": placed, "second_tab": second_tab, "accepted": accepted}
 
 
+def refused(driver, csv):
+    click(driver, 10.5, 20.5)
+    with open(csv, encoding="utf-8") as file:
+        text = file.read()
+    with open(csv, "w", encoding="utf-8") as file:
+        file.write(text.rstrip("\n") + "x\n")  # the last row's last cell is no number now
+    click(driver, 40.25, 30.75)
+    status = driver.execute_script("return document.getElementById('status').textContent;")
+    return {"status": status, "points": points(driver)}
+
+
+def unreadable(driver):
+    return driver.execute_script(
+        "return {status: document.getElementById('status').textContent,"
+        " picture: window.labpose.state.picture !== null, frame: window.labpose.state.frame};")
+
+
 def main():
     url = sys.argv[1]
-    scenario = extras if sys.argv[2:] == ["extras"] else place_move_delete
+    if sys.argv[2:3] == ["refused"]:
+        scenario = lambda driver: refused(driver, sys.argv[3])  # noqa: E731
+    elif sys.argv[2:] == ["unreadable"]:
+        scenario = unreadable
+    else:
+        scenario = extras if sys.argv[2:] == ["extras"] else place_move_delete
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
     profile = tempfile.TemporaryDirectory(prefix="labpose-chromium-")
@@ -158,7 +187,11 @@ def main():
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
     try:
         driver.get(url)
-        WebDriverWait(driver, 20).until(settled)
+        if scenario is unreadable:  # no frame to settle on: wait for the page to have started
+            WebDriverWait(driver, 20).until(
+                lambda d: d.execute_script("return !!(window.labpose && window.labpose.ready);"))
+        else:
+            WebDriverWait(driver, 20).until(settled)
         assert "token=" not in driver.current_url, driver.current_url
         print(json.dumps(scenario(driver)))
     finally:

@@ -140,5 +140,42 @@ TEST(Browser, KeysUndoRedoSecondTabAndRefine) {
   EXPECT_TRUE(std::isnan(csv.at(1, 6)));
 }
 
+TEST(Browser, ARefusedSaveIsShownWithTheFileAndLine) {
+  LABPOSE_REQUIRE_SELENIUM(python);
+  testing::TempDir dir;
+  const fs::path config = testing::make_labeling_project(dir.path());
+  const auto files =
+      projects::label_files(config.parent_path() / "labeled-data" / "mouse", "Alice");
+  LabelServer server(projects::ProjectConfig::load(config), {});
+  server.start();
+  const json page = run_page_script(python, server, "refused " + shell_quote(files.csv.string()));
+  ASSERT_FALSE(page.is_null());
+  // The page names the file and the line with the typo (line 4: the first row after 3 headers).
+  const std::string status = page["status"];
+  EXPECT_NE(status.find("CollectedData_Alice.csv:4"), std::string::npos) << status;
+  EXPECT_TRUE(page["points"][1].is_null()) << page.dump();  // the refused point is not shown
+  const std::string csv = testing::read_text(files.csv);
+  EXPECT_TRUE(csv.ends_with("x\n")) << csv;  // the user's file, untouched
+}
+
+TEST(Browser, LabelsThatCannotBeReadAreShownAsSuchWithTheImage) {
+  LABPOSE_REQUIRE_SELENIUM(python);
+  testing::TempDir dir;
+  const fs::path config = testing::make_labeling_project(dir.path());
+  const auto files =
+      projects::label_files(config.parent_path() / "labeled-data" / "mouse", "Alice");
+  testing::write_text(files.csv,
+                      "scorer,,,Alice,Alice\nbodyparts,,,snout,snout\ncoords,,,x,y\n"
+                      "labeled-data,mouse,img000.png,1.5,2x\n");
+  LabelServer server(projects::ProjectConfig::load(config), {});
+  server.start();
+  const json page = run_page_script(python, server, "unreadable");
+  ASSERT_FALSE(page.is_null());
+  const std::string status = page["status"];
+  EXPECT_NE(status.find("CollectedData_Alice.csv:4"), std::string::npos) << status;
+  EXPECT_TRUE(page["picture"].get<bool>()) << page.dump();
+  EXPECT_TRUE(page["frame"].is_null()) << page.dump();
+}
+
 }  // namespace
 }  // namespace labpose::labeling

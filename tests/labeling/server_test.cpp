@@ -14,70 +14,15 @@
 #include "labeling/server.hpp"
 #include "projects/labels.hpp"
 #include "tests/labeling/labeling_support.hpp"
+#include "tests/labeling/server_fixture.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace labpose::labeling {
 namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
-using testing::TempDir;
 
-class ServerTest : public ::testing::Test {
- protected:
-  void SetUp() override { config_file_ = testing::make_labeling_project(dir_.path()); }
-
-  // Starts a server on a free port with a fixed token.
-  void start(bool refine = false) {
-    ServerOptions options;
-    options.token = "secret-token";
-    options.refine = refine;
-    server_ = std::make_unique<LabelServer>(projects::ProjectConfig::load(config_file_), options);
-    server_->start();
-  }
-
-  httplib::Client client() const {
-    httplib::Client client("127.0.0.1", server_->port());
-    client.set_default_headers({{"X-Labpose-Token", "secret-token"}});
-    return client;
-  }
-
-  json post(const std::string& path, const json& body, int expected_status = 200) {
-    auto result = client().Post(path.c_str(), body.dump(), "application/json");
-    EXPECT_TRUE(result) << path;
-    if (!result) return {};
-    EXPECT_EQ(result->status, expected_status) << path << ": " << result->body;
-    return json::parse(result->body);
-  }
-
-  int get_status(const std::string& path) {
-    auto result = client().Get(path.c_str());
-    return result ? result->status : -1;
-  }
-
-  fs::path folder() const { return config_file_.parent_path() / "labeled-data" / "mouse"; }
-  projects::LabelFiles files(const std::string& scorer = "Alice") const {
-    return projects::label_files(folder(), scorer);
-  }
-
-  TempDir dir_;
-  fs::path config_file_;
-  std::unique_ptr<LabelServer> server_;
-};
-
-// The value of one keypoint in a label table, NaN when the row or column is missing.
-double value(const projects::Table& table, const std::string& image, const std::string& bodypart,
-             const std::string& coord) {
-  for (std::size_t row = 0; row < table.row_count(); ++row) {
-    if (projects::image_key(table, row).image != image) continue;
-    for (std::size_t column = 0; column < table.column_count(); ++column) {
-      if (table.columns[column][1] == bodypart && table.columns[column][2] == coord)
-        return table.at(row, column);
-    }
-  }
-  return std::nan("");
-}
-
-TEST_F(ServerTest, EveryRequestNeedsTheToken) {
+TEST_F(LabelServerTest, EveryRequestNeedsTheToken) {
   start();
   httplib::Client bare("127.0.0.1", server_->port());
   for (const char* path :
@@ -116,7 +61,7 @@ TEST_F(ServerTest, EveryRequestNeedsTheToken) {
   EXPECT_EQ(bare.Get("/app.js", {{"Cookie", cookie.substr(0, cookie.find(';'))}})->status, 200);
 }
 
-TEST_F(ServerTest, ATakenPortIsAnError) {
+TEST_F(LabelServerTest, ATakenPortIsAnError) {
   start();
   ServerOptions options;
   options.port = server_->port();
@@ -129,7 +74,7 @@ TEST_F(ServerTest, ATakenPortIsAnError) {
   }
 }
 
-TEST_F(ServerTest, ServesTheEmbeddedPageAndTheProject) {
+TEST_F(LabelServerTest, ServesTheEmbeddedPageAndTheProject) {
   start();
   auto script = client().Get("/app.js");
   ASSERT_TRUE(script);
@@ -162,7 +107,7 @@ TEST_F(ServerTest, ServesTheEmbeddedPageAndTheProject) {
   EXPECT_EQ(image->body, read_file(folder() / "img002.png"));
 }
 
-TEST_F(ServerTest, RefusesPathsOutsideTheLabeledData) {
+TEST_F(LabelServerTest, RefusesPathsOutsideTheLabeledData) {
   const fs::path project = config_file_.parent_path();
   testing::write_text(dir_.path() / "secret.png", "not in the project");
   fs::create_symlink(dir_.path() / "secret.png", folder() / "escape.png");
@@ -189,7 +134,52 @@ TEST_F(ServerTest, RefusesPathsOutsideTheLabeledData) {
   EXPECT_FALSE(fs::exists(dir_.path() / "elsewhere" / "CollectedData_Alice.csv"));
 }
 
-TEST_F(ServerTest, RefusesBadRequests) {
+TEST_F(LabelServerTest, ALabeledDataFolderLeadingOutOfTheProjectIsNeitherListedNorWritten) {
+  // labeled-data itself is a link to a folder outside the project, with a video folder, a frame
+  // and another scorer's labels in it.
+  const fs::path project = config_file_.parent_path();
+  const fs::path outside = dir_.path() / "elsewhere";
+  fs::create_directories(outside / "secret-video");
+  fs::copy_file(folder() / "img000.png", outside / "secret-video" / "private-name.png");
+  projects::Table theirs = projects::make_label_table("Bob", {"snout"});
+  theirs.add_row({"labeled-data", "secret-video", "private-name.png"});
+  theirs.at(0, 0) = 1;
+  theirs.at(0, 1) = 2;
+  projects::write_labels(theirs, projects::label_files(outside / "secret-video", "Bob"));
+  fs::remove_all(project / "labeled-data");
+  fs::create_directory_symlink(outside, project / "labeled-data");
+  start();
+  auto videos = client().Get("/api/videos");
+  ASSERT_TRUE(videos);
+  EXPECT_EQ(videos->status, 200);
+  EXPECT_EQ(videos->body.find("secret-video"), std::string::npos) << videos->body;
+  EXPECT_EQ(videos->body.find("private-name"), std::string::npos) << videos->body;
+  EXPECT_EQ(get_status("/api/image?video=secret-video&image=private-name.png"), 403);
+  EXPECT_EQ(get_status("/api/frame?video=secret-video&image=private-name.png"), 403);
+  EXPECT_TRUE(server_->store().merge_other_scorers().empty());
+  EXPECT_FALSE(projects::label_files(outside / "secret-video", "Alice").any_exists());
+}
+
+TEST_F(LabelServerTest, ChangesMustBeSentAsJson) {
+  start();
+  const json good = point_at("img000.png", "snout", 5, 6);
+  for (const char* type : {"application/jsonfoo", "application/json-patch+json", "text/json",
+                           "application/x-www-form-urlencoded", "application/jso", ""}) {
+    auto answer = client().Post("/api/point", good.dump(), type);
+    ASSERT_TRUE(answer);
+    EXPECT_EQ(answer->status, 415) << type;
+  }
+  EXPECT_FALSE(files().any_exists());
+  for (const char* type :
+       {"application/json", "application/json; charset=utf-8", "Application/JSON",
+        "application/json ;charset=UTF-8", " application/json"}) {
+    auto answer = client().Post("/api/point", good.dump(), type);
+    ASSERT_TRUE(answer);
+    EXPECT_EQ(answer->status, 200) << type << ": " << answer->body;
+  }
+}
+
+TEST_F(LabelServerTest, RefusesBadRequests) {
   start();
   const json good = {
       {"video", "mouse"}, {"image", "img000.png"}, {"bodypart", "snout"}, {"x", 5}, {"y", 6}};
@@ -215,7 +205,7 @@ TEST_F(ServerTest, RefusesBadRequests) {
   EXPECT_FALSE(files().any_exists());  // nothing above was saved
 }
 
-TEST_F(ServerTest, SavesEachChangeToCsvAndH5WithBackups) {
+TEST_F(LabelServerTest, SavesEachChangeToCsvAndH5WithBackups) {
   start();
   json frame = post("/api/point", {{"video", "mouse"},
                                    {"image", "img001.png"},
@@ -254,7 +244,7 @@ TEST_F(ServerTest, SavesEachChangeToCsvAndH5WithBackups) {
   EXPECT_EQ(videos["videos"][0]["frames"][1]["labeled"], 0);
 }
 
-TEST_F(ServerTest, KeepsTheFilesOfTheSessionStartInABackupFolder) {
+TEST_F(LabelServerTest, KeepsTheFilesOfTheSessionStartInABackupFolder) {
   start();
   post("/api/point",
        {{"video", "mouse"}, {"image", "img000.png"}, {"bodypart", "snout"}, {"x", 3}, {"y", 4}});
@@ -270,7 +260,7 @@ TEST_F(ServerTest, KeepsTheFilesOfTheSessionStartInABackupFolder) {
   EXPECT_TRUE(fs::exists(backup / "CollectedData_Alice.h5"));
 }
 
-TEST_F(ServerTest, KeepsWhatOtherToolsWrote) {
+TEST_F(LabelServerTest, KeepsWhatOtherToolsWrote) {
   // A file with an extra bodypart, a row for an image that is not there, the one-column index
   // style, and a .h5 that another tool made newer with one more point.
   projects::Table table = projects::make_label_table("Alice", {"snout", "leftear", "wing"});
@@ -303,7 +293,7 @@ TEST_F(ServerTest, KeepsWhatOtherToolsWrote) {
   EXPECT_TRUE(projects::same_table(csv, projects::read_table_hdf5(files().h5)));
 }
 
-TEST_F(ServerTest, RefusesToSaveOverLabelsItCannotRead) {
+TEST_F(LabelServerTest, RefusesToSaveOverLabelsItCannotRead) {
   testing::write_text(files().csv, "scorer,Alice\nthis is not,a label file\n");
   const std::string before = testing::read_text(files().csv);
   start();
@@ -313,7 +303,7 @@ TEST_F(ServerTest, RefusesToSaveOverLabelsItCannotRead) {
   EXPECT_EQ(testing::read_text(files().csv), before);
 }
 
-TEST_F(ServerTest, MergesOtherScorersOnceWithoutBringingBackDeletedPoints) {
+TEST_F(LabelServerTest, MergesOtherScorersOnceWithoutBringingBackDeletedPoints) {
   projects::Table theirs = projects::make_label_table("Bob", {"snout", "tailbase"});
   theirs.add_row({"labeled-data", "mouse", "img002.png"});
   theirs.at(0, 0) = 11;
@@ -341,7 +331,7 @@ TEST_F(ServerTest, MergesOtherScorersOnceWithoutBringingBackDeletedPoints) {
   EXPECT_EQ(value(ours, "img002.png", "tailbase", "y"), 22.0);
 }
 
-TEST_F(ServerTest, ConcurrentSavesFromTwoTabsLoseNothing) {
+TEST_F(LabelServerTest, ConcurrentSavesFromTwoTabsLoseNothing) {
   start();
   const std::vector<std::string> bodyparts = {"snout", "leftear", "rightear", "tailbase"};
   std::vector<std::thread> tabs;
@@ -375,7 +365,7 @@ TEST_F(ServerTest, ConcurrentSavesFromTwoTabsLoseNothing) {
   EXPECT_TRUE(projects::same_table(csv, projects::read_table_hdf5(files().h5)));
 }
 
-TEST_F(ServerTest, RefineShowsAndAcceptsTheNetworksPoints) {
+TEST_F(LabelServerTest, RefineShowsAndAcceptsTheNetworksPoints) {
   testing::write_machine_labels(folder());
 
   start(false);
