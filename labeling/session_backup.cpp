@@ -26,7 +26,7 @@ constexpr const char* kHint =
 
 Error backup_error(const fs::path& file, const fs::path& backup, int error_number) {
   return Error(fmt::format("cannot keep a backup of {} in {}: {}", file.string(), backup.string(),
-                           describe_errno(error_number)),
+                           describe_errno(error_number, backup / file.filename())),
                kHint);
 }
 

@@ -136,6 +136,7 @@ class Probe(Labpose):
         return "clear"
 
     def record(self, group, name, verdict, output):
+        print(f"{verdict:8} {group}: {name}", file=sys.stderr, flush=True)
         self.results[group][verdict] += 1
         if verdict not in ("clear", "accepted"):
             self.notes.append(f"{verdict:8} {group}: {name}: {output.strip()[-300:]!r}")
