@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace labpose::nets {
@@ -14,7 +16,11 @@ struct NpyArray {
   std::vector<float> values;  // C order
 };
 
+/// Reads a whole file; errors name the file and what is wrong. The shape is checked against the
+/// file's size (without overflow) before anything is allocated.
 NpyArray read_npy(const std::filesystem::path& file);
+/// The same from the file's bytes; `name` (the file) is what messages name.
+NpyArray parse_npy(std::string_view bytes, const std::string& name);
 void write_npy(const NpyArray& array, const std::filesystem::path& file);  // atomic
 
 }  // namespace labpose::nets

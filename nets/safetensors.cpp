@@ -16,6 +16,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "nets/printable.hpp"
 
 namespace labpose::nets {
 namespace fs = std::filesystem;
@@ -67,19 +68,6 @@ std::string list_some(const std::vector<std::string>& names) {
 // The safetensors format's own bound (its reference reader refuses larger headers): a file that
 // claims more is damaged, and parsing it would take that much memory first.
 constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;
-
-// A name from the file as it may be printed: control bytes escaped (no terminal escapes from a
-// stranger's file), and cut short when very long.
-std::string printable(std::string_view text) {
-  constexpr std::size_t kLongest = 120;
-  std::string out;
-  for (const char c : text.substr(0, kLongest)) {
-    const auto byte = static_cast<unsigned char>(c);
-    out += byte < 0x20 || byte == 0x7F ? fmt::format("\\x{:02x}", byte) : std::string(1, c);
-  }
-  if (text.size() > kLongest) out += fmt::format("... ({} bytes)", text.size());
-  return out;
-}
 
 // Converts `count` little-endian values of a floating-point dtype to float32.
 std::vector<float> decode_values(const char* data, std::size_t count, const std::string& dtype) {

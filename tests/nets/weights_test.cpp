@@ -347,6 +347,95 @@ TEST(Npy, RoundTripAndWhatNumpyWrites) {
             std::string::npos);
 }
 
+// Writes a version 1.0 .npy with the given header dictionary (padded as numpy pads) and data.
+void write_npy_raw(const fs::path& path, std::string header, const std::string& data) {
+  header.append(63 - (10 + header.size()) % 64, ' ');
+  header += '\n';
+  std::string bytes = std::string("\x93NUMPY\x01\x00", 8);
+  bytes += static_cast<char>(header.size() & 0xFF);
+  bytes += static_cast<char>(header.size() >> 8);
+  ::labpose::testing::write_text(path, bytes + header + data);
+}
+
+// Issue 16, defect 9d: a huge shape in the header made read_npy allocate it before checking the
+// file ("vector::_M_default_append"); the shape is now checked against the file size first.
+TEST(Npy, HugeOrOverflowingShapesAreRefusedBeforeAllocating) {
+  const TempDir dir;
+  const fs::path file = dir / "batch.npy";
+  write_npy_raw(file,
+                "{'descr': '<f4', 'fortran_order': False, 'shape': (100000000000, 3, 224, 224), }",
+                std::string(16, '\0'));
+  const std::string huge = error_of([&] { read_npy(file); });
+  EXPECT_NE(
+      huge.find(file.string() + " is not a NumPy .npy array labpose can read: its shape "
+                                "(100000000000, 3, 224, 224) needs 60211200000000000 bytes of "
+                                "data but the file has 16 (it is cut short)"),
+      std::string::npos)
+      << huge;
+  // 2^62 float32 values are 2^64 bytes, which wrapped to 0 and passed the size check: the
+  // allocation then failed with "vector::_M_default_append".
+  write_npy_raw(file, "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904,), }",
+                "");
+  EXPECT_NE(error_of([&] { read_npy(file); }).find("its shape holds more values than can exist"),
+            std::string::npos);
+  // 2^62 x 8 values wrap to 0 in 64 bits.
+  write_npy_raw(
+      file, "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 8), }", "");
+  EXPECT_NE(error_of([&] { read_npy(file); }).find("more values than can exist"),
+            std::string::npos);
+  write_npy_raw(
+      file, "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::string(300, '9') + ",), }",
+      "");
+  EXPECT_NE(error_of([&] { read_npy(file); }).find("a dimension too large to exist"),
+            std::string::npos);
+  write_npy_raw(file, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
+                std::string(12, '\0'));
+  EXPECT_NE(error_of([&] { read_npy(file); }).find("needs 8 bytes of data but the file has 12"),
+            std::string::npos);
+}
+
+TEST(Npy, UnsupportedDtypesAndBadHeaderDictionariesAreNamed) {
+  const TempDir dir;
+  const fs::path file = dir / "a.npy";
+  const auto message_for = [&](const std::string& header, const std::string& data) {
+    write_npy_raw(file, header, data);
+    return error_of([&] { read_npy(file); });
+  };
+  EXPECT_NE(
+      message_for("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }", std::string(4, '\0'))
+          .find("big-endian (>f4)"),
+      std::string::npos);
+  EXPECT_NE(
+      message_for("{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }", std::string(8, '\0'))
+          .find("dtype <i8 (expected float32 '<f4'"),
+      std::string::npos);
+  EXPECT_NE(message_for("{'descr': [('x', '<f4')], 'fortran_order': False, 'shape': (1,), }",
+                        std::string(4, '\0'))
+                .find("structured array"),
+            std::string::npos);
+  EXPECT_NE(message_for("{'descr': '<f4', 'shape': (1,), }", std::string(4, '\0'))
+                .find("its header has no 'fortran_order'"),
+            std::string::npos);
+  EXPECT_NE(message_for("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 1}",
+                        std::string(4, '\0'))
+                .find("unknown key 'x'"),
+            std::string::npos);
+  EXPECT_NE(message_for("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }", "")
+                .find("not a tuple of whole numbers"),
+            std::string::npos);
+  EXPECT_NE(
+      message_for("{'descr': '<f4', 'fortran_order': Maybe, 'shape': (1,), }", std::string(4, '\0'))
+          .find("neither True nor False"),
+      std::string::npos);
+  // What Python 2's numpy wrote, with double quotes and no trailing comma, still reads.
+  write_npy_raw(file, R"({"descr": "<f4", "fortran_order": False, "shape": (1L, 2L)})",
+                std::string(8, '\0'));
+  EXPECT_EQ(read_npy(file).shape, (std::vector<std::int64_t>{1, 2}));
+  write_npy_raw(file, "{'descr': '<f8', 'fortran_order': False, 'shape': (), }",
+                std::string(8, '\0'));
+  EXPECT_EQ(read_npy(file).values, std::vector<float>{0.0F});
+}
+
 TEST(Npy, PythonReadsOursAndWeReadNumpys) {
   LABPOSE_REQUIRE_TORCH(python);
   const TempDir dir;
