@@ -202,24 +202,32 @@ NpyArray parse_npy(std::string_view bytes, const std::string& name) {
   return array;
 }
 
-void write_npy(const NpyArray& array, const std::filesystem::path& file) {
+std::string npy_bytes(const NpyArray& array) {
   std::string shape;
   for (std::size_t i = 0; i < array.shape.size(); ++i)
     shape += std::to_string(array.shape[i]) +
              (i + 1 < array.shape.size() || array.shape.size() == 1 ? "," : "");
   std::string header =
       fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': ({}), }}", shape);
-  header.append(64 - (10 + header.size() + 1) % 64, ' ');
+  // As numpy.save: version 1.0 has a 16-bit header length, 2.0 a 32-bit one; the data starts at a
+  // multiple of 64 bytes.
+  const bool wide = header.size() + 1 + 64 > 0xFFFF;
+  const std::size_t prefix = wide ? 12 : 10;
+  header.append(63 - (prefix + header.size()) % 64, ' ');
   header += '\n';
   std::string out = "\x93NUMPY";
-  out += '\x01';
+  out += wide ? '\x02' : '\x01';
   out += '\x00';
-  out += static_cast<char>(header.size() & 0xFF);
-  out += static_cast<char>((header.size() >> 8) & 0xFF);
+  for (std::size_t i = 0; i < prefix - 8; ++i)
+    out += static_cast<char>((header.size() >> (8 * i)) & 0xFF);
   out += header;
   out.append(reinterpret_cast<const char*>(array.values.data()),
              array.values.size() * sizeof(float));
-  write_file_atomically(file, out);
+  return out;
+}
+
+void write_npy(const NpyArray& array, const std::filesystem::path& file) {
+  write_file_atomically(file, npy_bytes(array));
 }
 
 }  // namespace labpose::nets

@@ -21,6 +21,8 @@ struct NpyArray {
 NpyArray read_npy(const std::filesystem::path& file);
 /// The same from the file's bytes; `name` (the file) is what messages name.
 NpyArray parse_npy(std::string_view bytes, const std::string& name);
+/// The bytes of a float32 .npy file holding `array` (version 1.0, or 2.0 for a very long header).
+std::string npy_bytes(const NpyArray& array);
 void write_npy(const NpyArray& array, const std::filesystem::path& file);  // atomic
 
 }  // namespace labpose::nets

@@ -283,7 +283,7 @@ SafetensorsFile parse_safetensors(std::string_view bytes, const std::string& nam
   return out;
 }
 
-void write_safetensors(const SafetensorsFile& contents, const fs::path& file) {
+std::string safetensors_bytes(const SafetensorsFile& contents) {
   static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian");
   nlohmann::json header = nlohmann::json::object();
   std::uint64_t offset = 0;
@@ -305,7 +305,11 @@ void write_safetensors(const SafetensorsFile& contents, const fs::path& file) {
     out.append(reinterpret_cast<const char*>(tensor.values.data()),
                tensor.values.size() * sizeof(float));
   }
-  write_file_atomically(file, out);
+  return out;
+}
+
+void write_safetensors(const SafetensorsFile& contents, const fs::path& file) {
+  write_file_atomically(file, safetensors_bytes(contents));
 }
 
 SafetensorsFile net_weights(const Net& net) {

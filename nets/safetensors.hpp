@@ -31,6 +31,8 @@ SafetensorsFile read_safetensors(const std::filesystem::path& file);
 /// checked against the data (bounded header, known dtypes, unique names, sizes without overflow,
 /// tensors covering the data exactly, no overlaps) and every value must be finite (no NaN/Inf).
 SafetensorsFile parse_safetensors(std::string_view bytes, const std::string& name);
+/// The bytes of a safetensors file holding `contents`: tensors in name order, float32.
+std::string safetensors_bytes(const SafetensorsFile& contents);
 /// Writes atomically (temp file + rename), tensors in name order, float32.
 void write_safetensors(const SafetensorsFile& contents, const std::filesystem::path& file);
 
