@@ -274,6 +274,13 @@ TEST(Cli, NetForwardRefusesNanWeightsAndAnOverflowingInputShape) {
                                           ": tensor \"features.0.0.weight\" has 1 NaN values"))
       << result.output;
   EXPECT_TRUE(contains(result.output, "hint: the file is damaged")) << result.output;
+  nets::write_npy({{1, 3, 0, 32}, {}}, dir / "empty.npy");
+  result = forward("good.safetensors", "empty.npy");
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_TRUE(contains(result.output,
+                       "expected an (N, 3, H, W) array of RGB images, found the "
+                       "empty shape (1, 3, 0, 32)"))
+      << result.output;
   result = forward("good.safetensors", "huge.npy");
   EXPECT_EQ(result.exit_code, 1) << result.output;
   EXPECT_TRUE(contains(result.output, (dir / "huge.npy").string() +
