@@ -8,11 +8,15 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <set>
+#include <string_view>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "nets/printable.hpp"
 
 namespace labpose::nets {
 namespace fs = std::filesystem;
@@ -61,6 +65,92 @@ std::string list_some(const std::vector<std::string>& names) {
   return text;
 }
 
+// The safetensors format's own bound (its reference reader refuses larger headers): a file that
+// claims more is damaged, and parsing it would take that much memory first.
+constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;
+
+// Converts `count` little-endian values of a floating-point dtype to float32.
+std::vector<float> decode_values(const char* data, std::size_t count, const std::string& dtype) {
+  std::vector<float> values(count);
+  const std::size_t element_size = dtype_size(dtype);
+  for (std::size_t i = 0; i < count; ++i) {
+    const char* at = data + i * element_size;
+    if (dtype == "F32") {
+      std::uint32_t bits;
+      std::memcpy(&bits, at, 4);
+      values[i] = std::bit_cast<float>(bits);
+    } else if (dtype == "F64") {
+      std::uint64_t bits;
+      std::memcpy(&bits, at, 8);
+      values[i] = static_cast<float>(std::bit_cast<double>(bits));
+    } else {
+      std::uint16_t bits;
+      std::memcpy(&bits, at, 2);
+      values[i] = dtype == "F16" ? half_to_float(bits)
+                                 : std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
+    }
+  }
+  return values;
+}
+
+// Weights with NaN or infinite values (a failed conversion, a damaged file, a diverged run) would
+// only show up later as a NaN loss or NaN predictions: they are refused where they are read.
+void check_finite(const std::vector<float>& values, const std::string& file,
+                  const std::string& tensor) {
+  std::size_t not_a_number = 0, infinite = 0;
+  for (const float value : values) {
+    if (std::isnan(value)) ++not_a_number;
+    if (std::isinf(value)) ++infinite;
+  }
+  if (not_a_number == 0 && infinite == 0) return;
+  std::vector<std::string> found;
+  if (not_a_number > 0) found.push_back(fmt::format("{} NaN values", not_a_number));
+  if (infinite > 0) {
+    found.push_back(fmt::format("{} infinite values (or values beyond float32's range)", infinite));
+  }
+  throw Error(
+      fmt::format("{}: tensor \"{}\" has {} (of {})", file, tensor, fmt::join(found, " and "),
+                  values.size()),
+      "the file is damaged or the conversion that made it failed: convert the weights again "
+      "with tools/convert_weights.py; for a training snapshot, use an earlier snapshot");
+}
+
+// Where a tensor's bytes lie in the data section.
+struct Extent {
+  std::uint64_t begin = 0, end = 0;
+  std::string name;
+};
+
+// As the format requires: the tensors cover the data section exactly, without overlaps or holes
+// (so no tensor aliases another, and no bytes hide in a weights file).
+template <typename Damaged>
+void check_extents(std::vector<Extent> extents, std::uint64_t data_size, const Damaged& damaged) {
+  std::sort(extents.begin(), extents.end(), [](const Extent& a, const Extent& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  std::uint64_t covered = 0;
+  const Extent* previous = nullptr;
+  for (const Extent& extent : extents) {
+    if (extent.begin < covered) {
+      throw damaged(fmt::format(
+          "tensors \"{}\" (bytes [{}, {})) and \"{}\" (bytes [{}, {})) overlap", previous->name,
+          previous->begin, previous->end, extent.name, extent.begin, extent.end));
+    }
+    if (extent.begin > covered) {
+      throw damaged(
+          fmt::format("bytes [{}, {}) of the data section, before tensor \"{}\", belong to "
+                      "no tensor",
+                      covered, extent.begin, extent.name));
+    }
+    covered = extent.end;
+    previous = &extent;
+  }
+  if (covered != data_size) {
+    throw damaged(fmt::format("the last {} bytes of the data section belong to no tensor",
+                              data_size - covered));
+  }
+}
+
 bool ignorable(const std::string& name) {
   return name.ends_with(".num_batches_tracked") || name.rfind("fc.", 0) == 0 ||
          name.rfind("classifier.", 0) == 0;
@@ -69,8 +159,10 @@ bool ignorable(const std::string& name) {
 }  // namespace
 
 SafetensorsFile read_safetensors(const fs::path& file) {
-  const std::string bytes = read_file(file);
-  const std::string name = file.string();
+  return parse_safetensors(read_file(file), file.string());
+}
+
+SafetensorsFile parse_safetensors(std::string_view bytes, const std::string& name) {
   const auto damaged = [&](const std::string& what) {
     return Error(fmt::format("{} is not a valid safetensors file: {}", name, what),
                  "the file may be truncated or not a weights file; convert the weights again with "
@@ -81,97 +173,117 @@ SafetensorsFile read_safetensors(const fs::path& file) {
   for (int i = 7; i >= 0; --i)
     header_size =
         (header_size << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
+  if (header_size > kMaxHeaderBytes) {
+    throw damaged(
+        fmt::format("the header says it is {} bytes long; a safetensors header has at "
+                    "most {} bytes (100 MB)",
+                    header_size, kMaxHeaderBytes));
+  }
   if (header_size > bytes.size() - 8) {
     throw damaged(
         fmt::format("the header says it is {} bytes long but the file has only {} bytes after it",
                     header_size, bytes.size() - 8));
   }
+  const std::string_view header_text = bytes.substr(8, static_cast<std::size_t>(header_size));
+  // nlohmann keeps the last of two equal keys: a name given twice is caught while parsing.
+  std::set<std::string> names;
+  const auto no_duplicates = [&](int depth, nlohmann::json::parse_event_t event,
+                                 nlohmann::json& parsed) {
+    if (event == nlohmann::json::parse_event_t::key && depth == 1 &&
+        !names.insert(parsed.get<std::string>()).second) {
+      throw damaged(fmt::format("the header names tensor \"{}\" twice", parsed.get<std::string>()));
+    }
+    return true;
+  };
   nlohmann::json header;
   try {
-    header = nlohmann::json::parse(bytes.begin() + 8,
-                                   bytes.begin() + 8 + static_cast<long>(header_size));
+    header = nlohmann::json::parse(header_text, no_duplicates);
   } catch (const nlohmann::json::exception& error) {
     throw damaged(fmt::format("the header is not valid JSON ({})", error.what()));
   }
   if (!header.is_object()) throw damaged("the header is not a JSON object");
   const std::size_t data_start = 8 + static_cast<std::size_t>(header_size);
-  const std::size_t data_size = bytes.size() - data_start;
+  const std::uint64_t data_size = bytes.size() - data_start;
   SafetensorsFile out;
+  std::vector<Extent> extents;
   for (const auto& [key, entry] : header.items()) {
     if (key == "__metadata__") {
-      if (entry.is_object()) {
-        for (const auto& [meta_key, value] : entry.items()) {
-          if (value.is_string()) out.metadata[meta_key] = value.get<std::string>();
+      if (!entry.is_object()) throw damaged("its __metadata__ is not a JSON object");
+      for (const auto& [meta_key, value] : entry.items()) {
+        if (!value.is_string()) {
+          throw damaged(
+              fmt::format("its __metadata__ value \"{}\" is not a string", printable(meta_key)));
         }
+        out.metadata[meta_key] = value.get<std::string>();
       }
       continue;
     }
+    const std::string tensor_name = printable(key);
     if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") ||
         !entry.contains("data_offsets") || !entry["dtype"].is_string() ||
         !entry["shape"].is_array() || !entry["data_offsets"].is_array() ||
         entry["data_offsets"].size() != 2) {
-      throw damaged(
-          fmt::format("the entry of tensor '{}' lacks dtype, shape or data_offsets", key));
+      throw damaged(fmt::format("the entry of tensor \"{}\" lacks dtype, shape or data_offsets",
+                                tensor_name));
     }
     const std::string dtype = entry["dtype"].get<std::string>();
     const std::size_t element_size = dtype_size(dtype);
-    if (element_size == 0)
-      throw damaged(fmt::format("tensor '{}' has the unknown dtype {}", key, dtype));
+    if (element_size == 0) {
+      throw damaged(
+          fmt::format("tensor \"{}\" has the unknown dtype {}", tensor_name, printable(dtype)));
+    }
     HostTensor tensor;
     std::uint64_t elements = 1;
     for (const auto& dim : entry["shape"]) {
-      if (!dim.is_number_integer() || dim.get<std::int64_t>() < 0) {
-        throw damaged(fmt::format("tensor '{}' has an invalid shape", key));
+      if (!dim.is_number_unsigned() ||
+          dim.get<std::uint64_t>() >
+              static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+        throw damaged(fmt::format("tensor \"{}\" has the invalid shape {}", tensor_name,
+                                  printable(entry["shape"].dump())));
       }
       tensor.shape.push_back(dim.get<std::int64_t>());
-      elements *= static_cast<std::uint64_t>(dim.get<std::int64_t>());
+      if (__builtin_mul_overflow(elements, dim.get<std::uint64_t>(), &elements)) {
+        throw damaged(fmt::format("tensor \"{}\" has the shape {}, too large to exist", tensor_name,
+                                  printable(entry["shape"].dump())));
+      }
+    }
+    std::uint64_t byte_count = 0;
+    if (__builtin_mul_overflow(elements, element_size, &byte_count)) {
+      throw damaged(fmt::format("tensor \"{}\" has the shape {}, too large to exist", tensor_name,
+                                printable(entry["shape"].dump())));
     }
     const auto& offsets = entry["data_offsets"];
     if (!offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned()) {
-      throw damaged(fmt::format("tensor '{}' has invalid data offsets", key));
+      throw damaged(fmt::format("tensor \"{}\" has invalid data offsets", tensor_name));
     }
     const auto begin = offsets[0].get<std::uint64_t>(), end = offsets[1].get<std::uint64_t>();
     if (begin > end || end > data_size) {
       throw damaged(
-          fmt::format("tensor '{}' lies at bytes [{}, {}) but the data section has only {} bytes",
-                      key, begin, end, data_size));
+          fmt::format("tensor \"{}\" lies at bytes [{}, {}) but the data section has only {} bytes",
+                      tensor_name, begin, end, data_size));
     }
-    if (end - begin != elements * element_size) {
+    if (end - begin != byte_count) {
       throw damaged(fmt::format(
-          "tensor '{}' ({} {} of {} bytes each) should take {} bytes but its offsets span {}", key,
-          elements, dtype, element_size, elements * element_size, end - begin));
+          "tensor \"{}\" ({} {} of {} bytes each) should take {} bytes but its offsets span {}",
+          tensor_name, elements, dtype, element_size, byte_count, end - begin));
     }
+    extents.push_back({begin, end, tensor_name});
     const char* data = bytes.data() + data_start + begin;
     if (dtype != "F32" && dtype != "F16" && dtype != "BF16" && dtype != "F64") {
       if (key.ends_with(".num_batches_tracked")) continue;  // PyTorch's batch-norm counters
-      throw Error(fmt::format("{}: tensor '{}' is {}, not floating point", name, key, dtype),
-                  "labpose reads F32, F16, BF16 and F64 weights");
+      throw Error(
+          fmt::format("{}: tensor \"{}\" is {}, not floating point", name, tensor_name, dtype),
+          "labpose reads F32, F16, BF16 and F64 weights");
     }
-    tensor.values.resize(static_cast<std::size_t>(elements));
-    for (std::size_t i = 0; i < tensor.values.size(); ++i) {
-      const char* at = data + i * element_size;
-      if (dtype == "F32") {
-        std::uint32_t bits;
-        std::memcpy(&bits, at, 4);
-        tensor.values[i] = std::bit_cast<float>(bits);
-      } else if (dtype == "F64") {
-        std::uint64_t bits;
-        std::memcpy(&bits, at, 8);
-        tensor.values[i] = static_cast<float>(std::bit_cast<double>(bits));
-      } else {
-        std::uint16_t bits;
-        std::memcpy(&bits, at, 2);
-        tensor.values[i] = dtype == "F16"
-                               ? half_to_float(bits)
-                               : std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
-      }
-    }
+    tensor.values = decode_values(data, static_cast<std::size_t>(elements), dtype);
+    check_finite(tensor.values, name, tensor_name);
     out.tensors.emplace(key, std::move(tensor));
   }
+  check_extents(extents, data_size, damaged);
   return out;
 }
 
-void write_safetensors(const SafetensorsFile& contents, const fs::path& file) {
+std::string safetensors_bytes(const SafetensorsFile& contents) {
   static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian");
   nlohmann::json header = nlohmann::json::object();
   std::uint64_t offset = 0;
@@ -193,7 +305,11 @@ void write_safetensors(const SafetensorsFile& contents, const fs::path& file) {
     out.append(reinterpret_cast<const char*>(tensor.values.data()),
                tensor.values.size() * sizeof(float));
   }
-  write_file_atomically(file, out);
+  return out;
+}
+
+void write_safetensors(const SafetensorsFile& contents, const fs::path& file) {
+  write_file_atomically(file, safetensors_bytes(contents));
 }
 
 SafetensorsFile net_weights(const Net& net) {

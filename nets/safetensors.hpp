@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "nets/net.hpp"
@@ -26,6 +27,12 @@ struct SafetensorsFile {
 
 /// Reads a whole file; errors name the file and what is wrong (truncated, bad header, offsets).
 SafetensorsFile read_safetensors(const std::filesystem::path& file);
+/// The same from the file's bytes; `name` (the file) is what messages name. Every header field is
+/// checked against the data (bounded header, known dtypes, unique names, sizes without overflow,
+/// tensors covering the data exactly, no overlaps) and every value must be finite (no NaN/Inf).
+SafetensorsFile parse_safetensors(std::string_view bytes, const std::string& name);
+/// The bytes of a safetensors file holding `contents`: tensors in name order, float32.
+std::string safetensors_bytes(const SafetensorsFile& contents);
 /// Writes atomically (temp file + rename), tensors in name order, float32.
 void write_safetensors(const SafetensorsFile& contents, const std::filesystem::path& file);
 

@@ -48,6 +48,8 @@ using ScaleContext = std::unique_ptr<SwsContext, ScaleCloser>;
 
 /// Keeps FFmpeg's own log lines off the terminal unless --verbose (we report errors ourselves).
 void quiet_logging();
+/// The error lines FFmpeg logged on this thread since the last call (after quiet_logging()).
+std::string take_logged_errors();
 
 /// An input file opened by libavformat and the index of its (best) video stream.
 struct OpenedVideo {

@@ -7,6 +7,8 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
+#include <regex>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -16,6 +18,46 @@ namespace labpose::pipeline {
 namespace fs = std::filesystem;
 
 namespace ffmpeg {
+namespace {
+
+// The largest frames read: 8192x8192 pixels (67 megapixels), at most 16384 on a side. Such a
+// frame is 192 MB as RGB and four times that as the network's float input, per frame of a batch;
+// lab and 8K cameras stay well below. A header claiming more is almost always a damaged file.
+constexpr std::int64_t kMaxFrameSide = 16384, kMaxFramePixels = 8192LL * 8192;
+
+// How to tell a damaged file from a real video of that size.
+const char* const kCheckItPlays =
+    "check that it plays in a video player (ffprobe <video> prints its size)";
+
+// When FFmpeg refused the frame size the file claims (its log says so; the code it returns, e.g.
+// EBUSY, does not), the Error that names that size.
+void refuse_size_ffmpeg_refused(const std::string& name) {
+  static const std::regex refused(R"(Picture size (\d+)x(\d+) is invalid)");
+  const std::string logged = take_logged_errors();
+  std::smatch size;
+  if (!std::regex_search(logged, size, refused)) return;
+  throw Error(fmt::format("video {} claims frames of {}x{} pixels, a size FFmpeg refuses to "
+                          "allocate: the file is damaged or not a video",
+                          name, size[1].str(), size[2].str()),
+              std::string(kCheckItPlays) +
+                  "; if it does, re-encode it, e.g. ffmpeg -i <video> -c:v libx264 -crf 18 "
+                  "copy.mp4");
+}
+
+void check_frame_size(const std::string& name, int width, int height) {
+  const std::int64_t pixels = static_cast<std::int64_t>(width) * height;
+  if (width <= kMaxFrameSide && height <= kMaxFrameSide && pixels <= kMaxFramePixels) return;
+  throw Error(
+      fmt::format("video {} claims frames of {}x{} pixels ({} MB each as RGB), more than the "
+                  "8192x8192 pixels labpose reads (at most {} on a side); the file may be damaged "
+                  "or not a video",
+                  name, width, height, pixels * 3 / 1'000'000, kMaxFrameSide),
+      std::string(kCheckItPlays) +
+          "; a real video this large must be scaled down first, e.g. ffmpeg -i <video> -vf "
+          "scale=iw/4:-2 smaller.mp4");
+}
+
+}  // namespace
 
 OpenedVideo open_video(const fs::path& path, bool read_stream_info) {
   const std::string name = path.string();
@@ -35,9 +77,11 @@ OpenedVideo open_video(const fs::path& path, bool read_stream_info) {
                 "check the file's permissions (ls -l)");
   }
   quiet_logging();
+  take_logged_errors();  // forget what was logged before this opening
   AVFormatContext* raw = nullptr;
   const int opened = avformat_open_input(&raw, path.c_str(), nullptr, nullptr);
   if (opened < 0) {
+    refuse_size_ffmpeg_refused(name);
     throw Error(fmt::format("cannot open {} as a video: {}", name, error_text(opened)),
                 "is it a video file? labpose reads what FFmpeg reads (mp4, avi, mov, mkv, ...)");
   }
@@ -45,6 +89,7 @@ OpenedVideo open_video(const fs::path& path, bool read_stream_info) {
   if (read_stream_info) {
     const int found = avformat_find_stream_info(video.input.get(), nullptr);
     if (found < 0) {
+      refuse_size_ffmpeg_refused(name);
       throw Error(fmt::format("cannot read the streams of video {}: {}", name, error_text(found)),
                   "the file may be damaged or cut short");
     }
@@ -54,9 +99,11 @@ OpenedVideo open_video(const fs::path& path, bool read_stream_info) {
     throw Error(fmt::format("{} has no video stream", name), "is it an audio or data file?");
   const AVCodecParameters* parameters = video.input->streams[video.stream]->codecpar;
   if (parameters->width <= 0 || parameters->height <= 0) {
+    refuse_size_ffmpeg_refused(name);
     throw Error(fmt::format("video {} does not say its frame size", name),
                 "the file may be damaged");
   }
+  check_frame_size(name, parameters->width, parameters->height);
   return video;
 }
 

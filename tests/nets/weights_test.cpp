@@ -3,12 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 
 #include "core/error.hpp"
 #include "nets/models/models.hpp"
 #include "nets/npy.hpp"
 #include "nets/ref/backend.hpp"
 #include "nets/safetensors.hpp"
+#include "pipeline/training/snapshot.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace labpose::nets {
@@ -111,6 +113,154 @@ TEST(Safetensors, DamagedFilesAreRefusedWithTheReason) {
       std::string::npos);
 }
 
+// Issue 16, defect 7: NaN or infinite weights were accepted and only showed up in training as a
+// NaN loss blamed on the learning rate.
+TEST(Safetensors, NanOrInfiniteWeightsAreRefusedNamingTheFileAndTensor) {
+  const TempDir dir;
+  SafetensorsFile file;
+  file.tensors["blocks.3.0.conv_pw.weight"] = {{4, 4}, std::vector<float>(16, 0.5F)};
+  file.tensors["blocks.0.bias"] = {{2}, {1.0F, 2.0F}};
+  for (std::size_t i = 0; i < 12; ++i)
+    file.tensors["blocks.3.0.conv_pw.weight"].values[i] = std::numeric_limits<float>::quiet_NaN();
+  write_safetensors(file, dir / "lite0.safetensors");
+  const std::string nan = error_of([&] { read_safetensors(dir / "lite0.safetensors"); });
+  EXPECT_NE(nan.find((dir / "lite0.safetensors").string() +
+                     ": tensor \"blocks.3.0.conv_pw.weight\" has 12 NaN values"),
+            std::string::npos)
+      << nan;
+  try {
+    read_safetensors(dir / "lite0.safetensors");
+  } catch (const Error& error) {
+    EXPECT_NE(error.hint().find("convert the weights again"), std::string::npos) << error.hint();
+  }
+
+  file.tensors["blocks.3.0.conv_pw.weight"].values.assign(16, 0.5F);
+  file.tensors["blocks.0.bias"].values[1] = -std::numeric_limits<float>::infinity();
+  write_safetensors(file, dir / "inf.safetensors");
+  const std::string inf = error_of([&] { read_safetensors(dir / "inf.safetensors"); });
+  EXPECT_NE(inf.find("tensor \"blocks.0.bias\" has 1 infinite values"), std::string::npos) << inf;
+
+  // Half-precision infinity, and a double too large for float32, are refused too.
+  const std::uint16_t half[2] = {0x3C00, 0x7C00};  // 1.0, +inf
+  write_raw(dir / "half.safetensors", R"({"h":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})",
+            std::string(reinterpret_cast<const char*>(half), 4));
+  EXPECT_NE(error_of([&] {
+              read_safetensors(dir / "half.safetensors");
+            }).find("tensor \"h\" has 1 infinite values"),
+            std::string::npos);
+  const double wide[1] = {1e300};
+  write_raw(dir / "wide.safetensors", R"({"d":{"dtype":"F64","shape":[1],"data_offsets":[0,8]}})",
+            std::string(reinterpret_cast<const char*>(wide), 8));
+  EXPECT_NE(
+      error_of([&] { read_safetensors(dir / "wide.safetensors"); }).find("beyond float32's range"),
+      std::string::npos);
+}
+
+// A snapshot (train --resume, evaluate, analyze) with NaN parameters is refused when it is read.
+TEST(Safetensors, SnapshotWithNanParametersIsRefusedOnLoad) {
+  const TempDir dir;
+  ref::RefBackend backend;
+  auto net = build_pose_net(backend, {"mobilenet_v2_0.35", 2, true});
+  initialize_pose_net(*net, 1);
+  Parameter* weight = net->find_parameter("features.0.0.weight");
+  ASSERT_NE(weight, nullptr);
+  std::vector<float> values(static_cast<std::size_t>(weight->shape.elements()), 0.1F);
+  values[3] = std::numeric_limits<float>::quiet_NaN();
+  backend.copy_from_host(values.data(), weight->value);
+  pipeline::SnapshotMetadata metadata;
+  metadata.iteration = 10;
+  metadata.architecture = "mobilenet_v2_0.35";
+  metadata.bodyparts = {"snout", "tail"};
+  metadata.training_fraction = 0.95;
+  const fs::path file = dir / "snapshot-10.safetensors";
+  pipeline::write_snapshot(file, *net, {}, metadata);
+  const std::string message = error_of([&] { pipeline::read_snapshot(file); });
+  EXPECT_NE(message.find(file.string() + ": tensor \"features.0.0.weight\" has 1 NaN values"),
+            std::string::npos)
+      << message;
+}
+
+// Overlapping tensors (one aliasing another), holes and bytes after the last tensor are refused,
+// as the format requires.
+TEST(Safetensors, OverlappingTensorsHolesAndTrailingBytesAreRefused) {
+  const TempDir dir;
+  const std::string data(32, '\0');
+  write_raw(dir / "overlap.safetensors",
+            R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},)"
+            R"("b":{"dtype":"F32","shape":[4],"data_offsets":[8,24]},)"
+            R"("c":{"dtype":"F32","shape":[2],"data_offsets":[24,32]}})",
+            data);
+  const std::string overlap = error_of([&] { read_safetensors(dir / "overlap.safetensors"); });
+  EXPECT_NE(overlap.find("tensors \"a\" (bytes [0, 16)) and \"b\" (bytes [8, 24)) overlap"),
+            std::string::npos)
+      << overlap;
+  write_raw(dir / "same.safetensors",
+            R"({"a":{"dtype":"F32","shape":[8],"data_offsets":[0,32]},)"
+            R"("b":{"dtype":"F32","shape":[8],"data_offsets":[0,32]}})",
+            data);
+  EXPECT_NE(error_of([&] { read_safetensors(dir / "same.safetensors"); }).find("overlap"),
+            std::string::npos);
+  write_raw(dir / "hole.safetensors",
+            R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+            R"("b":{"dtype":"F32","shape":[4],"data_offsets":[16,32]}})",
+            data);
+  EXPECT_NE(error_of([&] {
+              read_safetensors(dir / "hole.safetensors");
+            }).find("bytes [8, 16) of the data section, before tensor \"b\", belong to no tensor"),
+            std::string::npos);
+  write_raw(dir / "tail.safetensors", R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})",
+            data);
+  EXPECT_NE(error_of([&] {
+              read_safetensors(dir / "tail.safetensors");
+            }).find("the last 16 bytes of the data section belong to no tensor"),
+            std::string::npos);
+}
+
+// Every header field is checked against the file before anything is allocated.
+TEST(Safetensors, HeaderFieldsAreCheckedBeforeAllocating) {
+  const TempDir dir;
+  const auto message_for = [&](const std::string& header, const std::string& data) {
+    write_raw(dir / "w.safetensors", header, data);
+    return error_of([&] { read_safetensors(dir / "w.safetensors"); });
+  };
+  // 2^62 x 4 float32 is 2^66 bytes: the byte count wrapped to 0 and matched empty offsets.
+  EXPECT_NE(message_for(
+                R"({"w":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,0]}})", "")
+                .find("too large to exist"),
+            std::string::npos);
+  EXPECT_NE(message_for(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+                        R"("w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+                        std::string(8, '\0'))
+                .find("names tensor \"w\" twice"),
+            std::string::npos);
+  EXPECT_NE(message_for(R"({"w":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})",
+                        std::string(4, '\0'))
+                .find("invalid shape [-1]"),
+            std::string::npos);
+  EXPECT_NE(message_for(R"({"w":{"dtype":"F32","shape":[1.5],"data_offsets":[0,4]}})",
+                        std::string(4, '\0'))
+                .find("invalid shape"),
+            std::string::npos);
+  EXPECT_NE(
+      message_for(R"({"w":{"dtype":"C64","shape":[1],"data_offsets":[0,8]}})", std::string(8, '\0'))
+          .find("unknown dtype C64"),
+      std::string::npos);
+  EXPECT_NE(message_for(R"({"__metadata__":{"format":7}})", "").find("is not a string"),
+            std::string::npos);
+  EXPECT_NE(message_for(R"({"w\u001b[31m":{"dtype":"F32","shape":[1],"data_offsets":[0,8]}})",
+                        std::string(8, '\0'))
+                .find("tensor \"w\\x1b[31m\""),
+            std::string::npos);
+  // A header length beyond the format's 100 MB bound is refused before it is read.
+  std::string huge(8, '\0');
+  huge[4] = 1;  // 2^32 bytes
+  ::labpose::testing::write_text(dir / "huge.safetensors", huge + "{}");
+  EXPECT_NE(error_of([&] {
+              read_safetensors(dir / "huge.safetensors");
+            }).find("a safetensors header has at most 100000000 bytes"),
+            std::string::npos);
+}
+
 TEST(LoadWeights, ListsMissingMisshapedAndUnexpectedTensors) {
   ref::RefBackend backend;
   auto net = build_pose_net(backend, {"mobilenet_v2_0.35", 4, true});
@@ -195,6 +345,95 @@ TEST(Npy, RoundTripAndWhatNumpyWrites) {
   ::labpose::testing::write_text(dir / "t.npy", "not an array");
   EXPECT_NE(error_of([&] { read_npy(dir / "t.npy"); }).find("does not start with"),
             std::string::npos);
+}
+
+// Writes a version 1.0 .npy with the given header dictionary (padded as numpy pads) and data.
+void write_npy_raw(const fs::path& path, std::string header, const std::string& data) {
+  header.append(63 - (10 + header.size()) % 64, ' ');
+  header += '\n';
+  std::string bytes = std::string("\x93NUMPY\x01\x00", 8);
+  bytes += static_cast<char>(header.size() & 0xFF);
+  bytes += static_cast<char>(header.size() >> 8);
+  ::labpose::testing::write_text(path, bytes + header + data);
+}
+
+// Issue 16, defect 9d: a huge shape in the header made read_npy allocate it before checking the
+// file ("vector::_M_default_append"); the shape is now checked against the file size first.
+TEST(Npy, HugeOrOverflowingShapesAreRefusedBeforeAllocating) {
+  const TempDir dir;
+  const fs::path file = dir / "batch.npy";
+  write_npy_raw(file,
+                "{'descr': '<f4', 'fortran_order': False, 'shape': (100000000000, 3, 224, 224), }",
+                std::string(16, '\0'));
+  const std::string huge = error_of([&] { read_npy(file); });
+  EXPECT_NE(
+      huge.find(file.string() + " is not a NumPy .npy array labpose can read: its shape "
+                                "(100000000000, 3, 224, 224) needs 60211200000000000 bytes of "
+                                "data but the file has 16 (it is cut short)"),
+      std::string::npos)
+      << huge;
+  // 2^62 float32 values are 2^64 bytes, which wrapped to 0 and passed the size check: the
+  // allocation then failed with "vector::_M_default_append".
+  write_npy_raw(file, "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904,), }",
+                "");
+  EXPECT_NE(error_of([&] { read_npy(file); }).find("its shape holds more values than can exist"),
+            std::string::npos);
+  // 2^62 x 8 values wrap to 0 in 64 bits.
+  write_npy_raw(
+      file, "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 8), }", "");
+  EXPECT_NE(error_of([&] { read_npy(file); }).find("more values than can exist"),
+            std::string::npos);
+  write_npy_raw(
+      file, "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::string(300, '9') + ",), }",
+      "");
+  EXPECT_NE(error_of([&] { read_npy(file); }).find("a dimension too large to exist"),
+            std::string::npos);
+  write_npy_raw(file, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
+                std::string(12, '\0'));
+  EXPECT_NE(error_of([&] { read_npy(file); }).find("needs 8 bytes of data but the file has 12"),
+            std::string::npos);
+}
+
+TEST(Npy, UnsupportedDtypesAndBadHeaderDictionariesAreNamed) {
+  const TempDir dir;
+  const fs::path file = dir / "a.npy";
+  const auto message_for = [&](const std::string& header, const std::string& data) {
+    write_npy_raw(file, header, data);
+    return error_of([&] { read_npy(file); });
+  };
+  EXPECT_NE(
+      message_for("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }", std::string(4, '\0'))
+          .find("big-endian (>f4)"),
+      std::string::npos);
+  EXPECT_NE(
+      message_for("{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }", std::string(8, '\0'))
+          .find("dtype <i8 (expected float32 '<f4'"),
+      std::string::npos);
+  EXPECT_NE(message_for("{'descr': [('x', '<f4')], 'fortran_order': False, 'shape': (1,), }",
+                        std::string(4, '\0'))
+                .find("structured array"),
+            std::string::npos);
+  EXPECT_NE(message_for("{'descr': '<f4', 'shape': (1,), }", std::string(4, '\0'))
+                .find("its header has no 'fortran_order'"),
+            std::string::npos);
+  EXPECT_NE(message_for("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 1}",
+                        std::string(4, '\0'))
+                .find("unknown key 'x'"),
+            std::string::npos);
+  EXPECT_NE(message_for("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }", "")
+                .find("not a tuple of whole numbers"),
+            std::string::npos);
+  EXPECT_NE(
+      message_for("{'descr': '<f4', 'fortran_order': Maybe, 'shape': (1,), }", std::string(4, '\0'))
+          .find("neither True nor False"),
+      std::string::npos);
+  // What Python 2's numpy wrote, with double quotes and no trailing comma, still reads.
+  write_npy_raw(file, R"({"descr": "<f4", "fortran_order": False, "shape": (1L, 2L)})",
+                std::string(8, '\0'));
+  EXPECT_EQ(read_npy(file).shape, (std::vector<std::int64_t>{1, 2}));
+  write_npy_raw(file, "{'descr': '<f8', 'fortran_order': False, 'shape': (), }",
+                std::string(8, '\0'));
+  EXPECT_EQ(read_npy(file).values, std::vector<float>{0.0F});
 }
 
 TEST(Npy, PythonReadsOursAndWeReadNumpys) {

@@ -384,6 +384,91 @@ TEST(VideoReader, BadFilesAreClearErrorsNamingTheVideo) {
       ::testing::ExitedWithCode(0), "");
 }
 
+// The hint of the Error opening `path` gives.
+std::string open_hint(const fs::path& path) {
+  try {
+    VideoReader reader(path);
+  } catch (const Error& error) {
+    return error.hint();
+  }
+  return "";
+}
+
+// A YUV4MPEG video (the header is a line of text, the frames raw 4:2:0 pictures of 64x48) whose
+// header claims `width` x `height`.
+fs::path write_y4m_claiming(const fs::path& path, int width, int height) {
+  std::string bytes = "YUV4MPEG2 W" + std::to_string(width) + " H" + std::to_string(height) +
+                      " F25:1 Ip A1:1 C420jpeg\n";
+  for (int frame = 0; frame < 2; ++frame) bytes += "FRAME\n" + std::string(64 * 48 * 3 / 2, 'x');
+  testing::write_text(path, bytes);
+  return path;
+}
+
+// An MJPEG AVI of ours with the frame size in its headers (avih, strf) and in every picture (the
+// JPEG SOF0 marker) replaced by `width` x `height`.
+fs::path write_mjpeg_claiming(const fs::path& path, int width, int height) {
+  write_numbered_clip(path, "mjpeg", regular_ticks(3));
+  std::string bytes = testing::read_text(path);
+  const auto put = [&](std::size_t at, std::uint32_t value, int size, bool big_endian) {
+    for (int i = 0; i < size; ++i) {
+      const int shift = 8 * (big_endian ? size - 1 - i : i);
+      bytes[at + static_cast<std::size_t>(i)] = static_cast<char>((value >> shift) & 0xFF);
+    }
+  };
+  const std::size_t avih = bytes.find("avih"), strf = bytes.find("strf");
+  EXPECT_NE(avih, std::string::npos);
+  EXPECT_NE(strf, std::string::npos);
+  put(avih + 8 + 32, static_cast<std::uint32_t>(width), 4, false);  // dwWidth, dwHeight
+  put(avih + 8 + 36, static_cast<std::uint32_t>(height), 4, false);
+  put(strf + 8 + 4, static_cast<std::uint32_t>(width), 4, false);  // biWidth, biHeight
+  put(strf + 8 + 8, static_cast<std::uint32_t>(height), 4, false);
+  int pictures = 0;
+  for (std::size_t at = bytes.find("\xFF\xC0"); at != std::string::npos;
+       at = bytes.find("\xFF\xC0", at + 2), ++pictures) {
+    put(at + 5, static_cast<std::uint32_t>(height), 2, true);  // SOF0: length, precision, Y, X
+    put(at + 7, static_cast<std::uint32_t>(width), 2, true);
+  }
+  EXPECT_EQ(pictures, 3);
+  testing::write_text(path, bytes);
+  return path;
+}
+
+// Issue 16, defect 9b: a video whose header claims a huge frame size gave "cannot open ... as a
+// video: Device or resource busy" (FFmpeg refusing the size), or frames of hundreds of megabytes
+// were allocated and decoded. Both are refused with the size the file claims.
+TEST(VideoReader, HugeClaimedFrameSizesAreRefusedNamingTheSize) {
+  const TempDir dir;
+  for (const fs::path& video : {write_y4m_claiming(dir / "refused.y4m", 100000, 100000),
+                                write_mjpeg_claiming(dir / "refused.avi", 30000, 30000)}) {
+    const std::string message = open_error(video);
+    const std::string size = video.extension() == ".y4m" ? "100000x100000" : "30000x30000";
+    EXPECT_NE(message.find("video " + video.string() + " claims frames of " + size + " pixels"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("damaged or not a video"), std::string::npos) << message;
+    EXPECT_EQ(message.find("busy"), std::string::npos) << message;
+    EXPECT_NE(open_hint(video).find("check that it plays"), std::string::npos) << open_hint(video);
+  }
+  // Sizes FFmpeg would allocate, but beyond labpose's bound on a frame.
+  for (const fs::path& video : {write_y4m_claiming(dir / "large.y4m", 16000, 16000),
+                                write_mjpeg_claiming(dir / "large.avi", 12000, 12000)}) {
+    const std::string message = open_error(video);
+    const std::string size = video.extension() == ".y4m" ? "16000x16000" : "12000x12000";
+    EXPECT_NE(message.find("video " + video.string() + " claims frames of " + size + " pixels"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(
+        message.find("more than the 8192x8192 pixels labpose reads (at most 16384 on a side)"),
+        std::string::npos)
+        << message;
+  }
+  // The same files with their true size still read.
+  VideoReader small(write_y4m_claiming(dir / "small.y4m", 64, 48));
+  EXPECT_EQ(small.frame_count(), 2);
+  VideoReader clip(write_mjpeg_claiming(dir / "clip.avi", kWidth, kHeight));
+  EXPECT_EQ(read_all(clip).size(), 3u);
+}
+
 // A fingerprint per frame, so that a long video's frames need not all stay in memory.
 std::size_t fingerprint(const std::vector<std::uint8_t>& bytes) {
   return std::hash<std::string_view>{}(

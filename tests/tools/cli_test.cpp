@@ -3,8 +3,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <limits>
+#include <regex>
 #include <set>
 
+#include "nets/models/models.hpp"
+#include "nets/npy.hpp"
+#include "nets/ref/backend.hpp"
+#include "nets/safetensors.hpp"
 #include "tests/labeling/labeling_support.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -232,6 +238,117 @@ TEST(Cli, NetForwardMatchesPyTorchAndExplainsBadInput) {
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_TRUE(contains(result.output, "unknown network architecture \"resnet_18\""))
       << result.output;
+}
+
+// Issue 16, defect 7 and 9d from the command line: NaN weights and an .npy whose shape overflows
+// are refused with a message naming the file (and the tensor), exit 1.
+TEST(Cli, NetForwardRefusesNanWeightsAndAnOverflowingInputShape) {
+  const TempDir dir;
+  nets::ref::RefBackend backend;
+  auto net = nets::build_pose_net(backend, {"mobilenet_v2_0.35", 2, true});
+  nets::initialize_pose_net(*net, 0);
+  nets::SafetensorsFile weights = nets::net_weights(*net);
+  nets::write_safetensors(weights, dir / "good.safetensors");
+  weights.tensors.at("features.0.0.weight").values[5] = std::numeric_limits<float>::quiet_NaN();
+  nets::write_safetensors(weights, dir / "nan.safetensors");
+  nets::write_npy({{1, 3, 32, 32}, std::vector<float>(3 * 32 * 32, 100.0F)}, dir / "input.npy");
+  // 2^62 float32 values: 2^64 bytes, which wrapped to 0 before.
+  std::string header =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, "
+      "1, 1, 1), }";
+  header.append(63 - (10 + header.size()) % 64, ' ');
+  testing::write_text(dir / "huge.npy", std::string("\x93NUMPY\x01\x00", 8) +
+                                            static_cast<char>(header.size() + 1) + '\0' + header +
+                                            "\n");
+  const auto forward = [&](const std::string& weights_file, const std::string& input) {
+    return labpose("net forward --arch mobilenet_v2_0.35 --bodyparts 2 --weights " +
+                   shell_quote((dir / weights_file).string()) + " --input " +
+                   shell_quote((dir / input).string()) + " --output-dir " +
+                   shell_quote((dir / "out").string()));
+  };
+  CommandResult result = forward("good.safetensors", "input.npy");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  result = forward("nan.safetensors", "input.npy");
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_TRUE(contains(result.output, (dir / "nan.safetensors").string() +
+                                          ": tensor \"features.0.0.weight\" has 1 NaN values"))
+      << result.output;
+  EXPECT_TRUE(contains(result.output, "hint: the file is damaged")) << result.output;
+  nets::write_npy({{1, 3, 0, 32}, {}}, dir / "empty.npy");
+  result = forward("good.safetensors", "empty.npy");
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_TRUE(contains(result.output,
+                       "expected an (N, 3, H, W) array of RGB images, found the "
+                       "empty shape (1, 3, 0, 32)"))
+      << result.output;
+  result = forward("good.safetensors", "huge.npy");
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_TRUE(contains(result.output, (dir / "huge.npy").string() +
+                                          " is not a NumPy .npy array labpose can read: its shape "
+                                          "holds more values than can exist"))
+      << result.output;
+}
+
+// Issue 16, defect 9c: a 300-digit number given to a numeric option came back in a 300-digit
+// range message. Every numeric option of every command now says in one short line what it takes.
+TEST(Cli, EveryNumericOptionRefusesAHugeNumberInOneShortSentence) {
+  const std::string huge = "1" + std::string(299, '0');
+  const CommandResult port = labpose("label config.yaml --port " + huge);
+  EXPECT_EQ(port.exit_code, 2);
+  EXPECT_TRUE(contains(port.output,
+                       "error: --port must be a whole number from 0 to 65535 (found a 300-digit "
+                       "number)\nhint: see `labpose label --help`"))
+      << port.output;
+  // Whole numbers get a 300-digit one (too large for any of them); numbers with a lower bound a
+  // negative one (a huge positive number is a valid duration). The rest take any number.
+  const std::regex numeric_option(R"(\n +(?:-\w,)?(--[\w-]+) +(INT|UINT|FLOAT)(\S*))");
+  std::size_t checked = 0;
+  for (const char* command :
+       {"create", "add-videos", "extract-frames", "label", "check-labels", "convert-labels",
+        "create-dataset", "train", "evaluate", "analyze", "filter", "plot-trajectories",
+        "labeled-video", "extract-outliers", "merge", "bench", "demo", "doctor", "net forward"}) {
+    const std::string help = labpose(std::string(command) + " --help").output;
+    for (auto it = std::sregex_iterator(help.begin(), help.end(), numeric_option);
+         it != std::sregex_iterator(); ++it) {
+      const std::string option = (*it)[1].str();
+      const bool whole = (*it)[2].str() != "FLOAT";
+      if (!whole && (*it)[3].str().empty()) continue;
+      const CommandResult result =
+          labpose(std::string(command) + " " + option + " " + (whole ? "" : "-") + huge);
+      EXPECT_EQ(result.exit_code, 2) << command << " " << option << "\n" << result.output;
+      EXPECT_TRUE(contains(result.output, "error: " + option + " must be ")) << result.output;
+      EXPECT_TRUE(contains(result.output, "(found a 300-digit ")) << result.output;
+      EXPECT_LT(result.output.size(), 200u) << result.output;
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 50u);
+}
+
+// What CLI11 let through or worded badly: a sign on an unsigned option (it became 2^64-1),
+// hexadecimal, nan and inf, and numbers too large for the option's type.
+TEST(Cli, NumericOptionsTakePlainDecimalNumbersOnly) {
+  const auto error_for = [](const std::string& arguments) {
+    const CommandResult result = labpose(arguments);
+    EXPECT_EQ(result.exit_code, 2) << arguments << "\n" << result.output;
+    return result.output;
+  };
+  EXPECT_TRUE(contains(error_for("train config.yaml --seed -1"),
+                       "error: --seed must be a whole number of 0 or more (found -1)"));
+  EXPECT_TRUE(contains(error_for("label config.yaml --port 0x10"),
+                       "error: --port must be a whole number from 0 to 65535 (found \"0x10\")"));
+  EXPECT_TRUE(contains(error_for("train config.yaml --max-minutes nan"),
+                       "error: --max-minutes must be a number of 0 or more (found \"nan\")"));
+  EXPECT_TRUE(contains(error_for("demo --minutes inf"),
+                       "error: --minutes must be a number greater than 0 (found \"inf\")"));
+  EXPECT_TRUE(contains(error_for("demo --minutes 0"),
+                       "error: --minutes must be a number greater than 0 (found 0)\n"));
+  EXPECT_TRUE(contains(error_for("bench --repeats 99999999999"),
+                       "error: --repeats must be a whole number (found 99999999999, too large)"));
+  EXPECT_TRUE(contains(error_for("net forward --arch x --bodyparts 2.5 --weights w --input i "
+                                 "--output-dir o"),
+                       "error: --bodyparts must be a whole number of 1 or more (found 2.5)\n"
+                       "hint: see `labpose net forward --help`"));
 }
 
 TEST(Cli, BenchPrintsFiguresAndJson) {

@@ -9,6 +9,7 @@
 #include "core/console.hpp"
 #include "core/error.hpp"
 #include "tools/labpose/command.hpp"
+#include "tools/labpose/option_errors.hpp"
 
 namespace {
 
@@ -27,9 +28,7 @@ int main(int argc, char** argv) {
       "labpose");
   app.set_version_flag("--version", "labpose " LABPOSE_VERSION);
   app.failure_message([](const CLI::App* failed, const CLI::Error& error) {
-    return fmt::format("error: {}\nhint: see `labpose{}{} --help`\n", error.what(),
-                       failed->get_parent() != nullptr ? " " : "",
-                       failed->get_parent() != nullptr ? failed->get_name() : "");
+    return labpose::tools::describe_parse_error(*failed, error);
   });
   app.footer(
       "Run `labpose <command> --help` for a command's options. Global options may also follow the "
@@ -47,6 +46,7 @@ int main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(command.name, command.summary);
     actions[sub] = command.define(*sub);
   }
+  labpose::tools::check_numbers(app);
 
   try {
     app.parse(argc, argv);

@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "core/console.hpp"
 #include "core/error.hpp"
 #include "nets/fused_graph.hpp"
@@ -40,10 +42,11 @@ int run_forward(const ForwardOptions& options) {
         options.weights);
   }
   const nets::NpyArray input = nets::read_npy(options.input);
-  if (input.shape.size() != 4 || input.shape[1] != 3) {
+  const bool empty = std::find(input.shape.begin(), input.shape.end(), 0) != input.shape.end();
+  if (input.shape.size() != 4 || input.shape[1] != 3 || empty) {
     throw Error(
-        fmt::format("{}: expected an (N, 3, H, W) array of RGB images, found shape ({})",
-                    options.input, fmt::join(input.shape, ", ")),
+        fmt::format("{}: expected an (N, 3, H, W) array of RGB images, found {}shape ({})",
+                    options.input, empty ? "the empty " : "", fmt::join(input.shape, ", ")),
         "save the batch with numpy.save(path, images.astype(numpy.float32)), channels first");
   }
   const nets::Shape shape(input.shape);
