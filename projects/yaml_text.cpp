@@ -251,7 +251,21 @@ std::string scalar_for_file(const YAML::Node& scalar) {
   const std::string& tag = scalar.Tag();
   const bool plain = tag == "?" || tag.empty();
   if (plain && safe_plain(text)) return text;
-  return quote_string(text);
+  if (plain || tag == "!") return quote_string(text);
+  // An explicit tag (`!!str yes`, `!!python/none`, `!local x`) is written back as it was read, so
+  // every YAML reader, DeepLabCut's included, sees the same value; an empty one stays empty.
+  const std::string written = text.empty()       ? std::string()
+                              : safe_plain(text) ? " " + text
+                                                 : " " + quote_string(text);
+  constexpr std::string_view kCoreSchema = "tag:yaml.org,2002:";
+  if (tag.compare(0, kCoreSchema.size(), kCoreSchema) == 0) {
+    // yaml-cpp reads a lone `!` at the very end of a file as this prefix with nothing after it:
+    // a non-specific tag, that is a string.
+    const std::string suffix = tag.substr(kCoreSchema.size());
+    return "!!" + (suffix.empty() ? std::string("str") : suffix) + written;
+  }
+  if (tag.front() == '!') return tag + written;
+  return "!<" + tag + ">" + written;
 }
 
 void emit_entry(std::string& out, const std::string& key, const YAML::Node& value, int indent) {
