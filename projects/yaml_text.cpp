@@ -253,10 +253,9 @@ std::string scalar_for_file(const YAML::Node& scalar) {
   if (plain && safe_plain(text)) return text;
   if (plain || tag == "!") return quote_string(text);
   // An explicit tag (`!!str yes`, `!!python/none`, `!local x`) is written back as it was read, so
-  // every YAML reader, DeepLabCut's included, sees the same value; an empty one stays empty.
-  const std::string written = text.empty()       ? std::string()
-                              : safe_plain(text) ? " " + text
-                                                 : " " + quote_string(text);
+  // every YAML reader, DeepLabCut's included, sees the same value. An empty value after it is
+  // written '': a key's `:` right after a tag would read as part of the tag.
+  const std::string written = " " + (safe_plain(text) ? text : quote_string(text));
   constexpr std::string_view kCoreSchema = "tag:yaml.org,2002:";
   if (tag.compare(0, kCoreSchema.size(), kCoreSchema) == 0) {
     // yaml-cpp reads a lone `!` at the very end of a file as this prefix with nothing after it:

@@ -253,18 +253,21 @@ TEST(ConfigStructure, KeysLongerThanYamlsImplicitKeyLimitSurviveARewrite) {
   EXPECT_TRUE(contains(text, "? " + key + "\n:\n- 1\n- 2\nafter: 3\n")) << text.substr(0, 3000);
 }
 
-TEST(ConfigStructure, ExplicitTagsOnValuesSurviveARewrite) {
+TEST(ConfigStructure, ExplicitTagsSurviveARewrite) {
   // The full writer quoted a tagged empty value: `corner2move2: !!python/none` became
-  // `corner2move2: ''`, which the reader then refused (found by the config_yaml fuzzer); and
-  // `!!str yes` lost its tag, so DeepLabCut would read a boolean.
-  ProjectConfig config =
-      ProjectConfig::parse(with(kConfig, "corner2move2:\n- 50\n- 50\n",
-                                "corner2move2: !!python/none\nanswer: !!str yes\nlocal: !mine 1\n"),
-                           "/p/config.yaml");
+  // `corner2move2: ''`, which the reader then refused; `!!str yes` lost its tag, so DeepLabCut
+  // would read a boolean; and an empty tagged key came out as `!!str:`, which reads as the tag
+  // "str:" (all found by the config_yaml fuzzer).
+  ProjectConfig config = ProjectConfig::parse(
+      with(kConfig, "corner2move2:\n- 50\n- 50\n",
+           "corner2move2: !!python/none\nanswer: !!str yes\nlocal: !mine 1\n? !!str\n: 2\n"),
+      "/p/config.yaml");
   EXPECT_FALSE(config.values().corner2move2.has_value());
   config.add_video_set({"/p/videos/b.avi", CropBox{0, 64, 0, 48}});
   const std::string text = config.to_yaml();
-  EXPECT_TRUE(contains(text, "corner2move2: !!python/none\nanswer: !!str yes\nlocal: !mine 1\n"))
+  EXPECT_TRUE(contains(text,
+                       "corner2move2: !!python/none ''\nanswer: !!str yes\nlocal: !mine 1\n"
+                       "!!str '': 2\n"))
       << text;
   EXPECT_EQ(ProjectConfig::parse(text, "/p/config.yaml").values(), config.values());
 }
