@@ -238,6 +238,24 @@ TEST(ConfigLimits, MegabyteNumbersGetAMessageNotAStackOverflow) {
       << "a name of digits stays quoted";
 }
 
+TEST(ConfigLimits, OnlyRegularFilesOfBoundedSizeAreRead) {
+  // /dev/zero as the config used to be read until memory ran out.
+  try {
+    ProjectConfig::load("/dev/zero");
+    ADD_FAILURE() << "/dev/zero was accepted as a config.yaml";
+  } catch (const Error& error) {
+    EXPECT_EQ(std::string(error.what()), "/dev/zero is not a regular file");
+  }
+  const TempDir dir;
+  write_text(dir / "config.yaml", std::string(kConfig) + "# " + std::string(9u << 20, 'x') + "\n");
+  try {
+    ProjectConfig::load(dir.path());
+    ADD_FAILURE() << "a 9 MB config.yaml was accepted";
+  } catch (const Error& error) {
+    EXPECT_TRUE(contains(error.what(), "config.yaml: config.yaml is 9.0 MB")) << error.what();
+  }
+}
+
 TEST(ConfigStructure, KeysLongerThanYamlsImplicitKeyLimitSurviveARewrite) {
   // YAML reads a `key:` line only up to 1024 characters; the full writer wrote longer keys that
   // way, and the rewritten file could not be read again (found by the config_yaml fuzzer).
