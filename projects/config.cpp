@@ -2,23 +2,31 @@
 #include "projects/config.hpp"
 
 #include <fmt/core.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/printable.hpp"
 #include "projects/yaml_reader.hpp"
 #include "projects/yaml_text.hpp"
 
 namespace labpose::projects {
 namespace fs = std::filesystem;
 namespace {
+
+// Upper bounds of the whole-number keys: far beyond any real project, and all within int, so a
+// number is refused with its key instead of wrapping (4294967298 frames used to become 2).
+constexpr int kMaxCount = 100'000;   // numframes2pick, iteration, batch sizes, snapshot indices
+constexpr int kMaxPixels = 100'000;  // crop boxes, corner2move2
+constexpr int kMaxDotSize = 1'000;   // marker radius in pixels
+constexpr std::size_t kMaxUnknownKeyWarnings = 20;  // then one line says how many more
+constexpr std::size_t kMaxSkeletonWarnings = 20;
 
 // Every key DeepLabCut 2.x/3.x writes or accepts at the top level of config.yaml.
 const std::set<std::string>& known_keys() {
@@ -190,16 +198,27 @@ std::string CropBox::text() const {
 }
 
 std::optional<CropBox> parse_crop(std::string_view text) {
-  static const std::regex pattern(R"(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*)");
-  std::match_results<std::string_view::const_iterator> match;
-  if (!std::regex_match(text.begin(), text.end(), match, pattern)) return std::nullopt;
-  CropBox box;
-  try {
-    box = {std::stoi(match[1].str()), std::stoi(match[2].str()), std::stoi(match[3].str()),
-           std::stoi(match[4].str())};
-  } catch (const std::out_of_range&) {
-    return std::nullopt;
+  // Four comma-separated whole numbers with optional white space, read by hand (std::regex
+  // recurses per character and overflowed the stack on a long value).
+  std::array<int, 4> numbers{};
+  for (std::size_t i = 0; i < numbers.size(); ++i) {
+    const std::size_t comma = text.find(',');
+    if ((comma == std::string_view::npos) != (i == numbers.size() - 1)) return std::nullopt;
+    std::string_view field = text.substr(0, comma);
+    text.remove_prefix(comma == std::string_view::npos ? text.size() : comma + 1);
+    constexpr std::string_view kSpace = " \t\n\r\f\v";
+    field.remove_prefix(std::min(field.find_first_not_of(kSpace), field.size()));
+    field.remove_suffix(field.size() - (field.find_last_not_of(kSpace) + 1));
+    if (field.empty() || field.size() > 16) return std::nullopt;
+    long long value = 0;
+    for (const char c : field) {
+      if (c < '0' || c > '9') return std::nullopt;
+      value = value * 10 + (c - '0');
+    }
+    if (value > kMaxPixels) return std::nullopt;
+    numbers[i] = static_cast<int>(value);
   }
+  const CropBox box{numbers[0], numbers[1], numbers[2], numbers[3]};
   if (box.x1 >= box.x2 || box.y1 >= box.y2) return std::nullopt;
   return box;
 }
@@ -212,6 +231,14 @@ ProjectConfig ProjectConfig::load(const fs::path& file) {
   }
   fs::path config_file = file;
   if (fs::is_directory(file, error)) config_file = file / "config.yaml";
+  // Only a regular file of bounded size is read: a FIFO or /dev/zero would never end.
+  const auto status = fs::status(config_file, error);
+  if (!error && fs::exists(status) && !fs::is_regular_file(status)) {
+    throw Error(fmt::format("{} is not a regular file", config_file.string()),
+                "pass the config.yaml inside your project folder (labpose create prints its path)");
+  }
+  const auto size = fs::file_size(config_file, error);
+  if (!error) check_yaml_size(size, config_file, "config.yaml");
   const std::string text = read_file(config_file);
   ProjectConfig config = parse(text, fs::absolute(config_file).lexically_normal());
   return config;
@@ -221,7 +248,7 @@ ProjectConfig ProjectConfig::parse(std::string_view text, const fs::path& file) 
   ProjectConfig config;
   config.file_ = file;
   config.original_text_ = std::string(text);
-  config.root_ = parse_yaml(config.original_text_, file, "config.yaml");
+  config.root_ = parse_yaml(config.original_text_, file, "config.yaml", YamlUse::written_back);
   if (!config.root_.IsMap()) {
     throw Error(fmt::format("{}: config.yaml must be a mapping of `key: value` lines (found {})",
                             file.string(), describe(config.root_)),
@@ -249,23 +276,31 @@ void ProjectConfig::validate() {
 
   // Duplicate keys: YAML parsers disagree on them (yaml-cpp keeps the first, ruamel refuses).
   std::set<std::string> seen;
+  std::size_t unknown = 0;
   for (const auto& entry : root_) {
     const std::string key = entry.first.Scalar();
     if (!seen.insert(key).second) {
-      reader.fail(key, entry.first, fmt::format("the key '{}' appears twice", key),
+      reader.fail(key, entry.first, fmt::format("the key '{}' appears twice", printable(key, 80)),
                   "keep one of the two and delete the other");
     }
-    if (known_keys().count(key) == 0) {
+    if (known_keys().count(key) == 0 && ++unknown <= kMaxUnknownKeyWarnings) {
       std::string suggestion;
       for (const auto& known : known_keys()) {
-        if (edit_distance(key, known) <= 2)
+        // Lengths further apart than 2 are further apart than 2 edits (and a long key is slow).
+        if (key.size() <= known.size() + 2 && known.size() <= key.size() + 2 &&
+            edit_distance(key, known) <= 2) {
           suggestion = fmt::format(" (did you mean '{}'?)", known);
+        }
       }
       warnings_.push_back(
           fmt::format("{}: unknown key '{}'{}; labpose keeps it, but DeepLabCut 3.0.1 "
                       "refuses config files with unknown keys",
-                      reader.place(key, entry.first), key, suggestion));
+                      reader.place(key, entry.first), printable(key, 80), suggestion));
     }
+  }
+  if (unknown > kMaxUnknownKeyWarnings) {
+    warnings_.push_back(
+        fmt::format("{}: {} more unknown keys", file_.string(), unknown - kMaxUnknownKeyWarnings));
   }
 
   values.task = reader.text("Task", true);
@@ -274,9 +309,10 @@ void ProjectConfig::validate() {
   for (const auto& [key, name] :
        {std::pair{"Task", values.task}, std::pair{"scorer", values.scorer}}) {
     if (name.find_first_of("/\\") != std::string::npos) {
-      reader.fail(key, reader.value(key),
-                  fmt::format("{} must not contain '/' or '\\' (found \"{}\")", key, name),
-                  "it becomes part of folder and file names");
+      reader.fail(
+          key, reader.value(key),
+          fmt::format("{} must not contain '/' or '\\' (found \"{}\")", key, printable(name, 80)),
+          "it becomes part of folder and file names");
     }
   }
   values.multi_animal = reader.optional_bool("multianimalproject").value_or(false);
@@ -286,7 +322,8 @@ void ProjectConfig::validate() {
   values.engine = reader.text("engine", false);
   if (!values.engine.empty() && values.engine != "pytorch" && values.engine != "tensorflow") {
     reader.fail("engine", reader.value("engine"),
-                fmt::format("engine must be pytorch or tensorflow (found \"{}\")", values.engine),
+                fmt::format("engine must be pytorch or tensorflow (found {})",
+                            describe(reader.value("engine"))),
                 "labpose trains its own models whatever this says; DeepLabCut accepts only these "
                 "two words");
   }
@@ -307,7 +344,7 @@ void ProjectConfig::validate() {
       video.key = entry.first.Scalar();
       if (video.key.empty() || !keys.insert(video.key).second) {
         reader.fail("video_sets", entry.first,
-                    fmt::format("video_sets lists the video \"{}\" twice", video.key));
+                    fmt::format("video_sets lists the video {} twice", describe(entry.first)));
       }
       const YAML::Node settings = entry.second;
       if (settings.IsMap()) {
@@ -315,13 +352,11 @@ void ProjectConfig::validate() {
         if (crop.IsDefined() && !crop.IsNull()) {
           video.crop = crop.IsScalar() ? parse_crop(crop.Scalar()) : std::nullopt;
           if (!video.crop) {
-            reader.fail(
-                "video_sets", crop,
-                fmt::format(
-                    "the crop of video {} must be four whole numbers \"x1, x2, y1, y2\" with "
-                    "x1 < x2 and y1 < y2 (found {})",
-                    video.key, describe(crop)),
-                "for the full 640x480 frame write: crop: 0, 640, 0, 480");
+            reader.fail("video_sets", crop,
+                        fmt::format("the crop of video {} must be four whole numbers from 0 to {}, "
+                                    "\"x1, x2, y1, y2\" with x1 < x2 and y1 < y2 (found {})",
+                                    printable(video.key, 200), kMaxPixels, describe(crop)),
+                        "for the full 640x480 frame write: crop: 0, 640, 0, 480");
           }
         }
       } else if (!settings.IsNull()) {
@@ -329,7 +364,7 @@ void ProjectConfig::validate() {
             "video_sets", settings,
             fmt::format(
                 "the entry of video {} must be a mapping like `crop: 0, 640, 0, 480` (found {})",
-                video.key, describe(settings)));
+                printable(video.key, 200), describe(settings)));
       }
       values.video_sets.push_back(std::move(video));
     }
@@ -359,11 +394,13 @@ void ProjectConfig::validate() {
           "multianimalbodyparts", reader.value("multianimalbodyparts"),
           "a multi-animal project needs keypoints under multianimalbodyparts or uniquebodyparts");
     }
+    const std::set<std::string> per_animal(values.multianimal_bodyparts.begin(),
+                                           values.multianimal_bodyparts.end());
     for (const auto& name : values.unique_bodyparts) {
-      if (std::find(values.multianimal_bodyparts.begin(), values.multianimal_bodyparts.end(),
-                    name) != values.multianimal_bodyparts.end()) {
+      if (per_animal.count(name) != 0) {
         reader.fail("uniquebodyparts", reader.value("uniquebodyparts"),
-                    fmt::format("\"{}\" is both a multi-animal and a unique bodypart", name));
+                    fmt::format("\"{}\" is both a multi-animal and a unique bodypart",
+                                printable(name, 80)));
       }
     }
   } else {
@@ -395,8 +432,7 @@ void ProjectConfig::validate() {
                 "start and stop are fractions of each video, e.g. start: 0 and stop: 1 for the "
                 "whole video");
   }
-  values.numframes2pick =
-      static_cast<int>(reader.optional_integer("numframes2pick", 0).value_or(20));
+  values.numframes2pick = reader.optional_int("numframes2pick", 0, kMaxCount).value_or(20);
 
   // Skeleton: pairs of keypoint names.
   const std::vector<std::string> keypoints = values.multi_animal ? [&] {
@@ -404,6 +440,13 @@ void ProjectConfig::validate() {
     all.insert(all.end(), values.unique_bodyparts.begin(), values.unique_bodyparts.end());
     return all;
   }() : values.bodyparts;
+  std::string keypoint_list;  // for the warnings, built once and cut short
+  for (const auto& name : keypoints) {
+    if (keypoint_list.size() > 200) break;
+    keypoint_list += (keypoint_list.empty() ? "" : ", ") + printable(name, 80);
+  }
+  const std::set<std::string> keypoint_set(keypoints.begin(), keypoints.end());
+  std::size_t unknown_names = 0;
   if (!reader.is_null("skeleton")) {
     const YAML::Node skeleton = reader.value("skeleton");
     if (!skeleton.IsSequence()) {
@@ -423,19 +466,24 @@ void ProjectConfig::validate() {
       }
       SkeletonEdge parsed{edge[0].Scalar(), edge[1].Scalar()};
       for (const auto& name : {parsed.from, parsed.to}) {
-        if (std::find(keypoints.begin(), keypoints.end(), name) == keypoints.end()) {
+        if (keypoint_set.count(name) == 0 && ++unknown_names <= kMaxSkeletonWarnings) {
           warnings_.push_back(
               fmt::format("{}: the skeleton names \"{}\", which is not a bodypart ({}); "
                           "that edge will not be drawn",
-                          reader.place("skeleton", edge), name, fmt::join(keypoints, ", ")));
+                          reader.place("skeleton", edge), printable(name, 80), keypoint_list));
         }
       }
       values.skeleton.push_back(std::move(parsed));
     }
   }
+  if (unknown_names > kMaxSkeletonWarnings) {
+    warnings_.push_back(fmt::format("{}: the skeleton names {} more names that are not bodyparts",
+                                    reader.place("skeleton"),
+                                    unknown_names - kMaxSkeletonWarnings));
+  }
   values.skeleton_color = reader.text("skeleton_color", false, "black");
   values.pcutoff = reader.optional_number("pcutoff", 0.0, 1.0).value_or(0.6);
-  values.dotsize = static_cast<int>(reader.optional_integer("dotsize", 0).value_or(12));
+  values.dotsize = reader.optional_int("dotsize", 0, kMaxDotSize).value_or(12);
   values.alphavalue = reader.optional_number("alphavalue", 0.0, 1.0).value_or(0.7);
   values.colormap = reader.text("colormap", false, "rainbow");
 
@@ -453,18 +501,20 @@ void ProjectConfig::validate() {
           reader.number_of("TrainingFraction", item, 0.0, 1.0, "each TrainingFraction");
       if (fraction <= 0.0) {
         reader.fail("TrainingFraction", item,
-                    "each TrainingFraction must be above 0 (found " + item.Scalar() + ")");
+                    fmt::format("each TrainingFraction must be a number above 0 and at most 1 "
+                                "(found {})",
+                                describe(item)));
       }
       if (std::abs(fraction * 100.0 - std::round(fraction * 100.0)) > 1e-9) {
         reader.fail(
             "TrainingFraction", item,
-            fmt::format("TrainingFraction {} has more than two decimals", item.Scalar()),
+            fmt::format("TrainingFraction {} has more than two decimals", printable(item.Scalar())),
             "DeepLabCut names training sets after int(100 * fraction); use e.g. 0.95 or 0.8");
       }
       values.training_fraction.push_back(fraction);
     }
   }
-  values.iteration = static_cast<int>(reader.optional_integer("iteration", 0).value_or(0));
+  values.iteration = reader.optional_int("iteration", 0, kMaxCount).value_or(0);
   values.default_net_type = reader.text("default_net_type", false, "resnet_50");
   values.default_augmenter = reader.text("default_augmenter", false);
 
@@ -477,37 +527,30 @@ void ProjectConfig::validate() {
       values.snapshot_index.kind = SnapshotIndex::Kind::best;
     } else {
       const auto index = node.IsScalar() ? yaml_text::parse_int(text) : std::nullopt;
-      if (!index) {
-        reader.fail(
-            "snapshotindex", node,
-            fmt::format(
-                "snapshotindex must be a whole number (-1 = the last snapshot), all or best "
-                "(found {})",
-                describe(node)));
+      if (!index || *index < -kMaxCount || *index > kMaxCount) {
+        reader.fail("snapshotindex", node,
+                    fmt::format("snapshotindex must be a whole number from {} to {} (-1 = the last "
+                                "snapshot), all or best (found {})",
+                                -kMaxCount, kMaxCount, describe(node)));
       }
       values.snapshot_index.index = static_cast<int>(*index);
     }
   }
-  if (!reader.is_null("detector_snapshotindex")) {
-    values.detector_snapshot_index = static_cast<int>(
-        reader.integer_of("detector_snapshotindex", reader.value("detector_snapshotindex"),
-                          -1'000'000, "detector_snapshotindex"));
-  }
-  values.batch_size = static_cast<int>(reader.optional_integer("batch_size", 1).value_or(8));
-  values.detector_batch_size =
-      static_cast<int>(reader.optional_integer("detector_batch_size", 1).value_or(1));
+  values.detector_snapshot_index =
+      reader.optional_int("detector_snapshotindex", -kMaxCount, kMaxCount).value_or(-1);
+  values.batch_size = reader.optional_int("batch_size", 1, kMaxCount).value_or(8);
+  values.detector_batch_size = reader.optional_int("detector_batch_size", 1, kMaxCount).value_or(1);
 
   values.cropping = reader.optional_bool("cropping").value_or(false);
   const std::array<const char*, 4> corners = {"x1", "x2", "y1", "y2"};
-  std::array<std::optional<long long>, 4> box;
+  std::array<std::optional<int>, 4> box;
   int present = 0;
   for (std::size_t i = 0; i < corners.size(); ++i) {
-    box[i] = reader.optional_integer(corners[i], 0);
+    box[i] = reader.optional_int(corners[i], 0, kMaxPixels);
     present += box[i] ? 1 : 0;
   }
   if (present == 4) {
-    values.crop = CropBox{static_cast<int>(*box[0]), static_cast<int>(*box[1]),
-                          static_cast<int>(*box[2]), static_cast<int>(*box[3])};
+    values.crop = CropBox{*box[0], *box[1], *box[2], *box[3]};
     if (values.crop->x1 >= values.crop->x2 || values.crop->y1 >= values.crop->y2) {
       const char* key = values.crop->x1 >= values.crop->x2 ? "x2" : "y2";
       reader.fail(
@@ -534,9 +577,9 @@ void ProjectConfig::validate() {
           "corner2move2", node,
           fmt::format("corner2move2 must be two numbers, x and y (found {})", describe(node)));
     }
-    values.corner2move2 = std::pair{
-        static_cast<int>(reader.integer_of("corner2move2", node[0], 0, "corner2move2 x")),
-        static_cast<int>(reader.integer_of("corner2move2", node[1], 0, "corner2move2 y"))};
+    values.corner2move2 =
+        std::pair{reader.int_of("corner2move2", node[0], 0, kMaxPixels, "corner2move2 x"),
+                  reader.int_of("corner2move2", node[1], 0, kMaxPixels, "corner2move2 y")};
   }
   values.move2corner = reader.optional_bool("move2corner");
   if (!reader.is_null("SuperAnimalConversionTables") &&
@@ -647,7 +690,10 @@ void ProjectConfig::set_training_fraction(const std::vector<double>& fractions) 
 }
 
 void ProjectConfig::set_numframes2pick(int frames) {
-  if (frames < 0) throw Error(fmt::format("numframes2pick must be 0 or more (found {})", frames));
+  if (frames < 0 || frames > kMaxCount) {
+    throw Error(fmt::format("numframes2pick must be a whole number from 0 to {} (found {})",
+                            kMaxCount, frames));
+  }
   set_scalar("numframes2pick", yaml_text::plain_node(std::to_string(frames)));
   validate();
 }

@@ -25,10 +25,12 @@ std::optional<CropBox> parse_crop(std::string_view text);
 struct VideoSet {
   std::string key;  // the path as written in config.yaml (absolute, maybe from another machine)
   std::optional<CropBox> crop;
+  bool operator==(const VideoSet&) const = default;
 };
 
 struct SkeletonEdge {
   std::string from, to;
+  bool operator==(const SkeletonEdge&) const = default;
 };
 
 /// `snapshotindex`: an index into the sorted snapshot list (-1 = last), or every snapshot, or the
@@ -37,9 +39,11 @@ struct SnapshotIndex {
   enum class Kind { index, all, best };
   Kind kind = Kind::index;
   int index = -1;
+  bool operator==(const SnapshotIndex&) const = default;
 };
 
 /// The validated values of config.yaml. Defaults are DeepLabCut's schema defaults for missing keys.
+/// Whole numbers are range-checked on reading (see config.cpp), so they always fit an int.
 struct ConfigValues {
   std::string task, scorer, date;
   bool multi_animal = false;
@@ -69,6 +73,7 @@ struct ConfigValues {
   std::optional<CropBox> crop;  // x1, x2, y1, y2 when all four are set
   std::optional<std::pair<int, int>> corner2move2;
   std::optional<bool> move2corner;
+  bool operator==(const ConfigValues&) const = default;
 };
 
 /// What `labpose create` writes for a new single-animal project.

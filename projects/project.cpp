@@ -14,6 +14,7 @@
 #include "core/atomic_file.hpp"
 #include "core/console.hpp"
 #include "core/error.hpp"
+#include "core/printable.hpp"
 #include "core/progress.hpp"
 #include "projects/layout.hpp"
 
@@ -148,11 +149,12 @@ void check_inputs(const std::vector<VideoInput>& videos) {
     if (!inserted) {
       throw UsageError(
           fmt::format("two videos have the same name \"{}\": {} and {}",
-                      video.path.filename().string(), it->second.string(), video.path.string()),
+                      printable(video.path.filename().string()), printable(it->second.string()),
+                      printable(video.path.string())),
           "labeled-data folders are named after the video file; rename one of them first");
     }
     if (video.width <= 0 || video.height <= 0) {
-      throw Error(fmt::format("video {} reports no frame size", video.path.string()));
+      throw Error(fmt::format("video {} reports no frame size", printable(video.path.string())));
     }
   }
 }
@@ -161,7 +163,7 @@ void check_inputs(const std::vector<VideoInput>& videos) {
 
 void check_name(const std::string& what, const std::string& name) {
   const auto fail = [&](const std::string& why) {
-    throw UsageError(fmt::format("the {} \"{}\" {}", what, name, why),
+    throw UsageError(fmt::format("the {} \"{}\" {}", what, printable(name, 80), why),
                      "it becomes part of folder and file names; use letters, digits, '_' or '-'");
   };
   if (name.empty()) fail("is empty");

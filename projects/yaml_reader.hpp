@@ -1,13 +1,16 @@
 // Reading a YAML mapping of settings (config.yaml, pose_cfg.yaml) with errors a biologist can act
-// on: every failure names file:line:col, the key, what was expected and what was found. Parsing
-// only; writing is yaml_text's.
+// on: every failure names file:line:col, the key, what was expected and what was found, with file
+// text shown escaped. Reading is bounded in time and memory for any bytes (size, depth and value
+// count limits). Parsing only; writing is yaml_text's.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,17 +18,39 @@
 #include <fmt/core.h>
 
 #include "core/error.hpp"
+#include "core/printable.hpp"
 #include "projects/yaml_text.hpp"
 
 namespace labpose::projects {
 
-/// "nothing", "\"text\"", "a list of 3 items", "a mapping".
+/// "nothing", "\"text\"", "a list of 3 items", "a mapping"; a scalar is escaped (core/printable)
+/// and cut after 80 bytes, so a message can quote any file.
 std::string describe(const YAML::Node& node);
 
-/// Parses YAML text; a syntax error becomes an Error naming file:line:col and showing the line.
-/// `what` names the file kind in the message ("config.yaml", "pose_cfg.yaml").
+/// Limits of parse_yaml for every file. DeepLabCut's files are a few KB, nested 4 deep and hold
+/// hundreds of values (a project with 10000 videos: 1.5 MB, 30000 values); yaml-cpp needs about
+/// 460 bytes of memory per value and recurses once per level (it stops at 500 with "bad file").
+constexpr std::size_t kMaxYamlBytes = 8u << 20;
+constexpr int kMaxYamlDepth = 32;
+constexpr std::size_t kMaxYamlValues = 250'000;
+
+/// What a file that labpose writes back must also be: a tree the writer reproduces. YAML aliases
+/// (`*name`) are refused because a rewrite would expand each one in full (an "alias bomb" of 2 KB
+/// becomes gigabytes) and an edit through one would change every place that shares it; keys that
+/// are lists or mappings and a second document (`---`) are refused because the writer cannot keep
+/// them (DeepLabCut's own readers refuse a second document too).
+enum class YamlUse { read_only, written_back };
+
+/// Throws an Error naming `file` when `bytes` is over kMaxYamlBytes (checked before reading a
+/// file, so a huge one is never read whole).
+void check_yaml_size(std::uintmax_t bytes, const std::filesystem::path& file,
+                     const std::string& what);
+
+/// Parses YAML text; a syntax error, a file over the limits above or (written_back) one the writer
+/// cannot reproduce becomes an Error naming file:line:col and showing the line. `what` names the
+/// file kind in the message ("config.yaml", "pose_cfg.yaml").
 YAML::Node parse_yaml(const std::string& text, const std::filesystem::path& file,
-                      const std::string& what);
+                      const std::string& what, YamlUse use = YamlUse::read_only);
 
 /// Typed values of a top-level mapping; every failure names file:line:col and the key.
 class YamlMapReader {
@@ -88,6 +113,25 @@ class YamlMapReader {
     return parsed;
   }
 
+  /// A whole number from `minimum` to `maximum` (inclusive): what every int setting needs, so a
+  /// value beyond int is refused instead of wrapped.
+  int int_of(const std::string& key, const YAML::Node& node, int minimum, int maximum,
+             const std::string& what) const {
+    const auto parsed = node.IsScalar() ? yaml_text::parse_int(node.Scalar()) : std::nullopt;
+    if (!parsed || *parsed < minimum || *parsed > maximum) {
+      fail(key, node,
+           fmt::format("{} must be a whole number from {} to {} (found {})", what, minimum, maximum,
+                       describe(node)));
+    }
+    return static_cast<int>(*parsed);
+  }
+
+  std::optional<int> optional_int(const std::string& key, int minimum, int maximum) const {
+    if (is_null(key)) return std::nullopt;
+    return int_of(key, value(key), minimum, maximum, key);
+  }
+
+  /// A whole number >= `minimum` and at most 10^12 (for 64-bit settings; ints use int_of).
   long long integer_of(const std::string& key, const YAML::Node& node, long long minimum,
                        const std::string& what) const {
     const auto parsed = node.IsScalar() ? yaml_text::parse_int(node.Scalar()) : std::nullopt;
@@ -131,16 +175,17 @@ class YamlMapReader {
            fmt::format("{} must be a list of distinct names (found {})", key, describe(node)),
            fmt::format("write one name per line:\n{}:\n- snout\n- tailbase", key));
     }
+    std::set<std::string> seen;  // a list can be long: no quadratic search
     for (const auto& item : node) {
       if (!item.IsScalar() || item.Scalar().empty()) {
         fail(key, item,
              fmt::format("{} must be a list of distinct names (found {} as an item)", key,
                          describe(item)));
       }
-      if (std::find(out.begin(), out.end(), item.Scalar()) != out.end()) {
+      if (!seen.insert(item.Scalar()).second) {
         fail(key, item,
-             fmt::format("{} must be a list of distinct names (found \"{}\" twice)", key,
-                         item.Scalar()),
+             fmt::format("{} must be a list of distinct names (found {} twice)", key,
+                         describe(item)),
              "every keypoint needs its own name; rename or remove the second one");
       }
       out.push_back(item.Scalar());

@@ -4,27 +4,70 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <regex>
 
 #include "projects/number_text.hpp"
 
 namespace labpose::projects::yaml_text {
 namespace {
 
-bool matches(std::string_view text, const std::regex& pattern) {
-  return std::regex_match(text.begin(), text.end(), pattern);
+// YAML 1.2 core-schema number forms, matched by hand: std::regex recurses once per character and
+// overflowed the stack on a long scalar (a 2 MB number in config.yaml crashed labpose).
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
 }
 
-const std::regex& int_pattern() {
-  static const std::regex pattern("[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+");
-  return pattern;
+// Removes the leading run of `is` characters from `text` and returns how many there were.
+std::size_t take(std::string_view& text, bool (*is)(char)) {
+  std::size_t count = 0;
+  while (count < text.size() && is(text[count])) ++count;
+  text.remove_prefix(count);
+  return count;
 }
 
-const std::regex& float_pattern() {
-  static const std::regex pattern(
-      "[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\\.(inf|Inf|INF)|\\.(nan|NaN|"
-      "NAN)");
-  return pattern;
+void take_sign(std::string_view& text) {
+  if (!text.empty() && (text.front() == '-' || text.front() == '+')) text.remove_prefix(1);
+}
+
+// [-+]?[0-9]+
+bool is_decimal_integer(std::string_view text) {
+  take_sign(text);
+  return take(text, is_digit) > 0 && text.empty();
+}
+
+// [-+]?[0-9]+ | 0o[0-7]+ | 0x[0-9a-fA-F]+
+bool is_integer(std::string_view text) {
+  if (is_decimal_integer(text)) return true;
+  const auto prefixed = [&](std::string_view prefix, bool (*is)(char)) {
+    if (text.substr(0, 2) != prefix) return false;
+    std::string_view rest = text.substr(2);
+    return take(rest, is) > 0 && rest.empty();
+  };
+  return prefixed("0o", [](char c) { return c >= '0' && c <= '7'; }) ||
+         prefixed("0x", [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
+// [-+]? ( \.[0-9]+ | [0-9]+ (\.[0-9]*)? ) ([eE][-+]?[0-9]+)?  |  [-+]?\.(inf|Inf|INF)  |
+// \.(nan|NaN|NAN)
+bool is_float(std::string_view text) {
+  if (text == ".nan" || text == ".NaN" || text == ".NAN") return true;
+  take_sign(text);
+  if (text == ".inf" || text == ".Inf" || text == ".INF") return true;
+  if (!text.empty() && text.front() == '.') {
+    text.remove_prefix(1);
+    if (take(text, is_digit) == 0) return false;
+  } else {
+    if (take(text, is_digit) == 0) return false;
+    if (!text.empty() && text.front() == '.') {
+      text.remove_prefix(1);
+      take(text, is_digit);
+    }
+  }
+  if (!text.empty() && (text.front() == 'e' || text.front() == 'E')) {
+    text.remove_prefix(1);
+    take_sign(text);
+    if (take(text, is_digit) == 0) return false;
+  }
+  return text.empty();
 }
 
 bool safe_plain(std::string_view text) {
@@ -51,6 +94,17 @@ std::string spaces(int count) {
 void emit_value(std::string& out, const YAML::Node& value, int indent);
 void emit_in_sequence(std::string& out, const YAML::Node& item, int indent);
 
+// `key:` (the indentation is written already). YAML reads a key written that way only up to 1024
+// characters, so a longer one (a very long video path) gets the explicit form `? key` + `:` line.
+void emit_key(std::string& out, const std::string& key_text, int indent) {
+  constexpr std::size_t kMaxImplicitKey = 1000;  // YAML's limit is 1024, quotes included
+  if (key_text.size() <= kMaxImplicitKey) {
+    out += key_text + ":";
+  } else {
+    out += "? " + key_text + "\n" + spaces(indent) + ":";
+  }
+}
+
 void emit_mapping_entries(std::string& out, const YAML::Node& mapping, int indent,
                           bool first_inline,
                           const std::function<std::string(const std::string&)>& comment_before) {
@@ -60,7 +114,7 @@ void emit_mapping_entries(std::string& out, const YAML::Node& mapping, int inden
     if (comment_before) out += comment_before(key);
     if (!(first && first_inline)) out += spaces(indent);
     first = false;
-    out += scalar_for_file(entry.first) + ":";
+    emit_key(out, scalar_for_file(entry.first), indent);
     emit_value(out, entry.second, indent);
   }
 }
@@ -142,8 +196,8 @@ PlainType plain_type(std::string_view text) {
       "NO",   "on",   "On",   "ON",    "off",   "Off",   "OFF", "y",   "Y",   "n",  "N"};
   if (std::find(kBooleans.begin(), kBooleans.end(), text) != kBooleans.end())
     return PlainType::boolean;
-  if (matches(text, int_pattern())) return PlainType::integer;
-  if (matches(text, float_pattern())) return PlainType::floating;
+  if (is_integer(text)) return PlainType::integer;
+  if (is_float(text)) return PlainType::floating;
   return PlainType::string;
 }
 
@@ -197,11 +251,25 @@ std::string scalar_for_file(const YAML::Node& scalar) {
   const std::string& tag = scalar.Tag();
   const bool plain = tag == "?" || tag.empty();
   if (plain && safe_plain(text)) return text;
-  return quote_string(text);
+  if (plain || tag == "!") return quote_string(text);
+  // An explicit tag (`!!str yes`, `!!python/none`, `!local x`) is written back as it was read, so
+  // every YAML reader, DeepLabCut's included, sees the same value. An empty value after it is
+  // written '': a key's `:` right after a tag would read as part of the tag.
+  const std::string written = " " + (safe_plain(text) ? text : quote_string(text));
+  constexpr std::string_view kCoreSchema = "tag:yaml.org,2002:";
+  if (tag.compare(0, kCoreSchema.size(), kCoreSchema) == 0) {
+    // yaml-cpp reads a lone `!` at the very end of a file as this prefix with nothing after it:
+    // a non-specific tag, that is a string.
+    const std::string suffix = tag.substr(kCoreSchema.size());
+    return "!!" + (suffix.empty() ? std::string("str") : suffix) + written;
+  }
+  if (tag.front() == '!') return tag + written;
+  return "!<" + tag + ">" + written;
 }
 
 void emit_entry(std::string& out, const std::string& key, const YAML::Node& value, int indent) {
-  out += spaces(indent) + quote_string(key) + ":";
+  out += spaces(indent);
+  emit_key(out, quote_string(key), indent);
   emit_value(out, value, indent);
 }
 
@@ -242,7 +310,7 @@ std::optional<bool> parse_bool(std::string_view text) {
 }
 
 std::optional<long long> parse_int(std::string_view text) {
-  if (!matches(text, std::regex("[-+]?[0-9]+"))) return std::nullopt;
+  if (!is_decimal_integer(text)) return std::nullopt;
   try {
     return std::stoll(std::string(text));
   } catch (const std::out_of_range&) {
@@ -251,7 +319,7 @@ std::optional<long long> parse_int(std::string_view text) {
 }
 
 std::optional<double> parse_float(std::string_view text) {
-  if (!matches(text, float_pattern()) && !matches(text, int_pattern())) return std::nullopt;
+  if (!is_float(text) && !is_integer(text)) return std::nullopt;
   return parse_double(text);
 }
 

@@ -20,7 +20,7 @@ PlainType plain_type(std::string_view text);
 std::string quote_string(std::string_view text);
 
 /// A scalar node's text for the file: plain when it was plain (tag "?") and is safe, quoted
-/// otherwise.
+/// otherwise; an explicit tag (`!!str`, `!local`) is written before it as it was read.
 std::string scalar_for_file(const YAML::Node& scalar);
 
 /// Appends `key: value` (value indented under it if a collection) at `indent` spaces.

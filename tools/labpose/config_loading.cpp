@@ -3,6 +3,7 @@
 
 #include "core/console.hpp"
 #include "core/error.hpp"
+#include "core/printable.hpp"
 
 namespace labpose::tools {
 
@@ -12,12 +13,13 @@ projects::ProjectConfig load_project_config(const std::string& path) {
   if (const auto& old = config.project_path_corrected()) {
     try {
       config.save();
+      // The old path is text from the file: shown escaped, never as terminal control bytes.
       console::info("the project has moved: project_path in {} now says {} (was {})",
-                    config.file().string(), config.values().project_path,
-                    old->empty() ? "empty" : *old);
+                    config.file().string(), printable(config.values().project_path),
+                    old->empty() ? "empty" : printable(*old, 300));
     } catch (const Error& error) {
       console::debug("project_path not written back ({}); using {} for this run", error.what(),
-                     config.values().project_path);
+                     printable(config.values().project_path));
     }
   }
   return config;
