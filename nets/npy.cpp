@@ -11,7 +11,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
-#include "nets/printable.hpp"
+#include "core/printable.hpp"
 
 namespace labpose::nets {
 
@@ -79,7 +79,7 @@ NpyHeader parse_header(std::string_view text, const Bad& bad) {
   while (!next_is('}')) {
     const std::string key = read_string("key");
     if (!seen.insert(key).second)
-      throw bad(fmt::format("its header names '{}' twice", printable(key)));
+      throw bad(fmt::format("its header names '{}' twice", printable(key, 120)));
     expect(':', "after a key");
     skip_space();
     if (key == "descr") {
@@ -105,7 +105,7 @@ NpyHeader parse_header(std::string_view text, const Bad& bad) {
         }
       }
     } else {
-      throw bad(fmt::format("its header has the unknown key '{}'", printable(key)));
+      throw bad(fmt::format("its header has the unknown key '{}'", printable(key, 120)));
     }
     if (!next_is(',')) {
       expect('}', "at its end");
@@ -160,7 +160,7 @@ NpyArray parse_npy(std::string_view bytes, const std::string& name) {
   const NpyHeader header = parse_header(bytes.substr(header_start, header_length), bad);
   const std::size_t element_size = element_size_of(header.descr);
   if (element_size == 0) {
-    const std::string shown = printable(header.descr);
+    const std::string shown = printable(header.descr, 120);
     throw bad(
         header.descr.starts_with('>')
             ? fmt::format("its values are big-endian ({}); labpose reads little-endian", shown)

@@ -16,7 +16,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
-#include "nets/printable.hpp"
+#include "core/printable.hpp"
 
 namespace labpose::nets {
 namespace fs = std::filesystem;
@@ -211,14 +211,14 @@ SafetensorsFile parse_safetensors(std::string_view bytes, const std::string& nam
       if (!entry.is_object()) throw damaged("its __metadata__ is not a JSON object");
       for (const auto& [meta_key, value] : entry.items()) {
         if (!value.is_string()) {
-          throw damaged(
-              fmt::format("its __metadata__ value \"{}\" is not a string", printable(meta_key)));
+          throw damaged(fmt::format("its __metadata__ value \"{}\" is not a string",
+                                    printable(meta_key, 120)));
         }
         out.metadata[meta_key] = value.get<std::string>();
       }
       continue;
     }
-    const std::string tensor_name = printable(key);
+    const std::string tensor_name = printable(key, 120);
     if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") ||
         !entry.contains("data_offsets") || !entry["dtype"].is_string() ||
         !entry["shape"].is_array() || !entry["data_offsets"].is_array() ||
@@ -229,8 +229,8 @@ SafetensorsFile parse_safetensors(std::string_view bytes, const std::string& nam
     const std::string dtype = entry["dtype"].get<std::string>();
     const std::size_t element_size = dtype_size(dtype);
     if (element_size == 0) {
-      throw damaged(
-          fmt::format("tensor \"{}\" has the unknown dtype {}", tensor_name, printable(dtype)));
+      throw damaged(fmt::format("tensor \"{}\" has the unknown dtype {}", tensor_name,
+                                printable(dtype, 120)));
     }
     HostTensor tensor;
     std::uint64_t elements = 1;
@@ -239,18 +239,18 @@ SafetensorsFile parse_safetensors(std::string_view bytes, const std::string& nam
           dim.get<std::uint64_t>() >
               static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
         throw damaged(fmt::format("tensor \"{}\" has the invalid shape {}", tensor_name,
-                                  printable(entry["shape"].dump())));
+                                  printable(entry["shape"].dump(), 120)));
       }
       tensor.shape.push_back(dim.get<std::int64_t>());
       if (__builtin_mul_overflow(elements, dim.get<std::uint64_t>(), &elements)) {
         throw damaged(fmt::format("tensor \"{}\" has the shape {}, too large to exist", tensor_name,
-                                  printable(entry["shape"].dump())));
+                                  printable(entry["shape"].dump(), 120)));
       }
     }
     std::uint64_t byte_count = 0;
     if (__builtin_mul_overflow(elements, element_size, &byte_count)) {
       throw damaged(fmt::format("tensor \"{}\" has the shape {}, too large to exist", tensor_name,
-                                printable(entry["shape"].dump())));
+                                printable(entry["shape"].dump(), 120)));
     }
     const auto& offsets = entry["data_offsets"];
     if (!offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned()) {

@@ -116,8 +116,8 @@ PoseConfig read_pose_config(const fs::path& file, std::vector<std::string>* warn
   c.split = reader.text("split", true);
   c.training_fraction =
       reader.optional_number("training_fraction", 0.0, 1.0).value_or(c.training_fraction);
-  c.shuffle = static_cast<int>(reader.optional_integer("shuffle", 0).value_or(c.shuffle));
-  c.iteration = static_cast<int>(reader.optional_integer("iteration", 0).value_or(c.iteration));
+  c.shuffle = reader.optional_int("shuffle", 0, 1000000).value_or(c.shuffle);
+  c.iteration = reader.optional_int("iteration", 0, 1000000).value_or(c.iteration);
   c.bodyparts = reader.names("all_joints_names");
   if (c.bodyparts.empty())
     reader.fail("all_joints_names", reader.value("all_joints_names"),
@@ -148,7 +148,7 @@ PoseConfig read_pose_config(const fs::path& file, std::vector<std::string>* warn
     reader.fail("optimizer", reader.value("optimizer"),
                 fmt::format("optimizer must be adamw or sgd (found \"{}\")", c.optimizer));
   }
-  c.batch_size = static_cast<int>(reader.optional_integer("batch_size", 1).value_or(c.batch_size));
+  c.batch_size = reader.optional_int("batch_size", 1, 4096).value_or(c.batch_size);
   if (!reader.is_null("multi_step")) {
     const YAML::Node steps = reader.value("multi_step");
     if (!steps.IsSequence() || steps.size() == 0) {
@@ -179,20 +179,19 @@ PoseConfig read_pose_config(const fs::path& file, std::vector<std::string>* warn
   c.display_iters = reader.optional_integer("display_iters", 1).value_or(c.display_iters);
   c.save_iters = reader.optional_integer("save_iters", 1).value_or(c.save_iters);
   c.evaluate_iters = reader.optional_integer("evaluate_iters", 0).value_or(c.evaluate_iters);
-  c.keep_snapshots =
-      static_cast<int>(reader.optional_integer("keep_snapshots", 1).value_or(c.keep_snapshots));
-  c.early_stop_patience = static_cast<int>(
-      reader.optional_integer("early_stop_patience", 0).value_or(c.early_stop_patience));
+  c.keep_snapshots = reader.optional_int("keep_snapshots", 1, 1000000).value_or(c.keep_snapshots);
+  c.early_stop_patience =
+      reader.optional_int("early_stop_patience", 0, 1000000).value_or(c.early_stop_patience);
   c.seed = static_cast<std::uint64_t>(
       reader.optional_integer("seed", 0).value_or(static_cast<long long>(c.seed)));
-  c.freeze_backbone_stages = static_cast<int>(
-      reader.optional_integer("freeze_backbone_stages", 0).value_or(c.freeze_backbone_stages));
+  c.freeze_backbone_stages =
+      reader.optional_int("freeze_backbone_stages", 0, 1000).value_or(c.freeze_backbone_stages);
   c.unfreeze_backbone_after =
       reader.optional_integer("unfreeze_backbone_after", 0).value_or(c.unfreeze_backbone_after);
   c.backbone_lr_multiplier = reader.optional_number("backbone_lr_multiplier", 0.0, 100.0)
                                  .value_or(c.backbone_lr_multiplier);
 
-  c.stride = static_cast<int>(reader.optional_integer("stride", 1).value_or(c.stride));
+  c.stride = reader.optional_int("stride", 1, 1024).value_or(c.stride);
   if (c.stride != 8)
     reader.fail("stride", reader.value("stride"), "stride must be 8 (the networks' output stride)");
   c.pos_dist_thresh =
@@ -210,9 +209,9 @@ PoseConfig read_pose_config(const fs::path& file, std::vector<std::string>* warn
           "crop_size", crop,
           fmt::format("crop_size must be [width, height] (found {})", projects::describe(crop)));
     }
-    c.crop_width = static_cast<int>(reader.integer_of("crop_size", crop[0], 64, "the crop width"));
-    c.crop_height =
-        static_cast<int>(reader.integer_of("crop_size", crop[1], 64, "the crop height"));
+    // Up to 16384: the longest side a video frame may have (pipeline/video/probe.cpp).
+    c.crop_width = reader.int_of("crop_size", crop[0], 64, 16384, "the crop width");
+    c.crop_height = reader.int_of("crop_size", crop[1], 64, 16384, "the crop height");
   }
   c.global_scale = reader.optional_number("global_scale", 0.05, 20.0).value_or(c.global_scale);
   c.scale_jitter_lo =
@@ -229,8 +228,7 @@ PoseConfig read_pose_config(const fs::path& file, std::vector<std::string>* warn
   c.noise_probability =
       reader.optional_number("noise_probability", 0.0, 1.0).value_or(c.noise_probability);
   c.noise_stddev = reader.optional_number("noise_stddev", 0.0, 255.0).value_or(c.noise_stddev);
-  c.loader_threads =
-      static_cast<int>(reader.optional_integer("loader_threads", 1).value_or(c.loader_threads));
+  c.loader_threads = reader.optional_int("loader_threads", 1, 256).value_or(c.loader_threads);
   return c;
 }
 

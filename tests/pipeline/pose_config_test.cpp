@@ -94,7 +94,17 @@ std::string error_of(const std::string& text) {
 TEST(PoseConfig, BadValuesNameTheLine) {
   const std::string base = "net_type: resnet_50\nsplit: s.json\nall_joints_names: [a, b]\n";
   EXPECT_EQ(error_of(base + "batch_size: 0\n"),
-            "pose_cfg.yaml:4:13: batch_size must be a whole number >= 1 (found \"0\")");
+            "pose_cfg.yaml:4:13: batch_size must be a whole number from 1 to 4096 (found \"0\")");
+  // Values beyond an int are refused, never wrapped (2^31 would become a negative batch).
+  EXPECT_EQ(error_of(base + "batch_size: 2147483648\n"),
+            "pose_cfg.yaml:4:13: batch_size must be a whole number from 1 to 4096 (found "
+            "\"2147483648\")");
+  EXPECT_NE(error_of(base + "iteration: 4294967298\n")
+                .find("iteration must be a whole number from 0 to 1000000"),
+            std::string::npos);
+  EXPECT_NE(error_of(base + "crop_size: [64, 4294967360]\n")
+                .find("the crop height must be a whole number from 64 to 16384"),
+            std::string::npos);
   EXPECT_EQ(error_of(base + "optimizer: lbfgs\n"),
             "pose_cfg.yaml:4:12: optimizer must be adamw or sgd (found \"lbfgs\")");
   EXPECT_NE(error_of(base + "multi_step: [[0.001, 100], [0.0001, 50]]\n")

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "nets/printable.hpp"
+#include "core/printable.hpp"
 
 namespace labpose::tools {
 namespace {
@@ -35,7 +35,7 @@ const std::regex& decimal_number() {
 std::string shown_value(const std::string& value) {
   const bool number = std::regex_match(value, decimal_number());
   if (value.size() <= kLongestShownValue) {
-    return number ? value : "\"" + nets::printable(value) + "\"";
+    return number ? value : "\"" + printable(value, 120) + "\"";
   }
   if (std::regex_match(value, whole_number())) {
     const std::size_t digits = value.find_first_of("0123456789");
@@ -57,7 +57,7 @@ std::string shorten_numbers(const std::string& text) {
     last = text.cbegin() + it->position() + it->length();
   }
   out.append(last, text.cend());
-  return nets::printable(out, 400);
+  return printable(out, 400);
 }
 
 // The subcommands given on the command line, outermost first (`labpose net forward`: net, forward).
