@@ -27,6 +27,10 @@ from selenium.webdriver.common.actions.mouse_button import MouseButton
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
+# How long to wait for the page to reach a state before giving up. A bound against hangs, not a
+# timing the test relies on: on a loaded machine the page is only slower.
+PATIENCE = 180
+
 
 def settled(driver):
     """The page has loaded and no change is waiting for the server."""
@@ -50,7 +54,7 @@ def click(driver, x, y, button=MouseButton.LEFT):
     actions.pointer_action.pointer_down(button)
     actions.pointer_action.pointer_up(button)
     actions.perform()
-    WebDriverWait(driver, 10).until(settled)
+    WebDriverWait(driver, PATIENCE).until(settled)
 
 
 def drag(driver, start, end):
@@ -64,7 +68,7 @@ def drag(driver, start, end):
                                                 round(sy + (ey - sy) * step / 10))
     actions.pointer_action.pointer_up(MouseButton.LEFT)
     actions.perform()
-    WebDriverWait(driver, 10).until(settled)
+    WebDriverWait(driver, PATIENCE).until(settled)
 
 
 def points(driver):
@@ -72,7 +76,7 @@ def points(driver):
 
 
 def wait_for(driver, script, *arguments):
-    WebDriverWait(driver, 15).until(
+    WebDriverWait(driver, PATIENCE).until(
         lambda d: settled(d) and d.execute_script(script, *arguments))
 
 
@@ -105,7 +109,7 @@ def place_move_delete(driver):
     drag(driver, (after_clicks[0]["x"], after_clicks[0]["y"]), (20.5, 10.5))
     click(driver, after_clicks[1]["x"], after_clicks[1]["y"], MouseButton.RIGHT)
     driver.refresh()
-    WebDriverWait(driver, 20).until(settled)
+    WebDriverWait(driver, PATIENCE).until(settled)
     shown = driver.execute_script(
         "return [...document.querySelectorAll('#bodyparts li')]"
         ".map((li) => [li.dataset.bodypart, li.querySelector('.where').textContent]);")
@@ -132,7 +136,7 @@ def extras(driver):
     driver.switch_to.new_window("tab")
     second = driver.current_window_handle
     driver.get(page)  # the cookie carries the token
-    WebDriverWait(driver, 20).until(settled)
+    WebDriverWait(driver, PATIENCE).until(settled)
     show(driver, "img001.png")
     assert points(driver)[1] == placed, points(driver)
     driver.switch_to.window(first)
@@ -188,10 +192,10 @@ def main():
     try:
         driver.get(url)
         if scenario is unreadable:  # no frame to settle on: wait for the page to have started
-            WebDriverWait(driver, 20).until(
+            WebDriverWait(driver, PATIENCE).until(
                 lambda d: d.execute_script("return !!(window.labpose && window.labpose.ready);"))
         else:
-            WebDriverWait(driver, 20).until(settled)
+            WebDriverWait(driver, PATIENCE).until(settled)
         assert "token=" not in driver.current_url, driver.current_url
         print(json.dumps(scenario(driver)))
     finally:
