@@ -47,7 +47,7 @@ Error write_error(const fs::path& target, int error_number) {
       hint);
 }
 
-// Temp files are named .<target>.tmp-<host>-<pid>-<n>: the host (a hash of its name) because a
+// Temp entries are named .<target>.tmp-<host>-<pid>-<n>: the host (a hash of its name) because a
 // project on a network share is written from several machines, where a process id says nothing.
 std::string host_tag() {
   static const std::string tag = [] {
@@ -61,9 +61,12 @@ std::string host_tag() {
   return tag;
 }
 
-// The process id in `suffix` (what follows ".<target>.tmp-"), when the temp file was made on this
-// machine: "<host>-<pid>-<n>", or "<pid>-<n>" as labpose named them before the host was added.
-std::optional<long> local_writer(std::string_view suffix) {
+// The process id of a temp entry's name (".<name>.tmp-<host>-<pid>-<n>"), when it was made on this
+// machine; names as an older labpose wrote them (".<name>.tmp-<pid>-<n>") count as this machine's.
+std::optional<long> local_writer(std::string_view name) {
+  const std::size_t marker = name.rfind(".tmp-");
+  if (!name.starts_with('.') || marker == std::string_view::npos) return std::nullopt;
+  std::string_view suffix = name.substr(marker + 5);
   const std::string host = host_tag() + "-";
   if (suffix.starts_with(host)) {
     suffix.remove_prefix(host.size());
@@ -71,7 +74,7 @@ std::optional<long> local_writer(std::string_view suffix) {
     return std::nullopt;  // another machine's
   }
   const std::size_t dash = suffix.find('-');
-  if (dash == 0 || dash == std::string_view::npos) return std::nullopt;
+  if (dash == 0 || dash == std::string_view::npos || dash + 1 == suffix.size()) return std::nullopt;
   long pid = 0;
   for (const char c : suffix.substr(0, dash)) {
     if (c < '0' || c > '9' || pid > 100000000) return std::nullopt;
@@ -95,19 +98,20 @@ void fsync_path(const fs::path& path, bool directory, const fs::path& target) {
 
 }  // namespace
 
-void remove_stale_temp_files(const fs::path& target) {
-  const std::string prefix = "." + target.filename().string() + ".tmp-";
+fs::path temp_name_for(const fs::path& target) {
+  return folder_of(target) / fmt::format(".{}.tmp-{}-{}-{}", target.filename().string(), host_tag(),
+                                         ::getpid(), g_counter++);
+}
+
+void remove_stale_temps(const fs::path& folder) {
   std::error_code error;
-  for (fs::directory_iterator it(folder_of(target), error), end; !error && it != end;
-       it.increment(error)) {
-    const std::string name = it->path().filename().string();
-    if (!name.starts_with(prefix)) continue;
-    const std::optional<long> pid = local_writer(std::string_view(name).substr(prefix.size()));
+  for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
+    const std::optional<long> pid = local_writer(it->path().filename().string());
     if (!pid || *pid == ::getpid()) continue;
     // A process that still runs (or that we may not signal) may still be writing it.
     if (::kill(static_cast<pid_t>(*pid), 0) == 0 || errno != ESRCH) continue;
     std::error_code ignored;
-    fs::remove(it->path(), ignored);
+    fs::remove_all(it->path(), ignored);
   }
 }
 
@@ -153,9 +157,8 @@ AtomicFile::AtomicFile(fs::path target) : target_(std::move(target)) {
                 "create the folder first or check the path for typos");
   }
   if (fs::is_directory(target_, error)) throw write_error(target_, EISDIR);
-  remove_stale_temp_files(target_);
-  temp_ = folder / fmt::format(".{}.tmp-{}-{}-{}", target_.filename().string(), host_tag(),
-                               ::getpid(), g_counter++);
+  remove_stale_temps(folder);
+  temp_ = temp_name_for(target_);
   mode_t mode = 0666;  // umask applies, as for any new file
   struct stat existing {};
   if (::stat(target_.c_str(), &existing) == 0) mode = existing.st_mode & 07777;  // keep permissions

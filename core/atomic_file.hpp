@@ -46,8 +46,13 @@ std::string describe_errno(int error_number);
 /// act on: "no space left on /data/project/labeled-data/m1".
 std::string describe_errno(int error_number, const std::filesystem::path& file);
 
-/// Removes the temp files of `target` (.<name>.tmp-…) that a process of this machine which no
-/// longer runs left behind (killed while writing). AtomicFile calls it before each write.
-void remove_stale_temp_files(const std::filesystem::path& target);
+/// A new name beside `target` for a temp file or folder that becomes `target` by a rename:
+/// .<name>.tmp-<host>-<pid>-<n>, which remove_stale_temps() recognises.
+std::filesystem::path temp_name_for(const std::filesystem::path& target);
+
+/// Removes the temp files and folders in `folder` (named by temp_name_for) that a process of this
+/// machine which no longer runs left behind (killed while writing). AtomicFile calls it before each
+/// write; other writers of whole folders call it before they make theirs.
+void remove_stale_temps(const std::filesystem::path& folder);
 
 }  // namespace labpose

@@ -3,12 +3,9 @@
 
 #include <fcntl.h>
 #include <fmt/core.h>
-#include <signal.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
-#include <charconv>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -17,8 +14,6 @@ namespace labpose::labeling {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::atomic<unsigned> g_temp_counter{0};
 
 constexpr const char* kHint =
     "free some disk space (df -h) or check the folder's permissions (ls -ld), then click again: "
@@ -69,23 +64,6 @@ void copy_flushed(const fs::path& from, const fs::path& to, const fs::path& back
   if (failure != 0) throw backup_error(from, backup, failure);
 }
 
-// Temp folders of backups that a killed labpose left behind (".<name>.tmp-<pid>-<n>" whose process
-// is gone).
-void remove_abandoned_temps(const fs::path& backups) {
-  std::error_code error;
-  for (const auto& entry : fs::directory_iterator(backups, error)) {
-    const std::string name = entry.path().filename().string();
-    const std::size_t marker = name.rfind(".tmp-");
-    if (!name.starts_with('.') || marker == std::string::npos || !entry.is_directory(error))
-      continue;
-    int pid = 0;
-    const char* digits = name.data() + marker + 5;
-    const auto [end, code] = std::from_chars(digits, name.data() + name.size(), pid);
-    if (code != std::errc() || end == digits || pid <= 0 || pid == ::getpid()) continue;
-    if (::kill(pid, 0) != 0 && errno == ESRCH) fs::remove_all(entry.path(), error);
-  }
-}
-
 }  // namespace
 
 fs::path SessionBackups::dir(const fs::path& folder) const {
@@ -107,13 +85,12 @@ void SessionBackups::ensure(const fs::path& folder, const std::vector<fs::path>&
   const fs::path backups = folder / ".labpose-backups";
   fs::create_directories(backups, error);
   if (error) throw backup_error(existing.front(), backups, error.value());
-  remove_abandoned_temps(backups);
+  remove_stale_temps(backups);  // of sessions that were killed while making their backup
   fs::path target = backups / stamp_;
   // Another session started in the same second: a folder of its own.
   for (int n = 2; fs::exists(target, error); ++n)
     target = backups / fmt::format("{}-{}", stamp_, n);
-  const fs::path temp = backups / fmt::format(".{}.tmp-{}-{}", target.filename().string(),
-                                              ::getpid(), g_temp_counter++);
+  const fs::path temp = temp_name_for(target);
   if (!fs::create_directory(temp, error) || error)
     throw backup_error(existing.front(), target, error ? error.value() : EEXIST);
   try {

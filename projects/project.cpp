@@ -198,9 +198,10 @@ fs::path create_project(const CreateProjectOptions& options) {
                             (project / "config.yaml").string()));
   }
 
-  // Build everything in a hidden temp folder, then rename it into place in one step.
-  const fs::path temp = working / fmt::format(".{}.creating-{}", name, getpid());
-  fs::remove_all(temp, error);
+  // Build everything in a hidden temp folder, then rename it into place in one step. Temp folders
+  // of a create that was killed (copied videos can be large) go first.
+  remove_stale_temps(working);
+  const fs::path temp = temp_name_for(project);
   RemoveOnFailure cleanup(temp);
   make_folder(temp);
   const ProjectLayout staging(temp), final_layout(project);

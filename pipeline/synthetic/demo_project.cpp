@@ -6,6 +6,7 @@
 
 #include <fmt/core.h>
 
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "pipeline/frames/extract.hpp"
 #include "projects/config.hpp"
@@ -55,7 +56,8 @@ DemoProject create_demo_project(const DemoProjectOptions& options) {
 
   // The video is rendered into a hidden folder beside the project and copied in by
   // create_project, as a user's video would be.
-  const fs::path staging = dir / fmt::format(".labpose-demo-{}", ::getpid());
+  remove_stale_temps(dir);  // of a demo that was killed while making its project
+  const fs::path staging = temp_name_for(dir / "labpose-demo");
   const RemoveTree remove_staging(staging);
   fs::create_directories(staging, error);
   if (error) {

@@ -141,31 +141,33 @@ TEST(AtomicFile, TempFilesOfKilledWritersAreRemovedOnTheNextWrite) {
   const TempDir dir;
   const fs::path target = dir / "CollectedData_me.csv";
   write_text(target, "labels v1");
-  // A writer killed between creating its temp file and renaming it (as kill -9 does).
+  // A writer killed between creating its temp file and renaming it (as kill -9 does), and one
+  // killed while it filled a temp folder (a project being created, a session backup).
   const pid_t child = fork();
   if (child == 0) {
     AtomicFile file(target);
     write_text(file.temp_path(), "half of labels v2");
-    _exit(0);  // no destructor, no commit
+    const fs::path folder = temp_name_for(dir / "project");
+    fs::create_directories(folder / "videos");
+    write_text(folder / "videos" / "mouse.mp4", "half a video");
+    _exit(0);  // no destructor, no commit, no rename
   }
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
-  ASSERT_EQ(temp_files(dir.path()).size(), 1u);
-  // Temp files that are not stale: a process that still runs (this one, with a name as an older
-  // labpose wrote it), another machine's (a project on a network share), another file's.
+  ASSERT_EQ(temp_files(dir.path()).size(), 2u);
+  // An older labpose's name for a dead writer's temp file.
+  write_text(dir / fmt::format(".CollectedData_me.h5.tmp-{}-3", child), "x");
+  // Temp files that are not stale: a process that still runs (this one), another machine's (a
+  // project on a network share).
   const std::string live = fmt::format(".CollectedData_me.csv.tmp-{}-7", getpid());
   const std::string other_machine = ".CollectedData_me.csv.tmp-0badf00d-1-0";
-  const std::string other_file = fmt::format(".CollectedData_me.h5.tmp-{}-0", child);
-  for (const std::string& name : {live, other_machine, other_file}) write_text(dir / name, "x");
-  // An older labpose's name for a dead writer's temp file.
-  const std::string legacy = fmt::format(".CollectedData_me.csv.tmp-{}-3", child);
-  write_text(dir / legacy, "x");
+  for (const std::string& name : {live, other_machine}) write_text(dir / name, "x");
 
   write_file_atomically(target, "labels v2");
   EXPECT_EQ(read_text(target), "labels v2");
   std::vector<std::string> left = temp_files(dir.path());
   std::sort(left.begin(), left.end());
-  std::vector<std::string> expected{live, other_machine, other_file};
+  std::vector<std::string> expected{live, other_machine};
   std::sort(expected.begin(), expected.end());
   EXPECT_EQ(left, expected);
 }

@@ -1,6 +1,9 @@
 // create / add-videos: DeepLabCut's layout, all-or-nothing, clear errors.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "projects/layout.hpp"
 #include "projects/project.hpp"
@@ -104,6 +107,27 @@ TEST(CreateProject, FailureHalfwayLeavesNoFolder) {
   options.copy_videos = true;
   EXPECT_THROW(create_project(options), Error);
   EXPECT_EQ(entries(dir / "work"), 0u);
+}
+
+TEST(CreateProject, RemovesTheHalfMadeProjectOfACreateThatWasKilled) {
+  const TempDir dir;
+  testing::write_text(dir / "a.mp4", "x");
+  auto options = options_for(dir, {{dir / "a.mp4", 64, 48}});
+  // A create killed (kill -9) while it copied a large video into its temp folder.
+  const pid_t child = fork();
+  if (child == 0) {
+    const fs::path temp = temp_name_for(dir / "work" / "openfield-Pranav-2018-10-30");
+    fs::create_directories(temp / "videos");
+    testing::write_text(temp / "videos" / "big.mp4", std::string(100000, 'v'));
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_EQ(entries(dir / "work"), 1u);
+  options.copy_videos = true;
+  create_project(options);
+  EXPECT_EQ(entries(dir / "work"), 1u) << "only the new project, not the killed one's temp folder";
+  EXPECT_TRUE(fs::is_directory(dir / "work" / "openfield-Pranav-2018-10-30"));
 }
 
 TEST(AddVideos, AddsLinksFoldersAndConfigEntriesAndSkipsKnownVideos) {
