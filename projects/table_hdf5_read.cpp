@@ -32,10 +32,6 @@ using hdf5::check;
 using hdf5::check_status;
 using hdf5::Handle;
 
-constexpr const char* kDamagedHint =
-    "use the CSV beside it if there is one, or a backup (the .bak beside it); an analysis result "
-    "can be made again with labpose analyze";
-
 // zlib's largest compression ratio is about 1032:1; a compressed dataset may hold that much more
 // data than the file has bytes.
 constexpr std::uint64_t kMaxCompression = 1100;
@@ -84,7 +80,7 @@ class Reader {
   [[noreturn]] void damaged(const std::string& what) const {
     throw Error(fmt::format("{} is damaged: the table under '{}' has {}", source_.name.string(),
                             key_, what),
-                kDamagedHint);
+                wire::kDamagedFileHint);
   }
 
   // ---- attributes ----
@@ -445,7 +441,7 @@ OpenTable open_group(Handle file, const fs::path& path, const std::string& reque
                                               nullptr, 0, H5P_DEFAULT);
     if (length <= 0 || static_cast<std::uint64_t>(length) > 4096) {
       throw Error(fmt::format("{} is damaged: its table has no readable name", path.string()),
-                  kDamagedHint);
+                  wire::kDamagedFileHint);
     }
     open.key.assign(static_cast<std::size_t>(length) + 1, '\0');
     H5Lget_name_by_idx(open.file.get(), ".", H5_INDEX_NAME, H5_ITER_INC, 0, open.key.data(),
@@ -602,30 +598,14 @@ std::string read_in_child(const fs::path& file, const std::string& key, Read rea
                     "close other programs, or read the CSV beside it"));
         } catch (const std::exception& other) {
           return wire::encode_error(
-              Error(fmt::format("cannot read {}: {}", file.string(), other.what()), kDamagedHint));
+              Error(fmt::format("cannot read {}: {}", file.string(), other.what()),
+                    wire::kDamagedFileHint));
         }
       },
       deadline, &hdf5::library_mutex());
-  switch (result.status) {
-    case ChildResult::Status::finished:
-      return result.output;
-    case ChildResult::Status::crashed:
-      throw Error(
-          fmt::format("{} is damaged (the HDF5 library crashed reading it: {})", file.string(),
-                      result.signal != 0 ? describe_signal(result.signal)
-                                         : fmt::format("exit status {}", result.exit_code)),
-          kDamagedHint);
-    case ChildResult::Status::timed_out:
-      throw Error(fmt::format("{} is damaged (the HDF5 library was still reading it after {} s)",
-                              file.string(), deadline.count()),
-                  kDamagedHint);
-    case ChildResult::Status::killed:
-      throw Error(fmt::format("reading {} was stopped (SIGKILL: out of memory?)", file.string()),
-                  "a damaged file can claim a huge size; use the CSV beside it or a backup");
-    case ChildResult::Status::interrupted:
-      break;
-  }
-  throw Error(fmt::format("reading {} was interrupted", file.string()), "", ErrorKind::interrupted);
+  if (result.status != ChildResult::Status::finished)
+    throw wire::failed_read(file, result, deadline);
+  return result.output;
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // by their bytes.
 #include "projects/table_wire.hpp"
 
+#include <fmt/core.h>
+
 #include <cstdint>
 #include <cstring>
 
@@ -137,6 +139,35 @@ Hdf5Format decode_format(std::string_view bytes) {
   Cursor cursor(bytes);
   cursor.expect('F');
   return cursor.number() == 0 ? Hdf5Format::fixed : Hdf5Format::table;
+}
+
+const char* const kDamagedFileHint =
+    "use the CSV beside it if there is one, or a backup (the .bak beside it); an analysis result "
+    "can be made again with labpose analyze";
+
+Error failed_read(const std::filesystem::path& file, const ChildResult& result,
+                  std::chrono::seconds deadline) {
+  switch (result.status) {
+    case ChildResult::Status::crashed:
+      return Error(
+          fmt::format("{} is damaged (the HDF5 library crashed reading it: {})", file.string(),
+                      result.signal != 0 ? describe_signal(result.signal)
+                                         : fmt::format("exit status {}", result.exit_code)),
+          kDamagedFileHint);
+    case ChildResult::Status::timed_out:
+      return Error(fmt::format("{} is damaged (the HDF5 library was still reading it after {} s)",
+                               file.string(), deadline.count()),
+                   kDamagedFileHint);
+    case ChildResult::Status::killed:
+      return Error(fmt::format("reading {} was stopped (SIGKILL: out of memory?)", file.string()),
+                   "a damaged file can claim a huge size; use the CSV beside it or a backup");
+    case ChildResult::Status::interrupted:
+      return Error(fmt::format("reading {} was interrupted", file.string()), "",
+                   ErrorKind::interrupted);
+    case ChildResult::Status::finished:
+      break;
+  }
+  throw_internal_error("failed_read() of a child that answered", __FILE__, __LINE__);
 }
 
 }  // namespace labpose::projects::wire

@@ -17,7 +17,9 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "projects/child_process.hpp"
 #include "projects/table.hpp"
+#include "projects/table_wire.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace labpose::projects {
@@ -131,6 +133,40 @@ TEST(TableHdf5Damage, SizesFromTheFileAreBoundedByTheFile) {
   std::printf("%d size fields, %d tables, %d errors\n", fields, outcomes.tables, outcomes.errors);
   EXPECT_GE(fields, 10);  // axis0, axis1, block0_items: codes and levels; block0_values
   EXPECT_GT(outcomes.errors, fields);
+}
+
+// What read_table_hdf5 says when its child did not answer. (A file that crashes libhdf5 does so
+// only for some states of the heap, so the crash is made here.)
+TEST(TableHdf5Damage, AChildThatCrashedOrHungGivesAnErrorNamingTheFile) {
+  using namespace std::chrono_literals;
+  const fs::path file = "labeled-data/m4s1/CollectedData_Pranav.h5";
+  const ChildResult crashed = run_in_child(
+      [] {
+        std::raise(SIGSEGV);
+        return std::string();
+      },
+      60s);
+  const Error crash = wire::failed_read(file, crashed, 61s);
+  EXPECT_EQ(std::string(crash.what()),
+            "labeled-data/m4s1/CollectedData_Pranav.h5 is damaged (the HDF5 library crashed "
+            "reading it: SIGSEGV (invalid memory access))");
+  EXPECT_TRUE(contains(crash.hint(), "CSV beside it")) << crash.hint();
+  EXPECT_EQ(crash.kind(), ErrorKind::failure);
+
+  const ChildResult hung = run_in_child(
+      [] {
+        for (;;) pause();
+        return std::string();
+      },
+      100ms);
+  const Error hang = wire::failed_read(file, hung, 61s);
+  EXPECT_TRUE(contains(hang.what(), file.string() + " is damaged (the HDF5 library was still "
+                                                    "reading it after 61 s)"))
+      << hang.what();
+
+  ChildResult interrupted;
+  interrupted.status = ChildResult::Status::interrupted;
+  EXPECT_EQ(wire::failed_read(file, interrupted, 61s).kind(), ErrorKind::interrupted);
 }
 
 // The label server and analysis read in one thread while another writes. The child process of a
