@@ -5,9 +5,7 @@
 
 #include <hdf5.h>
 
-#include <filesystem>
 #include <mutex>
-#include <string>
 
 namespace labpose::projects::hdf5 {
 
@@ -68,9 +66,5 @@ class QuietErrors {
 /// libhdf5's internal lock held (Debian builds it thread-safe) and half-updated state. Holding
 /// this lock across the fork rules that out.
 std::mutex& library_mutex();
-
-/// `id` when it is a valid identifier, else an Error "<file>: HDF5 error while <what>".
-hid_t check(hid_t id, const std::filesystem::path& file, const std::string& what);
-void check_status(herr_t status, const std::filesystem::path& file, const std::string& what);
 
 }  // namespace labpose::projects::hdf5

@@ -30,6 +30,11 @@ std::mutex& library_mutex() {
   return mutex;
 }
 
+}  // namespace hdf5
+
+namespace {
+using hdf5::Handle;
+
 hid_t check(hid_t id, const fs::path& file, const std::string& what) {
   if (id < 0) throw Error(fmt::format("{}: HDF5 error while {}", file.string(), what));
   return id;
@@ -38,13 +43,6 @@ hid_t check(hid_t id, const fs::path& file, const std::string& what) {
 void check_status(herr_t status, const fs::path& file, const std::string& what) {
   if (status < 0) throw Error(fmt::format("{}: HDF5 error while {}", file.string(), what));
 }
-
-}  // namespace hdf5
-
-namespace {
-using hdf5::check;
-using hdf5::check_status;
-using hdf5::Handle;
 
 class Writer {
  public:

@@ -28,9 +28,22 @@
 namespace labpose::projects {
 namespace fs = std::filesystem;
 namespace {
-using hdf5::check;
-using hdf5::check_status;
 using hdf5::Handle;
+
+// libhdf5 failing on a file it opened: the file is damaged (or was cut short).
+[[noreturn]] void failed(const fs::path& file, const std::string& what) {
+  throw Error(fmt::format("{} is damaged: the HDF5 library failed while {}", file.string(), what),
+              wire::kDamagedFileHint);
+}
+
+hid_t check(hid_t id, const fs::path& file, const std::string& what) {
+  if (id < 0) failed(file, what);
+  return id;
+}
+
+void check_status(herr_t status, const fs::path& file, const std::string& what) {
+  if (status < 0) failed(file, what);
+}
 
 // zlib's largest compression ratio is about 1032:1; a compressed dataset may hold that much more
 // data than the file has bytes.
