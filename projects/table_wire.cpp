@@ -81,7 +81,8 @@ class Cursor {
     const std::uint64_t count = number();
     LABPOSE_ASSERT(count <= bytes_.size() / sizeof(double));
     std::vector<double> values(count);
-    std::memcpy(values.data(), bytes_.data(), count * sizeof(double));
+    if (count > 0)  // an empty vector's data() may be null, which memcpy must not get
+      std::memcpy(values.data(), bytes_.data(), count * sizeof(double));
     bytes_.remove_prefix(count * sizeof(double));
     return values;
   }
