@@ -96,22 +96,11 @@ std::size_t open_descriptors() {
   return count;
 }
 
-// A folder for the round trip's file, made once per process and removed at exit.
-const fs::path& scratch_folder() {
-  static const fs::path folder = [] {
-    // In memory where there is /dev/shm: the round trip's fsync costs nothing there.
-    char name[] = "/dev/shm/labpose-fuzz-table-hdf5-XXXXXX";
-    char fallback[] = "/tmp/labpose-fuzz-table-hdf5-XXXXXX";
-    const char* made = mkdtemp(name);
-    if (made == nullptr) made = mkdtemp(fallback);
-    if (made == nullptr) std::abort();
-    std::atexit([] {
-      std::error_code ignored;
-      fs::remove_all(scratch_folder(), ignored);
-    });
-    return fs::path(made);
-  }();
-  return folder;
+// Where the round trip writes, removed after each input: in memory where there is /dev/shm (the
+// write's fsync costs nothing there), one name per process.
+fs::path round_trip_file() {
+  const fs::path folder = fs::is_directory("/dev/shm") ? "/dev/shm" : fs::temp_directory_path();
+  return folder / ("labpose-fuzz-round-trip-" + std::to_string(getpid()) + ".h5");
 }
 
 }  // namespace
@@ -135,7 +124,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   const fs::path name = "CollectedData_fuzz.h5";
   const std::size_t descriptors = open_descriptors();
-  (void)scratch_folder();
 
   // 1. In a child: does libhdf5 survive these bytes?
   const projects::ChildResult trial = projects::run_in_child(
@@ -188,9 +176,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     keypoint_table = false;
   }
   if (keypoint_table) {
-    const fs::path file = scratch_folder() / "round-trip.h5";
+    const fs::path file = round_trip_file();
     projects::write_table_hdf5(table, file);
     const std::string written = labpose::read_file(file);
+    fs::remove(file);
     if (!projects::same_table(table, projects::parse_table_hdf5(written, file))) __builtin_trap();
   }
   if (H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL) != 0) __builtin_trap();
