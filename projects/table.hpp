@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace labpose::projects {
@@ -44,11 +45,17 @@ void write_table_csv(const Table& table, const std::filesystem::path& file);  //
 
 /// How pandas stored a DataFrame in an HDF5 file.
 enum class Hdf5Format { fixed, table };
+// The readers below run libhdf5 in a child process (it crashes on some damaged files): a damaged
+// file gives an Error naming it, whatever its bytes. Each read costs a fork (about a millisecond).
 /// The format of the single DataFrame in `file` (under `key`, or the only top-level group).
 Hdf5Format probe_table_hdf5(const std::filesystem::path& file, const std::string& key = {});
 /// Reads pandas' fixed format. The "table" format (old DeepLabCut files) is refused with a message
 /// that says to use the CSV beside it.
 Table read_table_hdf5(const std::filesystem::path& file, const std::string& key = {});
+/// What read_table_hdf5 does, on the bytes of a file and in this process: without its protection
+/// from a crash inside libhdf5. For the fuzz harness; labpose itself reads with read_table_hdf5.
+Table parse_table_hdf5(std::string_view bytes, const std::filesystem::path& file_for_messages,
+                       const std::string& key = {});
 /// Writes pandas' fixed format under `key`, attribute for attribute as pandas 1.5 + PyTables do.
 void write_table_hdf5(const Table& table, const std::filesystem::path& file,
                       const std::string& key = "df_with_missing");  // atomic
