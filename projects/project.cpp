@@ -45,7 +45,7 @@ class RemoveOnFailure {
 Error filesystem_error(const std::string& action, const fs::path& path,
                        const std::error_code& error) {
   return Error(
-      fmt::format("cannot {} {}: {}", action, path.string(), describe_errno(error.value())),
+      fmt::format("cannot {} {}: {}", action, path.string(), describe_errno(error.value(), path)),
       error.value() == EACCES || error.value() == EPERM
           ? "check the folder's permissions, or choose another folder with --dir"
           : std::string());
@@ -67,7 +67,8 @@ void copy_video(const fs::path& source, const fs::path& destination) {
   if (out < 0) {
     const int saved = errno;
     ::close(in);
-    throw Error(fmt::format("cannot write {}: {}", destination.string(), describe_errno(saved)));
+    throw Error(fmt::format("cannot write {}: {}", destination.string(),
+                            describe_errno(saved, destination)));
   }
   std::error_code ignored;
   const auto size = fs::file_size(source, ignored);
@@ -105,7 +106,7 @@ void copy_video(const fs::path& source, const fs::path& destination) {
   if (::close(out) != 0 && failure == 0) failure = errno;
   if (failure != 0) {
     throw Error(fmt::format("cannot copy {} to {}: {}", source.string(), destination.string(),
-                            describe_errno(failure)),
+                            describe_errno(failure, destination)),
                 failure == ENOSPC
                     ? "free some disk space, or leave out --copy-videos to link the videos instead"
                     : std::string());
@@ -115,10 +116,9 @@ void copy_video(const fs::path& source, const fs::path& destination) {
 
 // A symlink to the absolute source path, made under a temp name and renamed into place.
 void link_video(const fs::path& source, const fs::path& destination) {
-  const fs::path temp = destination.parent_path() /
-                        fmt::format(".{}.link-{}", destination.filename().string(), getpid());
+  remove_stale_temps(destination.parent_path());
+  const fs::path temp = temp_name_for(destination);
   std::error_code error;
-  fs::remove(temp, error);
   fs::create_symlink(fs::absolute(source), temp, error);
   if (error) {
     throw Error(fmt::format("cannot link {} into {}: {}", source.string(),

@@ -282,11 +282,13 @@ Error disk_error(const fs::path& file, int error_number) {
                              file.string()),
                  "the previous file is unchanged");
   }
-  return Error(fmt::format("cannot write {}: {}", file.string(), describe_errno(error_number)),
-               error_number == ENOSPC || error_number == EDQUOT
-                   ? "free some disk space (df -h) and run the command again; the previous file "
-                     "is unchanged"
-                   : "the previous file is unchanged");
+  return Error(
+      fmt::format("cannot write {}: {}", file.string(), describe_errno(error_number, file)),
+      error_number == ENOSPC || error_number == EDQUOT
+          ? fmt::format("free some space there (df -h {}) and run the command again; the previous "
+                        "file is unchanged",
+                        file.parent_path().string())
+          : "the previous file is unchanged");
 }
 
 void write_hdf5(const Table& table, std::size_t row_count, bool own_index, const RowSource& source,
