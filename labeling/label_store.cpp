@@ -15,6 +15,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/console.hpp"
+#include "core/printable.hpp"
 #include "projects/image_header.hpp"
 #include "projects/labels.hpp"
 #include "projects/layout.hpp"
@@ -361,7 +362,8 @@ FrameLabels LabelStore::set_point(std::string_view video, std::string_view image
                                   std::string_view bodypart, double x, double y) {
   const fs::path path = image_path(video, image);
   if (std::find(bodyparts_.begin(), bodyparts_.end(), bodypart) == bodyparts_.end())
-    throw RequestError(404, fmt::format("no bodypart \"{}\" in config.yaml", bodypart));
+    throw RequestError(404,
+                       fmt::format("no bodypart \"{}\" in config.yaml", printable(bodypart, 80)));
   if (!std::isfinite(x) || !std::isfinite(y))
     throw RequestError(400, "a point needs finite x and y");
   if (const auto size = projects::read_image_size(path)) {
@@ -390,7 +392,8 @@ FrameLabels LabelStore::delete_point(std::string_view video, std::string_view im
                                      std::string_view bodypart) {
   const fs::path path = image_path(video, image);
   if (std::find(bodyparts_.begin(), bodyparts_.end(), bodypart) == bodyparts_.end())
-    throw RequestError(404, fmt::format("no bodypart \"{}\" in config.yaml", bodypart));
+    throw RequestError(404,
+                       fmt::format("no bodypart \"{}\" in config.yaml", printable(bodypart, 80)));
   std::lock_guard lock(mutex_);
   const fs::path folder = path.parent_path();
   const LoadedLabels loaded = load(folder);

@@ -2,17 +2,27 @@
 #include "projects/labels.hpp"
 
 #include <fmt/core.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
 #include <set>
 
 #include "core/error.hpp"
+#include "core/printable.hpp"
 #include "projects/layout.hpp"
 
 namespace labpose::projects {
 namespace fs = std::filesystem;
+
+namespace {
+// Names from a config or a label file, joined for a message, each safe to print.
+template <typename Names>
+std::string quoted_list(const Names& names) {
+  std::string list;
+  for (const auto& name : names) list += (list.empty() ? "" : ", ") + printable(name, 80);
+  return list;
+}
+}  // namespace
 
 bool LabelFiles::any_exists() const {
   std::error_code error;
@@ -86,7 +96,7 @@ std::vector<KeypointColumns> keypoint_columns(const Table& table, const fs::path
     throw Error(fmt::format("{}: the column headers are [{}]; DeepLabCut label files have scorer, "
                             "bodyparts, coords "
                             "(and individuals in multi-animal projects)",
-                            file.string(), fmt::join(levels, ", ")),
+                            file.string(), quoted_list(levels)),
                 "is this a CollectedData file?");
   }
   const std::size_t bodypart_level = single ? 1 : 2, coord_level = single ? 2 : 3;
@@ -155,14 +165,15 @@ std::vector<Finding> check_label_columns(const Table& table, const ProjectConfig
   for (const auto& column : table.columns) scorers.insert(column[0]);
   if (scorers.size() > 1) {
     error(fmt::format("{}: the scorer row names several scorers ({})", file.string(),
-                      fmt::join(scorers, ", ")),
+                      quoted_list(scorers)),
           "a label file belongs to one scorer; merge files with labpose label instead of pasting "
           "columns");
   } else if (!scorers.empty() && *scorers.begin() != expected_scorer) {
-    warning(fmt::format("{}: the scorer row says \"{}\" but the file name says \"{}\"",
-                        file.string(), *scorers.begin(), expected_scorer),
-            "DeepLabCut's create_training_dataset skips such files; rename the scorer in the file "
-            "to match");
+    warning(
+        fmt::format("{}: the scorer row says \"{}\" but the file name says \"{}\"", file.string(),
+                    printable(*scorers.begin(), 80), printable(expected_scorer, 80)),
+        "DeepLabCut's create_training_dataset skips such files; rename the scorer in the file "
+        "to match");
   }
   const std::vector<std::string> known = config.keypoint_names();
   std::set<std::string> present;
@@ -170,21 +181,21 @@ std::vector<Finding> check_label_columns(const Table& table, const ProjectConfig
     present.insert(keypoint.bodypart);
     if (std::find(known.begin(), known.end(), keypoint.bodypart) == known.end()) {
       error(fmt::format("{}: column {}: unknown bodypart \"{}\" (config.yaml lists {})",
-                        file.string(), keypoint.x + table.index_levels + 1, keypoint.bodypart,
-                        fmt::join(known, ", ")),
+                        file.string(), keypoint.x + table.index_levels + 1,
+                        printable(keypoint.bodypart, 80), quoted_list(known)),
             "add it to bodyparts in config.yaml, or fix the name in the label file");
     }
     if (multi && keypoint.individual != "single" &&
         std::find(values.individuals.begin(), values.individuals.end(), keypoint.individual) ==
             values.individuals.end()) {
       error(fmt::format("{}: unknown individual \"{}\" (config.yaml lists {})", file.string(),
-                        keypoint.individual, fmt::join(values.individuals, ", ")));
+                        printable(keypoint.individual, 80), quoted_list(values.individuals)));
     }
   }
   for (const auto& name : known) {
     if (present.count(name) == 0) {
       warning(fmt::format("{}: config.yaml lists bodypart \"{}\" but the file has no column for it",
-                          file.string(), name),
+                          file.string(), printable(name, 80)),
               "a bodypart added after labeling is treated as not labeled in these frames");
     }
   }

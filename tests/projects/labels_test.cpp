@@ -83,6 +83,21 @@ TEST(Labels, ColumnsAreCheckedAgainstTheConfig) {
             std::string::npos);
 }
 
+// Names from a label file reach the terminal escaped: a hand-edited header cannot clear the screen.
+TEST(Labels, NamesFromTheFileArePrintedEscaped) {
+  const ProjectConfig config = ProjectConfig::parse(kConfig, "/p/config.yaml");
+  Table table = make_label_table("\x1b]0;x\x07me", {"snout", "\x1b[2Jnose"});
+  const auto findings =
+      check_label_columns(table, config, "/p/labeled-data/v/CollectedData_me.csv", "me");
+  ASSERT_FALSE(findings.empty());
+  for (const auto& finding : findings) {
+    EXPECT_EQ(finding.message.find('\x1b'), std::string::npos) << finding.message;
+    EXPECT_EQ(finding.message.find('\x07'), std::string::npos) << finding.message;
+  }
+  EXPECT_NE(findings[1].message.find("unknown bodypart \"\\x1b[2Jnose\""), std::string::npos)
+      << findings[1].message;
+}
+
 TEST(Labels, ImageKeysFromEitherIndexStyle) {
   Table table = make_label_table("me", {"a"});
   table.add_row({"labeled-data", "m4s1", "img0001.png"});
