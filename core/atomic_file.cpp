@@ -29,24 +29,6 @@ fs::path folder_of(const fs::path& file) {
   return file.has_parent_path() ? file.parent_path() : fs::path(".");
 }
 
-Error write_error(const fs::path& target, int error_number) {
-  std::string hint;
-  if (error_number == EACCES || error_number == EPERM || error_number == EROFS) {
-    hint = fmt::format(
-        "check that you may write to the folder {} (ls -ld), or work on a copy of the "
-        "project in a folder you own",
-        folder_of(target).string());
-  } else if (error_number == ENOSPC || error_number == EDQUOT) {
-    hint = fmt::format(
-        "free some space there (df -h {}) and run the command again; the previous file is "
-        "unchanged",
-        folder_of(target).string());
-  }
-  return Error(
-      fmt::format("cannot write {}: {}", target.string(), describe_errno(error_number, target)),
-      hint);
-}
-
 // Temp entries are named .<target>.tmp-<host>-<pid>-<n>: the host (a hash of its name) because a
 // project on a network share is written from several machines, where a process id says nothing.
 std::string host_tag() {
@@ -97,6 +79,30 @@ void fsync_path(const fs::path& path, bool directory, const fs::path& target) {
 }
 
 }  // namespace
+
+Error write_error(const fs::path& target, int error_number) {
+  if (error_number == EFBIG) {
+    return Error(fmt::format("cannot write {}: the file would be larger than the file system or "
+                             "the file size limit (ulimit -f) allows",
+                             target.string()),
+                 "the previous file is unchanged");
+  }
+  std::string hint = "the previous file is unchanged";
+  if (error_number == EACCES || error_number == EPERM || error_number == EROFS) {
+    hint = fmt::format(
+        "check that you may write to the folder {} (ls -ld), or work on a copy of the "
+        "project in a folder you own",
+        folder_of(target).string());
+  } else if (error_number == ENOSPC || error_number == EDQUOT) {
+    hint = fmt::format(
+        "free some space there (df -h {}) and run the command again; the previous file is "
+        "unchanged",
+        folder_of(target).string());
+  }
+  return Error(
+      fmt::format("cannot write {}: {}", target.string(), describe_errno(error_number, target)),
+      hint);
+}
 
 fs::path temp_name_for(const fs::path& target) {
   return folder_of(target) / fmt::format(".{}.tmp-{}-{}-{}", target.filename().string(), host_tag(),

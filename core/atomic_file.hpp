@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/error.hpp"
+
 namespace labpose {
 
 /// A temp file in the target's folder; commit() renames it over the target, the destructor removes
@@ -45,6 +47,10 @@ std::string describe_errno(int error_number);
 /// The same about writing or reading `file`, naming its folder where that is what the user must
 /// act on: "no space left on /data/project/labeled-data/m1".
 std::string describe_errno(int error_number, const std::filesystem::path& file);
+
+/// The Error for a failed write of `target` with errno `error_number`: names the file, the full
+/// folder or the permission problem, and a hint that says what to do and that the old file is kept.
+Error write_error(const std::filesystem::path& target, int error_number);
 
 /// A new name beside `target` for a temp file or folder that becomes `target` by a rename:
 /// .<name>.tmp-<host>-<pid>-<n>, which remove_stale_temps() recognises.

@@ -241,10 +241,7 @@ void write_frames_table_csv(const Table& header, std::size_t rows, const RowSour
   AtomicFile target(file);
   {
     std::ofstream out(target.temp_path(), std::ios::binary);
-    if (!out) {
-      throw Error(fmt::format("cannot write {}", file.string()),
-                  "check the folder's permissions and the free disk space");
-    }
+    if (!out) throw write_error(file, errno != 0 ? errno : EIO);
     Table one_level = header;
     one_level.index_levels = 1;
     out << csv_header(one_level);
@@ -260,13 +257,13 @@ void write_frames_table_csv(const Table& header, std::size_t rows, const RowSour
         text += std::to_string(first + r);
         append_csv_values(&values[r * columns], columns, text);
       }
+      errno = 0;
       out.write(text.data(), static_cast<std::streamsize>(text.size()));
+      if (!out) throw write_error(file, errno != 0 ? errno : EIO);
     }
+    errno = 0;
     out.flush();
-    if (!out) {
-      throw Error(fmt::format("cannot write {}: the disk may be full", file.string()),
-                  "free some disk space; the previous file is unchanged");
-    }
+    if (!out) throw write_error(file, errno != 0 ? errno : EIO);
   }
   target.commit();
 }

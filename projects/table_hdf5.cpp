@@ -275,21 +275,6 @@ class Writer {
 
 // The one file layout of both writers: with `own_index` the table's index, otherwise the integer
 // rows 0..row_count-1 (a streamed table); the values come from `source`.
-Error disk_error(const fs::path& file, int error_number) {
-  if (error_number == EFBIG) {
-    return Error(fmt::format("cannot write {}: the file would be larger than the file system or "
-                             "the file size limit (ulimit -f) allows",
-                             file.string()),
-                 "the previous file is unchanged");
-  }
-  return Error(
-      fmt::format("cannot write {}: {}", file.string(), describe_errno(error_number, file)),
-      error_number == ENOSPC || error_number == EDQUOT
-          ? fmt::format("free some space there (df -h {}) and run the command again; the previous "
-                        "file is unchanged",
-                        file.parent_path().string())
-          : "the previous file is unchanged");
-}
 
 void write_hdf5(const Table& table, std::size_t row_count, bool own_index, const RowSource& source,
                 const fs::path& file, const std::string& key) {
@@ -342,11 +327,11 @@ void write_hdf5(const Table& table, std::size_t row_count, bool own_index, const
       // write (the driver dropped the writes that followed it). The disk's error says more than
       // libhdf5's.
       handle.reset();
-      if (status.error_number != 0) throw disk_error(file, status.error_number);
+      if (status.error_number != 0) throw write_error(file, status.error_number);
       throw;
     }
     const bool closed = H5Fclose(handle.release()) >= 0;
-    if (status.error_number != 0) throw disk_error(file, status.error_number);
+    if (status.error_number != 0) throw write_error(file, status.error_number);
     if (!closed) {
       throw Error(fmt::format("cannot write {}: HDF5 could not finish the file", file.string()),
                   "the previous file is unchanged");

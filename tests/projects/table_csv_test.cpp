@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "projects/labels.hpp"
 #include "projects/table.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -114,6 +115,28 @@ TEST(TableCsv, RealProjectRoundTripsExactly) {
   EXPECT_EQ(table.row_count(), 116u);
   EXPECT_EQ(table.column_count(), 8u);
   EXPECT_EQ(table_to_csv(table), original);
+}
+
+// analyze's streamed CSV on a full disk: the reason and the folder, and the old file kept.
+TEST(TableCsv, StreamedTableOnAFullDiskNamesThePlace) {
+  LABPOSE_REQUIRE_SMALL_DISK(disk, 256 * 1024);
+  const std::filesystem::path file = disk / "tracks.csv";
+  Table header = make_label_table("me", {"snout"});
+  const RowSource rows = [](std::size_t first, std::size_t count, double* out) {
+    for (std::size_t i = 0; i < count * 2; ++i) out[i] = static_cast<double>(first) + 0.25;
+  };
+  write_frames_table_csv(header, 10, rows, file);
+  const std::string before = testing::read_text(file);
+  disk.fill();
+  try {
+    write_frames_table_csv(header, 100000, rows, file);
+    FAIL() << "expected an error";
+  } catch (const Error& error) {
+    EXPECT_TRUE(testing::contains(error.what(), "no space left on " + disk.path().string()))
+        << error.what();
+    EXPECT_TRUE(testing::contains(error.hint(), "the previous file is unchanged")) << error.hint();
+  }
+  EXPECT_EQ(testing::read_text(file), before);
 }
 
 }  // namespace
