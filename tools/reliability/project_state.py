@@ -1,9 +1,12 @@
 """What the reliability campaigns share: running labpose, demo projects, and digests of a project's
 files to tell an old file from a new one and both from a torn one. Not a test framework."""
 import hashlib
+import json
 import os
+import pickle
 import re
 import shutil
+import struct
 import subprocess
 
 import pandas as pd
@@ -11,16 +14,121 @@ import pandas as pd
 TEMP_NAME = re.compile(r"\.tmp-|\.creating-")
 
 
-def digest(path):
-    """A file's sha256; for HDF5 tables, of what pandas reads (HDF5 files carry their write time)."""
-    if path.endswith(".h5") and not TEMP_NAME.search(os.path.basename(path)):
+def table_digest(path):
+    """The digest of what pandas reads from an HDF5 table, read in a forked child: libhdf5 can crash
+    on a damaged file, and then the file is compared by its bytes. None when it cannot be read."""
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(reader)
         try:
             table = pd.read_hdf(path)
-            return "table:" + hashlib.sha256(table.to_csv().encode()).hexdigest()
-        except Exception:  # noqa: BLE001 - an unreadable file is compared by its bytes
+            os.write(writer, ("table:" + hashlib.sha256(table.to_csv().encode()).hexdigest())
+                     .encode())
+        except BaseException:  # noqa: BLE001 - an unreadable file is compared by its bytes
             pass
+        os._exit(0)
+    os.close(writer)
+    with os.fdopen(reader, "rb") as answer:
+        text = answer.read().decode()
+    os.waitpid(pid, 0)
+    return text or None
+
+
+def snapshot_digest(data):
+    """A snapshot's digest without its training time (`seconds` in the metadata), the one field two
+    identical runs differ in; None when the header cannot be read."""
+    try:
+        size = struct.unpack("<Q", data[:8])[0]
+        header = json.loads(data[8:8 + size])
+        header.get("__metadata__", {}).pop("seconds", None)
+    except (struct.error, ValueError, AttributeError):
+        return None
+    text = json.dumps(header, sort_keys=True).encode()
+    return "snapshot:" + hashlib.sha256(text + data[8 + size:]).hexdigest()
+
+
+TIMES = ("start", "stop", "run_duration")
+
+
+def without_times(value):
+    """An analysis's metadata without when it ran and how long it took."""
+    if isinstance(value, dict):
+        return {str(k): without_times(v) for k, v in value.items() if k not in TIMES}
+    if isinstance(value, (list, tuple)):
+        return [without_times(v) for v in value]
+    return value
+
+
+def metadata_digest(path):
+    """The digest of an analysis's _meta.json or _meta.pickle without its times; None when it
+    cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+        value = pickle.loads(data) if path.endswith(".pickle") else json.loads(data)
+    except Exception:  # noqa: BLE001 - a torn or foreign file is compared by its bytes
+        return None
+    text = json.dumps(without_times(value), sort_keys=True, default=str)
+    return "meta:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def whole_snapshot(path):
+    """A snapshot written to its end: a header that parses and tensors that fill the file."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    try:
+        size = struct.unpack("<Q", data[:8])[0]
+        header = json.loads(data[8:8 + size])
+        end = max((entry["data_offsets"][1] for key, entry in header.items()
+                   if key != "__metadata__"), default=0)
+    except (struct.error, ValueError, KeyError, TypeError, AttributeError):
+        return False
+    return len(data) == 8 + size + end
+
+
+def digest(path):
+    """A file's sha256, of what matters: for HDF5 tables what pandas reads (HDF5 files carry their
+    write time); snapshots, learning_stats.csv and an analysis's metadata without their timings. learning_stats.csv's
+    digest is its text, so that a log cut at a line can be told from a torn one (is_log_prefix)."""
+    name = os.path.basename(path)
+    if TEMP_NAME.search(name):
+        pass
+    elif name.endswith(".h5"):
+        table = table_digest(path)
+        if table:
+            return table
+    elif name.endswith(".safetensors"):
+        with open(path, "rb") as handle:
+            snapshot = snapshot_digest(handle.read())
+        if snapshot:
+            return snapshot
+    elif name.endswith(("_meta.json", "_meta.pickle")):
+        meta = metadata_digest(path)
+        if meta:
+            return meta
+    elif name == "learning_stats.csv":
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().split("\n")
+        if lines and lines[0].endswith(",seconds"):
+            lines = [line.rsplit(",", 1)[0] if line else line for line in lines]
+        return "log:" + "\n".join(lines)
     with open(path, "rb") as handle:
         return hashlib.sha256(handle.read()).hexdigest()
+
+
+def is_log_prefix(value, complete):
+    """True when `value` is the digest of a log that holds whole lines of `complete`'s, in order:
+    what a run stopped part way (a full disk, a kill) leaves."""
+    return (value is not None and complete is not None and value.startswith("log:")
+            and complete.startswith(value) and value.endswith("\n"))
+
+
+def whole_png(path):
+    """A PNG file that was written to its end (signature first, IEND chunk last)."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    return data.startswith(b"\x89PNG\r\n\x1a\n") and data.endswith(b"IEND\xaeB`\x82")
 
 
 def digest_tree(root):
