@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -47,6 +48,78 @@ std::vector<std::string> label_scorers(const fs::path& folder) {
   return {scorers.begin(), scorers.end()};
 }
 
+namespace {
+
+// "<folder>/<image>" of a row, the same in both index styles.
+std::string row_name(const Table& table, std::size_t row) {
+  const ImageKey key = image_key(table, row);
+  return key.stem + "/" + key.image;
+}
+
+std::string column_name(const Table& table, std::size_t column) {
+  std::string name;
+  for (std::size_t level = 1; level < table.columns[column].size(); ++level)
+    name += (name.empty() ? "" : " ") + printable(table.columns[column][level], 80);
+  return name;
+}
+
+// Where the .h5 (read) and the CSV beside it disagree by more than a thousandth of a pixel: the
+// CSV edited by hand and not converted, or a damaged .h5 (HDF5 keeps no checksum of its values).
+// Empty when they agree or the CSV cannot be read.
+std::string difference(const Table& h5, const LabelFiles& files) {
+  Table csv;
+  try {
+    csv = read_table_csv(files.csv);
+  } catch (const Error&) {
+    return {};  // a broken CSV beside a good .h5: DeepLabCut reads the .h5 alone too
+  }
+  std::map<std::string, std::size_t> csv_rows, csv_columns;
+  for (std::size_t r = 0; r < csv.row_count(); ++r) csv_rows.emplace(row_name(csv, r), r);
+  for (std::size_t c = 0; c < csv.column_count(); ++c) csv_columns.emplace(column_name(csv, c), c);
+  std::size_t count = 0;
+  std::string first;
+  const auto differ = [&](std::string what) {
+    if (count++ == 0) first = std::move(what);
+  };
+  for (std::size_t c = 0; c < h5.column_count(); ++c) {
+    if (csv_columns.count(column_name(h5, c)) == 0)
+      differ(fmt::format("the column {} is in the .h5 and not in the CSV", column_name(h5, c)));
+  }
+  std::set<std::string> h5_rows;
+  for (std::size_t r = 0; r < h5.row_count(); ++r) {
+    const std::string row = row_name(h5, r);
+    h5_rows.insert(row);
+    const auto csv_row = csv_rows.find(row);
+    if (csv_row == csv_rows.end()) {
+      differ(fmt::format("{} has a row in the .h5 and none in the CSV", printable(row, 200)));
+      continue;
+    }
+    for (std::size_t c = 0; c < h5.column_count(); ++c) {
+      const std::string column = column_name(h5, c);
+      const auto csv_column = csv_columns.find(column);
+      if (csv_column == csv_columns.end()) continue;
+      const double a = h5.at(r, c), b = csv.at(csv_row->second, csv_column->second);
+      if ((std::isnan(a) && std::isnan(b)) || std::fabs(a - b) <= 1e-3) continue;
+      differ(fmt::format("{} {} is {} in the .h5 and {} in the CSV (line {})", printable(row, 200),
+                         column, a, b, csv_row->second + csv.column_level_names.size() + 1));
+    }
+  }
+  for (std::size_t r = 0; r < csv.row_count(); ++r) {
+    if (h5_rows.count(row_name(csv, r)) == 0)
+      differ(fmt::format("{} has a row in the CSV (line {}) and none in the .h5",
+                         printable(row_name(csv, r), 200), r + csv.column_level_names.size() + 1));
+  }
+  if (count == 0) return {};
+  return fmt::format(
+      "{} and {} differ ({} value{}; first: {}); the .h5 is used, as DeepLabCut does. If you "
+      "edited the CSV by hand, make the .h5 from it with labpose convert-labels <config.yaml> "
+      "--to h5",
+      files.h5.filename().string(), files.csv.filename().string(), count, count == 1 ? "" : "s",
+      first);
+}
+
+}  // namespace
+
 LoadedLabels read_labels(const LabelFiles& files) {
   std::error_code error;
   const bool has_csv = fs::exists(files.csv, error), has_h5 = fs::exists(files.h5, error);
@@ -61,6 +134,10 @@ LoadedLabels read_labels(const LabelFiles& files) {
       if (probe_table_hdf5(files.h5) == Hdf5Format::fixed) {
         loaded.table = read_table_hdf5(files.h5);
         loaded.source = files.h5;
+        if (has_csv) {
+          std::string note = difference(loaded.table, files);
+          if (!note.empty()) loaded.notes.push_back(std::move(note));
+        }
         return loaded;
       }
       if (!has_csv) {

@@ -76,6 +76,9 @@ Dataset merge_labeled_data(const projects::ProjectConfig& config, MergeReport* r
     const projects::LabelFiles files = projects::label_files(folder, config.values().scorer);
     if (!files.any_exists()) continue;
     const projects::LoadedLabels loaded = projects::read_labels(files);
+    if (report != nullptr) {
+      for (const auto& note : loaded.notes) report->notes.push_back(folder.string() + ": " + note);
+    }
     for (auto& image : images_of(loaded.table, loaded.source, dataset.bodyparts)) {
       const std::string path = image.path;
       if (by_path.count(path) != 0) {

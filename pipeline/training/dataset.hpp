@@ -29,6 +29,7 @@ struct Dataset {
 struct MergeReport {
   std::vector<std::string> skipped;  // frames left out (no labels, missing or unreadable image)
   std::vector<std::string> dropped;  // points left out (outside their image)
+  std::vector<std::string> notes;    // which label file was read and why (e.g. .h5 and CSV differ)
 };
 
 /// Merges the labels of every labeled-data folder of the project (the config's scorer). Frames

@@ -44,6 +44,38 @@ TEST(Labels, ReadsTheFixedH5AndFallsBackToTheCsv) {
   EXPECT_EQ(label_scorers(dir.path()), std::vector<std::string>{"me"});
 }
 
+// A CSV edited by hand and not converted, or an .h5 whose values a damaged disk changed: the .h5 is
+// read, as DeepLabCut does, and a note says where the two differ.
+TEST(Labels, AnH5ThatDiffersFromItsCsvIsNoted) {
+  const TempDir dir;
+  const LabelFiles files = label_files(dir.path(), "me");
+  Table table = make_label_table("me", {"snout", "tail"});
+  table.at(table.add_row({"labeled-data", "v", "img1.png"}), 0) = 5;
+  table.at(table.add_row({"labeled-data", "v", "img2.png"}), 2) = 7;
+  write_labels(table, files);
+  EXPECT_TRUE(read_labels(files).notes.empty());
+
+  Table edited = table;
+  edited.at(1, 2) = 7.25;
+  edited.at(edited.add_row({"labeled-data", "v", "img3.png"}), 1) = 1;
+  write_table_csv(edited, files.csv);
+  const LoadedLabels loaded = read_labels(files);
+  EXPECT_EQ(loaded.source, files.h5);
+  EXPECT_TRUE(same_table(loaded.table, table));
+  ASSERT_EQ(loaded.notes.size(), 1u);
+  EXPECT_TRUE(
+      testing::contains(loaded.notes[0],
+                        "CollectedData_me.h5 and CollectedData_me.csv differ (2 values; first: "
+                        "v/img2.png tail x is 7 in the .h5 and 7.25 in the CSV (line 5))"))
+      << loaded.notes[0];
+  EXPECT_TRUE(testing::contains(loaded.notes[0], "convert-labels")) << loaded.notes[0];
+
+  edited = table;
+  edited.at(1, 2) = 7.0004;  // a CSV written with fewer decimals is the same labels
+  write_table_csv(edited, files.csv);
+  EXPECT_TRUE(read_labels(files).notes.empty());
+}
+
 TEST(Labels, KeypointColumnsAndTheirErrors) {
   Table table = make_label_table("me", {"snout", "tail"});
   const auto keypoints = keypoint_columns(table, "f.csv");

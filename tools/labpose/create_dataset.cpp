@@ -80,6 +80,7 @@ Command create_dataset_command() {
       const projects::ProjectConfig config = load_project_config(options->config);
       pipeline::MergeReport report;
       const pipeline::Dataset dataset = pipeline::merge_labeled_data(config, &report);
+      report_lines(report.notes, "notes on label files");
       report_lines(report.skipped, "skipped frames");
       report_lines(report.dropped, "dropped points");
       console::info("merged {} labeled image{} ({} frame{} skipped, {} point{} left out)",
