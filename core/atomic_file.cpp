@@ -227,11 +227,8 @@ std::string read_file(const fs::path& path) {
 fs::path keep_backup(const fs::path& file) {
   fs::path backup = file;
   backup += ".bak";
-  AtomicFile copy(backup);
-  std::error_code error;
-  fs::copy_file(file, copy.temp_path(), fs::copy_options::overwrite_existing, error);
-  if (error) throw write_error(backup, error.value());
-  copy.commit();
+  // Not fs::copy_file: libstdc++ reports a full disk during its copy as "input/output error".
+  write_file_atomically(backup, read_file(file));
   return backup;
 }
 

@@ -195,6 +195,24 @@ TEST(AtomicFile, AFullDiskNamesThePlaceAndKeepsThePreviousFile) {
   EXPECT_EQ(read_text(target), "more labels");
 }
 
+TEST(AtomicFile, ABackupOnAFullDiskNamesThePlace) {
+  LABPOSE_REQUIRE_SMALL_DISK(disk, 256 * 1024);
+  const fs::path target = disk / "CollectedData_me.h5";
+  write_file_atomically(target, std::string(100 * 1024, 'l'));
+  disk.fill(16 * 1024);
+  try {
+    keep_backup(target);
+    FAIL() << "expected an error";
+  } catch (const Error& error) {
+    EXPECT_TRUE(testing::contains(error.what(), "no space left on " + disk.path().string()))
+        << error.what();
+  }
+  EXPECT_FALSE(fs::exists(disk / "CollectedData_me.h5.bak"));
+  EXPECT_TRUE(temp_files(disk.path()).empty());
+  disk.empty();
+  EXPECT_EQ(read_text(keep_backup(target)), std::string(100 * 1024, 'l'));
+}
+
 TEST(ReadFile, NamesTheMissingFile) {
   const TempDir dir;
   try {

@@ -38,7 +38,7 @@ UNCLEAR = re.compile(r"std::|_M_|basic_ios|what\(\)|Segmentation|core dumped|Abo
                      r"Input/output error|stoi|stod|unknown error")
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 LONG_NUMBER = re.compile(r"\d{40,}")
-PROTECTED = re.compile(r"(^config\.yaml$|CollectedData_[^/]*\.(csv|h5)$)")
+PROTECTED = re.compile(r"(^config\.yaml$|^labeled-data/.*CollectedData_[^/]*\.(csv|h5)$)")
 
 
 class Case:
@@ -105,7 +105,7 @@ class Probe(Labpose):
         paths["tracks"] = next(os.path.join(project, "videos", n) for n in
                                os.listdir(os.path.join(project, "videos")) if n.endswith(".h5"))
         case.mutate(paths)
-        protected = {p: d for p, d in digest_tree(project).items() if PROTECTED.search(p)}
+        protected = {p: d for p, d in digest_tree(project, raw=True).items() if PROTECTED.search(p)}
         command = [part.format(**paths) for part in case.command]
         try:
             result = subprocess.run([self.binary, *command], capture_output=True, timeout=self.timeout,
@@ -114,7 +114,7 @@ class Probe(Labpose):
             verdict = self.classify(result.returncode, output, case)
         except subprocess.TimeoutExpired:
             verdict, output = "hang", ""
-        after = {p: d for p, d in digest_tree(project).items() if PROTECTED.search(p)}
+        after = {p: d for p, d in digest_tree(project, raw=True).items() if PROTECTED.search(p)}
         changed = [p for p in protected if after.get(p) != protected[p]
                    and not any(p.endswith(w) for w in case.writes)]
         if changed and verdict != "hang":
@@ -348,7 +348,9 @@ class Probe(Labpose):
             def mutate(p):
                 data, size, head = header(p)
                 body = data[8 + size:]
-                body = change(head, bytearray(body)) or body
+                changed = bytearray(body)
+                change(head, changed)
+                body = changed
                 text = json.dumps(head).encode()
                 write(p["snapshot"], struct.pack("<Q", len(text)) + text + bytes(body))
             return mutate
@@ -382,8 +384,9 @@ class Probe(Labpose):
                 data_offsets=[-8, 8])),
         }
         for name, mutate in cases.items():
-            for command in (["evaluate", "{config}", "--snapshot", "2"],
-                            ["analyze", "{config}", "{video}", "--snapshot", "2", "--overwrite"],
+            # Index 0 is snapshot-2.safetensors (the best one, snapshot-best-2, is last).
+            for command in (["evaluate", "{config}", "--snapshot", "0"],
+                            ["analyze", "{config}", "{video}", "--snapshot", "0", "--overwrite"],
                             ["create-dataset", "{config}", "--shuffle", "3", "--net",
                              "mobilenet_v2_0.35", "--weights", "{snapshot}"],
                             ["net", "forward", "--arch", "mobilenet_v2_0.35", "--bodyparts", "4",

@@ -48,11 +48,14 @@ def snapshot_digest(data):
     return "snapshot:" + hashlib.sha256(text + data[8 + size:]).hexdigest()
 
 
-TIMES = ("start", "stop", "run_duration")
+# When an analysis ran, how fast, and where a resumed one started: what two runs that make the same
+# tracks differ in.
+TIMES = ("start", "stop", "run_duration", "started", "finished", "seconds", "frames_per_second",
+         "resumed_from_frame")
 
 
 def without_times(value):
-    """An analysis's metadata without when it ran and how long it took."""
+    """An analysis's metadata without TIMES."""
     if isinstance(value, dict):
         return {str(k): without_times(v) for k, v in value.items() if k not in TIMES}
     if isinstance(value, (list, tuple)):
@@ -131,9 +134,15 @@ def whole_png(path):
     return data.startswith(b"\x89PNG\r\n\x1a\n") and data.endswith(b"IEND\xaeB`\x82")
 
 
-def digest_tree(root):
-    """{relative path: digest} of every file under root, temp files included."""
-    return {os.path.relpath(os.path.join(folder, name), root): digest(os.path.join(folder, name))
+def digest_tree(root, raw=False):
+    """{relative path: digest} of every file under root, temp files included; `raw`: of the bytes
+    (did anything write the file), not of what the file says (digest)."""
+    def one(path):
+        if raw:
+            with open(path, "rb") as handle:
+                return hashlib.sha256(handle.read()).hexdigest()
+        return digest(path)
+    return {os.path.relpath(os.path.join(folder, name), root): one(os.path.join(folder, name))
             for folder, _, names in os.walk(root) for name in names}
 
 
