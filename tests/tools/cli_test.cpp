@@ -11,6 +11,7 @@
 #include "nets/npy.hpp"
 #include "nets/ref/backend.hpp"
 #include "nets/safetensors.hpp"
+#include "pipeline/training/snapshot.hpp"
 #include "tests/labeling/labeling_support.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -268,6 +269,16 @@ TEST(Cli, NetForwardRefusesNanWeightsAndAnOverflowingInputShape) {
   };
   CommandResult result = forward("good.safetensors", "input.npy");
   ASSERT_EQ(result.exit_code, 0) << result.output;
+  // A training snapshot, with the optimizer's state beside the parameters, runs as it is.
+  pipeline::SnapshotMetadata metadata;
+  metadata.iteration = 3;
+  metadata.architecture = "mobilenet_v2_0.35";
+  metadata.bodyparts = {"snout", "tail"};
+  metadata.training_fraction = 0.95;
+  pipeline::write_snapshot(dir / "snapshot-3.safetensors", *net,
+                           {{"first_moment", nets::HostTensor{{2}, {0.5F, 0.5F}}}}, metadata);
+  result = forward("snapshot-3.safetensors", "input.npy");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
   result = forward("nan.safetensors", "input.npy");
   EXPECT_EQ(result.exit_code, 1) << result.output;
   EXPECT_TRUE(contains(result.output, (dir / "nan.safetensors").string() +

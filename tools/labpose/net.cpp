@@ -12,6 +12,7 @@
 #include "nets/npy.hpp"
 #include "nets/safetensors.hpp"
 #include "pipeline/devices.hpp"
+#include "pipeline/training/snapshot.hpp"
 #include "tools/labpose/command.hpp"
 
 namespace labpose::tools {
@@ -29,7 +30,11 @@ int run_forward(const ForwardOptions& options) {
   auto backend = pipeline::make_backend(options.device);
   nets::PoseNetSpec spec{options.architecture, options.bodyparts, !options.raw_input};
   auto net = nets::build_pose_net(*backend, spec);
-  const nets::SafetensorsFile weights = nets::read_safetensors(options.weights);
+  nets::SafetensorsFile weights = nets::read_safetensors(options.weights);
+  const auto format = weights.metadata.find("format");
+  if (format != weights.metadata.end() && format->second.rfind("labpose snapshot", 0) == 0) {
+    weights = pipeline::read_snapshot(options.weights).file;  // without the optimizer's state
+  }
   const bool has_head = weights.tensors.count("head.score.weight") != 0;
   if (has_head) {
     nets::load_weights(*net, weights, nets::LoadScope::all, options.weights);
