@@ -63,15 +63,19 @@ std::string column_name(const Table& table, std::size_t column) {
   return name;
 }
 
-// Where the .h5 (read) and the CSV beside it disagree by more than a thousandth of a pixel: the
-// CSV edited by hand and not converted, or a damaged .h5 (HDF5 keeps no checksum of its values).
-// Empty when they agree or the CSV cannot be read.
+// Where the .h5 (read) and the CSV beside it disagree by more than a thousandth of a pixel, or why
+// the CSV cannot be read: the CSV edited by hand and not converted, or a damaged .h5 (HDF5 keeps
+// no checksum of its values). Empty when they agree.
 std::string difference(const Table& h5, const LabelFiles& files) {
   Table csv;
   try {
     csv = read_table_csv(files.csv);
-  } catch (const Error&) {
-    return {};  // a broken CSV beside a good .h5: DeepLabCut reads the .h5 alone too
+  } catch (const Error& error) {
+    return fmt::format(
+        "{} cannot be read ({}); the .h5 beside it is used, as DeepLabCut does. If you edited the "
+        "CSV by hand, fix it and make the .h5 from it with labpose convert-labels <config.yaml> "
+        "--to h5",
+        files.csv.filename().string(), error.what());
   }
   std::map<std::string, std::size_t> csv_rows, csv_columns;
   for (std::size_t r = 0; r < csv.row_count(); ++r) csv_rows.emplace(row_name(csv, r), r);

@@ -13,6 +13,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/printable.hpp"
 #include "nets/random.hpp"
 #include "projects/image_header.hpp"
 #include "projects/labels.hpp"
@@ -33,7 +34,7 @@ std::vector<LabeledImage> images_of(const projects::Table& table, const fs::path
     if (found == bodyparts.end()) {
       throw Error(
           fmt::format("{}: the labels name bodypart \"{}\", which config.yaml does not list",
-                      file.string(), keypoint.bodypart),
+                      file.string(), printable(keypoint.bodypart, 80)),
           "add it to bodyparts in config.yaml or fix the label file (labpose check-labels shows "
           "all problems)");
     }
@@ -44,6 +45,7 @@ std::vector<LabeledImage> images_of(const projects::Table& table, const fs::path
     const projects::ImageKey key = projects::image_key(table, row);
     LabeledImage image;
     image.path = "labeled-data/" + key.stem + "/" + key.image;
+    image.source = file.filename().string();
     for (const auto& [x, y] : columns) {
       image.x.push_back(x == SIZE_MAX ? std::nan("") : table.at(row, x));
       image.y.push_back(y == SIZE_MAX ? std::nan("") : table.at(row, y));
@@ -88,8 +90,10 @@ Dataset merge_labeled_data(const projects::ProjectConfig& config, MergeReport* r
       by_path.emplace(path, std::move(image));
     }
   }
-  for (auto& [path, labeled_image] : by_path) {
+  for (auto& [key, labeled_image] : by_path) {
     LabeledImage& image = labeled_image;  // a lambda may not capture a structured binding (C++17)
+    // How messages name the image: its path and the label file, safe to print.
+    const std::string path = fmt::format("{} ({})", printable(key, 300), image.source);
     const auto labeled = [&] {
       for (std::size_t j = 0; j < image.x.size(); ++j) {
         if (!std::isnan(image.x[j]) && !std::isnan(image.y[j])) return true;

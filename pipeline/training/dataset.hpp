@@ -18,6 +18,7 @@ struct LabeledImage {
   std::string path;           // "labeled-data/<stem>/<image>", relative to the project folder
   int width = 0, height = 0;  // pixels
   std::vector<double> x, y;   // one per bodypart; NaN where not labeled
+  std::string source;         // the label file's name (CollectedData_<scorer>.h5 or .csv)
 };
 
 struct Dataset {

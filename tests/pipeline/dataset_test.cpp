@@ -84,10 +84,15 @@ TEST(Dataset, BadImagesAndPointsAreReportedAndLeftOut) {
       return line.find(part) != std::string::npos;
     });
   };
-  EXPECT_TRUE(mentions(report.skipped,
-                       all.images[0].path + ": the image is missing, not a PNG/JPEG, or damaged"));
-  EXPECT_TRUE(mentions(report.skipped, all.images[1].path + ": the image is missing"));
-  EXPECT_TRUE(mentions(report.dropped, all.images[moved].path + ": ")) << "the point outside";
+  // Each message names the image and the label file to fix.
+  const auto named = [&](std::size_t i) {
+    return all.images[i].path + " (" + all.images[i].source + "): ";
+  };
+  EXPECT_TRUE(all.images[0].source.starts_with("CollectedData_")) << all.images[0].source;
+  EXPECT_TRUE(
+      mentions(report.skipped, named(0) + "the image is missing, not a PNG/JPEG, or damaged"));
+  EXPECT_TRUE(mentions(report.skipped, named(1) + "the image is missing"));
+  EXPECT_TRUE(mentions(report.dropped, named(moved))) << "the point outside";
   EXPECT_TRUE(mentions(report.dropped, "is outside the 320x240 image"));
 }
 

@@ -74,6 +74,15 @@ TEST(Labels, AnH5ThatDiffersFromItsCsvIsNoted) {
   edited.at(1, 2) = 7.0004;  // a CSV written with fewer decimals is the same labels
   write_table_csv(edited, files.csv);
   EXPECT_TRUE(read_labels(files).notes.empty());
+
+  write_text(files.csv, testing::read_text(files.csv) + "labeled-data,v,img9.png,1,oops,,\n");
+  const LoadedLabels broken_csv = read_labels(files);
+  EXPECT_TRUE(same_table(broken_csv.table, table));
+  ASSERT_EQ(broken_csv.notes.size(), 1u);
+  EXPECT_TRUE(testing::contains(broken_csv.notes[0], "CollectedData_me.csv cannot be read ("))
+      << broken_csv.notes[0];
+  EXPECT_TRUE(testing::contains(broken_csv.notes[0], "CollectedData_me.csv:6:5: \"oops\""))
+      << broken_csv.notes[0];
 }
 
 TEST(Labels, KeypointColumnsAndTheirErrors) {

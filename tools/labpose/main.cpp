@@ -2,6 +2,7 @@
 // errors to exit codes (0 ok, 1 failure, 2 usage, 3 interrupted but resumable).
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
+#include <opencv2/core/utils/logger.hpp>
 
 #include <cstdio>
 #include <map>
@@ -23,6 +24,9 @@ void print_error(const std::string& message, const std::string& hint) {
 
 int main(int argc, char** argv) {
   using labpose::tools::command_table;
+  // OpenCV's own warnings (an image it cannot open, with the raw path) would bypass labpose's
+  // messages, which name the file safely and say what to do.
+  cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_SILENT);
   CLI::App app(
       "labpose: markerless pose estimation for lab-animal video, with DeepLabCut's project files",
       "labpose");

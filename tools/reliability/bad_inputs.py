@@ -42,16 +42,25 @@ PROTECTED = re.compile(r"(^config\.yaml$|^labeled-data/.*CollectedData_[^/]*\.(c
 
 
 class Case:
-    def __init__(self, group, name, mutate, command, names=None, writes=()):
+    def __init__(self, group, name, mutate, command, names=None, writes=(), warns=False):
         self.group, self.name, self.mutate, self.command = group, name, mutate, command
         self.names = names  # a file name the message must contain, if any
         self.writes = writes  # protected files this command may legitimately write
+        self.warns = warns  # the command goes on (exit 0) with a warning that names the file
 
 
 def write(path, data):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "wb" if isinstance(data, bytes) else "w") as handle:
         handle.write(data)
+
+
+def first_body(answer):
+    """The body of the first HTTP response in `answer` (the server may answer a garbled request
+    twice on one connection), as long as its Content-Length says."""
+    head, _, rest = answer.partition("\r\n\r\n")
+    length = re.search(r"(?im)^content-length:\s*(\d+)", head)
+    return rest[:int(length.group(1))] if length else rest
 
 
 def read(path):
@@ -123,6 +132,10 @@ class Probe(Labpose):
         self.record(case.group, case.name, verdict, output)
 
     def classify(self, code, output, case):
+        if code == 0 and case.warns:
+            warned = any(line.lstrip().startswith("warning:") and case.names in line
+                         for line in output.splitlines())
+            return "clear" if warned and not CONTROL.search(output) else "unclear"
         if code == 0:
             return "accepted"
         if code < 0 or code > 3:
@@ -229,8 +242,14 @@ class Probe(Labpose):
                            names="config.yaml", writes=writes)
 
     def label_cases(self):
-        def edit_csv(change):
-            return lambda p: write(p["csv"], change(open(p["csv"]).read()))
+        # The CSV alone (its .h5 removed): beside a fixed-format .h5 the .h5 is read, as in
+        # DeepLabCut, and the CSV's damage is a warning (the case "beside its .h5" below).
+        def edit_csv(change, keep_h5=False):
+            def mutate(p):
+                write(p["csv"], change(open(p["csv"]).read()))
+                if not keep_h5:
+                    os.remove(p["h5"])
+            return mutate
 
         def row(text, n):
             return text.splitlines()[n]
@@ -262,6 +281,10 @@ class Probe(Labpose):
                 yield Case("label CSV (hand-edited)", f"{name} / {command[0]}", edit_csv(change),
                            command, names="CollectedData",
                            writes=("config.yaml",) if command[0] == "create-dataset" else ())
+        for name in ("truncated in a row", "a word for a number", "negative coordinates"):
+            yield Case("label CSV (hand-edited)", f"{name}, beside its .h5 / check-labels",
+                       edit_csv(changes[name], keep_h5=True), ["check-labels", "{config}"],
+                       names="CollectedData_labpose.csv", warns=True)
 
     def h5_cases(self):
         def flip(offsets, key):
@@ -567,7 +590,7 @@ class Probe(Labpose):
             code = int(status.group(1)) if status else 0
             if answer == "TIMEOUT" or server.poll() is not None:
                 verdict = "hang" if answer == "TIMEOUT" else "crash"
-            elif 400 <= code < 500 and (not CONTROL.search(answer.split("\r\n\r\n", 1)[-1])):
+            elif 400 <= code < 500 and not CONTROL.search(first_body(answer)):
                 verdict = "clear"
             elif code == 0 and name in ("garbage request line", "10000 headers"):
                 verdict = "clear"  # the connection was closed: nothing to answer
