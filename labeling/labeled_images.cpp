@@ -12,6 +12,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/printable.hpp"
 #include "pipeline/analysis/labeled_video.hpp"
 #include "pipeline/plots/colormap.hpp"
 #include "pipeline/plots/markers.hpp"
@@ -53,7 +54,8 @@ std::vector<LabeledImagesFolder> draw_labeled_images(const projects::ProjectConf
       const fs::path image_file = folder / key.image;
       cv::Mat bgr = cv::imread(image_file.string(), cv::IMREAD_COLOR);
       if (bgr.empty()) {
-        result.problems.push_back(fmt::format("cannot read {}", image_file.string()));
+        result.problems.push_back(fmt::format("cannot read {}: missing, or not a PNG/JPEG image",
+                                              printable(image_file.string(), 300)));
         continue;
       }
       cv::Mat rgb;

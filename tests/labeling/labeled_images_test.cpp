@@ -51,5 +51,24 @@ TEST(LabeledImages, DrawsEveryLabelOntoItsFrame) {
   EXPECT_EQ(cv::norm(unlabeled, cv::imread((folder / "img002.png").string()), cv::NORM_INF), 0.0);
 }
 
+// A row naming an image that is not there (a hand-edited CSV): a problem that names it, escaped.
+TEST(LabeledImages, AMissingImageIsAProblemNamedSafely) {
+  testing::TempDir dir;
+  const fs::path config_file = testing::make_labeling_project(dir.path());
+  const fs::path folder = config_file.parent_path() / "labeled-data" / "mouse";
+  projects::Table table =
+      projects::make_label_table("Alice", {"snout", "leftear", "rightear", "tailbase"});
+  table.add_row({"labeled-data", "mouse", "\x1b[2Jimg001.png"});
+  projects::write_labels(table, projects::label_files(folder, "Alice"));
+
+  const auto drawn = draw_labeled_images(projects::ProjectConfig::load(config_file));
+  ASSERT_EQ(drawn.size(), 1u);
+  ASSERT_EQ(drawn[0].problems.size(), 1u);
+  EXPECT_TRUE(testing::contains(drawn[0].problems[0], "cannot read " +
+                                                          (folder / "\\x1b[2Jimg001.png").string() +
+                                                          ": missing, or not a PNG/JPEG image"))
+      << drawn[0].problems[0];
+}
+
 }  // namespace
 }  // namespace labpose::labeling
