@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/printable.hpp"
 #include "projects/image_header.hpp"
 #include "projects/layout.hpp"
 #include "projects/project.hpp"
@@ -70,24 +71,6 @@ void check_folder(const ProjectConfig& config, FolderReport& report) {
   report.findings.insert(report.findings.end(), column_findings.begin(), column_findings.end());
   const auto keypoints = keypoint_columns(table, loaded.source);
 
-  // The CSV and the .h5 should say the same; training reads the .h5.
-  std::error_code exists_error;
-  if (loaded.source == files.h5 && fs::exists(files.csv, exists_error)) {
-    try {
-      if (!same_table(read_table_csv(files.csv), table)) {
-        warning(
-            fmt::format("{} and {} disagree", files.csv.filename().string(),
-                        files.h5.filename().string()),
-            fmt::format(
-                "the .h5 is what training reads; make the CSV match with labpose convert-labels "
-                "{} --to csv (or --to h5 if the CSV is right)",
-                config.file().string()));
-      }
-    } catch (const Error& failure) {
-      warning(fmt::format("{} cannot be read: {}", files.csv.string(), failure.what()));
-    }
-  }
-
   const bool csv_source = loaded.source.extension() == ".csv";
   const std::size_t header_lines = table.column_level_names.size();
   std::set<std::string> seen;
@@ -98,7 +81,7 @@ void check_folder(const ProjectConfig& config, FolderReport& report) {
     const std::string where =
         csv_source ? fmt::format("{}:{}", loaded.source.string(), header_lines + row + 1)
                    : fmt::format("{}: row {}", loaded.source.string(), row + 1);
-    const std::string path = table.row_path(row);
+    const std::string path = printable(table.row_path(row), 300);  // from the file: escaped
     if (!seen.insert(key.stem + "/" + key.image).second) {
       error(fmt::format("{}: the image {} is listed twice", where, path),
             "keep one row per image; delete the duplicate line");
@@ -107,7 +90,7 @@ void check_folder(const ProjectConfig& config, FolderReport& report) {
     if (key.stem != stem) {
       warning(
           fmt::format("{}: the row names video folder \"{}\" but the file is in labeled-data/{}",
-                      where, key.stem, stem));
+                      where, printable(key.stem, 200), stem));
     }
     const fs::path image = config.project_dir() / "labeled-data" / key.stem / key.image;
     const bool image_exists = fs::is_regular_file(image, fs_error);
@@ -122,7 +105,7 @@ void check_folder(const ProjectConfig& config, FolderReport& report) {
     for (const auto& keypoint : keypoints) {
       const double x = table.at(row, keypoint.x), y = table.at(row, keypoint.y);
       if (std::isnan(x) != std::isnan(y)) {
-        error(fmt::format("{}: {} has only {} set", where, keypoint.bodypart,
+        error(fmt::format("{}: {} has only {} set", where, printable(keypoint.bodypart, 80),
                           std::isnan(x) ? "y" : "x"),
               "a point needs both coordinates; set the other or clear both");
         continue;
@@ -136,7 +119,7 @@ void check_folder(const ProjectConfig& config, FolderReport& report) {
           std::string image_size;
           if (known_size) image_size = fmt::format("{}x{} ", size.width, size.height);
           first_out_of_bounds = fmt::format("{}: {} at ({}, {}) is outside the {}image", where,
-                                            keypoint.bodypart, x, y, image_size);
+                                            printable(keypoint.bodypart, 80), x, y, image_size);
         }
       }
     }

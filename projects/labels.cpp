@@ -115,9 +115,9 @@ std::string difference(const Table& h5, const LabelFiles& files) {
   }
   if (count == 0) return {};
   return fmt::format(
-      "{} and {} differ ({} value{}; first: {}); the .h5 is used, as DeepLabCut does. If you "
-      "edited the CSV by hand, make the .h5 from it with labpose convert-labels <config.yaml> "
-      "--to h5",
+      "{} and {} differ ({} value{}; first: {}); the .h5 is used, as DeepLabCut does. Make the "
+      "CSV match with labpose convert-labels <config.yaml> --to csv, or, if you edited the CSV "
+      "by hand, the .h5 from it with --to h5",
       files.h5.filename().string(), files.csv.filename().string(), count, count == 1 ? "" : "s",
       first);
 }

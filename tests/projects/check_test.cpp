@@ -135,7 +135,18 @@ TEST(CheckLabels, CsvAndH5ThatDisagreeAreReported) {
   table.at(0, 0) = 1.25;
   write_table_hdf5(table, fixture.folder / "CollectedData_me.h5");
   const std::string messages = all_messages(check_project_labels(fixture.config()));
-  EXPECT_NE(messages.find("CollectedData_me.csv and CollectedData_me.h5 disagree"),
+  EXPECT_NE(messages.find("CollectedData_me.h5 and CollectedData_me.csv differ (1 value; first: "
+                          "mouse1/img0.png snout x is 1.25 in the .h5 and 1 in the CSV (line 4))"),
+            std::string::npos)
+      << messages;
+}
+
+TEST(CheckLabels, NamesFromARowAreEscaped) {
+  const Fixture fixture;
+  fixture.write_csv("labeled-data,mouse1,\x1b[2Jimg0.png,1,2,3,\n");
+  const std::string messages = all_messages(check_project_labels(fixture.config()));
+  EXPECT_EQ(messages.find('\x1b'), std::string::npos) << messages;
+  EXPECT_NE(messages.find("the image labeled-data/mouse1/\\x1b[2Jimg0.png does not exist"),
             std::string::npos)
       << messages;
 }
