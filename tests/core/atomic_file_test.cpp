@@ -196,10 +196,10 @@ TEST(AtomicFile, AFullDiskNamesThePlaceAndKeepsThePreviousFile) {
 }
 
 TEST(AtomicFile, ABackupOnAFullDiskNamesThePlace) {
-  LABPOSE_REQUIRE_SMALL_DISK(disk, 256 * 1024);
+  LABPOSE_REQUIRE_SMALL_DISK(disk, std::size_t{256} * 1024);
   const fs::path target = disk / "CollectedData_me.h5";
-  write_file_atomically(target, std::string(100 * 1024, 'l'));
-  disk.fill(16 * 1024);
+  write_file_atomically(target, std::string(std::size_t{100} * 1024, 'l'));
+  disk.fill(std::size_t{16} * 1024);
   try {
     keep_backup(target);
     FAIL() << "expected an error";
@@ -210,7 +210,7 @@ TEST(AtomicFile, ABackupOnAFullDiskNamesThePlace) {
   EXPECT_FALSE(fs::exists(disk / "CollectedData_me.h5.bak"));
   EXPECT_TRUE(temp_files(disk.path()).empty());
   disk.empty();
-  EXPECT_EQ(read_text(keep_backup(target)), std::string(100 * 1024, 'l'));
+  EXPECT_EQ(read_text(keep_backup(target)), std::string(std::size_t{100} * 1024, 'l'));
 }
 
 TEST(ReadFile, NamesTheMissingFile) {

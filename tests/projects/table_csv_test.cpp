@@ -119,7 +119,7 @@ TEST(TableCsv, RealProjectRoundTripsExactly) {
 
 // analyze's streamed CSV on a full disk: the reason and the folder, and the old file kept.
 TEST(TableCsv, StreamedTableOnAFullDiskNamesThePlace) {
-  LABPOSE_REQUIRE_SMALL_DISK(disk, 256 * 1024);
+  LABPOSE_REQUIRE_SMALL_DISK(disk, std::size_t{256} * 1024);
   const std::filesystem::path file = disk / "tracks.csv";
   Table header = make_label_table("me", {"snout"});
   const RowSource rows = [](std::size_t first, std::size_t count, double* out) {
