@@ -3,12 +3,12 @@
 #include "core/atomic_file.hpp"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <csignal>  // kill(pid, 0): is the writer alive
 #include <cstdint>
 #include <cstring>
 #include <fstream>

@@ -50,7 +50,7 @@ class CudaPlan final : public nets::InferencePlan {
     // With fp16/bf16, ops other than normalization read a converted copy of the fp32 input.
     if (type_ != DataType::f32 && converted_input) {
       input_buffer_ = acquire(bytes(input));
-      steps_.push_back([this, elements = input.elements()] {
+      steps_.emplace_back([this, elements = input.elements()] {
         kernels::convert(DataType::f32, input_data_, type_, buffer(input_buffer_), elements,
                          state_.queue());
       });
@@ -90,8 +90,8 @@ class CudaPlan final : public nets::InferencePlan {
       const auto index = static_cast<std::size_t>(output);
       outputs_.push_back(backend.allocate(shapes[index]));
       output_shapes_.push_back(shapes[index]);
-      steps_.push_back([this, output, target = device_data(outputs_.back()),
-                        elements = shapes[index].elements()] {
+      steps_.emplace_back([this, output, target = device_data(outputs_.back()),
+                           elements = shapes[index].elements()] {
         kernels::convert(type_, value(output), DataType::f32, target, elements, state_.queue());
       });
     }
@@ -166,8 +166,8 @@ class CudaPlan final : public nets::InferencePlan {
     const float* scale = constant(op.scale, context);
     const float* shift = constant(op.shift, context);
     const bool from_input = op.input < 0;
-    steps_.push_back([this, i, input = op.input, from_input, scale, shift,
-                      pixels = in.n() * in.h() * in.w(), channels = in.c()] {
+    steps_.emplace_back([this, i, input = op.input, from_input, scale, shift,
+                         pixels = in.n() * in.h() * in.w(), channels = in.c()] {
       kernels::channel_affine(from_input ? DataType::f32 : type_,
                               from_input ? input_data_ : value(input), type_, value(i), scale,
                               shift, pixels, channels, state_.queue());
@@ -175,7 +175,7 @@ class CudaPlan final : public nets::InferencePlan {
   }
 
   void add_pool(const FusedOp& op, const Shape& in, const Shape& out, int i) {
-    steps_.push_back([this, i, input = op.input, shape = make_pool_shape(in, out, op.pool)] {
+    steps_.emplace_back([this, i, input = op.input, shape = make_pool_shape(in, out, op.pool)] {
       kernels::max_pool_forward(type_, value(input), value(i), shape, state_.queue());
     });
   }
@@ -214,10 +214,10 @@ class CudaPlan final : public nets::InferencePlan {
     }
     const float* bias = constant(op.bias, context);
 
-    steps_.push_back([this, conv, weights, bias, context, transposed, i, input = op.input,
-                      residual = op.residual, before = op.activation,
-                      after = op.activation_after_residual, pixels = out.n() * out.h() * out.w(),
-                      outputs = out.c()] {
+    steps_.emplace_back([this, conv, weights, bias, context, transposed, i, input = op.input,
+                         residual = op.residual, before = op.activation,
+                         after = op.activation_after_residual, pixels = out.n() * out.h() * out.w(),
+                         outputs = out.c()] {
       const CudnnConvGeometry& g = conv->geometry;
       void* workspace = workspace_ != nullptr ? workspace_->data() : nullptr;
       if (!transposed) {

@@ -184,7 +184,7 @@ LabelStore::LabelStore(const projects::ProjectConfig& config, bool refine)
 fs::path LabelStore::folder_of(std::string_view video) const {
   if (!is_plain_name(video))
     throw RequestError(400, fmt::format("\"{}\" is not a labeled-data folder name", video));
-  const fs::path folder = projects::ProjectLayout(project_root_).labeled_data_folder(video);
+  fs::path folder = projects::ProjectLayout(project_root_).labeled_data_folder(video);
   std::error_code error;
   if (!fs::is_directory(folder, error) || video.ends_with("_labeled"))
     throw RequestError(404, fmt::format("no labeled-data folder \"{}\"", video));
@@ -203,7 +203,7 @@ fs::path LabelStore::image_path(std::string_view video, std::string_view image) 
   const fs::path folder = folder_of(video);
   if (!is_plain_name(image) || !is_image_name(image))
     throw RequestError(400, fmt::format("\"{}\" is not an image name (.png, .jpg)", image));
-  const fs::path path = folder / image;
+  fs::path path = folder / image;
   std::error_code error;
   if (!fs::is_regular_file(path, error))
     throw RequestError(404, fmt::format("no image labeled-data/{}/{}", video, image));

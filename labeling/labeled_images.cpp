@@ -43,7 +43,7 @@ std::vector<LabeledImagesFolder> draw_labeled_images(const projects::ProjectConf
       table = projects::read_labels(files).table;
       keypoints = projects::keypoint_columns(table, files.csv);
     } catch (const Error& failure) {
-      result.problems.push_back(failure.what());
+      result.problems.emplace_back(failure.what());
       results.push_back(std::move(result));
       continue;
     }

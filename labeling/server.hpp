@@ -20,7 +20,7 @@ struct ServerOptions {
   int port = 0;         // 0: any free port
   bool refine = false;  // show machinelabels predictions (frames from extract-outliers)
   std::string token;    // empty: a new random one
-  std::size_t max_body_bytes = 64 * 1024;
+  std::size_t max_body_bytes = std::size_t{64} * 1024;
   // A connection may wait this long for a request (or the next one on a kept-alive connection),
   std::chrono::milliseconds idle_timeout{5000};
   // then has this long to send it whole, and again to take the answer.

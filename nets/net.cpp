@@ -39,9 +39,9 @@ void Net::finalize() {
     for (std::size_t n = 0; n < nodes_.size(); ++n) {
       if (pass == 0) owned[n].clear();
       const auto declared = nodes_[n].layer->declare_parameters();
-      for (std::size_t k = 0; k < declared.size(); ++k) {
-        if (declared[k].trainable != (pass == 0)) continue;
-        parameters_.push_back(std::make_unique<Parameter>(declared[k]));
+      for (const auto& parameter : declared) {
+        if (parameter.trainable != (pass == 0)) continue;
+        parameters_.push_back(std::make_unique<Parameter>(parameter));
       }
     }
   }
@@ -81,14 +81,14 @@ void Net::finalize() {
       mine.push_back(by_name.at(declared.name));
     node.layer->bind_parameters(mine);
   }
-  for (std::size_t n = 0; n < nodes_.size(); ++n) {
+  for (Node& node : nodes_) {
     bool needs = false;
-    for (const auto& declared : nodes_[n].layer->declare_parameters())
+    for (const auto& declared : node.layer->declare_parameters())
       needs = needs || declared.trainable;
-    for (int input : nodes_[n].inputs) {
+    for (int input : node.inputs) {
       if (input != kInput) needs = needs || nodes_[static_cast<std::size_t>(input)].needs_gradient;
     }
-    nodes_[n].needs_gradient = needs;
+    node.needs_gradient = needs;
   }
   finalized_ = true;
 }
@@ -128,8 +128,7 @@ void Net::prepare(const Shape& input, bool training) {
   const auto is_output = [&](int n) {
     return std::find(outputs_.begin(), outputs_.end(), n) != outputs_.end();
   };
-  for (std::size_t n = 0; n < nodes_.size(); ++n) {
-    Node& node = nodes_[n];
+  for (Node& node : nodes_) {
     std::vector<Shape> shapes;
     for (int i : node.inputs)
       shapes.push_back(i == kInput ? input : nodes_[static_cast<std::size_t>(i)].shape);

@@ -54,7 +54,7 @@ NpyHeader parse_header(std::string_view text, const Bad& bad) {
     if (quote != '\'' && quote != '"') throw bad(fmt::format("its header has no quoted {}", what));
     const std::size_t end = text.find(quote, at + 1);
     if (end == std::string_view::npos) throw bad(fmt::format("its header's {} is cut short", what));
-    const std::string value(text.substr(at + 1, end - at - 1));
+    std::string value(text.substr(at + 1, end - at - 1));
     at = end + 1;
     return value;
   };
@@ -151,7 +151,7 @@ NpyArray parse_npy(std::string_view bytes, const std::string& name) {
     if (bytes.size() < 12) throw bad("the header is cut short");
     for (int i = 3; i >= 0; --i)
       header_length =
-          (header_length << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(8 + i)]);
+          (header_length << 8) | static_cast<unsigned char>(bytes[8 + static_cast<std::size_t>(i)]);
     header_start = 12;
   } else {
     throw bad(fmt::format("unknown format version {}", major));

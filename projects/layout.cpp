@@ -71,7 +71,7 @@ std::string portable_file_name(std::string_view path) {
 }
 
 std::string video_stem(std::string_view path) {
-  const std::string name = portable_file_name(path);
+  std::string name = portable_file_name(path);
   const std::size_t dot = name.find_last_of('.');
   if (dot == std::string::npos || dot == 0) return name;
   return name.substr(0, dot);

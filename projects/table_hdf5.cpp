@@ -190,6 +190,7 @@ class Writer {
              const std::vector<std::string>& level_names, std::size_t levels, bool integers) {
     if (levels == 1 && integers) {
       std::vector<std::int64_t> numbers;
+      numbers.reserve(tuples.size());
       for (const auto& tuple : tuples) numbers.push_back(std::stoll(tuple[0]));
       integer_index(group, key, numbers);
       return;
@@ -197,6 +198,7 @@ class Writer {
     if (levels == 1) {
       string_attribute(group, (key + "_variety").c_str(), "regular");
       std::vector<std::string> labels;
+      labels.reserve(tuples.size());
       for (const auto& tuple : tuples) labels.push_back(tuple[0]);
       {
         strings(group, key, labels);
@@ -213,6 +215,7 @@ class Writer {
       for (const auto& tuple : tuples) unique.insert(tuple[level]);
       const std::vector<std::string> sorted(unique.begin(), unique.end());
       std::vector<std::int64_t> codes_of;
+      codes_of.reserve(tuples.size());
       for (const auto& tuple : tuples) {
         codes_of.push_back(std::lower_bound(sorted.begin(), sorted.end(), tuple[level]) -
                            sorted.begin());

@@ -127,11 +127,10 @@ class CpuPlan final : public InferencePlan {
     const memory::desc desc = desc_of(shape, Layout::nhwc);
     set_value(i, desc, acquire(desc.get_size()));
     memory target = values_[i];
-    memory from = source;
     const std::int64_t pixels = shape.n() * shape.h() * shape.w(), channels = shape.c();
     steps_.push_back(
-        {primitive(), {}, [from, target, pixels, channels, scale = op.scale, shift = op.shift]() {
-           const auto* in = static_cast<const float*>(from.get_data_handle());
+        {primitive(), {}, [source, target, pixels, channels, scale = op.scale, shift = op.shift]() {
+           const auto* in = static_cast<const float*>(source.get_data_handle());
            auto* out = static_cast<float*>(target.get_data_handle());
 #pragma omp parallel for schedule(static)
            for (std::int64_t p = 0; p < pixels; ++p) {

@@ -29,7 +29,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // The tracked bodyparts compared (all, or those asked for, in the table's order).
 std::vector<TrackColumns> compared_bodyparts(const projects::Table& tracks,
                                              const OutlierOptions& options) {
-  const std::vector<TrackColumns> all = track_columns(tracks);
+  std::vector<TrackColumns> all = track_columns(tracks);
   if (options.bodyparts.empty()) return all;
   std::vector<TrackColumns> compared;
   for (const std::string& wanted : options.bodyparts) {
@@ -37,6 +37,7 @@ std::vector<TrackColumns> compared_bodyparts(const projects::Table& tracks,
                                     [&](const TrackColumns& c) { return c.bodypart == wanted; });
     if (found == all.end()) {
       std::vector<std::string> names;
+      names.reserve(all.size());
       for (const auto& c : all) names.push_back(c.bodypart);
       throw UsageError(fmt::format("the tracks have no bodypart {}", wanted),
                        fmt::format("they have: {}", fmt::join(names, ", ")));

@@ -94,7 +94,7 @@ std::vector<fs::path> plot_trajectories(const projects::Table& tracks, const fs:
     changes.add_histogram(histogram(moves[j], 100, 0.0, top), 0.0, top, colors[j], parts[j].name);
   }
 
-  const std::vector<fs::path> files = {
+  std::vector<fs::path> files = {
       folder / ("trajectory" + suffix + ".png"), folder / ("plot" + suffix + ".png"),
       folder / ("plot-likelihood" + suffix + ".png"), folder / ("hist" + suffix + ".png")};
   trajectory.save(files[0]);

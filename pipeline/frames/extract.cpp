@@ -117,6 +117,7 @@ std::vector<VideoJob> check_videos(const projects::ProjectConfig& config,
   for (std::size_t i = 0; i < options.videos.size(); ++i) {
     if (!used[i]) {
       std::vector<std::string> stems;
+      stems.reserve(sets.size());
       for (const auto& set : sets) stems.push_back(projects::video_stem(set.key));
       throw UsageError(fmt::format("{} is not a video of this project", options.videos[i]),
                        fmt::format("the project has: {}; add it with labpose add-videos",
@@ -243,7 +244,9 @@ std::vector<std::int64_t> select_kmeans(std::vector<std::int64_t> candidates, in
   const int small_width = cvRound(reader.width() * ratio);
   const int small_height = std::max(1, cvRound(reader.height() * ratio));
   const int channels = options.cluster_color ? 3 : 1;
-  const std::size_t columns = static_cast<std::size_t>(small_width * small_height * channels);
+  const std::size_t columns = static_cast<std::size_t>(small_width) *
+                              static_cast<std::size_t>(small_height) *
+                              static_cast<std::size_t>(channels);
   const std::size_t limit = std::max<std::size_t>(static_cast<std::size_t>(wanted),
                                                   kClusterMemoryBytes / (columns * sizeof(float)));
   if (candidates.size() > limit) {  // a long video: evenly spaced candidates
@@ -276,7 +279,7 @@ std::vector<std::int64_t> select_kmeans(std::vector<std::int64_t> candidates, in
       for (int y = 0; y < small.rows; ++y) {
         const std::uint8_t* row = small.ptr<std::uint8_t>(y);
         for (int x = 0; x < small.cols; ++x) {
-          const std::uint8_t* pixel = row + 3 * x;
+          const std::uint8_t* pixel = row + 3 * static_cast<std::ptrdiff_t>(x);
           if (channels == 3) {
             features.insert(features.end(), {float(pixel[0]), float(pixel[1]), float(pixel[2])});
           } else {

@@ -14,8 +14,10 @@ void decode_keypoints(const float* score, const float* locref, int joints, int h
     for (std::size_t i = 1; i < plane; ++i) {
       if (map[i] > map[best]) best = i;  // strict: the first maximum wins
     }
-    const auto row = static_cast<double>(best / static_cast<std::size_t>(width));
-    const auto col = static_cast<double>(best % static_cast<std::size_t>(width));
+    const std::size_t best_row = best / static_cast<std::size_t>(width);
+    const std::size_t best_col = best % static_cast<std::size_t>(width);
+    const auto row = static_cast<double>(best_row);
+    const auto col = static_cast<double>(best_col);
     double dx = 0.0, dy = 0.0;
     if (settings.location_refinement) {
       dx = locref[(2 * static_cast<std::size_t>(j)) * plane + best] * settings.locref_stdev;

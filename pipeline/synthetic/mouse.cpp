@@ -245,8 +245,8 @@ void SyntheticMouse::render(int index, std::uint8_t* bgr, std::size_t stride,
       cv::line(
           frame,
           fixed_point(tail[static_cast<std::size_t>(k)].x, tail[static_cast<std::size_t>(k)].y),
-          fixed_point(tail[static_cast<std::size_t>(k + 1)].x,
-                      tail[static_cast<std::size_t>(k + 1)].y),
+          fixed_point(tail[static_cast<std::size_t>(k) + 1].x,
+                      tail[static_cast<std::size_t>(k) + 1].y),
           kTailColor, thickness, cv::LINE_AA, kShift);
     }
 

@@ -115,7 +115,7 @@ std::string checked_net_type(const CreateDatasetOptions& options,
                              const projects::ProjectConfig& config) {
   const auto& known = nets::pose_architectures();
   const bool from_config = options.net_type.empty();
-  const std::string net = from_config ? config.values().default_net_type : options.net_type;
+  std::string net = from_config ? config.values().default_net_type : options.net_type;
   if (std::find(known.begin(), known.end(), net) != known.end()) return net;
   const std::string list = fmt::format("{}", fmt::join(known, ", "));
   if (from_config) {
@@ -175,6 +175,7 @@ double recomputed_fraction(std::size_t train, std::size_t test) {
 
 std::vector<std::string> paths_of(const Dataset& dataset, const std::vector<std::size_t>& indices) {
   std::vector<std::string> paths;
+  paths.reserve(indices.size());
   for (const std::size_t index : indices) paths.push_back(dataset.images[index].path);
   return paths;
 }
@@ -257,6 +258,7 @@ Split user_split(const Context& context) {
                         std::back_inserter(both));
   if (!both.empty()) {
     std::vector<std::string> shown;
+    shown.reserve(both.size());
     for (const std::size_t index : both) shown.push_back(std::to_string(index));
     throw Error(fmt::format("{} and {} both list {} {}", options.train_indices->string(),
                             options.test_indices->string(), both.size() == 1 ? "index" : "indices",
@@ -587,6 +589,7 @@ CreatedDataset create_training_dataset(const projects::ProjectConfig& config,
   }
   const std::vector<Documentation> documentation = documentation_of(context, plans);
   std::vector<RegisteredShuffle> registered;
+  registered.reserve(documentation.size());
   for (const auto& doc : documentation) registered.push_back(doc.shuffle);
   const fs::path registry_file = set_dir / projects::training_set_metadata_name();
   const std::string registry = updated_shuffle_registry(registry_file, registered);

@@ -65,6 +65,7 @@ double round_to_hundredths(double value) {
 
 std::string evaluation_results_csv(const std::vector<EvaluationRow>& rows) {
   std::vector<std::vector<std::string>> fields;
+  fields.reserve(rows.size());
   for (const auto& row : rows) fields.push_back(row_fields(row));
   return csv_text(fields);
 }
@@ -119,6 +120,7 @@ void merge_combined_evaluation(const fs::path& file, const std::vector<Evaluatio
   for (const auto& row : rows)
     merged[CombinedKey{row.percent, row.shuffle, row.iterations}] = row_fields(row);
   std::vector<std::vector<std::string>> ordered;
+  ordered.reserve(merged.size());
   for (auto& [key, fields] : merged) ordered.push_back(std::move(fields));
   write_file_atomically(file, csv_text(ordered));
 }

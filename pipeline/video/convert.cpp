@@ -5,6 +5,7 @@
 #include <opencv2/core.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <optional>
 
@@ -52,7 +53,7 @@ YuvCoefficients coefficients(AVColorSpace space, bool full_range) {
   const double kr = bt709 ? 0.2126 : 0.299, kb = bt709 ? 0.0722 : 0.114, kg = 1.0 - kr - kb;
   const double luma = full_range ? 1.0 : 255.0 / 219.0, chroma = full_range ? 1.0 : 255.0 / 224.0;
   const auto fixed = [](double value, int bits) {
-    return static_cast<std::int16_t>(value * (1 << bits) + 0.5);
+    return static_cast<std::int16_t>(std::lround(value * (1 << bits)));
   };
   return {static_cast<std::int16_t>(full_range ? 0 : 16),
           fixed(luma, 14),
@@ -117,7 +118,7 @@ void luma_row(const std::uint8_t* __restrict y, int width, const YuvCoefficients
 // Repeats each of `pairs` chroma samples twice (horizontal 2x upsampling, vectorizable).
 LABPOSE_AVX2_CLONE
 void double_samples(const std::uint8_t* __restrict row, int pairs, std::uint8_t* __restrict out) {
-  for (int j = 0; j < pairs; ++j) {
+  for (std::ptrdiff_t j = 0; j < pairs; ++j) {
     out[2 * j] = row[j];
     out[2 * j + 1] = row[j];
   }
@@ -209,8 +210,9 @@ __attribute__((target("avx2"))) inline void packed_32(const std::uint8_t* y, con
         _mm256_or_si256(_mm256_or_si256(_mm256_shuffle_epi8(first, interleave_mask(block, 0)),
                                         _mm256_shuffle_epi8(green, interleave_mask(block, 1))),
                         _mm256_shuffle_epi8(last, interleave_mask(block, 2)));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16 * block), _mm256_castsi256_si128(packed));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 48 + 16 * block),
+    const std::ptrdiff_t offset = 16 * static_cast<std::ptrdiff_t>(block);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + offset), _mm256_castsi256_si128(packed));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 48 + offset),
                      _mm256_extracti128_si256(packed, 1));
   }
 }
@@ -238,7 +240,7 @@ __attribute__((target("avx2"))) void packed_row_avx2(const std::uint8_t* y, cons
                                                      const std::uint8_t* v, int width,
                                                      const YuvCoefficients& c, bool bgr,
                                                      std::uint8_t* out) {
-  int i = 0;
+  std::ptrdiff_t i = 0;
   for (; i + 32 <= width; i += 32) packed_32(y + i, u + i, v + i, c, bgr, out + 3 * i);
   if (i < width) {
     padded_tail<32>(packed_32, y + i, u + i, v + i, static_cast<std::size_t>(width - i), c, bgr,
@@ -314,14 +316,14 @@ LABPOSE_AVX512 inline void packed_64(const std::uint8_t* y, const std::uint8_t* 
         _mm512_permutex2var_epi8(first, _mm512_load_si512(kPermute.first_two[block]), green);
     const __m512i all = _mm512_mask_permutexvar_epi8(two, kPermute.last_mask[block],
                                                      _mm512_load_si512(kPermute.last[block]), last);
-    _mm512_storeu_si512(out + 64 * block, all);
+    _mm512_storeu_si512(out + 64 * static_cast<std::ptrdiff_t>(block), all);
   }
 }
 
 LABPOSE_AVX512 void packed_row_avx512(const std::uint8_t* y, const std::uint8_t* u,
                                       const std::uint8_t* v, int width, const YuvCoefficients& c,
                                       bool bgr, std::uint8_t* out) {
-  int i = 0;
+  std::ptrdiff_t i = 0;
   for (; i + 64 <= width; i += 64) packed_64(y + i, u + i, v + i, c, bgr, out + 3 * i);
   if (i < width) {
     padded_tail<64>(packed_64, y + i, u + i, v + i, static_cast<std::size_t>(width - i), c, bgr,

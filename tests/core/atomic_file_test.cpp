@@ -173,14 +173,14 @@ TEST(AtomicFile, TempFilesOfKilledWritersAreRemovedOnTheNextWrite) {
 }
 
 TEST(AtomicFile, AFullDiskNamesThePlaceAndKeepsThePreviousFile) {
-  LABPOSE_REQUIRE_SMALL_DISK(disk, 64 * 1024);
+  LABPOSE_REQUIRE_SMALL_DISK(disk, std::size_t{64} * 1024);
   const fs::path folder = disk / "labeled-data";
   fs::create_directories(folder);
   const fs::path target = folder / "CollectedData_me.csv";
   write_file_atomically(target, "precious labels");
   disk.fill();
   try {
-    write_file_atomically(target, std::string(200 * 1024, 'x'));
+    write_file_atomically(target, std::string(std::size_t{200} * 1024, 'x'));
     FAIL() << "expected an error";
   } catch (const Error& error) {
     EXPECT_TRUE(testing::contains(

@@ -81,7 +81,7 @@ TEST_F(Gpu, PeaksAreTheRowMajorFirstMaximaDecoded) {
       // numpy's argmax over the NCHW map, then DeepLabCut's decoding.
       std::int64_t best = 0;
       const std::int64_t base = (n * 4 + j) * 30 * 41;
-      for (std::int64_t cell = 1; cell < 30 * 41; ++cell) {
+      for (std::int64_t cell = 1; cell < maps.h() * maps.w(); ++cell) {
         if (logits[static_cast<std::size_t>(base + cell)] >
             logits[static_cast<std::size_t>(base + best)])
           best = cell;

@@ -6,7 +6,6 @@
 // project is written (a linked video folder and a linked image lead out of it).
 #include <fcntl.h>
 #include <httplib.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -15,7 +14,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
+#include <cstdlib>  // also POSIX mkdtemp
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -35,7 +34,8 @@ using namespace labpose;
 
 constexpr const char* kToken = "fuzz-token-0123456789abcdef";
 constexpr const char* kCookie = "labpose_token_1";
-constexpr std::size_t kMaxBody = 64 * 1024;  // the server's default: longer bodies get 413 unread
+constexpr std::size_t kMaxBody =
+    std::size_t{64} * 1024;  // the server's default: longer bodies get 413 unread
 
 // Every file under `root` with its size: what must not change outside the project.
 std::map<std::string, std::uintmax_t> listing(const fs::path& root) {

@@ -33,7 +33,7 @@ std::string selenium_python(std::string& reason) {
     }
   }
   const fs::path venv = LABPOSE_BROWSER_VENV;
-  const std::string python = (venv / "bin" / "python").string();
+  std::string python = (venv / "bin" / "python").string();
   const std::string make = shell_quote(python) + " -c 'import selenium' 2>/dev/null || " +
                            "(/usr/bin/python3 -m venv " + shell_quote(venv.string()) + " && " +
                            shell_quote(python) + " -m pip install -q selenium)";
@@ -63,6 +63,7 @@ json run_page_script(const std::string& python, const LabelServer& server,
 }
 
 // Binds the virtualenv's python to `name`, or skips (fails with LABPOSE_REQUIRE_INTEROP_PYTHON).
+// NOLINTBEGIN(bugprone-macro-parentheses): `name` is the variable it declares, not an expression.
 #define LABPOSE_REQUIRE_SELENIUM(name)                                       \
   std::string name##_reason;                                                 \
   const std::string name = selenium_python(name##_reason);                   \
@@ -71,6 +72,7 @@ json run_page_script(const std::string& python, const LabelServer& server,
       FAIL() << name##_reason << " (LABPOSE_REQUIRE_INTEROP_PYTHON is set)"; \
     GTEST_SKIP() << name##_reason;                                           \
   }
+// NOLINTEND(bugprone-macro-parentheses)
 
 TEST(Browser, PlaceMoveDeleteReloadAgreesWithTheCsv) {
   LABPOSE_REQUIRE_SELENIUM(python);

@@ -124,6 +124,7 @@ TEST_F(LabelServerTest, StopsPromptlyWithIdleConnectionsOpen) {
   options.idle_timeout = 600s;  // stop() must not wait for these
   start(false, options);
   std::vector<RawConnection> idle;
+  idle.reserve(8);
   for (int i = 0; i < 8; ++i) idle.emplace_back(server_->port());
   ASSERT_EQ(get_status("/api/project"), 200);  // the server has accepted them by now
   server_->stop();

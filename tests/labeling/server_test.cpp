@@ -198,7 +198,7 @@ TEST_F(LabelServerTest, RefusesBadRequests) {
   auto form = client().Post("/api/point", good.dump(), "application/x-www-form-urlencoded");
   ASSERT_TRUE(form);
   EXPECT_EQ(form->status, 415);
-  const std::string huge(200 * 1024, ' ');
+  const std::string huge(std::size_t{200} * 1024, ' ');
   auto big = client().Post("/api/point", huge + good.dump(), "application/json");
   ASSERT_TRUE(big);
   EXPECT_EQ(big->status, 413);
@@ -335,6 +335,7 @@ TEST_F(LabelServerTest, ConcurrentSavesFromTwoTabsLoseNothing) {
   start();
   const std::vector<std::string> bodyparts = {"snout", "leftear", "rightear", "tailbase"};
   std::vector<std::thread> tabs;
+  tabs.reserve(2);
   for (int tab = 0; tab < 2; ++tab) {
     tabs.emplace_back([&, tab] {
       httplib::Client client("127.0.0.1", server_->port());

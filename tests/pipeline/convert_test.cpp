@@ -31,7 +31,8 @@ ffmpeg::Frame random_frame(AVPixelFormat format, int shift_x, int shift_y, int w
     const int rows = plane == 0 ? height : -((-height) >> shift_y);  // chroma: rounded up
     const int columns = plane == 0 ? width : -((-width) >> shift_x);
     for (int row = 0; row < rows; ++row) {
-      std::uint8_t* samples = frame->data[plane] + row * frame->linesize[plane];
+      std::uint8_t* samples =
+          frame->data[plane] + static_cast<std::ptrdiff_t>(row) * frame->linesize[plane];
       for (int i = 0; i < columns; ++i) samples[i] = static_cast<std::uint8_t>(byte(random));
     }
   }

@@ -19,7 +19,7 @@ using testing::TempDir;
 
 TEST(Decode, FirstMaximumPlusRefinement) {
   // J = 2 maps of 3 x 4 cells (stride 8).
-  std::vector<float> score(2 * 12, -5.0F), locref(4 * 12, 0.0F);
+  std::vector<float> score(std::size_t{2} * 12, -5.0F), locref(std::size_t{4} * 12, 0.0F);
   score[1 * 4 + 2] = 3.0F;  // bodypart 0: row 1, col 2
   score[12 + 0] = 1.0F;     // bodypart 1: a tie between (0, 0) and (2, 3); the first wins
   score[12 + 2 * 4 + 3] = 1.0F;
@@ -61,7 +61,7 @@ TEST(Dataset, BadImagesAndPointsAreReportedAndLeftOut) {
   std::size_t moved = 2;
   const auto visible = [](const LabeledImage& image) {
     std::size_t count = 0;
-    for (std::size_t j = 0; j < image.x.size(); ++j) count += std::isnan(image.x[j]) ? 0u : 1u;
+    for (const double x : image.x) count += std::isnan(x) ? 0u : 1u;
     return count;
   };
   while (moved < all.images.size() && visible(all.images[moved]) < 2) ++moved;

@@ -33,14 +33,13 @@ std::vector<double> track(std::size_t length, std::uint32_t seed) {
   return values;
 }
 
-nlohmann::json scipy(const TempDir& dir, const std::vector<double>& series, int window,
-                     int polyorder) {
+nlohmann::json scipy(const std::string& python, const TempDir& dir,
+                     const std::vector<double>& series, int window, int polyorder) {
   std::string text;
   for (const double v : series) text += std::isnan(v) ? "nan\n" : fmt::format("{:.17g}\n", v);
   testing::write_text(dir / "series.txt", text);
-  const auto python = testing::interop_python();
   const auto result = testing::run(
-      testing::shell_quote(*python) + " " +
+      testing::shell_quote(python) + " " +
       testing::shell_quote((testing::python_scripts_dir() / "scipy_filters.py").string()) + " " +
       testing::shell_quote((dir / "series.txt").string()) + " " + std::to_string(window) + " " +
       std::to_string(polyorder));
@@ -65,7 +64,7 @@ TEST(Filters, MedianSavgolAndSplineAsSciPyComputesThem) {
   const TempDir dir;
   const std::vector<double> series = track(200, 3);
   for (const auto& [window, order] : {std::pair{5, 3}, std::pair{11, 2}, std::pair{7, 0}}) {
-    const nlohmann::json expected = scipy(dir, series, window, order);
+    const nlohmann::json expected = scipy(python, dir, series, window, order);
     expect_close(median_filter(series, window), expected["median"], 1e-12, "median");
     expect_close(savgol_filter(series, window, order), expected["savgol"], 1e-8, "savgol");
   }
@@ -74,7 +73,7 @@ TEST(Filters, MedianSavgolAndSplineAsSciPyComputesThem) {
   for (std::size_t i :
        {0u, 1u, 2u, 30u, 31u, 60u, 61u, 62u, 63u, 64u, 65u, 66u, 67u, 68u, 120u, 199u})
     gappy[i] = kNaN;
-  const nlohmann::json expected = scipy(dir, gappy, 5, 3);
+  const nlohmann::json expected = scipy(python, dir, gappy, 5, 3);
   expect_close(spline_fill(gappy, 0), expected["spline"], 1e-7, "spline");
   // With at most 3-frame gaps filled, the 9-frame gap stays missing.
   const std::vector<double> limited = spline_fill(gappy, 3);

@@ -28,7 +28,8 @@ std::vector<std::uint8_t> numbered_frame(int index) {
   std::vector<std::uint8_t> bgr(static_cast<std::size_t>(kWidth * kHeight * 3));
   for (int y = 0; y < kHeight; ++y) {
     for (int x = 0; x < kWidth; ++x) {
-      std::uint8_t* pixel = &bgr[static_cast<std::size_t>((y * kWidth + x) * 3)];
+      std::uint8_t* pixel =
+          &bgr[(static_cast<std::size_t>(y) * kWidth + static_cast<std::size_t>(x)) * 3];
       std::uint8_t b = static_cast<std::uint8_t>(90 + (x * 3 + y + index) % 40);
       std::uint8_t g = static_cast<std::uint8_t>(100 + (x + 2 * y) % 30);
       std::uint8_t r = 110;
@@ -62,7 +63,7 @@ void write_numbered_clip(const fs::path& path, const std::string& codec,
   VideoWriter writer(path, {kWidth, kHeight, fps, codec, 12});
   for (std::size_t i = 0; i < ticks.size(); ++i) {
     const auto frame = numbered_frame(static_cast<int>(i));
-    writer.write_bgr_at(frame.data(), kWidth * 3, ticks[i]);
+    writer.write_bgr_at(frame.data(), std::size_t{kWidth} * 3, ticks[i]);
   }
   writer.close();
 }
@@ -209,7 +210,7 @@ TEST(VideoReader, CropAndChannelOrder) {
     }
     // The red patch (bottom left) is red in RGB order, the blue one (bottom right) blue.
     const auto pixel = [&](int x, int y) {
-      return &a[static_cast<std::size_t>((y * kWidth + x) * 3)];
+      return &a[(static_cast<std::size_t>(y) * kWidth + static_cast<std::size_t>(x)) * 3];
     };
     const std::uint8_t* red = pixel(12, kHeight - 10);
     EXPECT_GT(red[0], 220);

@@ -33,7 +33,9 @@ struct Rendered {
   std::optional<Pixel> at(double x, double y) const {
     const int column = static_cast<int>(std::lround(x)), row = static_cast<int>(std::lround(y));
     if (column < 0 || row < 0 || column >= width || row >= height) return std::nullopt;
-    const std::uint8_t* p = &bgr[static_cast<std::size_t>((row * width + column) * 3)];
+    const std::uint8_t* p = &bgr[(static_cast<std::size_t>(row) * static_cast<std::size_t>(width) +
+                                  static_cast<std::size_t>(column)) *
+                                 3];
     return Pixel{p[0], p[1], p[2]};
   }
 };
@@ -41,8 +43,9 @@ struct Rendered {
 Rendered render(const SyntheticMouse& mouse, int index, bool with_mouse) {
   const auto& o = mouse.options();
   Rendered image{o.width, o.height,
-                 std::vector<std::uint8_t>(static_cast<std::size_t>(o.width * o.height * 3))};
-  mouse.render(index, image.bgr.data(), static_cast<std::size_t>(o.width * 3), with_mouse);
+                 std::vector<std::uint8_t>(static_cast<std::size_t>(o.width) *
+                                           static_cast<std::size_t>(o.height) * 3)};
+  mouse.render(index, image.bgr.data(), static_cast<std::size_t>(o.width) * 3, with_mouse);
   return image;
 }
 

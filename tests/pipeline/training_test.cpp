@@ -31,7 +31,8 @@ using testing::TempDir;
 TEST(Targets, DiskAroundVisibleKeypointsOnly) {
   const int h = 6, w = 8;
   const double x[2] = {20.0, std::nan("")}, y[2] = {12.0, 5.0};
-  std::vector<float> score(2 * h * w), locref(4 * h * w), weights(4 * h * w);
+  std::vector<float> score(std::size_t{2} * h * w), locref(std::size_t{4} * h * w),
+      weights(std::size_t{4} * h * w);
   TargetSettings settings;
   settings.radius = 9.0;
   build_targets(x, y, 2, h, w, settings, score.data(), locref.data(), weights.data());
@@ -40,7 +41,7 @@ TEST(Targets, DiskAroundVisibleKeypointsOnly) {
     for (int c = 0; c < w; ++c) {
       const double dx = 20.0 - (c * 8 + 4), dy = 12.0 - (r * 8 + 4);
       const bool inside = dx * dx + dy * dy <= 81.0;
-      const std::size_t i = static_cast<std::size_t>(r * w + c);
+      const std::size_t i = static_cast<std::size_t>(r) * w + static_cast<std::size_t>(c);
       EXPECT_EQ(score[i], inside ? 1.0F : 0.0F) << r << "," << c;
       EXPECT_EQ(weights[i], inside ? 1.0F : 0.0F);
       EXPECT_EQ(weights[static_cast<std::size_t>(h * w) + i], inside ? 1.0F : 0.0F);

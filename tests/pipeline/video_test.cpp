@@ -18,11 +18,12 @@ using testing::TempDir;
 void write_clip(const fs::path& path, int width, int height, int frames, double fps,
                 const std::string& codec) {
   VideoWriter writer(path, {width, height, fps, codec, 18});
-  std::vector<std::uint8_t> frame(static_cast<std::size_t>(width * height * 3));
+  std::vector<std::uint8_t> frame(static_cast<std::size_t>(width) *
+                                  static_cast<std::size_t>(height) * 3);
   for (int i = 0; i < frames; ++i) {
     for (std::size_t p = 0; p < frame.size(); ++p)
       frame[p] = static_cast<std::uint8_t>((p + static_cast<std::size_t>(i) * 7) % 251);
-    writer.write_bgr(frame.data(), static_cast<std::size_t>(width * 3));
+    writer.write_bgr(frame.data(), static_cast<std::size_t>(width) * 3);
   }
   EXPECT_FALSE(fs::exists(path)) << "the video appears only when it is complete";
   writer.close();
@@ -68,8 +69,8 @@ TEST(VideoWriter, AnAbandonedWriterLeavesNoFile) {
   const TempDir dir;
   {
     VideoWriter writer(dir / "partial.mp4", {64, 48, 30.0, "auto", 18});
-    std::vector<std::uint8_t> frame(64 * 48 * 3, 128);
-    writer.write_bgr(frame.data(), 64 * 3);
+    std::vector<std::uint8_t> frame(std::size_t{64} * 48 * 3, 128);
+    writer.write_bgr(frame.data(), std::size_t{64} * 3);
   }
   EXPECT_TRUE(fs::is_empty(dir.path()));
 }

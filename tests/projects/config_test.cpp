@@ -197,6 +197,9 @@ TEST(Config, NewProjectWritesEveryKeyInDeepLabCutsOrder) {
   const ProjectConfig config =
       ProjectConfig::new_project(settings, "/data/openfield-Pranav-2018-10-30/config.yaml");
   const std::string text = config.to_yaml();
+  const std::string video_sets =
+      "video_sets:\n  /data/openfield-Pranav-2018-10-30/videos/m3v1mp4.mp4:\n    crop: 0, 640, 0, "
+      "480\n";
   const std::vector<std::string> order = {
       "# Project definitions (do not edit)\nTask: openfield\n",
       "scorer: Pranav\n",
@@ -205,8 +208,7 @@ TEST(Config, NewProjectWritesEveryKeyInDeepLabCutsOrder) {
       "identity:\n",
       "\n\n# Project path (change when moving around)\nproject_path: ",
       "engine: pytorch\n",
-      "video_sets:\n  /data/openfield-Pranav-2018-10-30/videos/m3v1mp4.mp4:\n    crop: 0, 640, 0, "
-      "480\n",
+      video_sets,
       "bodyparts:\n- bodypart1\n- bodypart2\n- bodypart3\n- objectA\n",
       "start: 0\n",
       "stop: 1\n",

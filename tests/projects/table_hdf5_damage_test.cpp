@@ -254,7 +254,8 @@ TEST(TableHdf5FailedWrite, FileSizeLimitGivesAnErrorAndLibhdf5ShutsDownCleanly) 
   write_table_hdf5(label_table(2, 2), dir / "labels.h5");
   const int status = status_of_child([&] {
     std::signal(SIGXFSZ, SIG_IGN);  // the write fails with EFBIG instead of killing the process
-    const rlimit limit{64 * 1024, 64 * 1024};
+    const rlim_t bytes = rlim_t{64} * 1024;
+    const rlimit limit{bytes, bytes};
     setrlimit(RLIMIT_FSIZE, &limit);
     return write_fails_and_keeps_the_old_file(dir / "labels.h5", "file size limit");
   });

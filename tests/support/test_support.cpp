@@ -89,7 +89,7 @@ std::optional<fs::path> openfield_project() {
 }
 
 fs::path copy_openfield_project(const fs::path& source, const fs::path& destination) {
-  const fs::path copy = destination / source.filename();
+  fs::path copy = destination / source.filename();
   fs::create_directories(copy);
   fs::copy(source / "config.yaml", copy / "config.yaml");
   fs::copy(source / "labeled-data", copy / "labeled-data", fs::copy_options::recursive);
@@ -190,19 +190,23 @@ fs::path python_scripts_dir() {
 
 void write_test_video(const fs::path& path, int frames, int width, int height) {
   pipeline::VideoWriter writer(path, {width, height, 25.0, "auto", 18});
-  std::vector<std::uint8_t> frame(static_cast<std::size_t>(width * height * 3));
+  std::vector<std::uint8_t> frame(static_cast<std::size_t>(width) *
+                                  static_cast<std::size_t>(height) * 3);
   for (int index = 0; index < frames; ++index) {
     const int cx = width / 4 + index * width / (2 * std::max(frames, 1)), cy = height / 2;
     for (int y = 0; y < height; ++y) {
       for (int x = 0; x < width; ++x) {
         const bool inside = (x - cx) * (x - cx) + (y - cy) * (y - cy) < (height / 6) * (height / 6);
-        std::uint8_t* pixel = &frame[static_cast<std::size_t>((y * width + x) * 3)];
+        std::uint8_t* pixel =
+            &frame[(static_cast<std::size_t>(y) * static_cast<std::size_t>(width) +
+                    static_cast<std::size_t>(x)) *
+                   3];
         pixel[0] = inside ? 220 : static_cast<std::uint8_t>(40 + (x * 7 + y * 3) % 50);
         pixel[1] = inside ? 200 : static_cast<std::uint8_t>(60 + (x * 5 + y * 11) % 40);
         pixel[2] = inside ? 180 : 70;
       }
     }
-    writer.write_bgr(frame.data(), static_cast<std::size_t>(width * 3));
+    writer.write_bgr(frame.data(), static_cast<std::size_t>(width) * 3);
   }
   writer.close();
 }

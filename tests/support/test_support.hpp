@@ -113,6 +113,9 @@ void write_text(const std::filesystem::path& path, const std::string& text);
 
 }  // namespace labpose::testing
 
+// NOLINTBEGIN(bugprone-macro-parentheses): `name` is a variable these macros declare, not an
+// expression.
+
 /// Declares a SmallDisk `name` of `bytes` and skips the test (with the reason) when it cannot be
 /// mounted.
 #define LABPOSE_REQUIRE_SMALL_DISK(name, bytes)                           \
@@ -127,7 +130,7 @@ void write_text(const std::filesystem::path& path, const std::string& text);
   if (!name##_optional)                                                                \
     GTEST_SKIP() << "../shared/data/openfield-Pranav-2018-10-30 is not present; this " \
                     "test needs the reference DeepLabCut project";                     \
-  const std::filesystem::path name = *name##_optional
+  const std::filesystem::path& name = *name##_optional
 
 /// Skips the test unless that Python is available (fails instead when
 /// LABPOSE_REQUIRE_INTEROP_PYTHON=1).
@@ -140,7 +143,7 @@ void write_text(const std::filesystem::path& path, const std::string& text);
     GTEST_SKIP() << "python3 with pandas, PyTables, ruamel.yaml and SciPy is not installed " \
                     "(tools/install-deps.sh --tests installs them)";                         \
   }                                                                                          \
-  const std::string name = *name##_optional
+  const std::string& name = *name##_optional
 
 /// Skips unless python3 with torch and torchvision is available (fails when
 /// LABPOSE_REQUIRE_INTEROP_PYTHON=1).
@@ -152,4 +155,5 @@ void write_text(const std::filesystem::path& path, const std::string& text);
     GTEST_SKIP()                                                                                  \
         << "python3 with torch and torchvision is not installed (tools/install-deps.sh --tests)"; \
   }                                                                                               \
-  const std::string name = *name##_optional
+  const std::string& name = *name##_optional
+// NOLINTEND(bugprone-macro-parentheses)

@@ -25,7 +25,7 @@ fs::path trained_demo(const TempDir& dir, int frames) {
       testing::run_labpose("--quiet demo --project-only --dir " + shell_quote(dir.path().string()) +
                            " --frames " + std::to_string(frames) + " --labeled-frames 8");
   EXPECT_EQ(made.exit_code, 0) << made.output;
-  const fs::path config = made.output.substr(0, made.output.find('\n'));
+  fs::path config = made.output.substr(0, made.output.find('\n'));
   const CommandResult created = testing::run_labpose(
       "--quiet create-dataset " + shell_quote(config.string()) + " --net mobilenet_v2_0.35");
   EXPECT_EQ(created.exit_code, 0) << created.output;

@@ -252,7 +252,8 @@ TEST(Cli, NetForwardRefusesNanWeightsAndAnOverflowingInputShape) {
   nets::write_safetensors(weights, dir / "good.safetensors");
   weights.tensors.at("features.0.0.weight").values[5] = std::numeric_limits<float>::quiet_NaN();
   nets::write_safetensors(weights, dir / "nan.safetensors");
-  nets::write_npy({{1, 3, 32, 32}, std::vector<float>(3 * 32 * 32, 100.0F)}, dir / "input.npy");
+  nets::write_npy({{1, 3, 32, 32}, std::vector<float>(std::size_t{3} * 32 * 32, 100.0F)},
+                  dir / "input.npy");
   // 2^62 float32 values: 2^64 bytes, which wrapped to 0 before.
   std::string header =
       "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, "
@@ -324,8 +325,10 @@ TEST(Cli, EveryNumericOptionRefusesAHugeNumberInOneShortSentence) {
       const std::string option = (*it)[1].str();
       const bool whole = (*it)[2].str() != "FLOAT";
       if (!whole && (*it)[3].str().empty()) continue;
-      const CommandResult result =
-          labpose(std::string(command) + " " + option + " " + (whole ? "" : "-") + huge);
+      std::string arguments = std::string(command) + " " + option;
+      arguments += whole ? " " : " -";
+      arguments += huge;
+      const CommandResult result = labpose(arguments);
       EXPECT_EQ(result.exit_code, 2) << command << " " << option << "\n" << result.output;
       EXPECT_TRUE(contains(result.output, "error: " + option + " must be ")) << result.output;
       EXPECT_TRUE(contains(result.output, "(found a 300-digit ")) << result.output;

@@ -99,7 +99,7 @@ std::optional<NumberRule> number_rule(const std::string& type) {
 
 // "a whole number from 0 to 65535", "a number greater than 0", ...
 std::string accepted(const NumberRule& rule) {
-  const std::string kind = rule.whole ? "a whole number" : "a number";
+  std::string kind = rule.whole ? "a whole number" : "a number";
   if (rule.low && rule.high) return fmt::format("{} from {} to {}", kind, *rule.low, *rule.high);
   if (rule.above_zero) return kind + " greater than 0";
   if (rule.low) return fmt::format("{} of {} or more", kind, *rule.low);
