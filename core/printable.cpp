@@ -84,4 +84,13 @@ std::string printable(std::string_view text, std::size_t max_bytes) {
   return out;
 }
 
+std::string printable_list(const std::vector<std::string>& names, std::size_t stop_after) {
+  std::string list;
+  for (const auto& name : names) {
+    if (list.size() > stop_after) break;
+    list += (list.empty() ? "" : ", ") + printable(name, 80);
+  }
+  return list;
+}
+
 }  // namespace labpose

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace labpose {
 
@@ -14,5 +15,10 @@ namespace labpose {
 /// valid UTF-8 as "\xNN"; other text (backslashes included) unchanged. When the result would pass
 /// `max_bytes`, it is cut at a character boundary and "... (N more bytes)" is appended.
 std::string printable(std::string_view text, std::size_t max_bytes = std::string_view::npos);
+
+/// Names from a file joined with ", " for a message, each through printable(name, 80); once the
+/// list is longer than `stop_after` bytes, the remaining names are left out.
+std::string printable_list(const std::vector<std::string>& names,
+                           std::size_t stop_after = std::string_view::npos);
 
 }  // namespace labpose

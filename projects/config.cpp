@@ -440,11 +440,7 @@ void ProjectConfig::validate() {
     all.insert(all.end(), values.unique_bodyparts.begin(), values.unique_bodyparts.end());
     return all;
   }() : values.bodyparts;
-  std::string keypoint_list;  // for the warnings, built once and cut short
-  for (const auto& name : keypoints) {
-    if (keypoint_list.size() > 200) break;
-    keypoint_list += (keypoint_list.empty() ? "" : ", ") + printable(name, 80);
-  }
+  const std::string keypoint_list = printable_list(keypoints, 200);  // for the warnings, cut short
   const std::set<std::string> keypoint_set(keypoints.begin(), keypoints.end());
   std::size_t unknown_names = 0;
   if (!reader.is_null("skeleton")) {

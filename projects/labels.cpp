@@ -15,16 +15,6 @@
 namespace labpose::projects {
 namespace fs = std::filesystem;
 
-namespace {
-// Names from a config or a label file, joined for a message, each safe to print.
-template <typename Names>
-std::string quoted_list(const Names& names) {
-  std::string list;
-  for (const auto& name : names) list += (list.empty() ? "" : ", ") + printable(name, 80);
-  return list;
-}
-}  // namespace
-
 bool LabelFiles::any_exists() const {
   std::error_code error;
   return fs::exists(csv, error) || fs::exists(h5, error);
@@ -177,7 +167,7 @@ std::vector<KeypointColumns> keypoint_columns(const Table& table, const fs::path
     throw Error(fmt::format("{}: the column headers are [{}]; DeepLabCut label files have scorer, "
                             "bodyparts, coords "
                             "(and individuals in multi-animal projects)",
-                            file.string(), quoted_list(levels)),
+                            file.string(), printable_list(levels)),
                 "is this a CollectedData file?");
   }
   const std::size_t bodypart_level = single ? 1 : 2, coord_level = single ? 2 : 3;
@@ -246,7 +236,7 @@ std::vector<Finding> check_label_columns(const Table& table, const ProjectConfig
   for (const auto& column : table.columns) scorers.insert(column[0]);
   if (scorers.size() > 1) {
     error(fmt::format("{}: the scorer row names several scorers ({})", file.string(),
-                      quoted_list(scorers)),
+                      printable_list({scorers.begin(), scorers.end()})),
           "a label file belongs to one scorer; merge files with labpose label instead of pasting "
           "columns");
   } else if (!scorers.empty() && *scorers.begin() != expected_scorer) {
@@ -263,14 +253,14 @@ std::vector<Finding> check_label_columns(const Table& table, const ProjectConfig
     if (std::find(known.begin(), known.end(), keypoint.bodypart) == known.end()) {
       error(fmt::format("{}: column {}: unknown bodypart \"{}\" (config.yaml lists {})",
                         file.string(), keypoint.x + table.index_levels + 1,
-                        printable(keypoint.bodypart, 80), quoted_list(known)),
+                        printable(keypoint.bodypart, 80), printable_list(known)),
             "add it to bodyparts in config.yaml, or fix the name in the label file");
     }
     if (multi && keypoint.individual != "single" &&
         std::find(values.individuals.begin(), values.individuals.end(), keypoint.individual) ==
             values.individuals.end()) {
       error(fmt::format("{}: unknown individual \"{}\" (config.yaml lists {})", file.string(),
-                        printable(keypoint.individual, 80), quoted_list(values.individuals)));
+                        printable(keypoint.individual, 80), printable_list(values.individuals)));
     }
   }
   for (const auto& name : known) {

@@ -46,5 +46,11 @@ TEST(Printable, LongTextIsCutAtACharacterBoundary) {
   EXPECT_EQ(printable("abc", 3), "abc");
 }
 
+TEST(PrintableList, JoinsEscapedNamesAndStopsPastTheBound) {
+  EXPECT_EQ(printable_list({"snout", "\x1b[2Jtail"}), "snout, \\x1b[2Jtail");
+  EXPECT_EQ(printable_list({}), "");
+  EXPECT_EQ(printable_list({"aaaa", "bbbb", "cccc"}, 5), "aaaa, bbbb");
+}
+
 }  // namespace
 }  // namespace labpose
