@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <regex>
+#include <utility>
 
 #include "core/error.hpp"
 #include "nets/models/models.hpp"
@@ -81,8 +82,12 @@ void write_snapshot(const fs::path& file, const nets::Net& net,
 }
 
 LoadedSnapshot read_snapshot(const fs::path& file) {
+  return snapshot_from(nets::read_safetensors(file), file);
+}
+
+LoadedSnapshot snapshot_from(nets::SafetensorsFile contents, const fs::path& file) {
   LoadedSnapshot loaded;
-  loaded.file = nets::read_safetensors(file);
+  loaded.file = std::move(contents);
   auto& meta = loaded.file.metadata;
   const auto require = [&](const char* key) -> const std::string& {
     const auto found = meta.find(key);

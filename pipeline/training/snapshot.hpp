@@ -63,6 +63,8 @@ struct LoadedSnapshot {
 
 /// Reads a snapshot; errors name the file (damaged, not a labpose snapshot, missing metadata).
 LoadedSnapshot read_snapshot(const std::filesystem::path& file);
+/// The same for a file already read (`file` names it in errors).
+LoadedSnapshot snapshot_from(nets::SafetensorsFile contents, const std::filesystem::path& file);
 
 /// Builds the snapshot's network on `backend` and loads its parameters (for evaluation and
 /// analysis).

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "core/console.hpp"
 #include "core/error.hpp"
@@ -33,7 +34,8 @@ int run_forward(const ForwardOptions& options) {
   nets::SafetensorsFile weights = nets::read_safetensors(options.weights);
   const auto format = weights.metadata.find("format");
   if (format != weights.metadata.end() && format->second.rfind("labpose snapshot", 0) == 0) {
-    weights = pipeline::read_snapshot(options.weights).file;  // without the optimizer's state
+    // Without the optimizer's state.
+    weights = pipeline::snapshot_from(std::move(weights), options.weights).file;
   }
   const bool has_head = weights.tensors.count("head.score.weight") != 0;
   if (has_head) {
