@@ -13,12 +13,16 @@ namespace labpose::labeling {
 namespace {
 namespace fs = std::filesystem;
 
+// Alice's empty label table with the bodyparts of make_labeling_project's config.
+projects::Table empty_labels() {
+  return projects::make_label_table("Alice", {"snout", "leftear", "rightear", "tailbase"});
+}
+
 TEST(LabeledImages, DrawsEveryLabelOntoItsFrame) {
   testing::TempDir dir;
   const fs::path config_file = testing::make_labeling_project(dir.path());
   const fs::path folder = config_file.parent_path() / "labeled-data" / "mouse";
-  projects::Table table =
-      projects::make_label_table("Alice", {"snout", "leftear", "rightear", "tailbase"});
+  projects::Table table = empty_labels();
   table.add_row({"labeled-data", "mouse", "img001.png"});
   table.at(0, 0) = 40;  // snout at (40, 10)
   table.at(0, 1) = 10;
@@ -56,8 +60,7 @@ TEST(LabeledImages, AMissingImageIsAProblemNamedSafely) {
   testing::TempDir dir;
   const fs::path config_file = testing::make_labeling_project(dir.path());
   const fs::path folder = config_file.parent_path() / "labeled-data" / "mouse";
-  projects::Table table =
-      projects::make_label_table("Alice", {"snout", "leftear", "rightear", "tailbase"});
+  projects::Table table = empty_labels();
   table.add_row({"labeled-data", "mouse", "\x1b[2Jimg001.png"});
   projects::write_labels(table, projects::label_files(folder, "Alice"));
 

@@ -35,15 +35,26 @@ def table_digest(path):
     return text or None
 
 
-def snapshot_digest(data):
-    """A snapshot's digest without its training time (`seconds` in the metadata), the one field two
-    identical runs differ in; None when the header cannot be read."""
+def snapshot_header(data):
+    """(header length, header dictionary) of a safetensors file's bytes; None when unreadable."""
     try:
         size = struct.unpack("<Q", data[:8])[0]
         header = json.loads(data[8:8 + size])
-        header.get("__metadata__", {}).pop("seconds", None)
-    except (struct.error, ValueError, AttributeError):
+    except (struct.error, ValueError):
         return None
+    return (size, header) if isinstance(header, dict) else None
+
+
+def snapshot_digest(data):
+    """A snapshot's digest without its training time (`seconds` in the metadata), the one field two
+    identical runs differ in; None when the header cannot be read."""
+    parsed = snapshot_header(data)
+    if parsed is None:
+        return None
+    size, header = parsed
+    metadata = header.get("__metadata__", {})
+    if isinstance(metadata, dict):
+        metadata.pop("seconds", None)
     text = json.dumps(header, sort_keys=True).encode()
     return "snapshot:" + hashlib.sha256(text + data[8 + size:]).hexdigest()
 
@@ -80,12 +91,14 @@ def whole_snapshot(path):
     """A snapshot written to its end: a header that parses and tensors that fill the file."""
     with open(path, "rb") as handle:
         data = handle.read()
+    parsed = snapshot_header(data)
+    if parsed is None:
+        return False
+    size, header = parsed
     try:
-        size = struct.unpack("<Q", data[:8])[0]
-        header = json.loads(data[8:8 + size])
         end = max((entry["data_offsets"][1] for key, entry in header.items()
                    if key != "__metadata__"), default=0)
-    except (struct.error, ValueError, KeyError, TypeError, AttributeError):
+    except (KeyError, TypeError, IndexError):
         return False
     return len(data) == 8 + size + end
 
