@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <set>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/printable.hpp"
@@ -72,12 +74,23 @@ std::string difference(const Table& h5, const LabelFiles& files) {
   for (std::size_t c = 0; c < csv.column_count(); ++c) csv_columns.emplace(column_name(csv, c), c);
   std::size_t count = 0;
   std::string first;
-  const auto differ = [&](std::string what) {
-    if (count++ == 0) first = std::move(what);
+  // Counts a difference; only the first is described, so `describe` runs once.
+  const auto differ = [&](const auto& describe) {
+    if (count++ == 0) first = describe();
   };
+  // Each .h5 column's name and its column in the CSV (SIZE_MAX where the CSV has none).
+  std::vector<std::string> columns(h5.column_count());
+  std::vector<std::size_t> csv_column_of(h5.column_count(), SIZE_MAX);
   for (std::size_t c = 0; c < h5.column_count(); ++c) {
-    if (csv_columns.count(column_name(h5, c)) == 0)
-      differ(fmt::format("the column {} is in the .h5 and not in the CSV", column_name(h5, c)));
+    columns[c] = column_name(h5, c);
+    const auto found = csv_columns.find(columns[c]);
+    if (found != csv_columns.end()) {
+      csv_column_of[c] = found->second;
+    } else {
+      differ([&] {
+        return fmt::format("the column {} is in the .h5 and not in the CSV", columns[c]);
+      });
+    }
   }
   std::set<std::string> h5_rows;
   for (std::size_t r = 0; r < h5.row_count(); ++r) {
@@ -85,23 +98,29 @@ std::string difference(const Table& h5, const LabelFiles& files) {
     h5_rows.insert(row);
     const auto csv_row = csv_rows.find(row);
     if (csv_row == csv_rows.end()) {
-      differ(fmt::format("{} has a row in the .h5 and none in the CSV", printable(row, 200)));
+      differ([&] {
+        return fmt::format("{} has a row in the .h5 and none in the CSV", printable(row, 200));
+      });
       continue;
     }
     for (std::size_t c = 0; c < h5.column_count(); ++c) {
-      const std::string column = column_name(h5, c);
-      const auto csv_column = csv_columns.find(column);
-      if (csv_column == csv_columns.end()) continue;
-      const double a = h5.at(r, c), b = csv.at(csv_row->second, csv_column->second);
+      if (csv_column_of[c] == SIZE_MAX) continue;
+      const double a = h5.at(r, c), b = csv.at(csv_row->second, csv_column_of[c]);
       if ((std::isnan(a) && std::isnan(b)) || std::fabs(a - b) <= 1e-3) continue;
-      differ(fmt::format("{} {} is {} in the .h5 and {} in the CSV (line {})", printable(row, 200),
-                         column, a, b, csv_row->second + csv.column_level_names.size() + 1));
+      differ([&] {
+        return fmt::format("{} {} is {} in the .h5 and {} in the CSV (line {})",
+                           printable(row, 200), columns[c], a, b,
+                           csv_row->second + csv.column_level_names.size() + 1);
+      });
     }
   }
   for (std::size_t r = 0; r < csv.row_count(); ++r) {
-    if (h5_rows.count(row_name(csv, r)) == 0)
-      differ(fmt::format("{} has a row in the CSV (line {}) and none in the .h5",
-                         printable(row_name(csv, r), 200), r + csv.column_level_names.size() + 1));
+    if (h5_rows.count(row_name(csv, r)) == 0) {
+      differ([&] {
+        return fmt::format("{} has a row in the CSV (line {}) and none in the .h5",
+                           printable(row_name(csv, r), 200), r + csv.column_level_names.size() + 1);
+      });
+    }
   }
   if (count == 0) return {};
   return fmt::format(
