@@ -18,7 +18,7 @@ bool env_flag(const char* name) {
 
 std::atomic<Verbosity> g_verbosity{Verbosity::normal};
 std::atomic<bool> g_headless{env_flag("LABPOSE_HEADLESS")};
-std::atomic<bool> g_terminal{isatty(STDERR_FILENO) == 1 && !env_flag("LABPOSE_PLAIN_OUTPUT")};
+const bool g_terminal = isatty(STDERR_FILENO) == 1 && !env_flag("LABPOSE_PLAIN_OUTPUT");
 std::mutex g_mutex;
 std::string g_status;  // the live status line currently drawn, guarded by g_mutex
 
@@ -46,9 +46,6 @@ void set_headless(bool headless) {
 }
 bool stderr_is_terminal() {
   return g_terminal;
-}
-void set_stderr_is_terminal(bool is_terminal) {
-  g_terminal = is_terminal;
 }
 
 void write_line(std::string_view line) {

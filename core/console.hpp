@@ -20,10 +20,9 @@ Verbosity verbosity();
 bool headless();
 void set_headless(bool headless);
 
-/// True when stderr is an interactive terminal (progress bars redraw in place there).
+/// True when stderr is an interactive terminal and LABPOSE_PLAIN_OUTPUT is not set (progress bars
+/// redraw in place there; log files get plain lines).
 bool stderr_is_terminal();
-/// Overrides terminal detection (tests, and LABPOSE_PLAIN_OUTPUT=1 for log files).
-void set_stderr_is_terminal(bool is_terminal);
 
 /// Writes one line to stderr unless quiet; clears and redraws a live progress bar around it.
 void write_line(std::string_view line);

@@ -30,6 +30,9 @@ class CudaBackend final : public nets::Backend {
 
   std::string name() const override;
   std::string description() const override;
+  bool host_memory() const override { return false; }
+  /// The memory pool's peak: the most device memory held at once.
+  std::int64_t peak_memory_bytes() const override;
   nets::Layout activation_layout() const override { return nets::Layout::nhwc; }
 
   nets::Tensor allocate(const nets::Shape& shape) override;
@@ -108,8 +111,8 @@ class CudaBackend final : public nets::Backend {
   std::unique_ptr<State> state_;
 };
 
-/// `backend` as the CUDA backend, or a labpose::Error naming what it is instead (for the cuda-side
-/// APIs such as pose.hpp that take a backend from pipeline::make_backend).
+/// `backend` as the CUDA backend, or a labpose::Error naming what it is instead (for GPU tests
+/// that read the device state of a backend from pipeline::make_backend).
 CudaBackend& as_cuda(nets::Backend& backend);
 
 }  // namespace labpose::cuda

@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "cuda/check.hpp"
+#include "cuda/runtime_check.hpp"
 #include "cuda/data_type.hpp"
 
 namespace labpose::cuda::kernels {

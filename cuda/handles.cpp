@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "cuda/check.hpp"
+#include "cuda/runtime_check.hpp"
 
 namespace labpose::cuda {
 

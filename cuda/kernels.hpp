@@ -1,7 +1,7 @@
 // Host launchers of the CUDA backend's own kernels, callable from plain C++ (the .cpp files of the
 // backend). Each launcher `<name>` queues kernel `<name>_kernel` on `stream` and reports a failed
-// launch as a labpose::Error; the arithmetic per element is in layout_math.hpp, op_math.hpp and
-// pose_math.hpp. Pointers are device memory; tensors are NHWC unless a comment says otherwise.
+// launch as a labpose::Error; the arithmetic per element is in layout_math.hpp and op_math.hpp.
+// Pointers are device memory; tensors are NHWC unless a comment says otherwise.
 // Nothing here allocates: callers pass scratch buffers sized by the *_count functions.
 #pragma once
 
@@ -12,7 +12,6 @@
 #include "cuda/data_type.hpp"
 #include "cuda/layout_math.hpp"
 #include "cuda/op_math.hpp"
-#include "cuda/pose_math.hpp"
 
 namespace labpose::cuda::kernels {
 
@@ -90,23 +89,5 @@ void sgd_step(float* parameters, const float* gradients, float* velocity, std::i
               float learning_rate, float momentum, float weight_decay, cudaStream_t stream);
 void adam_step(float* parameters, const float* gradients, float* first, float* second,
                std::int64_t count, const AdamStep& step, cudaStream_t stream);
-
-// ---- pose.cu: targets, peaks, frames ------------------------------------------------------------
-/// keypoints: (N, J, 2) pixels (non-finite = missing), radii: (N) -> score: (N, J, P, Q),
-/// locref and locref_weights: (N, 2J, P, Q) (channels dx_0, dy_0, dx_1, ...), all overwritten.
-void build_targets(const float* keypoints, const float* radii, float* score, float* locref,
-                   float* locref_weights, std::int64_t batch, std::int64_t joints,
-                   std::int64_t rows, std::int64_t columns, float stride, float locref_stdev,
-                   cudaStream_t stream);
-/// score: (N, J, P, Q) logits, locref: (N, 2J, P, Q) or null -> keypoints: (N, J, 3) as x, y,
-/// likelihood of each map's row-major first maximum.
-void find_peaks(const float* score, const float* locref, float* keypoints, std::int64_t batch,
-                std::int64_t joints, std::int64_t rows, std::int64_t columns, float stride,
-                float locref_stdev, cudaStream_t stream);
-
-/// frames: (N, H, W, 3) bytes -> images: (N, 3, P, Q) floats, resized as OpenCV's INTER_LINEAR.
-void frames_to_images(const std::uint8_t* frames, float* images, std::int64_t batch,
-                      std::int64_t in_h, std::int64_t in_w, std::int64_t out_h, std::int64_t out_w,
-                      const FrameAffine& affine, cudaStream_t stream);
 
 }  // namespace labpose::cuda::kernels

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "cuda/check.hpp"
+#include "cuda/runtime_check.hpp"
 #include "cuda/kernels.hpp"
 #include "cuda/state.hpp"
 

@@ -5,9 +5,9 @@
 #include <cstring>
 
 #include "core/error.hpp"
-#include "cuda/check.hpp"
 #include "cuda/device_query.hpp"
 #include "cuda/kernels.hpp"
+#include "cuda/runtime_check.hpp"
 #include "cuda/state.hpp"
 
 namespace labpose::cuda {
@@ -116,6 +116,10 @@ std::string CudaBackend::description() const {
 
 PoolStatistics CudaBackend::memory_statistics() const {
   return state_->pool->statistics();
+}
+
+std::int64_t CudaBackend::peak_memory_bytes() const {
+  return static_cast<std::int64_t>(memory_statistics().peak_bytes);
 }
 
 CudaBackend& as_cuda(nets::Backend& backend) {

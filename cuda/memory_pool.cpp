@@ -7,7 +7,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
-#include "cuda/check.hpp"
+#include "cuda/runtime_check.hpp"
 
 namespace labpose::cuda {
 

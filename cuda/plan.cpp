@@ -9,7 +9,7 @@
 #include <functional>
 
 #include "core/error.hpp"
-#include "cuda/check.hpp"
+#include "cuda/runtime_check.hpp"
 #include "cuda/cudnn_conv.hpp"
 #include "cuda/kernels.hpp"
 #include "cuda/state.hpp"

@@ -13,7 +13,6 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/printable.hpp"
-#include "pipeline/analysis/labeled_video.hpp"
 #include "pipeline/plots/colormap.hpp"
 #include "pipeline/plots/markers.hpp"
 #include "projects/labels.hpp"

@@ -11,7 +11,6 @@
 
 #include "core/atomic_file.hpp"
 #include "labeling/web_assets.hpp"
-#include "pipeline/analysis/labeled_video.hpp"
 #include "pipeline/plots/colormap.hpp"
 
 namespace labpose::labeling {

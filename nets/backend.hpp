@@ -73,6 +73,12 @@ class Backend {
   virtual std::string description() const = 0;
   /// The physical layout this backend uses for rank-4 activations.
   virtual Layout activation_layout() const = 0;
+  /// True when tensors live in host memory (the CPU's cores compute on them directly), false on a
+  /// device with memory of its own (a GPU).
+  virtual bool host_memory() const = 0;
+  /// The most device memory this backend has held at once, in bytes (0 on backends whose tensors
+  /// are in host memory: the process's peak resident size measures those).
+  virtual std::int64_t peak_memory_bytes() const { return 0; }
 
   // ---- memory -------------------------------------------------------------------------------
   /// A new tensor: rank-4 shapes in activation_layout(), other ranks flat.

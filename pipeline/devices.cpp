@@ -143,16 +143,6 @@ std::unique_ptr<nets::Backend> make_backend(const std::string& device, PlanPreci
                                fmt::join(compiled_backends(), ", ")));
 }
 
-double device_memory_peak_mib(nets::Backend& backend) {
-#if LABPOSE_WITH_CUDA
-  if (auto* gpu = dynamic_cast<cuda::CudaBackend*>(&backend)) {
-    return static_cast<double>(gpu->memory_statistics().peak_bytes) / (1024.0 * 1024.0);
-  }
-#endif
-  (void)backend;
-  return 0.0;
-}
-
 CudaSummary cuda_summary() {
   CudaSummary summary;
 #if LABPOSE_WITH_CUDA

@@ -32,9 +32,6 @@ std::unique_ptr<nets::Backend> make_backend(const std::string& device,
 /// Why `device` cannot be used on this machine, or "" when it can (tests skip with this text).
 std::string device_problem(const std::string& device);
 
-/// The most device memory `backend` has held at once, in MiB (0 for backends on the host).
-double device_memory_peak_mib(nets::Backend& backend);
-
 /// What `labpose doctor` shows about CUDA.
 struct CudaSummary {
   struct Gpu {

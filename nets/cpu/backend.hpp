@@ -19,6 +19,7 @@ class CpuBackend final : public Backend {
   CpuBackend(const CpuBackend&) = delete;
   CpuBackend& operator=(const CpuBackend&) = delete;
 
+  bool host_memory() const override { return true; }
   std::string name() const override { return "cpu"; }
   std::string description() const override;
   Layout activation_layout() const override { return Layout::nhwc; }

@@ -8,6 +8,7 @@ namespace labpose::nets::ref {
 
 class RefBackend final : public Backend {
  public:
+  bool host_memory() const override { return true; }
   std::string name() const override { return "ref"; }
   std::string description() const override { return "reference loops (the test oracle)"; }
   Layout activation_layout() const override { return Layout::nchw; }

@@ -364,7 +364,7 @@ VideoAnalysis analyze_one(const VideoRun& run, const fs::path& video, const fs::
   // decoder thread at background priority then fills the moments the network leaves idle instead
   // of preempting its threads (which stalls the whole team at its next barrier). With a GPU the
   // cores are free for one decoder thread each.
-  const bool network_on_cores = run.backend.allocate_flat(1).memory() == nets::Memory::host;
+  const bool network_on_cores = run.backend.host_memory();
   VideoReaderOptions reader_options;
   reader_options.order = PixelOrder::rgb;
   reader_options.crop = crop_rect(crop);

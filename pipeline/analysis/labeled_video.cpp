@@ -35,37 +35,6 @@ cv::Scalar to_bgr(const Rgb& color) {
 
 }  // namespace
 
-Rgb named_color(const std::string& name) {
-  static const std::map<std::string, Rgb> names = {
-      {"black", {0, 0, 0}},      {"white", {1, 1, 1}},
-      {"red", {1, 0, 0}},        {"green", {0, 0.5, 0}},
-      {"lime", {0, 1, 0}},       {"blue", {0, 0, 1}},
-      {"yellow", {1, 1, 0}},     {"cyan", {0, 1, 1}},
-      {"magenta", {1, 0, 1}},    {"gray", {0.5, 0.5, 0.5}},
-      {"grey", {0.5, 0.5, 0.5}}, {"orange", {1, 0.647, 0}},
-      {"purple", {0.5, 0, 0.5}}, {"pink", {1, 0.753, 0.796}},
-      {"k", {0, 0, 0}},          {"w", {1, 1, 1}},
-      {"r", {1, 0, 0}},          {"g", {0, 0.5, 0}},
-      {"b", {0, 0, 1}},          {"y", {0.75, 0.75, 0}},
-      {"c", {0, 0.75, 0.75}},    {"m", {0.75, 0, 0.75}}};
-  std::string lower = name;
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  if (const auto found = names.find(lower); found != names.end()) return found->second;
-  if (lower.size() == 7 && lower[0] == '#') {
-    try {
-      const auto channel = [&](std::size_t at) {
-        return std::stoi(lower.substr(at, 2), nullptr, 16) / 255.0;
-      };
-      return {channel(1), channel(3), channel(5)};
-    } catch (const std::exception&) {
-    }
-  }
-  console::warn(
-      "unknown colour \"{}\" (skeleton_color in config.yaml): drawing the skeleton in white", name);
-  return {1, 1, 1};
-}
-
 fs::path labeled_video_path(const fs::path& tracks, double pcutoff) {
   return tracks.parent_path() / fmt::format("{}_p{}_labeled.mp4", tracks.stem().string(),
                                             static_cast<int>(100.0 * pcutoff));

@@ -28,10 +28,6 @@ struct LabeledVideoOptions {
   int crop_x = 0, crop_y = 0;  // added to the coordinates (tracks of a cropped analysis)
 };
 
-/// A matplotlib colour name ("black", "white", "red", ..., or "#rrggbb"); unknown names are white
-/// with a warning.
-Rgb named_color(const std::string& name);
-
 /// "<tracks stem>_p<int(100 pcutoff)>_labeled.mp4" beside the tracks file.
 std::filesystem::path labeled_video_path(const std::filesystem::path& tracks, double pcutoff);
 

@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <functional>
+#include <map>
+#include <string>
 
 #include "core/console.hpp"
 
@@ -280,6 +283,37 @@ std::vector<Rgb> colormap_colors(std::string_view name, std::size_t count) {
     colors = colors_of("rainbow", count);
   }
   return colors;
+}
+
+Rgb named_color(const std::string& name) {
+  static const std::map<std::string, Rgb> names = {
+      {"black", {0, 0, 0}},      {"white", {1, 1, 1}},
+      {"red", {1, 0, 0}},        {"green", {0, 0.5, 0}},
+      {"lime", {0, 1, 0}},       {"blue", {0, 0, 1}},
+      {"yellow", {1, 1, 0}},     {"cyan", {0, 1, 1}},
+      {"magenta", {1, 0, 1}},    {"gray", {0.5, 0.5, 0.5}},
+      {"grey", {0.5, 0.5, 0.5}}, {"orange", {1, 0.647, 0}},
+      {"purple", {0.5, 0, 0.5}}, {"pink", {1, 0.753, 0.796}},
+      {"k", {0, 0, 0}},          {"w", {1, 1, 1}},
+      {"r", {1, 0, 0}},          {"g", {0, 0.5, 0}},
+      {"b", {0, 0, 1}},          {"y", {0.75, 0.75, 0}},
+      {"c", {0, 0.75, 0.75}},    {"m", {0.75, 0, 0.75}}};
+  std::string lower = name;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  if (const auto found = names.find(lower); found != names.end()) return found->second;
+  if (lower.size() == 7 && lower[0] == '#') {
+    try {
+      const auto channel = [&](std::size_t at) {
+        return std::stoi(lower.substr(at, 2), nullptr, 16) / 255.0;
+      };
+      return {channel(1), channel(3), channel(5)};
+    } catch (const std::exception&) {
+    }
+  }
+  console::warn(
+      "unknown colour \"{}\" (skeleton_color in config.yaml): drawing the skeleton in white", name);
+  return {1, 1, 1};
 }
 
 }  // namespace labpose::pipeline

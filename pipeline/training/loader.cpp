@@ -88,7 +88,7 @@ std::size_t BatchLoader::sample_of(std::int64_t step, int k) {
   return train_[(*order)[static_cast<std::size_t>(position)]];
 }
 
-void BatchLoader::make(std::int64_t step, Batch& batch) {
+void BatchLoader::make(std::int64_t step, TrainingBatch& batch) {
   const BatchGeometry& g = geometry_;
   const std::size_t pixels = static_cast<std::size_t>(g.height) * static_cast<std::size_t>(g.width);
   const std::size_t cells =
@@ -129,7 +129,7 @@ void BatchLoader::make(std::int64_t step, Batch& batch) {
 void BatchLoader::work() {
   for (;;) {
     std::int64_t step = 0;
-    std::unique_ptr<Batch> batch;
+    std::unique_ptr<TrainingBatch> batch;
     {
       std::unique_lock lock(mutex_);
       changed_.wait(lock, [&] { return stopping_ || next_to_make_ < next_to_hand_out_ + kAhead; });
@@ -140,7 +140,7 @@ void BatchLoader::work() {
         spare_.pop_back();
       }
     }
-    if (!batch) batch = std::make_unique<Batch>();
+    if (!batch) batch = std::make_unique<TrainingBatch>();
     try {
       make(step, *batch);
     } catch (...) {
@@ -158,7 +158,7 @@ void BatchLoader::work() {
   }
 }
 
-std::unique_ptr<Batch> BatchLoader::next() {
+std::unique_ptr<TrainingBatch> BatchLoader::next() {
   std::unique_lock lock(mutex_);
   changed_.wait(lock, [&] { return failure_ || ready_.count(next_to_hand_out_) != 0; });
   if (failure_) std::rethrow_exception(failure_);
@@ -170,7 +170,7 @@ std::unique_ptr<Batch> BatchLoader::next() {
   return batch;
 }
 
-void BatchLoader::recycle(std::unique_ptr<Batch> batch) {
+void BatchLoader::recycle(std::unique_ptr<TrainingBatch> batch) {
   std::lock_guard lock(mutex_);
   spare_.push_back(std::move(batch));
 }

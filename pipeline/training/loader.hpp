@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "pipeline/training/dataset.hpp"
+#include "pipeline/dataset/dataset.hpp"
 #include "pipeline/training/pose_config.hpp"
 
 namespace cv {
@@ -22,7 +22,7 @@ class Mat;
 
 namespace labpose::pipeline {
 
-struct Batch {
+struct TrainingBatch {
   std::int64_t step = 0;
   int size = 0;                       // N
   std::vector<float> images;          // (N, 3, H, W) RGB 0-255, planar
@@ -49,15 +49,15 @@ class BatchLoader {
   BatchLoader& operator=(const BatchLoader&) = delete;
 
   /// The batch of the next step (blocks until a worker has made it). Hand it back with recycle().
-  std::unique_ptr<Batch> next();
-  void recycle(std::unique_ptr<Batch> batch);
+  std::unique_ptr<TrainingBatch> next();
+  void recycle(std::unique_ptr<TrainingBatch> batch);
 
   /// The dataset index of sample k of `step` (exposed for tests).
   std::size_t sample_of(std::int64_t step, int k);
 
  private:
   void work();
-  void make(std::int64_t step, Batch& batch);
+  void make(std::int64_t step, TrainingBatch& batch);
   cv::Mat image(std::size_t index) const;
 
   const Dataset& dataset_;
@@ -71,8 +71,8 @@ class BatchLoader {
 
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::map<std::int64_t, std::unique_ptr<Batch>> ready_;
-  std::vector<std::unique_ptr<Batch>> spare_;
+  std::map<std::int64_t, std::unique_ptr<TrainingBatch>> ready_;
+  std::vector<std::unique_ptr<TrainingBatch>> spare_;
   std::map<std::int64_t, std::vector<std::size_t>> permutations_;  // by epoch
   std::int64_t next_to_make_, next_to_hand_out_;
   bool stopping_ = false;

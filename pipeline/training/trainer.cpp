@@ -22,8 +22,8 @@
 #include "nets/safetensors.hpp"
 #include "pipeline/devices.hpp"
 #include "pipeline/pose/predict.hpp"
-#include "pipeline/training/dataset.hpp"
-#include "pipeline/training/evaluation.hpp"
+#include "pipeline/dataset/dataset.hpp"
+#include "pipeline/evaluation/errors.hpp"
 #include "pipeline/training/loader.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "projects/layout.hpp"
@@ -389,7 +389,7 @@ void Trainer::step() {
     console::info("iteration {}: the backbone trains from now on (unfreeze_backbone_after)",
                   iteration_);
   }
-  std::unique_ptr<Batch> batch = loader_->next();
+  std::unique_ptr<TrainingBatch> batch = loader_->next();
   backend.copy_from_host(batch->images.data(), input_);
   backend.copy_from_host(batch->score.data(), score_target_);
   const auto& outputs = net_->forward(input_, true);

@@ -17,7 +17,7 @@
 
 #include "core/console.hpp"
 #include "core/error.hpp"
-#include "pipeline/video/convert.hpp"
+#include "pipeline/video/pixel_conversion.hpp"
 #include "pipeline/video/ffmpeg.hpp"
 
 namespace labpose::pipeline {

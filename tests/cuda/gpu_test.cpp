@@ -1,5 +1,5 @@
 // The CUDA backend on a GPU (ctest label gpu; every test skips, saying why, where no usable GPU
-// exists): the pose kernels against their host arithmetic, fp16/bf16 inference plans against fp32,
+// exists): fp16/bf16 inference plans against fp32,
 // a short training run against the CPU backend (losses and decoded keypoints), and a steady-state
 // training loop that allocates no device memory. The conformance suites (tests/nets) cover every
 // Backend op on cuda against the reference.
@@ -8,11 +8,11 @@
 #include <cmath>
 
 #include "cuda/backend.hpp"
-#include "cuda/pose.hpp"
 #include "cuda/state.hpp"
 #include "nets/fused_graph.hpp"
 #include "nets/models/models.hpp"
 #include "pipeline/devices.hpp"
+#include "pipeline/training/targets.hpp"
 #include "tests/cuda/layout_support.hpp"
 #include "tests/nets/nets_test_support.hpp"
 
@@ -46,80 +46,6 @@ double relative_l2(const std::vector<float>& actual, const std::vector<float>& e
     norm += double{expected[i]} * double{expected[i]};
   }
   return std::sqrt(difference / std::max(norm, 1e-30));
-}
-
-TEST_F(Gpu, TargetsAreThoseOfTheHostArithmetic) {
-  const std::vector<float> keypoints = {30.0F, 20.0F, NAN,   NAN,   100.5F, 7.25F,
-                                        3.0F,  44.0F, 60.0F, 60.0F, 0.0F,   0.0F};
-  const std::vector<float> radii = {17.0F, 21.25F};
-  const Shape maps{2, 3, 8, 16}, locref_shape{2, 6, 8, 16};
-  Tensor score = backend_->allocate(maps), locref = backend_->allocate(locref_shape),
-         weights = backend_->allocate(locref_shape);
-  build_targets(*cuda_, keypoints, radii, PoseGeometry{}, score, locref, weights);
-  std::vector<float> host_score(static_cast<std::size_t>(maps.elements())),
-      host_locref(static_cast<std::size_t>(locref_shape.elements())),
-      host_weights(host_locref.size());
-  const TargetMaps out{host_score.data(), host_locref.data(), host_weights.data()};
-  for (std::int64_t i = 0; i < maps.elements(); ++i)
-    write_targets(i, keypoints.data(), radii.data(), out, 3, 8, 16, 8.0F, 7.2801F);
-  EXPECT_EQ(download(*backend_, score), to_nchw(host_score, maps));
-  EXPECT_TRUE(close(download(*backend_, locref), to_nchw(host_locref, locref_shape), 1e-6, 1e-7));
-  EXPECT_EQ(download(*backend_, weights), to_nchw(host_weights, locref_shape));
-}
-
-TEST_F(Gpu, PeaksAreTheRowMajorFirstMaximaDecoded) {
-  const Shape maps{3, 4, 30, 41}, locref_shape{3, 8, 30, 41};
-  auto logits = random_values(maps.elements(), 21, 4.0);
-  for (std::size_t i = 0; i < logits.size(); i += 97) logits[i] = 3.99F;  // ties
-  const auto offsets = random_values(locref_shape.elements(), 22);
-  const Tensor score = upload(*backend_, maps, logits),
-               locref = upload(*backend_, locref_shape, offsets);
-  const std::vector<Keypoint> found = find_peaks(*cuda_, score, locref, PoseGeometry{});
-  ASSERT_EQ(found.size(), 12U);
-  for (std::int64_t n = 0; n < 3; ++n) {
-    for (std::int64_t j = 0; j < 4; ++j) {
-      // numpy's argmax over the NCHW map, then DeepLabCut's decoding.
-      std::int64_t best = 0;
-      const std::int64_t base = (n * 4 + j) * 30 * 41;
-      for (std::int64_t cell = 1; cell < maps.h() * maps.w(); ++cell) {
-        if (logits[static_cast<std::size_t>(base + cell)] >
-            logits[static_cast<std::size_t>(base + best)])
-          best = cell;
-      }
-      const std::int64_t row = best / 41, col = best % 41;
-      const float dx = offsets[static_cast<std::size_t>(((n * 8 + 2 * j) * 30 + row) * 41 + col)];
-      const float dy =
-          offsets[static_cast<std::size_t>(((n * 8 + 2 * j + 1) * 30 + row) * 41 + col)];
-      const Keypoint& k = found[static_cast<std::size_t>(n * 4 + j)];
-      EXPECT_FLOAT_EQ(k.x, static_cast<float>(col) * 8.0F + 4.0F + dx * 7.2801F) << n << j;
-      EXPECT_FLOAT_EQ(k.y, static_cast<float>(row) * 8.0F + 4.0F + dy * 7.2801F) << n << j;
-      EXPECT_NEAR(k.likelihood,
-                  1.0 / (1.0 + std::exp(-double{logits[static_cast<std::size_t>(base + best)]})),
-                  1e-6);
-    }
-  }
-}
-
-TEST_F(Gpu, UploadedFramesAreResizedAndNormalizedAsOnTheHost) {
-  const std::int64_t batch = 2, height = 45, width = 61;
-  std::vector<std::uint8_t> frames(static_cast<std::size_t>(batch * height * width * 3));
-  for (std::size_t i = 0; i < frames.size(); ++i)
-    frames[i] = static_cast<std::uint8_t>((i * 37 + i / 7) % 256);
-  FrameAffine affine;
-  affine.shift[0] = -123.68F;
-  affine.shift[1] = -116.779F;
-  affine.shift[2] = -103.939F;
-  for (const auto& [out_h, out_w] : {std::pair<std::int64_t, std::int64_t>{45, 61}, {32, 48}}) {
-    const Shape shape{batch, 3, out_h, out_w};
-    Tensor images = backend_->allocate(shape);
-    upload_frames(*cuda_, frames.data(), batch, height, width, affine, images);
-    std::vector<float> expected(static_cast<std::size_t>(shape.elements()));
-    for (std::int64_t i = 0; i < shape.elements(); ++i)
-      expected[static_cast<std::size_t>(i)] =
-          image_element(i, frames.data(), height, width, out_h, out_w, affine);
-    EXPECT_TRUE(close(download(*backend_, images), to_nchw(expected, shape), 1e-6, 1e-4))
-        << out_w << "x" << out_h;
-  }
 }
 
 TEST_F(Gpu, HalfPrecisionPlansAgreeWithSinglePrecision) {
@@ -178,20 +104,26 @@ TrainingRun train(nets::Backend& backend, int steps) {
   auto net = nets::build_pose_net(backend, {"mobilenet_v2_0.35", 2, true});
   nets::initialize_pose_net(*net, 5);
   const auto shapes = net->output_shapes(input);
-  // Targets from the host arithmetic (the same on both devices), uploaded.
+  // Targets from the training loader's host code (the same on both devices), uploaded.
   const std::int64_t joints = 2, rows = shapes[0].h(), columns = shapes[0].w();
+  const std::int64_t per_score = joints * rows * columns, per_locref = 2 * per_score;
   std::vector<float> score(static_cast<std::size_t>(shapes[0].elements())),
       locref(static_cast<std::size_t>(shapes[1].elements())), weights(locref.size());
-  const std::vector<float> radii = {17.0F, 17.0F};
-  for (std::int64_t i = 0; i < shapes[0].elements(); ++i) {
-    write_targets(i, keypoints.data(), radii.data(),
-                  TargetMaps{score.data(), locref.data(), weights.data()}, joints, rows, columns,
-                  8.0F, 7.2801F);
+  for (std::int64_t n = 0; n < 2; ++n) {
+    double x[2], y[2];
+    for (std::int64_t j = 0; j < joints; ++j) {
+      x[j] = keypoints[static_cast<std::size_t>((n * 2 + j) * 2)];
+      y[j] = keypoints[static_cast<std::size_t>((n * 2 + j) * 2 + 1)];
+    }
+    pipeline::build_targets(x, y, static_cast<int>(joints), static_cast<int>(rows),
+                            static_cast<int>(columns), pipeline::TargetSettings{},
+                            score.data() + n * per_score, locref.data() + n * per_locref,
+                            weights.data() + n * per_locref);
   }
   const Tensor x = upload(backend, input, pixels);
-  const Tensor score_targets = upload(backend, shapes[0], to_nchw(score, shapes[0]));
-  const Tensor locref_targets = upload(backend, shapes[1], to_nchw(locref, shapes[1]));
-  const Tensor locref_weights = upload(backend, shapes[1], to_nchw(weights, shapes[1]));
+  const Tensor score_targets = upload(backend, shapes[0], score);
+  const Tensor locref_targets = upload(backend, shapes[1], locref);
+  const Tensor locref_weights = upload(backend, shapes[1], weights);
   Tensor ones = backend.allocate(shapes[0]);
   backend.fill(ones, 1.0F);
   std::vector<Tensor> gradients = {backend.allocate(shapes[0]), backend.allocate(shapes[1])};

@@ -10,7 +10,7 @@
 #include "nets/models/models.hpp"
 #include "nets/ref/backend.hpp"
 #include "nets/safetensors.hpp"
-#include "pipeline/training/create_dataset.hpp"
+#include "pipeline/dataset/create_dataset.hpp"
 #include "pipeline/training/pose_config.hpp"
 #include "projects/layout.hpp"
 #include "tests/support/test_support.hpp"

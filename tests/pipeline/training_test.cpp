@@ -15,7 +15,7 @@
 #include "pipeline/devices.hpp"
 #include "pipeline/synthetic/demo_project.hpp"
 #include "pipeline/training/augment.hpp"
-#include "pipeline/training/dataset.hpp"
+#include "pipeline/dataset/dataset.hpp"
 #include "pipeline/training/loader.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "pipeline/training/targets.hpp"
@@ -172,7 +172,7 @@ TEST(BatchLoader, BatchesDependOnlyOnSeedAndStep) {
   geometry.height = geometry.width = 64;
   geometry.output_height = geometry.output_width = 8;
   geometry.joints = static_cast<int>(dataset.bodyparts.size());
-  std::vector<std::unique_ptr<Batch>> from_start;
+  std::vector<std::unique_ptr<TrainingBatch>> from_start;
   {
     BatchLoader loader(dataset, train, fixture.project, fixture.pose, geometry, 0, 2);
     for (int step = 0; step < 8; ++step) from_start.push_back(loader.next());

@@ -167,8 +167,8 @@ void measure(const BenchOptions& options, nets::Backend& backend, nets::Net& net
             options.architecture, options.train ? "train" : "infer", width, height, batch,
             backend.name(), backend.description(), threads, options.repeats, median, times.front(),
             times.back(), gflop_per_image, gflops, peak_memory_mib(),
-            pipeline::device_memory_peak_mib(backend), options.train ? "fp32" : options.precision,
-            per_second)
+            static_cast<double>(backend.peak_memory_bytes()) / (1024.0 * 1024.0),
+            options.train ? "fp32" : options.precision, per_second)
             .c_str());
   } else {
     std::printf(
@@ -183,7 +183,8 @@ void measure(const BenchOptions& options, nets::Backend& backend, nets::Net& net
             gflops, gflop_per_image, options.train ? ", x3 for a training step" : "",
             peak_memory_mib(),
             backend.name().rfind("cuda", 0) == 0
-                ? fmt::format(", GPU memory {:.0f} MiB", pipeline::device_memory_peak_mib(backend))
+                ? fmt::format(", GPU memory {:.0f} MiB",
+                              static_cast<double>(backend.peak_memory_bytes()) / (1024.0 * 1024.0))
                 : std::string())
             .c_str());
   }

@@ -6,7 +6,7 @@
 
 #include "core/error.hpp"
 #include "labeling/labeled_images.hpp"
-#include "projects/check.hpp"
+#include "projects/label_check.hpp"
 #include "tools/labpose/command.hpp"
 #include "tools/labpose/config_loading.hpp"
 

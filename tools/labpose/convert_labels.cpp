@@ -3,7 +3,7 @@
 
 #include "core/console.hpp"
 #include "core/error.hpp"
-#include "projects/convert.hpp"
+#include "projects/label_conversion.hpp"
 #include "tools/labpose/command.hpp"
 #include "tools/labpose/config_loading.hpp"
 

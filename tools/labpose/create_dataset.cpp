@@ -7,8 +7,8 @@
 
 #include "core/console.hpp"
 #include "nets/models/models.hpp"
-#include "pipeline/training/create_dataset.hpp"
-#include "pipeline/training/dataset.hpp"
+#include "pipeline/dataset/create_dataset.hpp"
+#include "pipeline/dataset/dataset.hpp"
 #include "projects/layout.hpp"
 #include "tools/labpose/command.hpp"
 #include "tools/labpose/config_loading.hpp"

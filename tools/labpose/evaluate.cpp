@@ -7,7 +7,7 @@
 
 #include "core/console.hpp"
 #include "core/error.hpp"
-#include "pipeline/training/evaluate.hpp"
+#include "pipeline/evaluation/evaluate.hpp"
 #include "projects/layout.hpp"
 #include "projects/yaml_text.hpp"
 #include "tools/labpose/command.hpp"

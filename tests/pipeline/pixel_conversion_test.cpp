@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "pipeline/video/convert.hpp"
+#include "pipeline/video/pixel_conversion.hpp"
 #include "pipeline/video/ffmpeg.hpp"
 
 namespace labpose::pipeline {

@@ -3,7 +3,7 @@
 
 #include <fstream>
 
-#include "projects/check.hpp"
+#include "projects/label_check.hpp"
 #include "projects/layout.hpp"
 #include "tests/support/test_support.hpp"
 

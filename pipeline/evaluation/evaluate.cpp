@@ -1,5 +1,5 @@
 // Evaluating snapshots on the labeled images.
-#include "pipeline/training/evaluate.hpp"
+#include "pipeline/evaluation/evaluate.hpp"
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
@@ -17,7 +17,7 @@
 #include "pipeline/devices.hpp"
 #include "pipeline/plots/colormap.hpp"
 #include "pipeline/plots/markers.hpp"
-#include "pipeline/training/evaluation_files.hpp"
+#include "pipeline/evaluation/result_files.hpp"
 #include "pipeline/training/pose_config.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "projects/layout.hpp"

@@ -1,5 +1,5 @@
 // Label conversion between CSV and HDF5.
-#include "projects/convert.hpp"
+#include "projects/label_conversion.hpp"
 
 #include <fmt/core.h>
 

@@ -1,5 +1,5 @@
 // Label validation: columns, rows, images, coordinates; project-level video bookkeeping.
-#include "projects/check.hpp"
+#include "projects/label_check.hpp"
 
 #include <fmt/core.h>
 

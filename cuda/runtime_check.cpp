@@ -1,5 +1,5 @@
 // CUDA runtime error conversion.
-#include "cuda/check.hpp"
+#include "cuda/runtime_check.hpp"
 
 #include <fmt/core.h>
 

@@ -1,5 +1,5 @@
 // Prediction on labeled images and DeepLabCut's error summary.
-#include "pipeline/training/evaluation.hpp"
+#include "pipeline/evaluation/errors.hpp"
 
 #include <opencv2/core.hpp>
 

@@ -1,5 +1,5 @@
 // Training-set files and shuffle folders.
-#include "pipeline/training/create_dataset.hpp"
+#include "pipeline/dataset/create_dataset.hpp"
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
@@ -20,7 +20,7 @@
 #include "nets/safetensors.hpp"
 #include "pipeline/devices.hpp"
 #include "pipeline/training/pose_config.hpp"
-#include "pipeline/training/training_set_files.hpp"
+#include "pipeline/dataset/training_set_files.hpp"
 #include "projects/layout.hpp"
 #include "projects/number_text.hpp"
 

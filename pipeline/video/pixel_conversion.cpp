@@ -1,5 +1,5 @@
 // Frame conversion: fixed-point YUV -> RGB for planar 8-bit YUV, libswscale for the rest.
-#include "pipeline/video/convert.hpp"
+#include "pipeline/video/pixel_conversion.hpp"
 
 #include <fmt/core.h>
 #include <opencv2/core.hpp>

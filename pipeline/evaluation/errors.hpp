@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "pipeline/pose/predict.hpp"
-#include "pipeline/training/dataset.hpp"
+#include "pipeline/dataset/dataset.hpp"
 
 namespace labpose::pipeline {
 

@@ -1,7 +1,7 @@
 // convert-labels: CSV <-> H5 in every folder, unchanged files untouched, backups of changed ones.
 #include <gtest/gtest.h>
 
-#include "projects/convert.hpp"
+#include "projects/label_conversion.hpp"
 #include "projects/labels.hpp"
 #include "tests/support/test_support.hpp"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/training/evaluation.hpp"
+#include "pipeline/evaluation/errors.hpp"
 #include "projects/config.hpp"
 
 namespace labpose::pipeline {

@@ -1,5 +1,5 @@
 // Documentation pickles and metadata.yaml.
-#include "pipeline/training/training_set_files.hpp"
+#include "pipeline/dataset/training_set_files.hpp"
 
 #include <fmt/core.h>
 #include <yaml-cpp/yaml.h>

@@ -1,5 +1,5 @@
 // Evaluation result files.
-#include "pipeline/training/evaluation_files.hpp"
+#include "pipeline/evaluation/result_files.hpp"
 
 #include <fmt/core.h>
 

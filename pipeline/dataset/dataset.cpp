@@ -1,5 +1,5 @@
 // Merging labels, dataset tables and splits.
-#include "pipeline/training/dataset.hpp"
+#include "pipeline/dataset/dataset.hpp"
 
 #include <fmt/core.h>
 

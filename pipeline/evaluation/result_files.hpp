@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/training/evaluation.hpp"
+#include "pipeline/evaluation/errors.hpp"
 #include "projects/table.hpp"
 
 namespace labpose::pipeline {

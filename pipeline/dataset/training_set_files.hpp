@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/training/dataset.hpp"
+#include "pipeline/dataset/dataset.hpp"
 
 namespace labpose::pipeline {
 

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "pipeline/training/dataset.hpp"
+#include "pipeline/dataset/dataset.hpp"
 #include "projects/config.hpp"
 
 namespace labpose::pipeline {
