@@ -112,7 +112,7 @@ class CudaBackend final : public nets::Backend {
 };
 
 /// `backend` as the CUDA backend, or a labpose::Error naming what it is instead (for GPU tests
-/// that read the device state of a backend from pipeline::make_backend).
+/// that read the device state of a backend from devices::make_backend).
 CudaBackend& as_cuda(nets::Backend& backend);
 
 }  // namespace labpose::cuda

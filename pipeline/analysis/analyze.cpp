@@ -27,7 +27,7 @@
 #include "core/progress.hpp"
 #include "core/thread_priority.hpp"
 #include "nets/fused_graph.hpp"
-#include "pipeline/devices.hpp"
+#include "devices/devices.hpp"
 #include "pipeline/pose/decode.hpp"
 #include "pipeline/training/pose_config.hpp"
 #include "pipeline/training/snapshot.hpp"
@@ -769,7 +769,7 @@ std::vector<VideoAnalysis> analyze_videos(const projects::ProjectConfig& config,
           "pick another --dest");
     }
   }
-  const auto backend = make_backend(options.device);
+  const auto backend = devices::make_backend(options.device);
   const LoadedSnapshot loaded = read_snapshot(model.snapshot);
   if (loaded.metadata.bodyparts != model.bodyparts ||
       loaded.metadata.architecture != model.net_type) {

@@ -18,7 +18,7 @@
 #include "nets/models/models.hpp"
 #include "nets/random.hpp"
 #include "nets/safetensors.hpp"
-#include "pipeline/devices.hpp"
+#include "devices/devices.hpp"
 #include "pipeline/training/pose_config.hpp"
 #include "pipeline/dataset/training_set_files.hpp"
 #include "projects/layout.hpp"
@@ -149,7 +149,7 @@ std::string checked_weights(const fs::path& weights, const std::string& net_type
     throw Error(fmt::format("the --weights file {} does not exist", weights.string()), hint);
   const fs::path absolute = fs::absolute(weights).lexically_normal();
   const nets::SafetensorsFile file = nets::read_safetensors(absolute);
-  const auto backend = make_backend("ref");
+  const auto backend = devices::make_backend("ref");
   auto net = nets::build_pose_net(*backend, {net_type, static_cast<int>(bodyparts), true});
   try {
     nets::load_weights(*net, file, nets::LoadScope::backbone, absolute);

@@ -14,7 +14,7 @@
 #include "core/console.hpp"
 #include "core/error.hpp"
 #include "core/progress.hpp"
-#include "pipeline/devices.hpp"
+#include "devices/devices.hpp"
 #include "pipeline/plots/colormap.hpp"
 #include "pipeline/plots/markers.hpp"
 #include "pipeline/evaluation/result_files.hpp"
@@ -152,7 +152,7 @@ std::vector<SnapshotEvaluation> evaluate_network(const projects::ProjectConfig& 
   const fs::path combined =
       layout.evaluation_iteration_dir(values.iteration) / projects::combined_evaluation_name();
   check_combined_evaluation(combined);
-  const auto backend = make_backend(options.device);
+  const auto backend = devices::make_backend(options.device);
   std::vector<SnapshotEvaluation> results;
   for (const TrainedShuffle& shuffle : shuffles) {
     const Dataset dataset = read_dataset(project / shuffle.pose.dataset, project);

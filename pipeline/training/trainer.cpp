@@ -20,7 +20,7 @@
 #include "core/progress.hpp"
 #include "nets/models/models.hpp"
 #include "nets/safetensors.hpp"
-#include "pipeline/devices.hpp"
+#include "devices/devices.hpp"
 #include "pipeline/pose/predict.hpp"
 #include "pipeline/dataset/dataset.hpp"
 #include "pipeline/evaluation/errors.hpp"
@@ -252,7 +252,7 @@ void Trainer::setup() {
   train_ = indices_of(dataset_, split.train, split_file);
   test_ = indices_of(dataset_, split.test, split_file);
 
-  backend_ = make_backend(options_.device);
+  backend_ = devices::make_backend(options_.device);
 
   // The network: resumed, or fresh (pretrained backbone when given).
   const auto snapshots = list_snapshots(options_.train_dir);

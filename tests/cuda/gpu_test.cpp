@@ -9,9 +9,9 @@
 
 #include "cuda/backend.hpp"
 #include "cuda/state.hpp"
+#include "devices/devices.hpp"
 #include "nets/fused_graph.hpp"
 #include "nets/models/models.hpp"
-#include "pipeline/devices.hpp"
 #include "pipeline/training/targets.hpp"
 #include "tests/cuda/layout_support.hpp"
 #include "tests/nets/nets_test_support.hpp"
@@ -24,6 +24,7 @@ using nets::Tensor;
 using nets::testing::close;
 using nets::testing::download;
 using nets::testing::random_values;
+using nets::testing::relative_l2_error;
 using nets::testing::upload;
 using testing::to_nchw;
 
@@ -31,29 +32,19 @@ class Gpu : public ::testing::Test {
  protected:
   void SetUp() override {
     LABPOSE_SKIP_UNLESS_USABLE("cuda");
-    backend_ = pipeline::make_backend("cuda");
+    backend_ = devices::make_backend("cuda");
     cuda_ = &as_cuda(*backend_);
   }
   std::unique_ptr<nets::Backend> backend_;
   CudaBackend* cuda_ = nullptr;
 };
 
-double relative_l2(const std::vector<float>& actual, const std::vector<float>& expected) {
-  double difference = 0.0, norm = 0.0;
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    const double d = double{actual[i]} - double{expected[i]};
-    difference += d * d;
-    norm += double{expected[i]} * double{expected[i]};
-  }
-  return std::sqrt(difference / std::max(norm, 1e-30));
-}
-
 TEST_F(Gpu, HalfPrecisionPlansAgreeWithSinglePrecision) {
   const int major = cuda_->state().major;
   for (const auto& [precision, tolerance] :
-       {std::pair{pipeline::PlanPrecision::fp16, 1e-2}, {pipeline::PlanPrecision::bf16, 4e-2}}) {
-    if (precision == pipeline::PlanPrecision::bf16 && major < 8) continue;
-    auto reduced = pipeline::make_backend("cuda", precision);
+       {std::pair{devices::PlanPrecision::fp16, 1e-2}, {devices::PlanPrecision::bf16, 4e-2}}) {
+    if (precision == devices::PlanPrecision::bf16 && major < 8) continue;
+    auto reduced = devices::make_backend("cuda", precision);
     for (const char* architecture : {"resnet_50", "mobilenet_v2_1.0"}) {
       SCOPED_TRACE(architecture);
       auto net = nets::build_pose_net(*backend_, {architecture, 4, true});
@@ -66,8 +57,9 @@ TEST_F(Gpu, HalfPrecisionPlansAgreeWithSinglePrecision) {
       const auto& expected = full->run(upload(*backend_, input, pixels));
       const auto& actual = half->run(upload(*reduced, input, pixels));
       for (std::size_t k = 0; k < 2; ++k) {
-        EXPECT_LT(relative_l2(download(*reduced, actual[k]), download(*backend_, expected[k])),
-                  tolerance)
+        EXPECT_LT(
+            relative_l2_error(download(*reduced, actual[k]), download(*backend_, expected[k])),
+            tolerance)
             << "output " << k;
       }
     }
@@ -156,7 +148,7 @@ TrainingRun train(nets::Backend& backend, int steps) {
 }
 
 TEST_F(Gpu, TrainingStepsMatchTheCpuAndAllocateNothingOnceWarm) {
-  auto cpu = pipeline::make_backend("cpu");
+  auto cpu = devices::make_backend("cpu");
   const TrainingRun expected = train(*cpu, 6);
   const TrainingRun actual = train(*backend_, 6);
   ASSERT_EQ(actual.losses.size(), expected.losses.size());
@@ -165,15 +157,15 @@ TEST_F(Gpu, TrainingStepsMatchTheCpuAndAllocateNothingOnceWarm) {
         << "step " << step;
   }
   EXPECT_LT(expected.losses.back(), expected.losses.front()) << "the run must learn something";
-  EXPECT_LT(relative_l2(actual.scoremap, expected.scoremap), 5e-3);
-  EXPECT_LT(relative_l2(actual.locref, expected.locref), 5e-3);
+  EXPECT_LT(relative_l2_error(actual.scoremap, expected.scoremap), 5e-3);
+  EXPECT_LT(relative_l2_error(actual.locref, expected.locref), 5e-3);
   EXPECT_GT(actual.device_allocations_after_warmup, 0U);
   EXPECT_EQ(actual.device_allocations_at_end, actual.device_allocations_after_warmup)
       << "the steady-state training loop must reuse pooled memory";
 }
 
 TEST_F(Gpu, DoctorsConvolutionCheckAgreesWithTheCpu) {
-  const pipeline::ConvolutionCheck check = pipeline::check_convolution("cuda");
+  const devices::ConvolutionCheck check = devices::check_convolution("cuda");
   EXPECT_TRUE(check.agrees()) << check.max_difference << " for outputs up to "
                               << check.max_magnitude;
   EXPECT_GT(check.max_magnitude, 0.5);

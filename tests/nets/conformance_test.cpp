@@ -1,11 +1,18 @@
 // The backend conformance suite: every op of every compiled backend against the reference backend,
 // forward and both backward directions, on odd shapes (batch 1 and >1, groups, depthwise, dilation,
-// strides, asymmetric padding). The CUDA backend joins through pipeline::compiled_backends().
+// strides, asymmetric padding), and a compiled inference plan; one test fails when a Backend method
+// has no case here. The CUDA backend joins through devices::compiled_backends().
 #include <gtest/gtest.h>
 
+#include <regex>
+#include <string>
+
+#include "devices/devices.hpp"
+#include "nets/fused_graph.hpp"
+#include "nets/models/models.hpp"
 #include "nets/ref/backend.hpp"
-#include "pipeline/devices.hpp"
 #include "tests/nets/nets_test_support.hpp"
+#include "tests/support/test_support.hpp"
 
 namespace labpose::nets {
 namespace {
@@ -373,6 +380,69 @@ TEST_P(Conformance, OptimizerSteps) {
     }
   }
   for (int r = 0; r < 3; ++r) EXPECT_TRUE(close(results[1][r], results[0][r], 1e-5, 1e-6)) << r;
+}
+
+TEST_P(Conformance, DeviceFaceMemoryAndCopies) {
+  EXPECT_TRUE(backend_->name().starts_with(GetParam())) << backend_->name();
+  EXPECT_FALSE(backend_->description().empty());
+  // host_memory() says where tensors live, as the tensors themselves do.
+  const Tensor probe = backend_->allocate_flat(1);
+  EXPECT_EQ(backend_->host_memory(), probe.memory() == Memory::host);
+  const auto values = random_values(2 * 3 * 5 * 7, 31);
+  Tensor x = backend_->allocate(Shape{2, 3, 5, 7}), y = backend_->allocate(Shape{2, 3, 5, 7});
+  EXPECT_EQ(x.layout(), backend_->activation_layout());
+  backend_->copy_from_host(values.data(), x);
+  backend_->copy(x, y);
+  std::vector<float> back(values.size());
+  backend_->copy_to_host(y, back.data());
+  backend_->synchronize();
+  EXPECT_EQ(back, values);
+  if (backend_->host_memory()) {
+    EXPECT_EQ(backend_->peak_memory_bytes(), 0);
+  } else {
+    EXPECT_GE(backend_->peak_memory_bytes(), static_cast<std::int64_t>(2 * values.size() * 4));
+  }
+}
+
+// A whole compiled inference plan (batch norm folded, post-ops fused) against the reference's.
+TEST_P(Conformance, CompiledPlanOfAPoseNet) {
+  const Shape input{2, 3, 40, 56};
+  const auto image = random_values(input.elements(), 32, 127.0);
+  std::vector<float> outputs[2][2];
+  Backend* backends[2] = {&ref_, backend_.get()};
+  for (int k = 0; k < 2; ++k) {
+    auto net = build_pose_net(*backends[k], {"mobilenet_v2_0.35", 3, true});
+    initialize_pose_net(*net, 33);
+    auto plan = backends[k]->compile(net->fuse(true), input);
+    const auto& y = plan->run(upload(*backends[k], input, image));
+    for (int o = 0; o < 2; ++o)
+      outputs[k][o] = download(*backends[k], y[static_cast<std::size_t>(o)]);
+  }
+  for (int o = 0; o < 2; ++o) {
+    EXPECT_TRUE(close(outputs[1][o], outputs[0][o], 1e-3, 1e-4 * max_abs(outputs[0][o]))) << o;
+  }
+}
+
+// Every method of the Backend interface has a case in this file: a new op without one fails here.
+TEST(ConformanceCoverage, EveryBackendMethodHasACase) {
+  const std::string interface =
+      ::labpose::testing::read_text(LABPOSE_SOURCE_DIR "/nets/backend.hpp");
+  const std::string cases =
+      ::labpose::testing::read_text(LABPOSE_SOURCE_DIR "/tests/nets/conformance_test.cpp");
+  const std::size_t begin = interface.find("class Backend {");
+  const std::string body = interface.substr(begin, interface.find("\n};", begin) - begin);
+  const std::regex method(R"(virtual [^;(]*?\b(\w+)\()");
+  int methods = 0;
+  for (auto it = std::sregex_iterator(body.begin(), body.end(), method);
+       it != std::sregex_iterator(); ++it) {
+    const std::string name = (*it)[1];
+    if (name == "Backend") continue;  // the destructor
+    ++methods;
+    EXPECT_TRUE(cases.find("." + name + "(") != std::string::npos ||
+                cases.find("->" + name + "(") != std::string::npos)
+        << "Backend::" << name << " has no case in the conformance suite";
+  }
+  EXPECT_GT(methods, 30);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Conformance, ::testing::ValuesIn(testing::backends_under_test()),

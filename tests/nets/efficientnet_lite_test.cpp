@@ -10,12 +10,12 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "devices/devices.hpp"
 #include "nets/fused_graph.hpp"
 #include "nets/models/models.hpp"
 #include "nets/npy.hpp"
 #include "nets/ref/backend.hpp"
 #include "nets/safetensors.hpp"
-#include "pipeline/devices.hpp"
 #include "tests/nets/nets_test_support.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -121,7 +121,7 @@ TEST_P(AgainstThePackage, FeaturesLogitsAndPoseBackbone) {
   }
   ASSERT_EQ(result.exit_code, 0) << result.output;
 
-  auto backend = pipeline::make_backend("cpu");
+  auto backend = devices::make_backend("cpu");
   const NpyArray input = read_npy(dir / "input.npy");
   const Tensor x = upload(*backend, Shape(input.shape), input.values);
 

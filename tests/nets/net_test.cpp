@@ -6,10 +6,10 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "devices/devices.hpp"
 #include "nets/fused_graph.hpp"
 #include "nets/models/models.hpp"
 #include "nets/ref/backend.hpp"
-#include "pipeline/devices.hpp"
 #include "tests/nets/nets_test_support.hpp"
 
 namespace labpose::nets {
@@ -18,6 +18,7 @@ using testing::close;
 using testing::download;
 using testing::max_abs;
 using testing::random_values;
+using testing::relative_l2_error;
 using testing::upload;
 
 // Random weights and batch-norm statistics that keep activations in a sane range.
@@ -50,17 +51,6 @@ void copy_parameters(const Net& from, Net& to) {
 }
 
 class NetOnBackend : public testing::BackendTest {};
-
-// sqrt(sum (a - b)^2) / sqrt(sum b^2).
-double relative_l2_error(const std::vector<float>& actual, const std::vector<float>& expected) {
-  double difference = 0.0, norm = 0.0;
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    difference +=
-        (double{actual[i]} - double{expected[i]}) * (double{actual[i]} - double{expected[i]});
-    norm += double{expected[i]} * double{expected[i]};
-  }
-  return std::sqrt(difference / std::max(norm, 1e-30));
-}
 
 // A training forward and backward on `backend_` and on the reference with the same weights. Deep
 // random ReLU networks are ill-conditioned (a ReLU that flips under float rounding moves

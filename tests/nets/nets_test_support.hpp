@@ -3,14 +3,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "devices/devices.hpp"
 #include "nets/backend.hpp"
 #include "nets/random.hpp"
 #include "nets/ref/backend.hpp"
-#include "pipeline/devices.hpp"
 
 namespace labpose::nets::testing {
 
@@ -70,6 +71,18 @@ inline ::testing::AssertionResult close(const std::vector<float>& actual,
 }
 
 /// The largest |value| (for scale-aware tolerances).
+/// sqrt(sum (a - b)^2) / sqrt(sum b^2): how far `actual` is from `expected`, relative to its size.
+inline double relative_l2_error(const std::vector<float>& actual,
+                                const std::vector<float>& expected) {
+  double difference = 0.0, norm = 0.0;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const double d = double{actual[i]} - double{expected[i]};
+    difference += d * d;
+    norm += double{expected[i]} * double{expected[i]};
+  }
+  return std::sqrt(difference / std::max(norm, 1e-30));
+}
+
 inline double max_abs(const std::vector<float>& values) {
   double m = 0.0;
   for (float v : values) m = std::max(m, std::abs(double{v}));
@@ -79,7 +92,7 @@ inline double max_abs(const std::vector<float>& values) {
 /// The compiled backends other than the reference (the suites compare them with it).
 inline std::vector<std::string> backends_under_test() {
   std::vector<std::string> names;
-  for (const auto& name : pipeline::compiled_backends()) {
+  for (const auto& name : devices::compiled_backends()) {
     if (name != "ref") names.push_back(name);
   }
   return names;
@@ -95,7 +108,7 @@ inline std::string backend_test_name(const ::testing::TestParamInfo<std::string>
 /// suite on a machine without a usable GPU), saying why; any other failure still fails.
 #define LABPOSE_SKIP_UNLESS_USABLE(device)                                            \
   do {                                                                                \
-    const std::string why_unusable = ::labpose::pipeline::device_problem(device);     \
+    const std::string why_unusable = ::labpose::devices::device_problem(device);      \
     if (!why_unusable.empty())                                                        \
       GTEST_SKIP() << (device) << " is not usable on this machine: " << why_unusable; \
   } while (false)
@@ -107,7 +120,7 @@ class BackendTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     LABPOSE_SKIP_UNLESS_USABLE(GetParam());
-    backend_ = pipeline::make_backend(GetParam());
+    backend_ = devices::make_backend(GetParam());
   }
   ref::RefBackend ref_;
   std::unique_ptr<Backend> backend_;

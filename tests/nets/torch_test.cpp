@@ -5,11 +5,11 @@
 
 #include <cmath>
 
+#include "devices/devices.hpp"
 #include "nets/fused_graph.hpp"
 #include "nets/models/models.hpp"
 #include "nets/npy.hpp"
 #include "nets/safetensors.hpp"
-#include "pipeline/devices.hpp"
 #include "tests/nets/nets_test_support.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -19,6 +19,7 @@ namespace fs = std::filesystem;
 using testing::close;
 using testing::download;
 using testing::max_abs;
+using testing::relative_l2_error;
 using testing::upload;
 
 // Runs the reference script; returns the folder with its files.
@@ -43,7 +44,7 @@ class AgainstPyTorch : public ::testing::TestWithParam<std::string> {};
 TEST_P(AgainstPyTorch, EvalOutputsOfEveryArchitecture) {
   LABPOSE_REQUIRE_TORCH(python);
   LABPOSE_SKIP_UNLESS_USABLE(GetParam());
-  auto backend = pipeline::make_backend(GetParam());
+  auto backend = devices::make_backend(GetParam());
   for (const auto& architecture : pose_architectures()) {
     // The reference backend's ResNets take minutes at this size, and the larger EfficientNet-Lites
     // add nothing lite0 does not check; the CPU backend covers them and net_test compares the two
@@ -79,17 +80,6 @@ TEST_P(AgainstPyTorch, EvalOutputsOfEveryArchitecture) {
         close(download(*backend, planned[1]), locref.values, 1e-3, 2e-4 * max_abs(locref.values)))
         << "locref (inference plan)";
   }
-}
-
-// sqrt(sum (a - b)^2) / sqrt(sum b^2).
-double relative_l2_error(const std::vector<float>& actual, const std::vector<float>& expected) {
-  double difference = 0.0, norm = 0.0;
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    difference +=
-        (double{actual[i]} - double{expected[i]}) * (double{actual[i]} - double{expected[i]});
-    norm += double{expected[i]} * double{expected[i]};
-  }
-  return std::sqrt(difference / std::max(norm, 1e-30));
 }
 
 // One training step of mobilenet_v2_0.35 against PyTorch's autograd. With frozen batch norm every
@@ -145,7 +135,7 @@ void expect_training_step_like_pytorch(Backend& backend, const std::string& pyth
 TEST_P(AgainstPyTorch, TrainingStepGradientsAndBatchStatistics) {
   LABPOSE_REQUIRE_TORCH(python);
   LABPOSE_SKIP_UNLESS_USABLE(GetParam());
-  auto backend = pipeline::make_backend(GetParam());
+  auto backend = devices::make_backend(GetParam());
   expect_training_step_like_pytorch(*backend, python, true);
   expect_training_step_like_pytorch(*backend, python, false);
 }
@@ -165,7 +155,7 @@ TEST(ConvertWeights, TorchvisionAndTimmCheckpointsLoadAsBackbones) {
     const char* reference;
     const char* architecture;
   };
-  auto backend = pipeline::make_backend("cpu");
+  auto backend = devices::make_backend("cpu");
   for (const Case& c :
        {Case{"resnet50.pth", "resnet50_reference.safetensors", "resnet_50"},
         Case{"mobilenetv2_035_timm.pth", "mobilenet_reference.safetensors", "mobilenet_v2_0.35"}}) {
@@ -197,7 +187,7 @@ TEST(ConvertWeights, TorchvisionAndTimmCheckpointsLoadAsBackbones) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, AgainstPyTorch,
-                         ::testing::ValuesIn(pipeline::compiled_backends()),
+                         ::testing::ValuesIn(devices::compiled_backends()),
                          testing::backend_test_name);
 
 }  // namespace

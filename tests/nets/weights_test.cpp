@@ -10,22 +10,12 @@
 #include "nets/npy.hpp"
 #include "nets/ref/backend.hpp"
 #include "nets/safetensors.hpp"
-#include "pipeline/training/snapshot.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace labpose::nets {
 namespace {
 namespace fs = std::filesystem;
 using ::labpose::testing::TempDir;
-
-std::string error_of(const std::function<void()>& body) {
-  try {
-    body();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "";
-}
 
 TEST(Safetensors, RoundTripKeepsNamesShapesValuesAndMetadata) {
   const TempDir dir;
@@ -91,26 +81,30 @@ TEST(Safetensors, DamagedFilesAreRefusedWithTheReason) {
   write_raw(dir / "lies.safetensors", R"({"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,8]}})",
             std::string(16, '\0'));
   write_raw(dir / "huge.safetensors", "", "");
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(testing::error_text([&] {
               read_safetensors(dir / "truncated.safetensors");
             }).find("the data section has only"),
             std::string::npos);
-  EXPECT_NE(
-      error_of([&] { read_safetensors(dir / "tiny.safetensors"); }).find("it has only 3 bytes"),
-      std::string::npos);
-  EXPECT_NE(error_of([&] { read_safetensors(dir / "json.safetensors"); }).find("not valid JSON"),
+  EXPECT_NE(testing::error_text([&] {
+              read_safetensors(dir / "tiny.safetensors");
+            }).find("it has only 3 bytes"),
             std::string::npos);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(testing::error_text([&] {
+              read_safetensors(dir / "json.safetensors");
+            }).find("not valid JSON"),
+            std::string::npos);
+  EXPECT_NE(testing::error_text([&] {
               read_safetensors(dir / "dtype.safetensors");
             }).find("is I32, not floating point"),
             std::string::npos);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(testing::error_text([&] {
               read_safetensors(dir / "lies.safetensors");
             }).find("should take 16 bytes but its offsets span 8"),
             std::string::npos);
-  EXPECT_NE(
-      error_of([&] { read_safetensors(dir / "missing.safetensors"); }).find("missing.safetensors"),
-      std::string::npos);
+  EXPECT_NE(testing::error_text([&] {
+              read_safetensors(dir / "missing.safetensors");
+            }).find("missing.safetensors"),
+            std::string::npos);
 }
 
 // Issue 16, defect 7: NaN or infinite weights were accepted and only showed up in training as a
@@ -123,7 +117,7 @@ TEST(Safetensors, NanOrInfiniteWeightsAreRefusedNamingTheFileAndTensor) {
   for (std::size_t i = 0; i < 12; ++i)
     file.tensors["blocks.3.0.conv_pw.weight"].values[i] = std::numeric_limits<float>::quiet_NaN();
   write_safetensors(file, dir / "lite0.safetensors");
-  const std::string nan = error_of([&] { read_safetensors(dir / "lite0.safetensors"); });
+  const std::string nan = testing::error_text([&] { read_safetensors(dir / "lite0.safetensors"); });
   EXPECT_NE(nan.find((dir / "lite0.safetensors").string() +
                      ": tensor \"blocks.3.0.conv_pw.weight\" has 12 NaN values"),
             std::string::npos)
@@ -137,49 +131,27 @@ TEST(Safetensors, NanOrInfiniteWeightsAreRefusedNamingTheFileAndTensor) {
   file.tensors["blocks.3.0.conv_pw.weight"].values.assign(16, 0.5F);
   file.tensors["blocks.0.bias"].values[1] = -std::numeric_limits<float>::infinity();
   write_safetensors(file, dir / "inf.safetensors");
-  const std::string inf = error_of([&] { read_safetensors(dir / "inf.safetensors"); });
+  const std::string inf = testing::error_text([&] { read_safetensors(dir / "inf.safetensors"); });
   EXPECT_NE(inf.find("tensor \"blocks.0.bias\" has 1 infinite values"), std::string::npos) << inf;
 
   // Half-precision infinity, and a double too large for float32, are refused too.
   const std::uint16_t half[2] = {0x3C00, 0x7C00};  // 1.0, +inf
   write_raw(dir / "half.safetensors", R"({"h":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})",
             std::string(reinterpret_cast<const char*>(half), 4));
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(testing::error_text([&] {
               read_safetensors(dir / "half.safetensors");
             }).find("tensor \"h\" has 1 infinite values"),
             std::string::npos);
   const double wide[1] = {1e300};
   write_raw(dir / "wide.safetensors", R"({"d":{"dtype":"F64","shape":[1],"data_offsets":[0,8]}})",
             std::string(reinterpret_cast<const char*>(wide), 8));
-  EXPECT_NE(
-      error_of([&] { read_safetensors(dir / "wide.safetensors"); }).find("beyond float32's range"),
-      std::string::npos);
+  EXPECT_NE(testing::error_text([&] {
+              read_safetensors(dir / "wide.safetensors");
+            }).find("beyond float32's range"),
+            std::string::npos);
 }
 
 // A snapshot (train --resume, evaluate, analyze) with NaN parameters is refused when it is read.
-TEST(Safetensors, SnapshotWithNanParametersIsRefusedOnLoad) {
-  const TempDir dir;
-  ref::RefBackend backend;
-  auto net = build_pose_net(backend, {"mobilenet_v2_0.35", 2, true});
-  initialize_pose_net(*net, 1);
-  Parameter* weight = net->find_parameter("features.0.0.weight");
-  ASSERT_NE(weight, nullptr);
-  std::vector<float> values(static_cast<std::size_t>(weight->shape.elements()), 0.1F);
-  values[3] = std::numeric_limits<float>::quiet_NaN();
-  backend.copy_from_host(values.data(), weight->value);
-  pipeline::SnapshotMetadata metadata;
-  metadata.iteration = 10;
-  metadata.architecture = "mobilenet_v2_0.35";
-  metadata.bodyparts = {"snout", "tail"};
-  metadata.training_fraction = 0.95;
-  const fs::path file = dir / "snapshot-10.safetensors";
-  pipeline::write_snapshot(file, *net, {}, metadata);
-  const std::string message = error_of([&] { pipeline::read_snapshot(file); });
-  EXPECT_NE(message.find(file.string() + ": tensor \"features.0.0.weight\" has 1 NaN values"),
-            std::string::npos)
-      << message;
-}
-
 // Overlapping tensors (one aliasing another), holes and bytes after the last tensor are refused,
 // as the format requires.
 TEST(Safetensors, OverlappingTensorsHolesAndTrailingBytesAreRefused) {
@@ -190,7 +162,8 @@ TEST(Safetensors, OverlappingTensorsHolesAndTrailingBytesAreRefused) {
             R"("b":{"dtype":"F32","shape":[4],"data_offsets":[8,24]},)"
             R"("c":{"dtype":"F32","shape":[2],"data_offsets":[24,32]}})",
             data);
-  const std::string overlap = error_of([&] { read_safetensors(dir / "overlap.safetensors"); });
+  const std::string overlap =
+      testing::error_text([&] { read_safetensors(dir / "overlap.safetensors"); });
   EXPECT_NE(overlap.find("tensors \"a\" (bytes [0, 16)) and \"b\" (bytes [8, 24)) overlap"),
             std::string::npos)
       << overlap;
@@ -198,19 +171,20 @@ TEST(Safetensors, OverlappingTensorsHolesAndTrailingBytesAreRefused) {
             R"({"a":{"dtype":"F32","shape":[8],"data_offsets":[0,32]},)"
             R"("b":{"dtype":"F32","shape":[8],"data_offsets":[0,32]}})",
             data);
-  EXPECT_NE(error_of([&] { read_safetensors(dir / "same.safetensors"); }).find("overlap"),
-            std::string::npos);
+  EXPECT_NE(
+      testing::error_text([&] { read_safetensors(dir / "same.safetensors"); }).find("overlap"),
+      std::string::npos);
   write_raw(dir / "hole.safetensors",
             R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
             R"("b":{"dtype":"F32","shape":[4],"data_offsets":[16,32]}})",
             data);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(testing::error_text([&] {
               read_safetensors(dir / "hole.safetensors");
             }).find("bytes [8, 16) of the data section, before tensor \"b\", belong to no tensor"),
             std::string::npos);
   write_raw(dir / "tail.safetensors", R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})",
             data);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(testing::error_text([&] {
               read_safetensors(dir / "tail.safetensors");
             }).find("the last 16 bytes of the data section belong to no tensor"),
             std::string::npos);
@@ -221,7 +195,7 @@ TEST(Safetensors, HeaderFieldsAreCheckedBeforeAllocating) {
   const TempDir dir;
   const auto message_for = [&](const std::string& header, const std::string& data) {
     write_raw(dir / "w.safetensors", header, data);
-    return error_of([&] { read_safetensors(dir / "w.safetensors"); });
+    return testing::error_text([&] { read_safetensors(dir / "w.safetensors"); });
   };
   // 2^62 x 4 float32 is 2^66 bytes: the byte count wrapped to 0 and matched empty offsets.
   EXPECT_NE(message_for(
@@ -255,7 +229,7 @@ TEST(Safetensors, HeaderFieldsAreCheckedBeforeAllocating) {
   std::string huge(8, '\0');
   huge[4] = 1;  // 2^32 bytes
   ::labpose::testing::write_text(dir / "huge.safetensors", huge + "{}");
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(testing::error_text([&] {
               read_safetensors(dir / "huge.safetensors");
             }).find("a safetensors header has at most 100000000 bytes"),
             std::string::npos);
@@ -272,7 +246,7 @@ TEST(LoadWeights, ListsMissingMisshapedAndUnexpectedTensors) {
   weights.tensors["classifier.1.weight"] = {{1000, 1280}, std::vector<float>(1280000)};  // ignored
   weights.tensors["features.0.1.num_batches_tracked"] = {{}, {0.0F}};                    // ignored
   const std::string message =
-      error_of([&] { load_weights(*net, weights, LoadScope::all, "bad.safetensors"); });
+      testing::error_text([&] { load_weights(*net, weights, LoadScope::all, "bad.safetensors"); });
   EXPECT_NE(message.find("bad.safetensors do not fit this network"), std::string::npos) << message;
   EXPECT_NE(message.find("1 missing (features.3.conv.1.0.weight)"), std::string::npos) << message;
   EXPECT_NE(message.find("1 with the wrong shape (head.score.weight (file (1280, 5, 3, 3), network "
@@ -304,8 +278,8 @@ TEST(LoadWeights, EfficientNetLiteOfAnotherSizeOrTruncatedNamesTheFileAndTensors
   const fs::path file = dir / "efficientnet_lite0.safetensors";
   write_safetensors(net_weights(*lite0), file);
 
-  const std::string wrong =
-      error_of([&] { load_weights(*lite1, read_safetensors(file), LoadScope::backbone, file); });
+  const std::string wrong = testing::error_text(
+      [&] { load_weights(*lite1, read_safetensors(file), LoadScope::backbone, file); });
   EXPECT_NE(wrong.find(file.string()), std::string::npos) << wrong;
   // lite1 has 21 blocks to lite0's 16, and its second group 3 blocks to lite0's 2.
   EXPECT_NE(wrong.find("75 missing (_blocks.16._expand_conv.weight"), std::string::npos) << wrong;
@@ -315,7 +289,7 @@ TEST(LoadWeights, EfficientNetLiteOfAnotherSizeOrTruncatedNamesTheFileAndTensors
       std::string::npos)
       << wrong;
   auto mobilenet = build_pose_net(backend, {"mobilenet_v2_0.35", 4, true});
-  const std::string other = error_of(
+  const std::string other = testing::error_text(
       [&] { load_weights(*mobilenet, read_safetensors(file), LoadScope::backbone, file); });
   EXPECT_NE(other.find("missing (features.0.0.weight"), std::string::npos) << other;
   EXPECT_NE(other.find("not in the network (_blocks."), std::string::npos) << other;
@@ -323,7 +297,7 @@ TEST(LoadWeights, EfficientNetLiteOfAnotherSizeOrTruncatedNamesTheFileAndTensors
   const std::string whole = ::labpose::testing::read_text(file);
   const fs::path truncated = dir / "truncated.safetensors";
   ::labpose::testing::write_text(truncated, whole.substr(0, whole.size() / 2));
-  const std::string cut = error_of([&] { read_safetensors(truncated); });
+  const std::string cut = testing::error_text([&] { read_safetensors(truncated); });
   EXPECT_NE(cut.find(truncated.string()), std::string::npos) << cut;
   EXPECT_NE(cut.find("the data section has only"), std::string::npos) << cut;
 }
@@ -341,9 +315,10 @@ TEST(Npy, RoundTripAndWhatNumpyWrites) {
                                 "{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }" +
                                 std::string(15, ' ') + "\n" + std::string(4, '\0');
   ::labpose::testing::write_text(dir / "f.npy", bad_order);
-  EXPECT_NE(error_of([&] { read_npy(dir / "f.npy"); }).find("Fortran order"), std::string::npos);
+  EXPECT_NE(testing::error_text([&] { read_npy(dir / "f.npy"); }).find("Fortran order"),
+            std::string::npos);
   ::labpose::testing::write_text(dir / "t.npy", "not an array");
-  EXPECT_NE(error_of([&] { read_npy(dir / "t.npy"); }).find("does not start with"),
+  EXPECT_NE(testing::error_text([&] { read_npy(dir / "t.npy"); }).find("does not start with"),
             std::string::npos);
 }
 
@@ -365,7 +340,7 @@ TEST(Npy, HugeOrOverflowingShapesAreRefusedBeforeAllocating) {
   write_npy_raw(file,
                 "{'descr': '<f4', 'fortran_order': False, 'shape': (100000000000, 3, 224, 224), }",
                 std::string(16, '\0'));
-  const std::string huge = error_of([&] { read_npy(file); });
+  const std::string huge = testing::error_text([&] { read_npy(file); });
   EXPECT_NE(
       huge.find(file.string() + " is not a NumPy .npy array labpose can read: its shape "
                                 "(100000000000, 3, 224, 224) needs 60211200000000000 bytes of "
@@ -376,21 +351,25 @@ TEST(Npy, HugeOrOverflowingShapesAreRefusedBeforeAllocating) {
   // allocation then failed with "vector::_M_default_append".
   write_npy_raw(file, "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904,), }",
                 "");
-  EXPECT_NE(error_of([&] { read_npy(file); }).find("its shape holds more values than can exist"),
+  EXPECT_NE(testing::error_text([&] {
+              read_npy(file);
+            }).find("its shape holds more values than can exist"),
             std::string::npos);
   // 2^62 x 8 values wrap to 0 in 64 bits.
   write_npy_raw(
       file, "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 8), }", "");
-  EXPECT_NE(error_of([&] { read_npy(file); }).find("more values than can exist"),
+  EXPECT_NE(testing::error_text([&] { read_npy(file); }).find("more values than can exist"),
             std::string::npos);
   write_npy_raw(
       file, "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::string(300, '9') + ",), }",
       "");
-  EXPECT_NE(error_of([&] { read_npy(file); }).find("a dimension too large to exist"),
+  EXPECT_NE(testing::error_text([&] { read_npy(file); }).find("a dimension too large to exist"),
             std::string::npos);
   write_npy_raw(file, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
                 std::string(12, '\0'));
-  EXPECT_NE(error_of([&] { read_npy(file); }).find("needs 8 bytes of data but the file has 12"),
+  EXPECT_NE(testing::error_text([&] {
+              read_npy(file);
+            }).find("needs 8 bytes of data but the file has 12"),
             std::string::npos);
 }
 
@@ -399,7 +378,7 @@ TEST(Npy, UnsupportedDtypesAndBadHeaderDictionariesAreNamed) {
   const fs::path file = dir / "a.npy";
   const auto message_for = [&](const std::string& header, const std::string& data) {
     write_npy_raw(file, header, data);
-    return error_of([&] { read_npy(file); });
+    return testing::error_text([&] { read_npy(file); });
   };
   EXPECT_NE(
       message_for("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }", std::string(4, '\0'))

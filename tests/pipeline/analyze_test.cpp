@@ -21,6 +21,7 @@
 #include "pipeline/video/reader.hpp"
 #include "pipeline/video/writer.hpp"
 #include "projects/table.hpp"
+#include "tests/support/media_support.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace labpose::pipeline {

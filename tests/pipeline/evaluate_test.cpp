@@ -19,6 +19,7 @@
 #include "pipeline/training/snapshot.hpp"
 #include "projects/layout.hpp"
 #include "projects/number_text.hpp"
+#include "tests/support/media_support.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace labpose::pipeline {

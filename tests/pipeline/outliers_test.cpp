@@ -15,6 +15,7 @@
 #include "pipeline/analysis/outliers.hpp"
 #include "projects/labels.hpp"
 #include "projects/layout.hpp"
+#include "tests/support/media_support.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace labpose::pipeline {

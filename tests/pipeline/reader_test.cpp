@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "pipeline/video/reader.hpp"
 #include "pipeline/video/writer.hpp"
+#include "tests/support/media_support.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace labpose::pipeline {

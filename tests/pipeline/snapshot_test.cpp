@@ -2,6 +2,10 @@
 // metadata.
 #include <gtest/gtest.h>
 
+#include <vector>
+
+#include <limits>
+
 #include "core/error.hpp"
 #include "nets/models/models.hpp"
 #include "nets/ref/backend.hpp"
@@ -68,6 +72,30 @@ TEST(Snapshots, RoundTripRebuildsTheNetwork) {
     EXPECT_NE(std::string(error.what()).find("is not a labpose snapshot"), std::string::npos)
         << error.what();
   }
+}
+
+// A snapshot (train --resume, evaluate, analyze) with NaN parameters is refused when it is read.
+TEST(Snapshots, NanParametersAreRefusedOnLoad) {
+  const TempDir dir;
+  nets::ref::RefBackend backend;
+  auto net = nets::build_pose_net(backend, {"mobilenet_v2_0.35", 2, true});
+  nets::initialize_pose_net(*net, 1);
+  nets::Parameter* weight = net->find_parameter("features.0.0.weight");
+  ASSERT_NE(weight, nullptr);
+  std::vector<float> values(static_cast<std::size_t>(weight->shape.elements()), 0.1F);
+  values[3] = std::numeric_limits<float>::quiet_NaN();
+  backend.copy_from_host(values.data(), weight->value);
+  SnapshotMetadata metadata;
+  metadata.iteration = 10;
+  metadata.architecture = "mobilenet_v2_0.35";
+  metadata.bodyparts = {"snout", "tail"};
+  metadata.training_fraction = 0.95;
+  const std::filesystem::path file = dir / "snapshot-10.safetensors";
+  write_snapshot(file, *net, {}, metadata);
+  const std::string message = testing::error_text([&] { read_snapshot(file); });
+  EXPECT_NE(message.find(file.string() + ": tensor \"features.0.0.weight\" has 1 NaN values"),
+            std::string::npos)
+      << message;
 }
 
 }  // namespace

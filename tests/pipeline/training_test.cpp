@@ -12,7 +12,7 @@
 #include "core/interrupt.hpp"
 #include "nets/models/models.hpp"
 #include "nets/safetensors.hpp"
-#include "pipeline/devices.hpp"
+#include "devices/devices.hpp"
 #include "pipeline/synthetic/demo_project.hpp"
 #include "pipeline/training/augment.hpp"
 #include "pipeline/dataset/dataset.hpp"
@@ -346,7 +346,7 @@ TEST(Trainer, FrozenStagesDoNotChange) {
   const TrainResult result = train(fixture.options());
   const auto trained = nets::read_safetensors(result.last_snapshot);
   // The initial values: the same seed's initialization.
-  auto backend = make_backend("cpu");
+  auto backend = devices::make_backend("cpu");
   auto net = nets::build_pose_net(
       *backend, {"mobilenet_v2_0.35", static_cast<int>(fixture.pose.bodyparts.size()), true});
   nets::initialize_pose_net(*net, fixture.pose.seed);
@@ -389,7 +389,7 @@ TEST(Trainer, UnfreezingAfterKIterationsTrainsTheBackboneAndResumesExactly) {
   options.on_step = [&](std::int64_t, double loss) { straight.push_back(loss); };
   train(options);
   ASSERT_EQ(straight.size(), 6u);
-  auto backend = make_backend("cpu");
+  auto backend = devices::make_backend("cpu");
   auto net = nets::build_pose_net(
       *backend, {"efficientnet_lite0", static_cast<int>(fixture.pose.bodyparts.size()), true});
   nets::initialize_pose_net(*net, fixture.pose.seed);
@@ -446,7 +446,7 @@ TEST(Trainer, BackboneLearningRateMultiplierScalesTheBackboneOnly) {
   options.backbone_lr_multiplier = 0.0;  // as --backbone-lr-multiplier 0
   const TrainResult result = train(options);
   const auto trained = nets::read_safetensors(result.last_snapshot);
-  auto backend = make_backend("cpu");
+  auto backend = devices::make_backend("cpu");
   auto net = nets::build_pose_net(
       *backend, {"mobilenet_v2_0.35", static_cast<int>(fixture.pose.bodyparts.size()), true});
   nets::initialize_pose_net(*net, fixture.pose.seed);

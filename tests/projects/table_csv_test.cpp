@@ -26,12 +26,7 @@ const char* kThreeIndex =
     "labeled-data,m4s1,img0001.png,10.248,288.487,,\n";
 
 std::string error_of(const std::string& text) {
-  try {
-    parse_table_csv(text, "CollectedData_Pranav.csv");
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "";
+  return testing::error_text([&] { parse_table_csv(text, "CollectedData_Pranav.csv"); });
 }
 
 TEST(TableCsv, ReadsTheLegacyOnePathIndex) {

@@ -152,12 +152,7 @@ TEST(TableHdf5, TheReferenceProjectsFileIsTheOldTableFormat) {
 }
 
 std::string error_of(const fs::path& file, const std::string& key = {}) {
-  try {
-    read_table_hdf5(file, key);
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "";
+  return testing::error_text([&] { read_table_hdf5(file, key); });
 }
 
 TEST(TableHdf5Errors, DamagedFilesAreRefusedWithTheirName) {

@@ -17,9 +17,6 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "pipeline/synthetic/demo_project.hpp"
-#include "pipeline/video/writer.hpp"
-
 namespace labpose::testing {
 namespace fs = std::filesystem;
 
@@ -147,21 +144,6 @@ CommandResult run_labpose(const std::string& arguments) {
   return run(shell_quote(labpose_binary()) + " " + arguments);
 }
 
-fs::path copy_demo_project(const fs::path& destination) {
-  static const auto made = [] {
-    auto dir = std::make_unique<TempDir>();  // removed when the test program ends
-    pipeline::DemoProjectOptions options;
-    options.dir = dir->path();
-    options.video.frames = 60;
-    options.labeled_frames = 10;
-    const fs::path project = pipeline::create_demo_project(options).config.parent_path();
-    return std::make_pair(std::move(dir), project);
-  }();
-  const fs::path copy = destination / made.second.filename();
-  fs::copy(made.second, copy, fs::copy_options::recursive);
-  return copy / "config.yaml";
-}
-
 std::optional<std::string> interop_python() {
   const char* configured = std::getenv("LABPOSE_TEST_PYTHON");
   const std::string python = configured != nullptr ? configured : "/usr/bin/python3";
@@ -188,29 +170,6 @@ fs::path python_scripts_dir() {
   return fs::path(LABPOSE_SOURCE_DIR) / "tests" / "python";
 }
 
-void write_test_video(const fs::path& path, int frames, int width, int height) {
-  pipeline::VideoWriter writer(path, {width, height, 25.0, "auto", 18});
-  std::vector<std::uint8_t> frame(static_cast<std::size_t>(width) *
-                                  static_cast<std::size_t>(height) * 3);
-  for (int index = 0; index < frames; ++index) {
-    const int cx = width / 4 + index * width / (2 * std::max(frames, 1)), cy = height / 2;
-    for (int y = 0; y < height; ++y) {
-      for (int x = 0; x < width; ++x) {
-        const bool inside = (x - cx) * (x - cx) + (y - cy) * (y - cy) < (height / 6) * (height / 6);
-        std::uint8_t* pixel =
-            &frame[(static_cast<std::size_t>(y) * static_cast<std::size_t>(width) +
-                    static_cast<std::size_t>(x)) *
-                   3];
-        pixel[0] = inside ? 220 : static_cast<std::uint8_t>(40 + (x * 7 + y * 3) % 50);
-        pixel[1] = inside ? 200 : static_cast<std::uint8_t>(60 + (x * 5 + y * 11) % 40);
-        pixel[2] = inside ? 180 : 70;
-      }
-    }
-    writer.write_bgr(frame.data(), static_cast<std::size_t>(width) * 3);
-  }
-  writer.close();
-}
-
 std::string read_text(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream buffer;
@@ -221,30 +180,6 @@ std::string read_text(const fs::path& path) {
 void write_text(const fs::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
-}
-
-void corrupt_avi_frames(const std::filesystem::path& path, const std::vector<int>& frames,
-                        double from) {
-  std::string bytes = read_text(path);
-  const std::size_t movi = bytes.find("movi");
-  if (movi == std::string::npos) throw std::runtime_error(path.string() + " is not an AVI file");
-  std::size_t at = movi + 4;
-  int frame = 0;
-  while (at + 8 <= bytes.size()) {
-    const std::string id = bytes.substr(at, 4);
-    std::uint32_t size = 0;
-    std::memcpy(&size, &bytes[at + 4], 4);
-    if (id == "idx1") break;
-    if (id == "00dc" || id == "00db") {
-      if (std::find(frames.begin(), frames.end(), frame) != frames.end()) {
-        for (auto i = static_cast<std::uint32_t>(size * from); i < size; ++i)
-          bytes[at + 8 + i] = from == 0.0 ? '\0' : static_cast<char>(i * 37);
-      }
-      ++frame;
-    }
-    at += 8 + size + (size & 1);
-  }
-  write_text(path, bytes);
 }
 
 }  // namespace labpose::testing

@@ -7,7 +7,10 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "core/error.hpp"
 
 namespace labpose::testing {
 
@@ -79,10 +82,6 @@ std::string labpose_binary();
 /// Runs `labpose <arguments>` (arguments quoted by the caller).
 CommandResult run_labpose(const std::string& arguments);
 
-/// A copy in `destination` of one demo project (pipeline::create_demo_project with a 60-frame
-/// video and 10 labeled frames, made once per test program); returns the copy's config.yaml.
-std::filesystem::path copy_demo_project(const std::filesystem::path& destination);
-
 /// A Python interpreter with pandas, PyTables, ruamel.yaml and SciPy (Debian's /usr/bin/python3 by
 /// default, or LABPOSE_TEST_PYTHON), or nullopt when there is none.
 std::optional<std::string> interop_python();
@@ -93,16 +92,6 @@ std::optional<std::string> torch_python();
 /// The tests/python folder of the source tree.
 std::filesystem::path python_scripts_dir();
 
-/// Writes a small synthetic video (moving disk) with the project's VideoWriter.
-void write_test_video(const std::filesystem::path& path, int frames = 12, int width = 96,
-                      int height = 64);
-
-/// Overwrites the data of the given frames' chunks ("00dc") in an AVI file from `from` (a fraction
-/// of each chunk) to its end: zeros from the start make the frame undecodable, garbage in the
-/// second half damages it.
-void corrupt_avi_frames(const std::filesystem::path& path, const std::vector<int>& frames,
-                        double from = 0.0);
-
 /// True when `part` occurs in `text` (error messages and command output in assertions).
 inline bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -110,6 +99,19 @@ inline bool contains(const std::string& text, const std::string& part) {
 
 std::string read_text(const std::filesystem::path& path);
 void write_text(const std::filesystem::path& path, const std::string& text);
+
+/// The message of the labpose::Error that `call` throws, with "\nhint: <hint>" when it has one;
+/// "" when it throws none (assertions on what a user would read).
+template <typename Call>
+std::string error_text(Call&& call) {
+  try {
+    std::forward<Call>(call)();
+  } catch (const Error& error) {
+    const std::string hint = error.hint();
+    return std::string(error.what()) + (hint.empty() ? "" : "\nhint: " + hint);
+  }
+  return "";
+}
 
 }  // namespace labpose::testing
 

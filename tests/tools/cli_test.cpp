@@ -13,6 +13,7 @@
 #include "nets/safetensors.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "tests/labeling/labeling_support.hpp"
+#include "tests/support/media_support.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace labpose {

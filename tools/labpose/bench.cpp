@@ -19,7 +19,7 @@
 #include "nets/generic_plan.hpp"
 #include "nets/models/models.hpp"
 #include "nets/random.hpp"
-#include "pipeline/devices.hpp"
+#include "devices/devices.hpp"
 #include "tools/labpose/command.hpp"
 
 namespace labpose::tools {
@@ -198,7 +198,7 @@ int run_bench(const BenchOptions& options) {
   }
   // Training steps are fp32 everywhere; --precision is the arithmetic of inference plans.
   auto backend =
-      pipeline::make_backend(options.device, pipeline::parse_plan_precision(options.precision));
+      devices::make_backend(options.device, devices::parse_plan_precision(options.precision));
   auto net = nets::build_pose_net(*backend, {options.architecture, options.bodyparts, true});
   nets::initialize_pose_net(*net, 1);
   for (const int batch : batches) measure(options, *backend, *net, batch, width, height);

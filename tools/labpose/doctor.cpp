@@ -15,7 +15,7 @@
 
 #include "core/console.hpp"
 #include "core/error.hpp"
-#include "pipeline/devices.hpp"
+#include "devices/devices.hpp"
 #include "pipeline/video/probe.hpp"
 #include "pipeline/video/writer.hpp"
 #include "tools/labpose/command.hpp"
@@ -87,7 +87,7 @@ Command doctor_command() {
       row("oneDNN", fmt::format("{}.{}.{} (CPU instructions used: {})", dnnl->major, dnnl->minor,
                                 dnnl->patch, isa_name(dnnl_get_effective_cpu_isa())));
 
-      const pipeline::CudaSummary cuda = pipeline::cuda_summary();
+      const devices::CudaSummary cuda = devices::cuda_summary();
       row("CUDA backend", cuda.compiled ? "compiled (" + cuda.versions + ")" : "not compiled");
       if (cuda.compiled) row("NVIDIA driver", cuda.driver);
       bool gpus_agree = true;
@@ -97,11 +97,11 @@ Command doctor_command() {
             "--device cuda will stop with this message; --device auto uses the CPU and says so");
       }
       for (std::size_t i = 0; i < cuda.gpus.size(); ++i) {
-        const pipeline::CudaSummary::Gpu& gpu = cuda.gpus[i];
+        const devices::CudaSummary::Gpu& gpu = cuda.gpus[i];
         row(i == 0 && cuda.problem.empty() ? "GPUs" : "", gpu.text);
         if (!gpu.usable) continue;
         try {
-          const auto check = pipeline::check_convolution(fmt::format("cuda:{}", gpu.index));
+          const auto check = devices::check_convolution(fmt::format("cuda:{}", gpu.index));
           gpus_agree = gpus_agree && check.agrees();
           row("", fmt::format("   convolution check against the CPU: max difference {:.2g} "
                               "(outputs up to {:.2g}): {}",

@@ -12,7 +12,7 @@
 #include "nets/models/models.hpp"
 #include "nets/npy.hpp"
 #include "nets/safetensors.hpp"
-#include "pipeline/devices.hpp"
+#include "devices/devices.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "tools/labpose/command.hpp"
 
@@ -28,7 +28,7 @@ struct ForwardOptions {
 };
 
 int run_forward(const ForwardOptions& options) {
-  auto backend = pipeline::make_backend(options.device);
+  auto backend = devices::make_backend(options.device);
   nets::PoseNetSpec spec{options.architecture, options.bodyparts, !options.raw_input};
   auto net = nets::build_pose_net(*backend, spec);
   nets::SafetensorsFile weights = nets::read_safetensors(options.weights);

@@ -6,10 +6,10 @@
 #include <algorithm>
 
 #include "core/error.hpp"
-#include "pipeline/devices.hpp"
+#include "devices/devices.hpp"
 #include "tests/support/test_support.hpp"
 
-namespace labpose::pipeline {
+namespace labpose::devices {
 namespace {
 
 using testing::contains;
@@ -90,4 +90,4 @@ TEST(Devices, DoctorsSummaryExplainsMissingGpus) {
 }
 
 }  // namespace
-}  // namespace labpose::pipeline
+}  // namespace labpose::devices

@@ -1,6 +1,5 @@
-// Device choice for every command (--device auto|cpu|cuda|cuda:N, and ref for tests): the one place
-// that knows which backends this build contains (pipeline/devices.cpp holds the project's only
-// #if on the CUDA build switch). Asking for a device that is not there or not usable is an error
+// Device choice for every command (--device auto|cpu|cuda|cuda:N, and ref for tests) over the
+// backend registry (registry.hpp). Asking for a device that is not there or not usable is an error
 // that says why; nothing is silently substituted.
 #pragma once
 
@@ -10,15 +9,16 @@
 #include <vector>
 
 #include "nets/backend.hpp"
+#include "nets/backend_kind.hpp"
 
-namespace labpose::pipeline {
+namespace labpose::devices {
+
+using nets::PlanPrecision;
+using CudaSummary = nets::GpuReport;
 
 /// The backends compiled into this build: "ref", "cpu" (and "cuda" when built with CUDA).
 std::vector<std::string> compiled_backends();
 
-/// The arithmetic of inference plans on a GPU: fp32 (the default and the reference), or fp16 /
-/// bf16 on tensor cores (bf16 needs compute capability 8.0). The CPU computes in fp32.
-enum class PlanPrecision { fp32, fp16, bf16 };
 /// "fp32", "fp16" or "bf16"; a UsageError otherwise.
 PlanPrecision parse_plan_precision(const std::string& text);
 
@@ -33,18 +33,6 @@ std::unique_ptr<nets::Backend> make_backend(const std::string& device,
 std::string device_problem(const std::string& device);
 
 /// What `labpose doctor` shows about CUDA.
-struct CudaSummary {
-  struct Gpu {
-    int index = 0;
-    std::string text;  // "0: NVIDIA H100 80GB HBM3, compute capability 9.0, 79.6 GiB, 132 ..."
-    bool usable = false;
-  };
-  bool compiled = false;
-  std::string versions;  // "CUDA runtime 13.0, cuDNN 9.19.0"
-  std::string driver;    // "supports CUDA 13.0" or "not installed"
-  std::vector<Gpu> gpus;
-  std::string problem;  // why no GPU is usable
-};
 CudaSummary cuda_summary();
 
 /// The same small convolution (random inputs, fixed seed) on `device` and on the CPU backend.
@@ -55,4 +43,4 @@ struct ConvolutionCheck {
 };
 ConvolutionCheck check_convolution(const std::string& device);
 
-}  // namespace labpose::pipeline
+}  // namespace labpose::devices

@@ -1,0 +1,72 @@
+// The CUDA row: device queries through device_query.hpp, backends started as CudaBackend.
+#include "cuda/backend_kind.hpp"
+
+#include <fmt/core.h>
+
+#include "cuda/backend.hpp"
+#include "cuda/device_query.hpp"
+
+namespace labpose::cuda {
+namespace {
+
+DataType data_type(nets::PlanPrecision precision) {
+  switch (precision) {
+    case nets::PlanPrecision::fp16:
+      return DataType::f16;
+    case nets::PlanPrecision::bf16:
+      return DataType::bf16;
+    case nets::PlanPrecision::fp32:
+      break;
+  }
+  return DataType::f32;
+}
+
+std::vector<nets::GpuCandidate> usable_gpus(std::string& why_none) {
+  const CudaReport report = query_cuda();
+  std::vector<nets::GpuCandidate> usable;
+  for (const GpuInfo& gpu : report.gpus) {
+    if (gpu.supported()) usable.push_back({gpu.index, gpu.name});
+  }
+  why_none = report.problem;
+  return usable;
+}
+
+nets::GpuReport gpu_report() {
+  const CudaReport report = query_cuda();
+  nets::GpuReport summary;
+  summary.compiled = true;
+  summary.versions =
+      fmt::format("CUDA runtime {}, cuDNN {}", cuda_version_text(report.runtime_version),
+                  cudnn_version_text(report.cudnn_version));
+  summary.driver = report.driver_version == 0
+                       ? "not installed"
+                       : fmt::format("supports CUDA {}", cuda_version_text(report.driver_version));
+  for (const GpuInfo& gpu : report.gpus) {
+    std::string text = fmt::format(
+        "{}: {}, compute capability {}.{}, {:.1f} GiB, {} multiprocessors", gpu.index, gpu.name,
+        gpu.major, gpu.minor, static_cast<double>(gpu.memory_bytes) / (1024.0 * 1024.0 * 1024.0),
+        gpu.multiprocessors);
+    if (!gpu.supported()) text += " (not usable: " + gpu_problem(report, gpu.index) + ")";
+    summary.gpus.push_back({gpu.index, text, gpu.supported()});
+  }
+  summary.problem = report.problem;
+  return summary;
+}
+
+}  // namespace
+
+nets::BackendKind backend_kind() {
+  nets::BackendKind kind;
+  kind.name = "cuda";
+  kind.numbered = true;
+  kind.reduced_precision = true;
+  kind.problem = [](int index) { return gpu_problem(query_cuda(), index); };
+  kind.candidates = usable_gpus;
+  kind.make = [](int index, nets::PlanPrecision precision) -> std::unique_ptr<nets::Backend> {
+    return std::make_unique<CudaBackend>(CudaOptions{index, data_type(precision)});
+  };
+  kind.report = gpu_report;
+  return kind;
+}
+
+}  // namespace labpose::cuda

@@ -1,0 +1,56 @@
+// One row of the backend registry (devices/registry.cpp): a kind of device (the CPU, the reference
+// loops, NVIDIA GPUs), how to tell whether device N of that kind can be used, how to start a
+// backend on it, and what `labpose doctor` shows about it. Each backend library provides its own
+// row; this header is only the shape of a row, not the table.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "nets/backend.hpp"
+
+namespace labpose::nets {
+
+/// The arithmetic of inference plans: fp32 (the default and the reference), or fp16 / bf16 on a
+/// GPU's tensor cores (bf16 needs compute capability 8.0). Training and the CPU compute in fp32.
+enum class PlanPrecision { fp32, fp16, bf16 };
+
+/// What `labpose doctor` shows about the GPUs of one kind.
+struct GpuReport {
+  struct Gpu {
+    int index = 0;
+    std::string text;  // "0: NVIDIA H100 80GB HBM3, compute capability 9.0, 79.6 GiB, 132 ..."
+    bool usable = false;
+  };
+  bool compiled = false;
+  std::string versions;  // "CUDA runtime 13.0, cuDNN 9.19.0"
+  std::string driver;    // "supports CUDA 13.0" or "not installed"
+  std::vector<Gpu> gpus;
+  std::string problem;  // why no GPU is usable
+};
+
+/// A GPU that --device auto may start: its index and its name for messages.
+struct GpuCandidate {
+  int index = 0;
+  std::string name;
+};
+
+struct BackendKind {
+  std::string name;       // "ref", "cpu", "cuda": what --device names
+  bool compiled = true;   // false: a row saying this build lacks the kind (problem() says why)
+  bool numbered = false;  // a GPU kind: devices are "<name>" (the first) and "<name>:N"
+  bool reduced_precision = false;  // its inference plans can compute in fp16 / bf16
+  /// Why device `index` of this kind cannot be used on this machine, or "" when it can.
+  std::function<std::string(int index)> problem;
+  /// The usable devices --device auto may try, best first; `why_none` says why there are none.
+  std::function<std::vector<GpuCandidate>(std::string& why_none)> candidates;
+  /// A backend on device `index`; throws a labpose::Error saying why it cannot start.
+  std::function<std::unique_ptr<Backend>(int index, PlanPrecision precision)> make;
+  /// The doctor's report (numbered kinds).
+  std::function<GpuReport()> report;
+};
+
+}  // namespace labpose::nets
