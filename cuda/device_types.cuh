@@ -8,8 +8,8 @@
 
 #include <cstdint>
 
-#include "cuda/runtime_check.hpp"
 #include "cuda/data_type.hpp"
+#include "cuda/runtime_check.hpp"
 
 namespace labpose::cuda::kernels {
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "cuda/runtime_check.hpp"
 #include "cuda/kernels.hpp"
+#include "cuda/runtime_check.hpp"
 #include "cuda/state.hpp"
 
 namespace labpose::cuda {

@@ -9,9 +9,9 @@
 #include <functional>
 
 #include "core/error.hpp"
-#include "cuda/runtime_check.hpp"
 #include "cuda/cudnn_conv.hpp"
 #include "cuda/kernels.hpp"
+#include "cuda/runtime_check.hpp"
 #include "cuda/state.hpp"
 #include "nets/fused_graph.hpp"
 #include "nets/generic_plan.hpp"

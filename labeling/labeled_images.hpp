@@ -1,6 +1,7 @@
 // check-labels' pictures: every labeled frame with its labels drawn, as DeepLabCut's check_labels
 // writes them into labeled-data/<video>_labeled/<image> (a '+' per point in config.yaml's colormap,
-// dotsize and alphavalue, the skeleton between labeled points). Not validation: projects/label_check.hpp.
+// dotsize and alphavalue, the skeleton between labeled points). Not validation:
+// projects/label_check.hpp.
 #pragma once
 
 #include <cstddef>

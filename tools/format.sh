@@ -8,7 +8,7 @@ cd "$root"
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.cu' '*.cuh' '*.h')
 else
-  mapfile -t files < <(find core projects nets cuda pipeline labeling tools tests \
+  mapfile -t files < <(find core projects nets cuda devices pipeline labeling tools tests \
     -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' -o -name '*.cuh' -o -name '*.h')
 fi
 if [[ "${1:-}" == "--check" ]]; then

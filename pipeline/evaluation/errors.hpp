@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <vector>
 
-#include "pipeline/pose/predict.hpp"
 #include "pipeline/dataset/dataset.hpp"
+#include "pipeline/pose/predict.hpp"
 
 namespace labpose::pipeline {
 

@@ -17,8 +17,8 @@
 
 #include "core/console.hpp"
 #include "core/error.hpp"
-#include "pipeline/video/pixel_conversion.hpp"
 #include "pipeline/video/ffmpeg.hpp"
+#include "pipeline/video/pixel_conversion.hpp"
 
 namespace labpose::pipeline {
 namespace fs = std::filesystem;

@@ -5,10 +5,10 @@
 #include <cmath>
 
 #include "core/error.hpp"
-#include "pipeline/pose/decode.hpp"
-#include "pipeline/synthetic/demo_project.hpp"
 #include "pipeline/dataset/dataset.hpp"
 #include "pipeline/evaluation/errors.hpp"
+#include "pipeline/pose/decode.hpp"
+#include "pipeline/synthetic/demo_project.hpp"
 #include "projects/labels.hpp"
 #include "projects/layout.hpp"
 #include "tests/support/media_support.hpp"

@@ -10,8 +10,8 @@
 #include <random>
 #include <vector>
 
-#include "pipeline/video/pixel_conversion.hpp"
 #include "pipeline/video/ffmpeg.hpp"
+#include "pipeline/video/pixel_conversion.hpp"
 
 namespace labpose::pipeline {
 namespace {

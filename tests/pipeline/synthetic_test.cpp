@@ -14,8 +14,8 @@
 #include "pipeline/synthetic/demo_project.hpp"
 #include "pipeline/synthetic/mouse.hpp"
 #include "pipeline/video/reader.hpp"
-#include "projects/label_check.hpp"
 #include "projects/config.hpp"
+#include "projects/label_check.hpp"
 #include "projects/labels.hpp"
 #include "tests/support/test_support.hpp"
 

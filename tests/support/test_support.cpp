@@ -144,6 +144,14 @@ CommandResult run_labpose(const std::string& arguments) {
   return run(shell_quote(labpose_binary()) + " " + arguments);
 }
 
+fs::path demo_project_from_cli(const fs::path& dir, int frames, int labeled_frames) {
+  const CommandResult made =
+      run_labpose("--quiet demo --project-only --dir " + shell_quote(dir.string()) + " --frames " +
+                  std::to_string(frames) + " --labeled-frames " + std::to_string(labeled_frames));
+  if (made.exit_code != 0) ADD_FAILURE() << "labpose demo failed: " << made.output;
+  return made.output.substr(0, made.output.find('\n'));
+}
+
 std::optional<std::string> interop_python() {
   const char* configured = std::getenv("LABPOSE_TEST_PYTHON");
   const std::string python = configured != nullptr ? configured : "/usr/bin/python3";

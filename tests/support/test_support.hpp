@@ -82,6 +82,12 @@ std::string labpose_binary();
 /// Runs `labpose <arguments>` (arguments quoted by the caller).
 CommandResult run_labpose(const std::string& arguments);
 
+/// The CLI tests' demo project: `labpose demo --project-only` in `dir` with a `frames`-frame
+/// synthetic video and `labeled_frames` labeled frames. Returns its config.yaml; the test fails
+/// (ADD_FAILURE) when the command does.
+std::filesystem::path demo_project_from_cli(const std::filesystem::path& dir, int frames = 60,
+                                            int labeled_frames = 8);
+
 /// A Python interpreter with pandas, PyTables, ruamel.yaml and SciPy (Debian's /usr/bin/python3 by
 /// default, or LABPOSE_TEST_PYTHON), or nullopt when there is none.
 std::optional<std::string> interop_python();

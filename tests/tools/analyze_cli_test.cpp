@@ -21,11 +21,7 @@ using testing::contains;
 // A demo project of `frames` frames with shuffle 1 made and a snapshot-7 of random weights; returns
 // config.yaml.
 fs::path trained_demo(const TempDir& dir, int frames) {
-  const CommandResult made =
-      testing::run_labpose("--quiet demo --project-only --dir " + shell_quote(dir.path().string()) +
-                           " --frames " + std::to_string(frames) + " --labeled-frames 8");
-  EXPECT_EQ(made.exit_code, 0) << made.output;
-  fs::path config = made.output.substr(0, made.output.find('\n'));
+  const fs::path config = testing::demo_project_from_cli(dir.path(), frames);
   const CommandResult created = testing::run_labpose(
       "--quiet create-dataset " + shell_quote(config.string()) + " --net mobilenet_v2_0.35");
   EXPECT_EQ(created.exit_code, 0) << created.output;

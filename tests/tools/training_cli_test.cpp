@@ -18,15 +18,6 @@ using testing::TempDir;
 
 using testing::contains;
 
-// A demo project; returns its config.yaml.
-fs::path demo(const TempDir& dir) {
-  const CommandResult made =
-      testing::run_labpose("--quiet demo --dir " + shell_quote(dir.path().string()) +
-                           " --frames 60 --labeled-frames 8 --project-only");
-  EXPECT_EQ(made.exit_code, 0) << made.output;
-  return made.output.substr(0, made.output.find('\n'));
-}
-
 // The one entry of `parent` (the shuffle folder of a new project).
 fs::path only_folder(const fs::path& parent) {
   std::vector<fs::path> folders;
@@ -37,7 +28,7 @@ fs::path only_folder(const fs::path& parent) {
 
 TEST(TrainingCli, CreateDatasetThenEvaluateASnapshot) {
   const TempDir dir;
-  const fs::path config = demo(dir);
+  const fs::path config = testing::demo_project_from_cli(dir.path());
   const std::string c = shell_quote(config.string());
   CommandResult result = testing::run_labpose("create-dataset " + c + " --net mobilenet_v2_0.35");
   ASSERT_EQ(result.exit_code, 0) << result.output;
@@ -102,7 +93,7 @@ TEST(TrainingCli, CreateDatasetThenEvaluateASnapshot) {
 
 TEST(TrainingCli, CreateDatasetRefusesBadInput) {
   const TempDir dir;
-  const fs::path config = demo(dir);
+  const fs::path config = testing::demo_project_from_cli(dir.path());
   const std::string c = shell_quote(config.string());
   const fs::path iteration = config.parent_path() / "training-datasets" / "iteration-0";
 
@@ -165,7 +156,7 @@ TEST(TrainingCli, CreateDatasetOnTheReferenceProject) {
 // job, evaluate reads the result.
 TEST(TrainingCli, TrainInterruptedByCtrlCThenResumed) {
   const TempDir dir;
-  const fs::path config = demo(dir);
+  const fs::path config = testing::demo_project_from_cli(dir.path());
   const std::string c = shell_quote(config.string());
   ASSERT_EQ(testing::run_labpose("create-dataset " + c + " --net mobilenet_v2_0.35").exit_code, 0);
   const fs::path train =

@@ -15,11 +15,11 @@
 
 #include "core/console.hpp"
 #include "core/error.hpp"
+#include "devices/devices.hpp"
 #include "nets/fused_graph.hpp"
 #include "nets/generic_plan.hpp"
 #include "nets/models/models.hpp"
 #include "nets/random.hpp"
-#include "devices/devices.hpp"
 #include "tools/labpose/command.hpp"
 
 namespace labpose::tools {

@@ -8,11 +8,11 @@
 
 #include "core/console.hpp"
 #include "core/error.hpp"
+#include "devices/devices.hpp"
 #include "nets/fused_graph.hpp"
 #include "nets/models/models.hpp"
 #include "nets/npy.hpp"
 #include "nets/safetensors.hpp"
-#include "devices/devices.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "tools/labpose/command.hpp"
 
