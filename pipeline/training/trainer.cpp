@@ -8,22 +8,19 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <memory>
-#include <sstream>
 
-#include "core/atomic_file.hpp"
 #include "core/console.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/progress.hpp"
 #include "nets/models/models.hpp"
 #include "nets/safetensors.hpp"
-#include "pipeline/devices.hpp"
-#include "pipeline/pose/predict.hpp"
 #include "pipeline/dataset/dataset.hpp"
+#include "pipeline/devices.hpp"
 #include "pipeline/evaluation/errors.hpp"
+#include "pipeline/pose/predict.hpp"
 #include "pipeline/training/loader.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "projects/layout.hpp"
@@ -33,8 +30,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kStatsHeader = "iteration,loss,lr,test_error,seconds";
-
 // Doubles in snapshot metadata round-trip exactly (hexadecimal floating point).
 std::string exact(double value) {
   return fmt::format("{:a}", value);
@@ -43,16 +38,6 @@ double parse_exact(const std::map<std::string, std::string>& meta, const std::st
                    double fallback) {
   const auto found = meta.find(key);
   return found == meta.end() ? fallback : std::strtod(found->second.c_str(), nullptr);
-}
-
-std::string stats_text(const std::vector<LearningStatsRow>& rows) {
-  std::string text = std::string(kStatsHeader) + "\n";
-  for (const auto& row : rows) {
-    text += fmt::format("{},{:.6g},{:.6g},{},{:.1f}\n", row.iteration, row.loss, row.learning_rate,
-                        row.test_error ? fmt::format("{:.3f}", *row.test_error) : std::string(),
-                        row.seconds);
-  }
-  return text;
 }
 
 // Optimizer state on the backend: moments (AdamW) or velocity (SGD) over all trainable values.
@@ -527,7 +512,7 @@ void Trainer::append_stats_row(bool force) {
     if (test_error_ && !stats_.empty() && stats_.back().iteration == iteration_ &&
         !stats_.back().test_error) {
       stats_.back().test_error = test_error_;
-      write_file_atomically(options_.train_dir / "learning_stats.csv", stats_text(stats_));
+      write_learning_stats(options_.train_dir / "learning_stats.csv", stats_);
     }
     return;
   }
@@ -540,7 +525,7 @@ void Trainer::append_stats_row(bool force) {
   stats_.push_back(row);
   window_loss_ = 0.0;
   window_steps_ = 0;
-  write_file_atomically(options_.train_dir / "learning_stats.csv", stats_text(stats_));
+  write_learning_stats(options_.train_dir / "learning_stats.csv", stats_);
 }
 
 TrainResult Trainer::run() {
@@ -598,38 +583,6 @@ TrainResult Trainer::run() {
 }
 
 }  // namespace
-
-std::vector<LearningStatsRow> read_learning_stats(const fs::path& file) {
-  std::istringstream in(read_file(file));
-  std::vector<LearningStatsRow> rows;
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (number == 1 && line == kStatsHeader) continue;
-    if (line.empty()) continue;
-    std::vector<std::string> fields;
-    std::stringstream cells(line);
-    std::string cell;
-    while (std::getline(cells, cell, ',')) fields.push_back(cell);
-    if (!line.empty() && line.back() == ',') fields.emplace_back();
-    try {
-      if (fields.size() != 5) throw std::invalid_argument("expected 5 fields");
-      LearningStatsRow row;
-      row.iteration = std::stoll(fields[0]);
-      row.loss = std::stod(fields[1]);
-      row.learning_rate = std::stod(fields[2]);
-      if (!fields[3].empty()) row.test_error = std::stod(fields[3]);
-      row.seconds = std::stod(fields[4]);
-      rows.push_back(row);
-    } catch (const std::exception&) {
-      throw Error(
-          fmt::format("{}:{}: not a learning_stats.csv row: \"{}\"", file.string(), number, line),
-          fmt::format("the header is {}; delete the damaged lines", kStatsHeader));
-    }
-  }
-  return rows;
-}
 
 TrainResult train(const TrainOptions& options) {
   Trainer trainer(options);
