@@ -16,6 +16,7 @@
 #include "core/interrupt.hpp"
 #include "core/progress.hpp"
 #include "nets/models/models.hpp"
+#include "nets/optimizers.hpp"
 #include "nets/safetensors.hpp"
 #include "pipeline/dataset/dataset.hpp"
 #include "pipeline/devices.hpp"
@@ -40,59 +41,17 @@ double parse_exact(const std::map<std::string, std::string>& meta, const std::st
   return found == meta.end() ? fallback : std::strtod(found->second.c_str(), nullptr);
 }
 
-// Optimizer state on the backend: moments (AdamW) or velocity (SGD) over all trainable values.
-struct Optimizer {
-  std::string kind;  // "adamw" or "sgd"
-  std::vector<std::pair<std::string, nets::Tensor>> state;
-
-  Optimizer(nets::Backend& backend, const std::string& name, std::int64_t count) : kind(name) {
-    if (kind != "adamw" && kind != "sgd") {
-      throw UsageError(fmt::format("pose_cfg.yaml: optimizer \"{}\" is not known", kind),
-                       "use adamw or sgd");
-    }
-    const std::vector<std::string> names =
-        kind == "adamw" ? std::vector<std::string>{"first_moment", "second_moment"}
-                        : std::vector<std::string>{"velocity"};
-    for (const auto& n : names) {
-      nets::Tensor tensor = backend.allocate_flat(count);
-      backend.fill(tensor, 0.0F);
-      state.emplace_back(n, std::move(tensor));
-    }
+// The optimizer pose_cfg.yaml names, with its settings, for `count` trainable values.
+std::unique_ptr<nets::Optimizer> make_optimizer(nets::Backend& backend, const PoseConfig& pose,
+                                                std::int64_t count) {
+  const auto weight_decay = static_cast<float>(pose.weight_decay);
+  if (pose.optimizer == "adamw") return std::make_unique<nets::AdamW>(backend, count, weight_decay);
+  if (pose.optimizer == "sgd") {
+    return std::make_unique<nets::SgdMomentum>(backend, count, static_cast<float>(pose.momentum),
+                                               weight_decay);
   }
-
-  void restore(nets::Backend& backend, const std::map<std::string, nets::HostTensor>& saved,
-               const fs::path& file) {
-    for (auto& [name, tensor] : state) {
-      const auto found = saved.find(name);
-      if (found == saved.end() ||
-          static_cast<std::int64_t>(found->second.values.size()) != tensor.elements()) {
-        throw Error(
-            fmt::format("{} has no {} state for this network ({} missing or of the wrong size)",
-                        file.string(), kind, name),
-            "resume with the optimizer it was trained with (pose_cfg.yaml: optimizer), or "
-            "train from scratch in a new shuffle");
-      }
-      backend.copy_from_host(found->second.values.data(), tensor);
-    }
-  }
-
-  std::map<std::string, nets::HostTensor> save(nets::Backend& backend) const {
-    std::map<std::string, nets::HostTensor> saved;
-    for (const auto& [name, tensor] : state) {
-      nets::HostTensor host;
-      host.shape = {tensor.elements()};
-      host.values.resize(static_cast<std::size_t>(tensor.elements()));
-      backend.copy_to_host(tensor, host.values.data());
-      saved[name] = std::move(host);
-    }
-    return saved;
-  }
-};
-
-// A flat view of elements [begin, end) of a flat tensor.
-nets::Tensor flat_view(const nets::Tensor& tensor, std::int64_t begin, std::int64_t end) {
-  return nets::Tensor(tensor.storage(), tensor.offset() + static_cast<std::size_t>(begin),
-                      nets::Shape{end - begin}, nets::Layout::flat);
+  throw UsageError(fmt::format("pose_cfg.yaml: optimizer \"{}\" is not known", pose.optimizer),
+                   "use adamw or sgd");
 }
 
 // Where the frozen backbone stages end and the head begins in the flat trainable buffer.
@@ -170,7 +129,7 @@ class Trainer {
   std::vector<std::size_t> train_, test_;
   std::unique_ptr<nets::Backend> backend_;
   std::unique_ptr<nets::Net> net_;
-  std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<nets::Optimizer> optimizer_;
   std::unique_ptr<BatchLoader> loader_;
   ParameterRanges ranges_;
   int applied_frozen_stages_ = 0;  // what ranges_ and the batch norms are set for
@@ -311,8 +270,8 @@ void Trainer::setup() {
 
   // The optimizer and the parts of the parameters it updates.
   apply_frozen_stages();
-  optimizer_ = std::make_unique<Optimizer>(*backend_, pose_.optimizer, net_->trainable_count());
-  if (resumed) optimizer_->restore(*backend_, resumed->optimizer_state, newest->path);
+  optimizer_ = make_optimizer(*backend_, pose_, net_->trainable_count());
+  if (resumed) optimizer_->restore(resumed->optimizer_state, newest->path);
 
   // learning_stats.csv: the rows up to the resumed iteration.
   const fs::path stats_file = options_.train_dir / "learning_stats.csv";
@@ -416,25 +375,8 @@ void Trainer::step() {
   // The update: backbone (unfrozen part) and head, the backbone at backbone_lr_multiplier.
   const double rate = pose_.learning_rate(iteration_);
   const auto update = [&](std::int64_t begin, std::int64_t end, double learning_rate) {
-    if (begin >= end) return;
-    nets::Tensor values = flat_view(net_->trainable_values(), begin, end);
-    const nets::Tensor gradient = flat_view(net_->trainable_gradients(), begin, end);
-    if (optimizer_->kind == "adamw") {
-      nets::Tensor first = flat_view(optimizer_->state[0].second, begin, end);
-      nets::Tensor second = flat_view(optimizer_->state[1].second, begin, end);
-      nets::AdamSettings settings;
-      settings.learning_rate = static_cast<float>(learning_rate);
-      settings.weight_decay = static_cast<float>(pose_.weight_decay);
-      settings.decoupled = true;
-      backend.adam_step(values, gradient, first, second, settings, iteration_ + 1);
-    } else {
-      nets::Tensor velocity = flat_view(optimizer_->state[0].second, begin, end);
-      nets::SgdSettings settings;
-      settings.learning_rate = static_cast<float>(learning_rate);
-      settings.momentum = static_cast<float>(pose_.momentum);
-      settings.weight_decay = static_cast<float>(pose_.weight_decay);
-      backend.sgd_step(values, gradient, velocity, settings);
-    }
+    optimizer_->update(net_->trainable_values(), net_->trainable_gradients(), begin, end,
+                       static_cast<float>(learning_rate), iteration_ + 1);
   };
   update(ranges_.frozen_end, std::max(ranges_.frozen_end, ranges_.head_begin),
          rate * pose_.backbone_lr_multiplier);
@@ -485,7 +427,7 @@ void Trainer::save(bool best) {
   if (best_error_) extra["best_test_error"] = exact(*best_error_);
   extra["evaluations_without_improvement"] = std::to_string(evaluations_without_improvement_);
   const fs::path file = snapshot_path(options_.train_dir, iteration_, best);
-  write_snapshot(file, *net_, optimizer_->save(*backend_), metadata);
+  write_snapshot(file, *net_, optimizer_->save(), metadata);
   if (best) {
     // One best snapshot: the previous one goes once the new one is safely written.
     for (const auto& old : list_snapshots(options_.train_dir)) {
