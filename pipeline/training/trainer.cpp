@@ -23,6 +23,7 @@
 #include "pipeline/evaluation/errors.hpp"
 #include "pipeline/pose/predict.hpp"
 #include "pipeline/training/loader.hpp"
+#include "pipeline/training/pose_loss.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "projects/layout.hpp"
 
@@ -135,8 +136,9 @@ class Trainer {
   int applied_frozen_stages_ = 0;  // what ranges_ and the batch norms are set for
   BatchGeometry geometry_;
   int score_output_ = 0, locref_output_ = 1;
-  nets::Tensor input_, score_target_, locref_target_, locref_weights_, ones_, score_gradient_,
-      locref_gradient_;
+  nets::Tensor input_;  // x: (N, 3, H, W)
+  std::unique_ptr<PoseLoss> loss_;
+  std::vector<nets::Tensor> output_gradients_;  // by output: the loss's gradients
 
   std::int64_t iteration_ = 0;
   std::vector<LearningStatsRow> stats_;
@@ -295,14 +297,11 @@ void Trainer::setup() {
   geometry_.output_height = static_cast<int>(score_shape.h());
   geometry_.output_width = static_cast<int>(score_shape.w());
   input_ = backend_->allocate(input_shape);
-  score_target_ = backend_->allocate(score_shape);
-  ones_ = backend_->allocate(score_shape);
-  backend_->fill(ones_, 1.0F);
-  score_gradient_ = backend_->allocate(score_shape);
-  locref_target_ = backend_->allocate(locref_shape);
-  locref_weights_ = backend_->allocate(locref_shape);
-  locref_gradient_ = backend_->allocate(locref_shape);
-  backend_->fill(locref_gradient_, 0.0F);
+  loss_ = std::make_unique<PoseLoss>(*backend_, score_shape, locref_shape,
+                                     pose_.location_refinement, pose_.locref_loss_weight);
+  output_gradients_.assign(output_shapes.size(), nets::Tensor());
+  output_gradients_[static_cast<std::size_t>(score_output_)] = loss_->score_gradient();
+  output_gradients_[static_cast<std::size_t>(locref_output_)] = loss_->locref_gradient();
   loader_ = std::make_unique<BatchLoader>(dataset_, train_, project, pose_, geometry_, iteration_,
                                           pose_.loader_threads);
   result_.first_iteration = iteration_;
@@ -335,42 +334,17 @@ void Trainer::step() {
   }
   std::unique_ptr<TrainingBatch> batch = loader_->next();
   backend.copy_from_host(batch->images.data(), input_);
-  backend.copy_from_host(batch->score.data(), score_target_);
   const auto& outputs = net_->forward(input_, true);
-  const nets::Tensor& score = outputs[static_cast<std::size_t>(score_output_)];
-  const nets::Tensor& locref = outputs[static_cast<std::size_t>(locref_output_)];
-
-  // Sigmoid cross-entropy, mean over every score-map element (missing keypoints: negatives only).
-  const auto cells = static_cast<double>(score.elements());
-  double loss = backend.sigmoid_cross_entropy_forward(score, score_target_, ones_) / cells;
-  backend.sigmoid_cross_entropy_backward(score, score_target_, ones_,
-                                         static_cast<float>(1.0 / cells), score_gradient_);
-  // Huber on location refinement, mean over the cells with weight (the disks around keypoints).
-  if (pose_.location_refinement) {
-    const auto weighted = static_cast<double>(std::count_if(batch->locref_weights.begin(),
-                                                            batch->locref_weights.end(),
-                                                            [](float w) { return w != 0.0F; }));
-    if (weighted > 0) {
-      backend.copy_from_host(batch->locref.data(), locref_target_);
-      backend.copy_from_host(batch->locref_weights.data(), locref_weights_);
-      const double scale = pose_.locref_loss_weight / weighted;
-      loss += scale * backend.huber_forward(locref, locref_target_, locref_weights_, 1.0F);
-      backend.huber_backward(locref, locref_target_, locref_weights_, 1.0F,
-                             static_cast<float>(scale), locref_gradient_);
-    } else {
-      backend.fill(locref_gradient_, 0.0F);
-    }
-  }
+  const double loss =
+      loss_->forward_backward(outputs[static_cast<std::size_t>(score_output_)],
+                              outputs[static_cast<std::size_t>(locref_output_)], *batch);
   loader_->recycle(std::move(batch));
   if (!std::isfinite(loss)) {
     throw Error(fmt::format("the training loss became {} at iteration {}", loss, iteration_ + 1),
                 "lower the learning rates in pose_cfg.yaml (multi_step) and resume from the last "
                 "snapshot with --resume");
   }
-  std::vector<nets::Tensor> gradients(outputs.size());
-  gradients[static_cast<std::size_t>(score_output_)] = score_gradient_;
-  gradients[static_cast<std::size_t>(locref_output_)] = locref_gradient_;
-  net_->backward(gradients);
+  net_->backward(output_gradients_);
 
   // The update: backbone (unfrozen part) and head, the backbone at backbone_lr_multiplier.
   const double rate = pose_.learning_rate(iteration_);
