@@ -1,5 +1,6 @@
-// The training loop: setup (fresh, pretrained or resumed), steps, statistics, evaluation and
-// snapshots.
+// The training loop: setup (fresh, pretrained or resumed), the step (next batch, forward, loss,
+// backward, optimizer update), statistics, evaluation and snapshots. Not the loss (pose_loss.hpp),
+// the optimizers (nets/optimizers.hpp) or learning_stats.csv's format (learning_stats.hpp).
 #include "pipeline/training/trainer.hpp"
 
 #include <fmt/core.h>
@@ -8,23 +9,22 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <memory>
-#include <sstream>
 
-#include "core/atomic_file.hpp"
 #include "core/console.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/progress.hpp"
 #include "devices/devices.hpp"
 #include "nets/models/models.hpp"
+#include "nets/optimizers.hpp"
 #include "nets/safetensors.hpp"
 #include "pipeline/dataset/dataset.hpp"
 #include "pipeline/evaluation/errors.hpp"
 #include "pipeline/pose/predict.hpp"
 #include "pipeline/training/loader.hpp"
+#include "pipeline/training/pose_loss.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "projects/layout.hpp"
 
@@ -32,8 +32,6 @@ namespace labpose::pipeline {
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr const char* kStatsHeader = "iteration,loss,lr,test_error,seconds";
 
 // Doubles in snapshot metadata round-trip exactly (hexadecimal floating point).
 std::string exact(double value) {
@@ -45,69 +43,17 @@ double parse_exact(const std::map<std::string, std::string>& meta, const std::st
   return found == meta.end() ? fallback : std::strtod(found->second.c_str(), nullptr);
 }
 
-std::string stats_text(const std::vector<LearningStatsRow>& rows) {
-  std::string text = std::string(kStatsHeader) + "\n";
-  for (const auto& row : rows) {
-    text += fmt::format("{},{:.6g},{:.6g},{},{:.1f}\n", row.iteration, row.loss, row.learning_rate,
-                        row.test_error ? fmt::format("{:.3f}", *row.test_error) : std::string(),
-                        row.seconds);
+// The optimizer pose_cfg.yaml names, with its settings, for `count` trainable values.
+std::unique_ptr<nets::Optimizer> make_optimizer(nets::Backend& backend, const PoseConfig& pose,
+                                                std::int64_t count) {
+  const auto weight_decay = static_cast<float>(pose.weight_decay);
+  if (pose.optimizer == "adamw") return std::make_unique<nets::AdamW>(backend, count, weight_decay);
+  if (pose.optimizer == "sgd") {
+    return std::make_unique<nets::SgdMomentum>(backend, count, static_cast<float>(pose.momentum),
+                                               weight_decay);
   }
-  return text;
-}
-
-// Optimizer state on the backend: moments (AdamW) or velocity (SGD) over all trainable values.
-struct Optimizer {
-  std::string kind;  // "adamw" or "sgd"
-  std::vector<std::pair<std::string, nets::Tensor>> state;
-
-  Optimizer(nets::Backend& backend, const std::string& name, std::int64_t count) : kind(name) {
-    if (kind != "adamw" && kind != "sgd") {
-      throw UsageError(fmt::format("pose_cfg.yaml: optimizer \"{}\" is not known", kind),
-                       "use adamw or sgd");
-    }
-    const std::vector<std::string> names =
-        kind == "adamw" ? std::vector<std::string>{"first_moment", "second_moment"}
-                        : std::vector<std::string>{"velocity"};
-    for (const auto& n : names) {
-      nets::Tensor tensor = backend.allocate_flat(count);
-      backend.fill(tensor, 0.0F);
-      state.emplace_back(n, std::move(tensor));
-    }
-  }
-
-  void restore(nets::Backend& backend, const std::map<std::string, nets::HostTensor>& saved,
-               const fs::path& file) {
-    for (auto& [name, tensor] : state) {
-      const auto found = saved.find(name);
-      if (found == saved.end() ||
-          static_cast<std::int64_t>(found->second.values.size()) != tensor.elements()) {
-        throw Error(
-            fmt::format("{} has no {} state for this network ({} missing or of the wrong size)",
-                        file.string(), kind, name),
-            "resume with the optimizer it was trained with (pose_cfg.yaml: optimizer), or "
-            "train from scratch in a new shuffle");
-      }
-      backend.copy_from_host(found->second.values.data(), tensor);
-    }
-  }
-
-  std::map<std::string, nets::HostTensor> save(nets::Backend& backend) const {
-    std::map<std::string, nets::HostTensor> saved;
-    for (const auto& [name, tensor] : state) {
-      nets::HostTensor host;
-      host.shape = {tensor.elements()};
-      host.values.resize(static_cast<std::size_t>(tensor.elements()));
-      backend.copy_to_host(tensor, host.values.data());
-      saved[name] = std::move(host);
-    }
-    return saved;
-  }
-};
-
-// A flat view of elements [begin, end) of a flat tensor.
-nets::Tensor flat_view(const nets::Tensor& tensor, std::int64_t begin, std::int64_t end) {
-  return nets::Tensor(tensor.storage(), tensor.offset() + static_cast<std::size_t>(begin),
-                      nets::Shape{end - begin}, nets::Layout::flat);
+  throw UsageError(fmt::format("pose_cfg.yaml: optimizer \"{}\" is not known", pose.optimizer),
+                   "use adamw or sgd");
 }
 
 // Where the frozen backbone stages end and the head begins in the flat trainable buffer.
@@ -153,11 +99,20 @@ fs::path snapshot_path(const fs::path& train_dir, std::int64_t iteration, bool b
   return train_dir / projects::snapshot_file_name(iteration, best);
 }
 
-int output_index(const nets::Net& net, const std::string& name) {
+std::size_t output_index(const nets::Net& net, const std::string& name) {
   const auto& names = net.output_names();
   const auto found = std::find(names.begin(), names.end(), name);
   LABPOSE_ASSERT(found != names.end());
-  return static_cast<int>(found - names.begin());
+  return static_cast<std::size_t>(found - names.begin());
+}
+
+// The newest regular (not best) snapshot in `train_dir`, the one --resume continues.
+std::optional<SnapshotFile> newest_snapshot(const fs::path& train_dir) {
+  std::optional<SnapshotFile> newest;
+  for (const auto& snapshot : list_snapshots(train_dir)) {
+    if (!snapshot.best && (!newest || snapshot.iteration > newest->iteration)) newest = snapshot;
+  }
+  return newest;
 }
 
 class Trainer {
@@ -167,12 +122,34 @@ class Trainer {
   TrainResult run();
 
  private:
+  // Setup, in this order.
   void setup();
+  void read_settings();
+  void check_settings(const fs::path& pose_file) const;
+  void read_training_set();
+  LoadedSnapshot resume_network(const std::optional<SnapshotFile>& newest);
+  void restore_progress(const SnapshotMetadata& metadata, const fs::path& file);
+  void build_network(const std::optional<SnapshotFile>& newest);
+  void read_earlier_stats();
+  BatchGeometry allocate_step_buffers();
+
+  // One step.
   void step();
+  void unfreeze_when_due();
+  std::unique_ptr<TrainingBatch> next_batch();
+  void check_finite(double loss) const;
+  void update_parameters();
+  void count_step(double loss);
+
+  // Between steps and at the end.
   int frozen_stages() const;
   void apply_frozen_stages();
+  std::optional<TrainResult::Stop> stop_requested() const;
+  void finish();
   void evaluate_test_set();
   void save(bool best);
+  SnapshotMetadata snapshot_metadata() const;
+  void remove_old_snapshots(bool best, const fs::path& kept);
   void append_stats_row(bool force);
   double elapsed() const {
     return seconds_before_ +
@@ -185,14 +162,14 @@ class Trainer {
   std::vector<std::size_t> train_, test_;
   std::unique_ptr<nets::Backend> backend_;
   std::unique_ptr<nets::Net> net_;
-  std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<nets::Optimizer> optimizer_;
   std::unique_ptr<BatchLoader> loader_;
   ParameterRanges ranges_;
   int applied_frozen_stages_ = 0;  // what ranges_ and the batch norms are set for
-  BatchGeometry geometry_;
-  int score_output_ = 0, locref_output_ = 1;
-  nets::Tensor input_, score_target_, locref_target_, locref_weights_, ones_, score_gradient_,
-      locref_gradient_;
+  std::size_t score_output_ = 0, locref_output_ = 1;  // indices in the network's outputs
+  nets::Tensor input_;                                // x: (N, 3, H, W)
+  std::unique_ptr<PoseLoss> loss_;
+  std::vector<nets::Tensor> output_gradients_;  // by output: the loss's gradients
 
   std::int64_t iteration_ = 0;
   std::vector<LearningStatsRow> stats_;
@@ -207,7 +184,37 @@ class Trainer {
   TrainResult result_;
 };
 
+// ---- setup ------------------------------------------------------------------------------------
+
 void Trainer::setup() {
+  read_settings();
+  read_training_set();
+  backend_ = devices::make_backend(options_.device);
+  const std::optional<SnapshotFile> newest = newest_snapshot(options_.train_dir);
+  std::optional<LoadedSnapshot> resumed;
+  if (options_.resume) {
+    resumed = resume_network(newest);
+  } else {
+    build_network(newest);
+  }
+  apply_frozen_stages();
+  optimizer_ = make_optimizer(*backend_, pose_, net_->trainable_count());
+  if (resumed) {
+    optimizer_->restore(resumed->optimizer_state, newest->path);
+    read_earlier_stats();
+  }
+  const BatchGeometry geometry = allocate_step_buffers();
+  loader_ = std::make_unique<BatchLoader>(dataset_, train_, options_.project, pose_, geometry,
+                                          iteration_, pose_.loader_threads);
+  result_.first_iteration = iteration_;
+  console::info(
+      "training {} on {} ({}): {} training and {} test images, batch {} of {}x{}, {} iterations",
+      pose_.net_type, backend_->name(), backend_->description(), train_.size(), test_.size(),
+      pose_.batch_size, pose_.crop_width, pose_.crop_height, pose_.max_iters);
+}
+
+// pose_cfg.yaml with the command line's overrides.
+void Trainer::read_settings() {
   const fs::path pose_file = options_.train_dir / "pose_cfg.yaml";
   std::vector<std::string> warnings;
   pose_ = read_pose_config(pose_file, &warnings);
@@ -223,6 +230,11 @@ void Trainer::setup() {
   if (options_.backbone_lr_multiplier)
     pose_.backbone_lr_multiplier = *options_.backbone_lr_multiplier;
   if (options_.weights) pose_.init_weights = *options_.weights;
+  check_settings(pose_file);
+}
+
+// What the overrides may have broken: counts, and stages the backbone has.
+void Trainer::check_settings(const fs::path& pose_file) const {
   if (pose_.max_iters < 1 || pose_.batch_size < 1) {
     throw UsageError(
         fmt::format("{}: max_iters and batch_size must be at least 1", pose_file.string()));
@@ -238,135 +250,191 @@ void Trainer::setup() {
         fmt::format("unfreeze_backbone_after must be 0 (never) or a positive iteration (found {})",
                     pose_.unfreeze_backbone_after));
   }
+}
 
-  // The labels and the saved split.
+// The labels and the saved split.
+void Trainer::read_training_set() {
   const fs::path& project = options_.project;
   dataset_ = read_dataset(project / pose_.dataset, project);
   if (dataset_.bodyparts != pose_.bodyparts) {
     throw Error(fmt::format("{} lists other bodyparts than {}", (project / pose_.dataset).string(),
-                            pose_file.string()),
+                            (options_.train_dir / "pose_cfg.yaml").string()),
                 "make the training set again: labpose create-dataset <config.yaml>");
   }
   const fs::path split_file = project / pose_.split;
   const Split split = read_split(split_file);
   train_ = indices_of(dataset_, split.train, split_file);
   test_ = indices_of(dataset_, split.test, split_file);
+}
 
-  backend_ = devices::make_backend(options_.device);
-
-  // The network: resumed, or fresh (pretrained backbone when given).
-  const auto snapshots = list_snapshots(options_.train_dir);
-  std::optional<SnapshotFile> newest;
-  for (const auto& snapshot : snapshots) {
-    if (!snapshot.best && (!newest || snapshot.iteration > newest->iteration)) newest = snapshot;
+// The network and the loop's counters from the newest snapshot, which must match pose_cfg.yaml;
+// returns the snapshot for its optimizer state.
+LoadedSnapshot Trainer::resume_network(const std::optional<SnapshotFile>& newest) {
+  if (!newest) {
+    throw Error(
+        fmt::format("there is no snapshot to resume from in {}", options_.train_dir.string()),
+        "start training without --resume");
   }
-  std::optional<LoadedSnapshot> resumed;
-  if (options_.resume) {
-    if (!newest) {
-      throw Error(
-          fmt::format("there is no snapshot to resume from in {}", options_.train_dir.string()),
-          "start training without --resume");
-    }
-    resumed = read_snapshot(newest->path);
-    if (resumed->metadata.architecture != pose_.net_type ||
-        resumed->metadata.bodyparts != pose_.bodyparts) {
-      throw Error(
-          fmt::format("{} is a {} with bodyparts [{}], but pose_cfg.yaml asks for a {} with [{}]",
-                      newest->path.string(), resumed->metadata.architecture,
-                      fmt::join(resumed->metadata.bodyparts, ", "), pose_.net_type,
-                      fmt::join(pose_.bodyparts, ", ")),
-          "resume in the shuffle the snapshot belongs to, or start a new shuffle");
-    }
-    net_ = load_snapshot_network(*backend_, *resumed, newest->path);
-    iteration_ = resumed->metadata.iteration;
-    const auto& meta = resumed->metadata.extra;
-    if (meta.count("seed") != 0 && std::stoull(meta.at("seed")) != pose_.seed) {
-      console::warn(
-          "resuming with seed {} although the snapshot was trained with seed {}; the rest of the "
-          "run "
-          "differs from an uninterrupted one",
-          pose_.seed, meta.at("seed"));
-    }
-    if (meta.count("batch_size") != 0 && std::stoi(meta.at("batch_size")) != pose_.batch_size) {
-      console::warn(
-          "resuming with batch size {} although the snapshot was trained with {}; the rest of "
-          "the run differs from an uninterrupted one",
-          pose_.batch_size, meta.at("batch_size"));
-    }
-    seconds_before_ = parse_exact(meta, "seconds", 0.0);
-    window_loss_ = parse_exact(meta, "loss_window_sum", 0.0);
-    window_steps_ = static_cast<std::int64_t>(parse_exact(meta, "loss_window_steps", 0.0));
-    if (meta.count("best_test_error") != 0) best_error_ = parse_exact(meta, "best_test_error", 0.0);
-    evaluations_without_improvement_ =
-        static_cast<int>(parse_exact(meta, "evaluations_without_improvement", 0.0));
-    if (iteration_ >= pose_.max_iters) {
-      throw UsageError(fmt::format("{} is already at iteration {} (max_iters is {})",
-                                   newest->path.string(), iteration_, pose_.max_iters),
-                       "train longer with --max-iters N");
-    }
-    console::info("resuming from {} (iteration {})", newest->path.filename().string(), iteration_);
-  } else {
-    if (newest) {
-      throw Error(
-          fmt::format("{} already holds snapshots (up to iteration {})",
-                      options_.train_dir.string(), newest->iteration),
-          "continue them with --resume, or delete the snapshots to train again from the start");
-    }
-    net_ = nets::build_pose_net(*backend_,
-                                {pose_.net_type, static_cast<int>(pose_.bodyparts.size()), true});
-    nets::initialize_pose_net(*net_, pose_.seed);
-    if (!pose_.init_weights.empty()) {
-      fs::path weights = pose_.init_weights;
-      if (weights.is_relative() && !fs::exists(weights)) weights = project / weights;
-      nets::load_weights(*net_, nets::read_safetensors(weights), nets::LoadScope::backbone,
-                         weights);
-      console::info("backbone initialized from {}", weights.string());
-    }
+  LoadedSnapshot resumed = read_snapshot(newest->path);
+  if (resumed.metadata.architecture != pose_.net_type ||
+      resumed.metadata.bodyparts != pose_.bodyparts) {
+    throw Error(
+        fmt::format("{} is a {} with bodyparts [{}], but pose_cfg.yaml asks for a {} with [{}]",
+                    newest->path.string(), resumed.metadata.architecture,
+                    fmt::join(resumed.metadata.bodyparts, ", "), pose_.net_type,
+                    fmt::join(pose_.bodyparts, ", ")),
+        "resume in the shuffle the snapshot belongs to, or start a new shuffle");
   }
+  net_ = load_snapshot_network(*backend_, resumed, newest->path);
+  restore_progress(resumed.metadata, newest->path);
+  console::info("resuming from {} (iteration {})", newest->path.filename().string(), iteration_);
+  return resumed;
+}
 
-  // The optimizer and the parts of the parameters it updates.
-  apply_frozen_stages();
-  optimizer_ = std::make_unique<Optimizer>(*backend_, pose_.optimizer, net_->trainable_count());
-  if (resumed) optimizer_->restore(*backend_, resumed->optimizer_state, newest->path);
+// The iteration, training time, loss window and early-stopping counters that snapshot_metadata()
+// saved; warns where the rest of the run will differ from an uninterrupted one.
+void Trainer::restore_progress(const SnapshotMetadata& metadata, const fs::path& file) {
+  iteration_ = metadata.iteration;
+  const auto& meta = metadata.extra;
+  if (meta.count("seed") != 0 && std::stoull(meta.at("seed")) != pose_.seed) {
+    console::warn(
+        "resuming with seed {} although the snapshot was trained with seed {}; the rest of the "
+        "run "
+        "differs from an uninterrupted one",
+        pose_.seed, meta.at("seed"));
+  }
+  if (meta.count("batch_size") != 0 && std::stoi(meta.at("batch_size")) != pose_.batch_size) {
+    console::warn(
+        "resuming with batch size {} although the snapshot was trained with {}; the rest of "
+        "the run differs from an uninterrupted one",
+        pose_.batch_size, meta.at("batch_size"));
+  }
+  seconds_before_ = parse_exact(meta, "seconds", 0.0);
+  window_loss_ = parse_exact(meta, "loss_window_sum", 0.0);
+  window_steps_ = static_cast<std::int64_t>(parse_exact(meta, "loss_window_steps", 0.0));
+  if (meta.count("best_test_error") != 0) best_error_ = parse_exact(meta, "best_test_error", 0.0);
+  evaluations_without_improvement_ =
+      static_cast<int>(parse_exact(meta, "evaluations_without_improvement", 0.0));
+  if (iteration_ >= pose_.max_iters) {
+    throw UsageError(fmt::format("{} is already at iteration {} (max_iters is {})", file.string(),
+                                 iteration_, pose_.max_iters),
+                     "train longer with --max-iters N");
+  }
+}
 
-  // learning_stats.csv: the rows up to the resumed iteration.
+// A fresh network: seeded initialization, the pretrained backbone when given. Refuses to start
+// over a run's snapshots.
+void Trainer::build_network(const std::optional<SnapshotFile>& newest) {
+  if (newest) {
+    throw Error(
+        fmt::format("{} already holds snapshots (up to iteration {})", options_.train_dir.string(),
+                    newest->iteration),
+        "continue them with --resume, or delete the snapshots to train again from the start");
+  }
+  net_ = nets::build_pose_net(*backend_,
+                              {pose_.net_type, static_cast<int>(pose_.bodyparts.size()), true});
+  nets::initialize_pose_net(*net_, pose_.seed);
+  if (!pose_.init_weights.empty()) {
+    fs::path weights = pose_.init_weights;
+    if (weights.is_relative() && !fs::exists(weights)) weights = options_.project / weights;
+    nets::load_weights(*net_, nets::read_safetensors(weights), nets::LoadScope::backbone, weights);
+    console::info("backbone initialized from {}", weights.string());
+  }
+}
+
+// learning_stats.csv's rows up to the resumed iteration (a later row is from after the snapshot).
+void Trainer::read_earlier_stats() {
   const fs::path stats_file = options_.train_dir / "learning_stats.csv";
-  if (resumed && fs::exists(stats_file)) {
-    for (const auto& row : read_learning_stats(stats_file)) {
-      if (row.iteration <= iteration_) stats_.push_back(row);
-    }
+  if (!fs::exists(stats_file)) return;
+  for (const auto& row : read_learning_stats(stats_file)) {
+    if (row.iteration <= iteration_) stats_.push_back(row);
   }
+}
 
-  // Batches and device buffers.
-  geometry_.batch = pose_.batch_size;
-  geometry_.height = pose_.crop_height;
-  geometry_.width = pose_.crop_width;
-  geometry_.joints = static_cast<int>(pose_.bodyparts.size());
-  const nets::Shape input_shape{geometry_.batch, 3, geometry_.height, geometry_.width};
+// The device buffers a step uses, allocated once: the input, the loss's targets and gradients.
+// Returns the batches' geometry (crops and the network's output grid) for the loader.
+BatchGeometry Trainer::allocate_step_buffers() {
+  BatchGeometry geometry;
+  geometry.batch = pose_.batch_size;
+  geometry.height = pose_.crop_height;
+  geometry.width = pose_.crop_width;
+  geometry.joints = static_cast<int>(pose_.bodyparts.size());
+  const nets::Shape input_shape{geometry.batch, 3, geometry.height, geometry.width};
   const auto output_shapes = net_->output_shapes(input_shape);
   score_output_ = output_index(*net_, "scoremap");
   locref_output_ = output_index(*net_, "locref");
-  const nets::Shape& score_shape = output_shapes[static_cast<std::size_t>(score_output_)];
-  const nets::Shape& locref_shape = output_shapes[static_cast<std::size_t>(locref_output_)];
-  geometry_.output_height = static_cast<int>(score_shape.h());
-  geometry_.output_width = static_cast<int>(score_shape.w());
+  const nets::Shape& score_shape = output_shapes[score_output_];  // (N, J, P, Q)
+  geometry.output_height = static_cast<int>(score_shape.h());
+  geometry.output_width = static_cast<int>(score_shape.w());
   input_ = backend_->allocate(input_shape);
-  score_target_ = backend_->allocate(score_shape);
-  ones_ = backend_->allocate(score_shape);
-  backend_->fill(ones_, 1.0F);
-  score_gradient_ = backend_->allocate(score_shape);
-  locref_target_ = backend_->allocate(locref_shape);
-  locref_weights_ = backend_->allocate(locref_shape);
-  locref_gradient_ = backend_->allocate(locref_shape);
-  backend_->fill(locref_gradient_, 0.0F);
-  loader_ = std::make_unique<BatchLoader>(dataset_, train_, project, pose_, geometry_, iteration_,
-                                          pose_.loader_threads);
-  result_.first_iteration = iteration_;
-  console::info(
-      "training {} on {} ({}): {} training and {} test images, batch {} of {}x{}, {} iterations",
-      pose_.net_type, backend_->name(), backend_->description(), train_.size(), test_.size(),
-      pose_.batch_size, pose_.crop_width, pose_.crop_height, pose_.max_iters);
+  loss_ = std::make_unique<PoseLoss>(*backend_, score_shape, output_shapes[locref_output_],
+                                     pose_.location_refinement, pose_.locref_loss_weight);
+  output_gradients_.assign(output_shapes.size(), nets::Tensor());
+  output_gradients_[score_output_] = loss_->score_gradient();
+  output_gradients_[locref_output_] = loss_->locref_gradient();
+  return geometry;
 }
+
+// ---- one step ---------------------------------------------------------------------------------
+
+// One step in the algorithm's order: the next batch, forward, the loss and its gradient with
+// respect to the outputs, backward, the optimizer's update.
+void Trainer::step() {
+  unfreeze_when_due();
+  std::unique_ptr<TrainingBatch> batch = next_batch();
+  const std::vector<nets::Tensor>& outputs = net_->forward(input_, true);
+  const double loss =
+      loss_->forward_backward(outputs[score_output_], outputs[locref_output_], *batch);
+  loader_->recycle(std::move(batch));
+  check_finite(loss);
+  net_->backward(output_gradients_);
+  update_parameters();
+  count_step(loss);
+}
+
+void Trainer::unfreeze_when_due() {
+  if (frozen_stages() == applied_frozen_stages_) return;
+  apply_frozen_stages();
+  console::info("iteration {}: the backbone trains from now on (unfreeze_backbone_after)",
+                iteration_);
+}
+
+// The step's batch from the loader, its images copied to the network's input.
+std::unique_ptr<TrainingBatch> Trainer::next_batch() {
+  std::unique_ptr<TrainingBatch> batch = loader_->next();
+  backend_->copy_from_host(batch->images.data(), input_);
+  return batch;
+}
+
+void Trainer::check_finite(double loss) const {
+  if (std::isfinite(loss)) return;
+  throw Error(fmt::format("the training loss became {} at iteration {}", loss, iteration_ + 1),
+              "lower the learning rates in pose_cfg.yaml (multi_step) and resume from the last "
+              "snapshot with --resume");
+}
+
+// The optimizer's update: the backbone's unfrozen part at backbone_lr_multiplier times the rate,
+// then the head at the rate; the frozen stages are left as they are.
+void Trainer::update_parameters() {
+  const double rate = pose_.learning_rate(iteration_);
+  const std::int64_t head_begin = std::max(ranges_.frozen_end, ranges_.head_begin);
+  nets::Tensor& values = net_->trainable_values();
+  const nets::Tensor& gradients = net_->trainable_gradients();
+  optimizer_->update(values, gradients, ranges_.frozen_end, head_begin,
+                     static_cast<float>(rate * pose_.backbone_lr_multiplier), iteration_ + 1);
+  optimizer_->update(values, gradients, head_begin, ranges_.count, static_cast<float>(rate),
+                     iteration_ + 1);
+}
+
+void Trainer::count_step(double loss) {
+  ++iteration_;
+  window_loss_ += loss;
+  ++window_steps_;
+  smoothed_loss_ = smoothed_loss_ == 0.0 ? loss : 0.9 * smoothed_loss_ + 0.1 * loss;
+  if (options_.on_step) options_.on_step(iteration_, loss);
+}
+
+// ---- between steps and at the end -------------------------------------------------------------
 
 // The stages frozen at iteration_: freeze_backbone_stages until unfreeze_backbone_after, then none.
 // Depends on the iteration only, so a run resumed on either side of the switch is the same run.
@@ -382,83 +450,36 @@ void Trainer::apply_frozen_stages() {
   set_frozen_batch_norms(*net_, pose_.net_type, applied_frozen_stages_);
 }
 
-void Trainer::step() {
-  nets::Backend& backend = *backend_;
-  if (frozen_stages() != applied_frozen_stages_) {
-    apply_frozen_stages();
-    console::info("iteration {}: the backbone trains from now on (unfreeze_backbone_after)",
-                  iteration_);
+// Why the loop stops before max_iters, checked after each step: early stopping, an interrupt or
+// the time limit.
+std::optional<TrainResult::Stop> Trainer::stop_requested() const {
+  if (pose_.early_stop_patience > 0 &&
+      evaluations_without_improvement_ >= pose_.early_stop_patience) {
+    return TrainResult::Stop::early_stopped;
   }
-  std::unique_ptr<TrainingBatch> batch = loader_->next();
-  backend.copy_from_host(batch->images.data(), input_);
-  backend.copy_from_host(batch->score.data(), score_target_);
-  const auto& outputs = net_->forward(input_, true);
-  const nets::Tensor& score = outputs[static_cast<std::size_t>(score_output_)];
-  const nets::Tensor& locref = outputs[static_cast<std::size_t>(locref_output_)];
+  if (interrupt_requested()) return TrainResult::Stop::interrupted;
+  const double limit = options_.max_minutes > 0 ? options_.max_minutes * 60.0 : 0.0;
+  if (limit > 0 && elapsed() - seconds_before_ >= limit) return TrainResult::Stop::time_limit;
+  return std::nullopt;
+}
 
-  // Sigmoid cross-entropy, mean over every score-map element (missing keypoints: negatives only).
-  const auto cells = static_cast<double>(score.elements());
-  double loss = backend.sigmoid_cross_entropy_forward(score, score_target_, ones_) / cells;
-  backend.sigmoid_cross_entropy_backward(score, score_target_, ones_,
-                                         static_cast<float>(1.0 / cells), score_gradient_);
-  // Huber on location refinement, mean over the cells with weight (the disks around keypoints).
-  if (pose_.location_refinement) {
-    const auto weighted = static_cast<double>(std::count_if(batch->locref_weights.begin(),
-                                                            batch->locref_weights.end(),
-                                                            [](float w) { return w != 0.0F; }));
-    if (weighted > 0) {
-      backend.copy_from_host(batch->locref.data(), locref_target_);
-      backend.copy_from_host(batch->locref_weights.data(), locref_weights_);
-      const double scale = pose_.locref_loss_weight / weighted;
-      loss += scale * backend.huber_forward(locref, locref_target_, locref_weights_, 1.0F);
-      backend.huber_backward(locref, locref_target_, locref_weights_, 1.0F,
-                             static_cast<float>(scale), locref_gradient_);
-    } else {
-      backend.fill(locref_gradient_, 0.0F);
-    }
+// The last iteration always gets a snapshot and a stats row (and, when training finished or ran
+// out of time, a test error).
+void Trainer::finish() {
+  const bool ended =
+      result_.stop == TrainResult::Stop::finished || result_.stop == TrainResult::Stop::time_limit;
+  if (ended && pose_.evaluate_iters > 0 && iteration_ % pose_.evaluate_iters != 0) {
+    evaluate_test_set();
   }
-  loader_->recycle(std::move(batch));
-  if (!std::isfinite(loss)) {
-    throw Error(fmt::format("the training loss became {} at iteration {}", loss, iteration_ + 1),
-                "lower the learning rates in pose_cfg.yaml (multi_step) and resume from the last "
-                "snapshot with --resume");
+  append_stats_row(true);
+  if (result_.last_snapshot.empty() ||
+      result_.last_snapshot != snapshot_path(options_.train_dir, iteration_, false)) {
+    save(false);
   }
-  std::vector<nets::Tensor> gradients(outputs.size());
-  gradients[static_cast<std::size_t>(score_output_)] = score_gradient_;
-  gradients[static_cast<std::size_t>(locref_output_)] = locref_gradient_;
-  net_->backward(gradients);
-
-  // The update: backbone (unfrozen part) and head, the backbone at backbone_lr_multiplier.
-  const double rate = pose_.learning_rate(iteration_);
-  const auto update = [&](std::int64_t begin, std::int64_t end, double learning_rate) {
-    if (begin >= end) return;
-    nets::Tensor values = flat_view(net_->trainable_values(), begin, end);
-    const nets::Tensor gradient = flat_view(net_->trainable_gradients(), begin, end);
-    if (optimizer_->kind == "adamw") {
-      nets::Tensor first = flat_view(optimizer_->state[0].second, begin, end);
-      nets::Tensor second = flat_view(optimizer_->state[1].second, begin, end);
-      nets::AdamSettings settings;
-      settings.learning_rate = static_cast<float>(learning_rate);
-      settings.weight_decay = static_cast<float>(pose_.weight_decay);
-      settings.decoupled = true;
-      backend.adam_step(values, gradient, first, second, settings, iteration_ + 1);
-    } else {
-      nets::Tensor velocity = flat_view(optimizer_->state[0].second, begin, end);
-      nets::SgdSettings settings;
-      settings.learning_rate = static_cast<float>(learning_rate);
-      settings.momentum = static_cast<float>(pose_.momentum);
-      settings.weight_decay = static_cast<float>(pose_.weight_decay);
-      backend.sgd_step(values, gradient, velocity, settings);
-    }
-  };
-  update(ranges_.frozen_end, std::max(ranges_.frozen_end, ranges_.head_begin),
-         rate * pose_.backbone_lr_multiplier);
-  update(std::max(ranges_.frozen_end, ranges_.head_begin), ranges_.count, rate);
-  ++iteration_;
-  window_loss_ += loss;
-  ++window_steps_;
-  smoothed_loss_ = smoothed_loss_ == 0.0 ? loss : 0.9 * smoothed_loss_ + 0.1 * loss;
-  if (options_.on_step) options_.on_step(iteration_, loss);
+  result_.iterations = iteration_;
+  result_.best_test_error = best_error_;
+  if (!best_error_) result_.best_snapshot.clear();
+  result_.seconds = elapsed() - seconds_before_;
 }
 
 void Trainer::evaluate_test_set() {
@@ -483,6 +504,21 @@ void Trainer::evaluate_test_set() {
 }
 
 void Trainer::save(bool best) {
+  const SnapshotMetadata metadata = snapshot_metadata();
+  const fs::path file = snapshot_path(options_.train_dir, iteration_, best);
+  write_snapshot(file, *net_, optimizer_->save(), metadata);
+  if (best) {
+    result_.best_snapshot = file;
+    result_.best_test_error = best_error_;
+  } else {
+    result_.last_snapshot = file;
+  }
+  remove_old_snapshots(best, file);
+}
+
+// What a snapshot needs beyond the parameters: the network's identity, and the loop's state that
+// restore_progress() reads back so a resumed run continues exactly.
+SnapshotMetadata Trainer::snapshot_metadata() const {
   SnapshotMetadata metadata;
   metadata.iteration = iteration_;
   metadata.architecture = pose_.net_type;
@@ -499,18 +535,18 @@ void Trainer::save(bool best) {
   extra["loss_window_steps"] = std::to_string(window_steps_);
   if (best_error_) extra["best_test_error"] = exact(*best_error_);
   extra["evaluations_without_improvement"] = std::to_string(evaluations_without_improvement_);
-  const fs::path file = snapshot_path(options_.train_dir, iteration_, best);
-  write_snapshot(file, *net_, optimizer_->save(*backend_), metadata);
+  return metadata;
+}
+
+// Once `kept` is safely written: one best snapshot (the previous best goes), or the newest
+// keep_snapshots regular ones.
+void Trainer::remove_old_snapshots(bool best, const fs::path& kept) {
   if (best) {
-    // One best snapshot: the previous one goes once the new one is safely written.
     for (const auto& old : list_snapshots(options_.train_dir)) {
-      if (old.best && old.path != file) fs::remove(old.path);
+      if (old.best && old.path != kept) fs::remove(old.path);
     }
-    result_.best_snapshot = file;
-    result_.best_test_error = best_error_;
     return;
   }
-  result_.last_snapshot = file;
   std::vector<SnapshotFile> regular;
   for (const auto& snapshot : list_snapshots(options_.train_dir)) {
     if (!snapshot.best) regular.push_back(snapshot);
@@ -527,7 +563,7 @@ void Trainer::append_stats_row(bool force) {
     if (test_error_ && !stats_.empty() && stats_.back().iteration == iteration_ &&
         !stats_.back().test_error) {
       stats_.back().test_error = test_error_;
-      write_file_atomically(options_.train_dir / "learning_stats.csv", stats_text(stats_));
+      write_learning_stats(options_.train_dir / "learning_stats.csv", stats_);
     }
     return;
   }
@@ -540,12 +576,11 @@ void Trainer::append_stats_row(bool force) {
   stats_.push_back(row);
   window_loss_ = 0.0;
   window_steps_ = 0;
-  write_file_atomically(options_.train_dir / "learning_stats.csv", stats_text(stats_));
+  write_learning_stats(options_.train_dir / "learning_stats.csv", stats_);
 }
 
 TrainResult Trainer::run() {
   setup();
-  const double limit = options_.max_minutes > 0 ? options_.max_minutes * 60.0 : 0.0;
   Progress progress("training", pose_.max_iters - iteration_, "iterations");
   const auto images_per_second = [&, start = std::chrono::steady_clock::now(), first = iteration_] {
     const double seconds =
@@ -563,73 +598,17 @@ TrainResult Trainer::run() {
     progress.set_detail(fmt::format(
         "iter {}  loss {:.5f}  {:.1f} images/s{}", iteration_, smoothed_loss_, images_per_second(),
         best_error_ ? fmt::format("  best test {:.2f} px", *best_error_) : ""));
-    if (pose_.early_stop_patience > 0 &&
-        evaluations_without_improvement_ >= pose_.early_stop_patience) {
-      result_.stop = TrainResult::Stop::early_stopped;
-      break;
-    }
-    if (interrupt_requested()) {
-      result_.stop = TrainResult::Stop::interrupted;
-      break;
-    }
-    if (limit > 0 && elapsed() - seconds_before_ >= limit) {
-      result_.stop = TrainResult::Stop::time_limit;
+    if (const auto stop = stop_requested()) {
+      result_.stop = *stop;
       break;
     }
   }
   progress.finish();
-  // The last iteration always has a snapshot (and, when it finished or ran out of time, a test
-  // error).
-  const bool ended =
-      result_.stop == TrainResult::Stop::finished || result_.stop == TrainResult::Stop::time_limit;
-  if (ended && pose_.evaluate_iters > 0 && iteration_ % pose_.evaluate_iters != 0) {
-    evaluate_test_set();
-  }
-  append_stats_row(true);
-  if (result_.last_snapshot.empty() ||
-      result_.last_snapshot != snapshot_path(options_.train_dir, iteration_, false)) {
-    save(false);
-  }
-  result_.iterations = iteration_;
-  result_.best_test_error = best_error_;
-  if (!best_error_) result_.best_snapshot.clear();
-  result_.seconds = elapsed() - seconds_before_;
+  finish();
   return result_;
 }
 
 }  // namespace
-
-std::vector<LearningStatsRow> read_learning_stats(const fs::path& file) {
-  std::istringstream in(read_file(file));
-  std::vector<LearningStatsRow> rows;
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (number == 1 && line == kStatsHeader) continue;
-    if (line.empty()) continue;
-    std::vector<std::string> fields;
-    std::stringstream cells(line);
-    std::string cell;
-    while (std::getline(cells, cell, ',')) fields.push_back(cell);
-    if (!line.empty() && line.back() == ',') fields.emplace_back();
-    try {
-      if (fields.size() != 5) throw std::invalid_argument("expected 5 fields");
-      LearningStatsRow row;
-      row.iteration = std::stoll(fields[0]);
-      row.loss = std::stod(fields[1]);
-      row.learning_rate = std::stod(fields[2]);
-      if (!fields[3].empty()) row.test_error = std::stod(fields[3]);
-      row.seconds = std::stod(fields[4]);
-      rows.push_back(row);
-    } catch (const std::exception&) {
-      throw Error(
-          fmt::format("{}:{}: not a learning_stats.csv row: \"{}\"", file.string(), number, line),
-          fmt::format("the header is {}; delete the damaged lines", kStatsHeader));
-    }
-  }
-  return rows;
-}
 
 TrainResult train(const TrainOptions& options) {
   Trainer trainer(options);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/training/learning_stats.hpp"
 #include "pipeline/training/pose_config.hpp"
 
 namespace labpose::pipeline {
@@ -55,18 +56,6 @@ struct TrainResult {
   std::optional<double> last_test_error;
   double seconds = 0.0;  // wall time of this run
 };
-
-/// One row of learning_stats.csv.
-struct LearningStatsRow {
-  std::int64_t iteration = 0;
-  double loss = 0.0;  // mean over the display_iters steps up to `iteration`
-  double learning_rate = 0.0;
-  std::optional<double> test_error;  // mean test error (pixels) when evaluated at this iteration
-  double seconds = 0.0;              // training wall time up to `iteration`, resumed runs included
-};
-
-/// Reads learning_stats.csv (for tests and plots); errors name the file and line.
-std::vector<LearningStatsRow> read_learning_stats(const std::filesystem::path& file);
 
 /// Trains until max_iters, early stopping, an interrupt or the time limit; the caller installs the
 /// InterruptHandler. Errors name the file or setting at fault.

@@ -1,0 +1,42 @@
+// DeepLabCut's single-animal training loss: sigmoid cross-entropy on the score maps (mean over
+// every cell; a missing keypoint gives negatives only) plus locref_loss_weight x Huber on the
+// location-refinement maps (mean over the cells with weight, the disks around visible keypoints).
+// Owns the device targets, weights and output gradients, allocated once for the batch's shapes.
+// Not the targets' construction (targets.hpp) and not the network's backward pass.
+#pragma once
+
+#include "nets/backend.hpp"
+#include "nets/tensor.hpp"
+#include "pipeline/training/loader.hpp"
+
+namespace labpose::pipeline {
+
+class PoseLoss {
+ public:
+  /// Allocates targets and gradients on `backend` (which must outlive it) for score maps of
+  /// `score_shape` (N, J, P, Q) and location refinement of `locref_shape` (N, 2J, P, Q). Without
+  /// `location_refinement` the loss is the score-map term alone and locref_gradient() stays zero.
+  PoseLoss(nets::Backend& backend, const nets::Shape& score_shape, const nets::Shape& locref_shape,
+           bool location_refinement, double locref_loss_weight);
+
+  /// The loss of the network's outputs against `batch`'s targets; leaves its gradients with
+  /// respect to `score` and `locref` in score_gradient() and locref_gradient().
+  // score: (N, J, P, Q), locref: (N, 2J, P, Q); batch: host targets of the same shapes
+  double forward_backward(const nets::Tensor& score, const nets::Tensor& locref,
+                          const TrainingBatch& batch);
+
+  const nets::Tensor& score_gradient() const { return score_gradient_; }    // (N, J, P, Q)
+  const nets::Tensor& locref_gradient() const { return locref_gradient_; }  // (N, 2J, P, Q)
+
+ private:
+  double score_map_term(const nets::Tensor& score, const TrainingBatch& batch);
+  double locref_term(const nets::Tensor& locref, const TrainingBatch& batch);
+
+  nets::Backend& backend_;
+  bool location_refinement_;
+  double locref_loss_weight_;
+  nets::Tensor score_target_, score_weights_, score_gradient_;     // (N, J, P, Q)
+  nets::Tensor locref_target_, locref_weights_, locref_gradient_;  // (N, 2J, P, Q)
+};
+
+}  // namespace labpose::pipeline
