@@ -29,7 +29,6 @@
 #include "nets/fused_graph.hpp"
 #include "pipeline/devices.hpp"
 #include "pipeline/pose/decode.hpp"
-#include "pipeline/training/pose_config.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "pipeline/video/reader.hpp"
 #include "projects/layout.hpp"
@@ -644,112 +643,6 @@ std::optional<projects::CropBox> analysis_crop(const AnalysisFiles& files) {
   const json& crop = meta["crop"];
   return projects::CropBox{crop[0].get<int>(), crop[1].get<int>(), crop[2].get<int>(),
                            crop[3].get<int>()};
-}
-
-AnalysisModel find_analysis_model(const projects::ProjectConfig& config, int shuffle,
-                                  std::optional<double> fraction, std::optional<int> snapshot_index,
-                                  bool best) {
-  const projects::ConfigValues& values = config.values();
-  if (values.multi_animal) {
-    throw Error(fmt::format("{} is a multi-animal project; labpose analyzes with single-animal "
-                            "networks only",
-                            config.file().string()),
-                "use DeepLabCut for multi-animal projects");
-  }
-  if (!fraction && values.training_fraction.empty()) {
-    throw Error(fmt::format("{}: TrainingFraction is empty", config.file().string()),
-                "set TrainingFraction (e.g. [0.95]) or pass --training-fraction");
-  }
-  const double chosen_fraction = fraction.value_or(values.training_fraction.front());
-  const projects::ProjectLayout layout(config.project_dir());
-  const fs::path train_dir =
-      layout.model_dir(values.iteration, values.task, values.date, chosen_fraction, shuffle) /
-      "train";
-  std::error_code error;
-  if (!fs::exists(train_dir / "pose_cfg.yaml", error)) {
-    throw Error(
-        fmt::format("shuffle {} of trainset{} (iteration {}) was never made: {} does not exist",
-                    shuffle, projects::training_fraction_percent(chosen_fraction), values.iteration,
-                    (train_dir / "pose_cfg.yaml").string()),
-        fmt::format("make and train it first: labpose create-dataset {0} --shuffle {1}, then "
-                    "labpose train {0} --shuffle {1} (or pick another with --shuffle / "
-                    "--training-fraction)",
-                    config.file().string(), shuffle));
-  }
-  const std::vector<SnapshotFile> snapshots = list_snapshots(train_dir);
-  if (snapshots.empty()) {
-    throw Error(fmt::format("no snapshots in {}: shuffle {} was never trained", train_dir.string(),
-                            shuffle),
-                fmt::format("train it first: labpose train {} --shuffle {}", config.file().string(),
-                            shuffle));
-  }
-  const SnapshotFile* chosen = nullptr;
-  const bool use_best = best || (!snapshot_index &&
-                                 values.snapshot_index.kind == projects::SnapshotIndex::Kind::best);
-  if (use_best) {
-    chosen = &best_snapshot(
-        snapshots, train_dir,
-        "train with evaluate_iters > 0 in pose_cfg.yaml, or analyze with --snapshot -1");
-  } else {
-    int index = snapshot_index.value_or(values.snapshot_index.index);
-    if (!snapshot_index && values.snapshot_index.kind == projects::SnapshotIndex::Kind::all) {
-      console::warn("snapshotindex is 'all' in {}: analyzing with the last snapshot",
-                    config.file().string());
-      index = -1;
-    }
-    chosen = &select_snapshot(snapshots, index, train_dir);
-  }
-  std::vector<std::string> warnings;
-  const PoseConfig pose = read_pose_config(train_dir / "pose_cfg.yaml", &warnings);
-  for (const auto& warning : warnings) console::warn("{}", warning);
-
-  AnalysisModel model;
-  model.snapshot = chosen->path;
-  model.net_type = pose.net_type;
-  model.bodyparts = pose.bodyparts;
-  model.training_fraction = chosen_fraction;
-  model.shuffle = shuffle;
-  model.iterations = chosen->iteration;
-  model.stride = pose.stride;
-  model.locref_stdev = pose.locref_stdev;
-  model.location_refinement = pose.location_refinement;
-  model.scorer =
-      projects::scorer_name(pose.net_type, values.task, values.date, shuffle, chosen->iteration);
-  return model;
-}
-
-std::vector<fs::path> videos_to_analyze(const std::vector<fs::path>& inputs, int shard_index,
-                                        int shard_count) {
-  if (shard_count < 1 || shard_index < 0 || shard_index >= shard_count) {
-    throw UsageError(
-        fmt::format("--shard {}/{} is not a shard: i/n needs 0 <= i < n", shard_index, shard_count),
-        "e.g. --shard 0/4 ... --shard 3/4 for four jobs (Slurm: --shard "
-        "$SLURM_ARRAY_TASK_ID/4 with --array=0-3)");
-  }
-  std::set<fs::path> unique;
-  for (const fs::path& input : inputs) {
-    std::error_code error;
-    if (fs::is_directory(input, error)) {
-      const auto found = projects::videos_in_folder(input);
-      if (found.empty()) {
-        throw Error(fmt::format("{} holds no videos", input.string()),
-                    "videos end in .mp4, .avi, .mov, .mkv, .mpg, .mpeg, .wmv, .flv or .m4v");
-      }
-      for (const auto& video : found) unique.insert(fs::absolute(video).lexically_normal());
-    } else if (fs::is_regular_file(input, error)) {
-      unique.insert(fs::absolute(input).lexically_normal());
-    } else {
-      throw Error(fmt::format("{} does not exist", input.string()),
-                  "give video files or folders of videos");
-    }
-  }
-  std::vector<fs::path> videos;
-  std::size_t position = 0;
-  for (const auto& video : unique) {
-    if (position++ % static_cast<std::size_t>(shard_count) == static_cast<std::size_t>(shard_index))
-      videos.push_back(video);
-  }
-  return videos;
 }
 
 std::vector<VideoAnalysis> analyze_videos(const projects::ProjectConfig& config,
