@@ -15,11 +15,9 @@
 #include <limits>
 #include <memory>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 
-#include "core/atomic_file.hpp"
 #include "core/bounded_queue.hpp"
 #include "core/console.hpp"
 #include "core/error.hpp"
@@ -27,180 +25,25 @@
 #include "core/progress.hpp"
 #include "core/thread_priority.hpp"
 #include "nets/fused_graph.hpp"
+#include "pipeline/analysis/analysis_metadata.hpp"
+#include "pipeline/analysis/checkpoint.hpp"
 #include "pipeline/devices.hpp"
 #include "pipeline/pose/decode.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "pipeline/video/reader.hpp"
 #include "projects/layout.hpp"
-#include "projects/pickle.hpp"
 #include "projects/table.hpp"
 
 namespace labpose::pipeline {
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 namespace {
 
-constexpr const char* kCheckpointFormat = "labpose analysis checkpoint 1";
-constexpr const char* kMetaFormat = "labpose analysis 1";
 constexpr int kBatchesInFlight = 3;
-
-// Row status, stored after each row's values in the checkpoint.
-constexpr double kRowOk = 0.0, kRowDamaged = 1.0, kRowUndecodable = 2.0;
 
 double epoch_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
-
-std::string local_time_text() {
-  const std::time_t now = std::time(nullptr);
-  std::tm local{};
-  localtime_r(&now, &local);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &local);
-  return text;
-}
-
-std::uintmax_t file_size_or_zero(const fs::path& file) {
-  std::error_code error;
-  const auto size = fs::file_size(file, error);
-  return error ? 0 : size;
-}
-
-// What a checkpoint or a finished analysis was made from: a different video file (path and size),
-// model or crop makes it another analysis.
-struct AnalysisIdentity {
-  std::string video;  // absolute path
-  std::uintmax_t video_bytes = 0;
-  std::int64_t frames = 0;
-  std::string scorer, snapshot;
-  std::optional<projects::CropBox> crop;
-  int batch_size = 0;
-
-  json to_json() const {
-    json out = {{"video", video},   {"video_bytes", video_bytes}, {"frames", frames},
-                {"scorer", scorer}, {"snapshot", snapshot},       {"batch_size", batch_size}};
-    out["crop"] = crop ? json::array({crop->x1, crop->x2, crop->y1, crop->y2}) : json(nullptr);
-    return out;
-  }
-  /// The batch size matters to resuming (the same batches as an uninterrupted run), not to whether
-  /// a finished analysis is this one.
-  bool matches(const json& other, bool batch_size_too = true) const {
-    const json mine = to_json();
-    for (const auto& [key, value] : mine.items()) {
-      if (key == "batch_size" && !batch_size_too) continue;
-      if (!other.contains(key) || other[key] != value) return false;
-    }
-    return true;
-  }
-};
-
-// The checkpoint: one JSON line (format, identity, columns), then per frame the row's values and
-// its status as little-endian float64, appended batch by batch and flushed after each.
-class Checkpoint {
- public:
-  Checkpoint(fs::path file, std::size_t columns) : file_(std::move(file)), columns_(columns) {}
-  ~Checkpoint() { close(); }
-  Checkpoint(const Checkpoint&) = delete;
-  Checkpoint& operator=(const Checkpoint&) = delete;
-
-  std::size_t row_doubles() const { return columns_ + 1; }
-
-  /// Rows already in a checkpoint made for `identity`, rounded down to whole batches (so that the
-  /// batches after it are those of an uninterrupted run); 0 when there is none or it is another
-  /// analysis's (then it is replaced).
-  std::int64_t open(const AnalysisIdentity& identity) {
-    std::error_code error;
-    std::int64_t rows = 0;
-    if (fs::exists(file_, error)) {
-      rows = usable_rows(identity);
-      if (rows == 0) fs::remove(file_, error);
-    }
-    if (rows == 0) {
-      const std::string header = json{{"format", kCheckpointFormat},
-                                      {"identity", identity.to_json()},
-                                      {"columns", columns_}}
-                                     .dump() +
-                                 "\n";
-      write_file_atomically(file_, header);
-      header_bytes_ = header.size();
-    } else {
-      fs::resize_file(file_, header_bytes_ + static_cast<std::uintmax_t>(rows) * row_doubles() * 8);
-    }
-    handle_ = std::fopen(file_.c_str(), "ab");
-    if (handle_ == nullptr) {
-      throw Error(fmt::format("cannot write {}: {}", file_.string(), describe_errno(errno, file_)),
-                  "check the output folder's permissions and free space (or pick one with --dest)");
-    }
-    return rows;
-  }
-
-  void append(const double* values, std::size_t rows) {
-    const std::size_t count = rows * row_doubles();
-    if (std::fwrite(values, sizeof(double), count, handle_) != count || std::fflush(handle_) != 0) {
-      throw Error(fmt::format("cannot write {}: {}", file_.string(), describe_errno(errno, file_)),
-                  "free some disk space and run the same command again: it resumes here");
-    }
-  }
-
-  void close() {
-    if (handle_ != nullptr) std::fclose(handle_);
-    handle_ = nullptr;
-  }
-
-  /// Reads `count` rows from row `first`: values into `out` (columns each), statuses into `status`.
-  void read(std::size_t first, std::size_t count, double* out, std::vector<double>& status) const {
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(std::fopen(file_.c_str(), "rb"),
-                                                       &std::fclose);
-    std::vector<double> rows(count * row_doubles());
-    const long offset = static_cast<long>(header_bytes_ + first * row_doubles() * 8);
-    if (!in || std::fseek(in.get(), offset, SEEK_SET) != 0 ||
-        std::fread(rows.data(), sizeof(double), rows.size(), in.get()) != rows.size()) {
-      throw Error(
-          fmt::format("cannot read back {} (was it changed while analyzing?)", file_.string()),
-          "run the same command again with --overwrite");
-    }
-    status.resize(count);
-    for (std::size_t r = 0; r < count; ++r) {
-      std::copy_n(&rows[r * row_doubles()], columns_, out + r * columns_);
-      status[r] = rows[r * row_doubles() + columns_];
-    }
-  }
-
- private:
-  std::int64_t usable_rows(const AnalysisIdentity& identity) {
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(std::fopen(file_.c_str(), "rb"),
-                                                       &std::fclose);
-    if (!in) return 0;
-    std::string line;
-    for (int c = std::fgetc(in.get()); c != EOF && c != '\n'; c = std::fgetc(in.get())) {
-      line.push_back(static_cast<char>(c));
-      if (line.size() > 1 << 20) return 0;
-    }
-    const json header = json::parse(line, nullptr, false);
-    if (header.is_discarded() || !header.is_object() ||
-        header.value("format", "") != kCheckpointFormat || !header.contains("identity") ||
-        !identity.matches(header["identity"]) ||
-        header.value("columns", std::size_t{0}) != columns_) {
-      console::warn(
-          "{} belongs to another analysis (video, model, crop or batch size changed); "
-          "starting this video again",
-          file_.string());
-      return 0;
-    }
-    header_bytes_ = line.size() + 1;
-    const std::uintmax_t size = file_size_or_zero(file_);
-    const auto whole =
-        static_cast<std::int64_t>((size - std::min(size, header_bytes_)) / (row_doubles() * 8));
-    const std::int64_t rows = std::min(whole, identity.frames);
-    return rows - rows % identity.batch_size;
-  }
-
-  fs::path file_;
-  std::size_t columns_;
-  std::uintmax_t header_bytes_ = 0;
-  std::FILE* handle_ = nullptr;
-};
 
 // One batch in flight: the decoded frames and the network's outputs.
 struct Batch {
@@ -220,25 +63,6 @@ projects::Table track_table_header(const AnalysisModel& model) {
   return table;
 }
 
-projects::PyValue pose_config_dict(const AnalysisModel& model) {
-  using projects::PyValue;
-  PyValue::List joints, names;
-  for (std::size_t j = 0; j < model.bodyparts.size(); ++j) {
-    joints.push_back(PyValue::List{PyValue(static_cast<std::int64_t>(j))});
-    names.push_back(PyValue(model.bodyparts[j]));
-  }
-  return PyValue::dict({{"all_joints", PyValue(joints)},
-                        {"all_joints_names", PyValue(names)},
-                        {"num_joints", PyValue(static_cast<std::int64_t>(model.bodyparts.size()))},
-                        {"net_type", PyValue(model.net_type)},
-                        {"stride", PyValue(static_cast<double>(model.stride))},
-                        {"location_refinement", PyValue(model.location_refinement)},
-                        {"locref_stdev", PyValue(model.locref_stdev)},
-                        {"global_scale", PyValue(1.0)},
-                        {"init_weights", PyValue(model.snapshot.string())},
-                        {"snapshot", PyValue(model.snapshot.filename().string())}});
-}
-
 struct VideoRun {
   const projects::ProjectConfig& config;
   const AnalysisModel& model;
@@ -253,74 +77,6 @@ struct VideoRun {
 std::optional<PixelRect> crop_rect(const std::optional<projects::CropBox>& crop) {
   if (!crop) return std::nullopt;
   return PixelRect{crop->x1, crop->y1, crop->x2 - crop->x1, crop->y2 - crop->y1};
-}
-
-void write_meta_files(const VideoRun& run, const VideoAnalysis& result, const VideoInfo& info,
-                      const std::optional<projects::CropBox>& crop,
-                      const AnalysisIdentity& identity, double started, double stopped,
-                      const std::string& started_text) {
-  using projects::PyValue;
-  const auto& values = run.config.values();
-  const projects::CropBox box = crop.value_or(projects::CropBox{0, info.width, 0, info.height});
-  const PyValue data = PyValue::dict(
-      {{"start", PyValue(started)},
-       {"stop", PyValue(stopped)},
-       {"run_duration", PyValue(stopped - started)},
-       {"Scorer", PyValue(run.model.scorer)},
-       {"DLC-model-config file", pose_config_dict(run.model)},
-       {"fps", PyValue(info.fps)},
-       {"batch_size", PyValue(static_cast<std::int64_t>(run.batch_size))},
-       {"frame_dimensions", PyValue::tuple({PyValue(static_cast<std::int64_t>(info.height)),
-                                            PyValue(static_cast<std::int64_t>(info.width))})},
-       {"nframes", PyValue(result.frames)},
-       {"iteration (active-learning)", PyValue(static_cast<std::int64_t>(values.iteration))},
-       {"training set fraction", PyValue(run.model.training_fraction)},
-       {"cropping", PyValue(crop.has_value())},
-       {"cropping_parameters", PyValue(PyValue::List{PyValue(box.x1), PyValue(box.x2),
-                                                     PyValue(box.y1), PyValue(box.y2)})}});
-  write_file_atomically(result.files.meta_pickle,
-                        projects::pickle(PyValue::dict({{"data", data}})));
-
-  json meta = {{"format", kMetaFormat},
-               {"complete", true},
-               {"identity", identity.to_json()},
-               {"video", result.video.string()},
-               {"frames", result.frames},
-               {"fps", info.fps},
-               {"width", info.width},
-               {"height", info.height},
-               {"variable_frame_rate", info.variable_frame_rate},
-               {"codec", info.codec},
-               {"scorer", run.model.scorer},
-               {"net_type", run.model.net_type},
-               {"snapshot", run.model.snapshot.string()},
-               {"bodyparts", run.model.bodyparts},
-               {"training_fraction", run.model.training_fraction},
-               {"shuffle", run.model.shuffle},
-               {"device", run.backend.name()},
-               {"device_description", run.backend.description()},
-               {"batch_size", run.batch_size},
-               {"undecodable_frames", result.undecodable_frames},
-               {"damaged_frames", result.damaged_frames},
-               {"resumed_from_frame", result.resumed_from},
-               {"seconds", result.seconds},
-               {"frames_per_second", result.frames_per_second},
-               {"started", started_text},
-               {"finished", local_time_text()}};
-  meta["crop"] = crop ? json::array({crop->x1, crop->x2, crop->y1, crop->y2}) : json(nullptr);
-  meta["outputs"] = json::array({result.files.h5.filename().string()});
-  if (run.options.csv) meta["outputs"].push_back(result.files.csv.filename().string());
-  write_file_atomically(result.files.meta_json, meta.dump(1) + "\n");
-}
-
-// True when `files` hold a complete analysis made for `identity`.
-bool already_complete(const AnalysisFiles& files, const AnalysisIdentity& identity) {
-  std::error_code error;
-  if (!fs::exists(files.meta_json, error) || !fs::exists(files.h5, error)) return false;
-  const json meta = json::parse(read_file(files.meta_json), nullptr, false);
-  return !meta.is_discarded() && meta.is_object() && meta.value("format", "") == kMetaFormat &&
-         meta.value("complete", false) && meta.contains("identity") &&
-         identity.matches(meta["identity"], false);
 }
 
 // Runs `body` on a thread; its exception is kept for the owner, and `on_failure` (closing the
@@ -382,16 +138,11 @@ VideoAnalysis analyze_one(const VideoRun& run, const fs::path& video, const fs::
                   video.string());
   }
 
-  AnalysisIdentity identity;
-  identity.video = fs::absolute(video).lexically_normal().string();
-  identity.video_bytes = file_size_or_zero(video);
-  identity.frames = frames;
-  identity.scorer = run.model.scorer;
-  identity.snapshot = run.model.snapshot.filename().string();
-  identity.crop = crop;
-  identity.batch_size = run.batch_size;
+  const AnalysisIdentity identity =
+      AnalysisIdentity::of_video(video, frames, run.model.scorer,
+                                 run.model.snapshot.filename().string(), crop, run.batch_size);
 
-  if (!run.options.overwrite && already_complete(result.files, identity)) {
+  if (!run.options.overwrite && analysis_complete(result.files, identity)) {
     std::error_code error;
     if (run.options.csv && !fs::exists(result.files.csv, error)) {
       projects::write_table_csv(projects::read_table_hdf5(result.files.h5), result.files.csv);
@@ -585,16 +336,9 @@ VideoAnalysis analyze_one(const VideoRun& run, const fs::path& video, const fs::
   // The bad frames of an earlier run, from the statuses in the checkpoint.
   std::set<std::int64_t> bad(undecodable.begin(), undecodable.end());
   std::set<std::int64_t> concealed(damaged.begin(), damaged.end());
-  std::vector<double> statuses, chunk;
-  for (std::int64_t first = 0; first < resumed; first += 4096) {
-    const auto count = static_cast<std::size_t>(std::min<std::int64_t>(4096, resumed - first));
-    chunk.resize(count * columns);
-    checkpoint.read(static_cast<std::size_t>(first), count, chunk.data(), statuses);
-    for (std::size_t r = 0; r < count; ++r) {
-      if (statuses[r] == kRowUndecodable) bad.insert(first + static_cast<std::int64_t>(r));
-      if (statuses[r] == kRowDamaged) concealed.insert(first + static_cast<std::int64_t>(r));
-    }
-  }
+  const BadRows earlier = checkpoint.bad_rows(resumed);
+  bad.insert(earlier.undecodable.begin(), earlier.undecodable.end());
+  concealed.insert(earlier.damaged.begin(), earlier.damaged.end());
   result.undecodable_frames.assign(bad.begin(), bad.end());
   result.damaged_frames.assign(concealed.begin(), concealed.end());
 
@@ -610,8 +354,16 @@ VideoAnalysis analyze_one(const VideoRun& run, const fs::path& video, const fs::
     projects::write_frames_table_csv(header, static_cast<std::size_t>(frames), rows,
                                      result.files.csv);
   }
-  write_meta_files(run, result, info, crop, identity, stopped - result.seconds, stopped,
-                   started_text);
+  AnalysisRun record;
+  record.iteration = values.iteration;
+  record.device = run.backend.name();
+  record.device_description = run.backend.description();
+  record.batch_size = run.batch_size;
+  record.csv = run.options.csv;
+  record.started = stopped - result.seconds;
+  record.stopped = stopped;
+  record.started_text = started_text;
+  write_analysis_metadata(run.model, result, info, identity, record);
   std::error_code error;
   fs::remove(result.files.checkpoint, error);
   if (!result.undecodable_frames.empty()) {
@@ -624,26 +376,6 @@ VideoAnalysis analyze_one(const VideoRun& run, const fs::path& video, const fs::
 }
 
 }  // namespace
-
-AnalysisFiles analysis_files(const fs::path& folder, const std::string& video_stem,
-                             const std::string& scorer) {
-  const std::string base = video_stem + scorer;
-  return {folder / (base + ".h5"), folder / (base + ".csv"), folder / (base + "_meta.pickle"),
-          folder / (base + "_meta.json"), folder / (base + ".labpose-checkpoint")};
-}
-
-std::optional<projects::CropBox> analysis_crop(const AnalysisFiles& files) {
-  std::error_code error;
-  if (!fs::exists(files.meta_json, error)) return std::nullopt;
-  const json meta = json::parse(read_file(files.meta_json), nullptr, false);
-  if (meta.is_discarded() || !meta.is_object() || !meta.contains("crop") ||
-      !meta["crop"].is_array() || meta["crop"].size() != 4) {
-    return std::nullopt;
-  }
-  const json& crop = meta["crop"];
-  return projects::CropBox{crop[0].get<int>(), crop[1].get<int>(), crop[2].get<int>(),
-                           crop[3].get<int>()};
-}
 
 std::vector<VideoAnalysis> analyze_videos(const projects::ProjectConfig& config,
                                           const std::vector<fs::path>& videos,
