@@ -1,34 +1,25 @@
-// Video analysis: decode -> network -> peaks -> checkpoint rows, on three threads with bounded
-// queues of preallocated batches, then the DeepLabCut outputs written from the checkpoint.
+// Video analysis, one video after another: skip a finished video, resume from its checkpoint,
+// run its frames through the stages (runner.hpp), then write DeepLabCut's tracks and the metadata
+// from the checkpoint.
 #include "pipeline/analysis/analyze.hpp"
 
 #include <fmt/core.h>
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <cmath>
-#include <cstdio>
-#include <ctime>
-#include <exception>
-#include <limits>
-#include <memory>
-#include <mutex>
 #include <set>
-#include <thread>
 
-#include "core/bounded_queue.hpp"
 #include "core/console.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/progress.hpp"
-#include "core/thread_priority.hpp"
-#include "nets/fused_graph.hpp"
 #include "pipeline/analysis/analysis_metadata.hpp"
 #include "pipeline/analysis/checkpoint.hpp"
+#include "pipeline/analysis/runner.hpp"
+#include "pipeline/analysis/stages.hpp"
 #include "pipeline/devices.hpp"
-#include "pipeline/pose/decode.hpp"
+#include "pipeline/pose/pose_runner.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "pipeline/video/reader.hpp"
 #include "projects/layout.hpp"
@@ -39,17 +30,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kBatchesInFlight = 3;
-
 double epoch_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-// One batch in flight: the decoded frames and the network's outputs.
-struct Batch {
-  std::vector<FrameRead> reads;      // one per frame read into this batch
-  std::vector<std::uint8_t> pixels;  // B frames, packed RGB
-  std::vector<float> score, locref;  // (B, J, h, w), (B, 2J, h, w)
+// What every video of one analyze_videos call shares.
+struct VideoRun {
+  const projects::ProjectConfig& config;
+  const AnalysisModel& model;
+  const AnalyzeOptions& options;
+  nets::Backend& backend;
+  const nets::Net& net;
+  int batch_size;
 };
 
 projects::Table track_table_header(const AnalysisModel& model) {
@@ -63,309 +55,156 @@ projects::Table track_table_header(const AnalysisModel& model) {
   return table;
 }
 
-struct VideoRun {
-  const projects::ProjectConfig& config;
-  const AnalysisModel& model;
-  const AnalyzeOptions& options;
-  nets::Backend& backend;
-  const nets::Net& net;
-  int batch_size;
-};
-
-// The frames as the network sees them: the crop of the video (x2, y2 exclusive, as DeepLabCut
-// slices) or the whole frame.
-std::optional<PixelRect> crop_rect(const std::optional<projects::CropBox>& crop) {
-  if (!crop) return std::nullopt;
-  return PixelRect{crop->x1, crop->y1, crop->x2 - crop->x1, crop->y2 - crop->y1};
+// The crop of the video the network sees: --crop, else config.yaml's when cropping is on.
+std::optional<projects::CropBox> chosen_crop(const VideoRun& run) {
+  const auto& values = run.config.values();
+  return run.options.crop ? run.options.crop : (values.cropping ? values.crop : std::nullopt);
 }
 
-// Runs `body` on a thread; its exception is kept for the owner, and `on_failure` (closing the
-// queues) lets the other stages stop instead of waiting for it.
-class Stage {
- public:
-  template <typename Body, typename OnFailure>
-  Stage(Body body, OnFailure on_failure)
-      : thread_([this, body = std::move(body), on_failure = std::move(on_failure)]() mutable {
-          try {
-            body();
-          } catch (...) {
-            error_ = std::current_exception();
-            on_failure();
-          }
-        }) {}
-  ~Stage() { join(); }
-  Stage(const Stage&) = delete;
-  Stage& operator=(const Stage&) = delete;
-  void join() {
-    if (thread_.joinable()) thread_.join();
+VideoReaderOptions reader_options(const VideoRun& run,
+                                  const std::optional<projects::CropBox>& crop) {
+  VideoReaderOptions options;
+  options.order = PixelOrder::rgb;
+  // x2 and y2 are exclusive, as DeepLabCut slices.
+  if (crop) options.crop = PixelRect{crop->x1, crop->y1, crop->x2 - crop->x1, crop->y2 - crop->y1};
+  // When the network runs on this machine's cores, decoding competes with it for them: one decoder
+  // thread at background priority then fills the moments the network leaves idle instead of
+  // preempting its threads (which stalls the whole team at its next barrier). With a GPU the cores
+  // are free for one decoder thread each.
+  options.threads = run.options.decoder_threads > 0 ? run.options.decoder_threads
+                                                    : (run.backend.host_memory() ? 1 : 0);
+  return options;
+}
+
+// A finished video: only a missing CSV is made, from the .h5.
+void report_finished(const VideoRun& run, const VideoAnalysis& result) {
+  std::error_code error;
+  const std::string name = result.video.filename().string();
+  if (run.options.csv && !fs::exists(result.files.csv, error)) {
+    projects::write_table_csv(projects::read_table_hdf5(result.files.h5), result.files.csv);
+    console::info("{}: already analyzed; wrote the missing {}", name,
+                  result.files.csv.filename().string());
+  } else {
+    console::info("{}: already analyzed ({}); --overwrite analyzes it again", name,
+                  result.files.h5.filename().string());
   }
-  std::exception_ptr error() const { return error_; }
+}
 
- private:
-  std::exception_ptr error_;
-  std::thread thread_;
-};
+// The bad frames of this run and, from the statuses in the checkpoint, of an earlier one.
+void record_bad_frames(const Checkpoint& checkpoint, const RowWriter& writer,
+                       VideoAnalysis& result) {
+  const BadRows earlier = checkpoint.bad_rows(result.resumed_from);
+  std::set<std::int64_t> bad(writer.undecodable_frames().begin(),
+                             writer.undecodable_frames().end());
+  std::set<std::int64_t> concealed(writer.damaged_frames().begin(), writer.damaged_frames().end());
+  bad.insert(earlier.undecodable.begin(), earlier.undecodable.end());
+  concealed.insert(earlier.damaged.begin(), earlier.damaged.end());
+  result.undecodable_frames.assign(bad.begin(), bad.end());
+  result.damaged_frames.assign(concealed.begin(), concealed.end());
+}
 
-VideoAnalysis analyze_one(const VideoRun& run, const fs::path& video, const fs::path& folder) {
-  VideoAnalysis result;
-  result.video = video;
-  const std::string stem = projects::video_stem(video.string());
-  result.files = analysis_files(folder, stem, run.model.scorer);
-  const auto& values = run.config.values();
-  const std::optional<projects::CropBox> crop =
-      run.options.crop ? run.options.crop : (values.cropping ? values.crop : std::nullopt);
-
-  // When the network runs on this machine's cores, decoding competes with it for them: one
-  // decoder thread at background priority then fills the moments the network leaves idle instead
-  // of preempting its threads (which stalls the whole team at its next barrier). With a GPU the
-  // cores are free for one decoder thread each.
-  const bool network_on_cores = run.backend.host_memory();
-  VideoReaderOptions reader_options;
-  reader_options.order = PixelOrder::rgb;
-  reader_options.crop = crop_rect(crop);
-  reader_options.threads =
-      run.options.decoder_threads > 0 ? run.options.decoder_threads : (network_on_cores ? 1 : 0);
-  const VideoInfo info = probe_video(video);
-  if (crop && (crop->x2 > info.width || crop->y2 > info.height)) {
-    throw Error(fmt::format("the crop {} does not fit {} ({}x{})", crop->text(), video.string(),
-                            info.width, info.height),
-                "fix x1, x2, y1, y2 in config.yaml (or --crop x1,x2,y1,y2), or turn cropping off");
-  }
-  VideoReader reader(video, reader_options);
-  const std::int64_t frames = reader.frame_count();
-  if (!reader.exact_frame_numbers()) {
-    console::warn("{} has no usable timestamps: frames are numbered in decoding order",
-                  video.string());
-  }
-
-  const AnalysisIdentity identity =
-      AnalysisIdentity::of_video(video, frames, run.model.scorer,
-                                 run.model.snapshot.filename().string(), crop, run.batch_size);
-
-  if (!run.options.overwrite && analysis_complete(result.files, identity)) {
-    std::error_code error;
-    if (run.options.csv && !fs::exists(result.files.csv, error)) {
-      projects::write_table_csv(projects::read_table_hdf5(result.files.h5), result.files.csv);
-      console::info("{}: already analyzed; wrote the missing {}", video.filename().string(),
-                    result.files.csv.filename().string());
-    } else {
-      console::info("{}: already analyzed ({}); --overwrite analyzes it again",
-                    video.filename().string(), result.files.h5.filename().string());
-    }
-    result.outcome = VideoAnalysis::Outcome::skipped;
-    result.frames = frames;
-    return result;
-  }
-  if (run.options.overwrite) {
-    std::error_code error;
-    fs::remove(result.files.checkpoint, error);
-  }
-
-  const std::size_t joints = run.model.bodyparts.size();
-  const std::size_t columns = 3 * joints;
-  Checkpoint checkpoint(result.files.checkpoint, columns);
-  const std::int64_t resumed = checkpoint.open(identity);
-  result.resumed_from = resumed;
-  if (resumed > 0) {
-    console::info("{}: resuming at frame {} of {}", video.filename().string(), resumed, frames);
-    reader.seek(resumed);
-  }
-
-  const int batch = run.batch_size;
-  const int height = reader.height(), width = reader.width();
-  LABPOSE_ASSERT(reader.frame_bytes() ==
-                 3 * static_cast<std::size_t>(height) * static_cast<std::size_t>(width));
-  const nets::Shape input_shape{batch, 3, height, width};
-  const std::unique_ptr<nets::InferencePlan> plan =
-      run.backend.compile(run.net.fuse(true), input_shape);
-  nets::Tensor input = run.backend.allocate(input_shape);
-  const nets::Shape score_shape = plan->output_shapes()[0];
-  const nets::Shape locref_shape = plan->output_shapes()[1];
-  const int map_height = static_cast<int>(score_shape.h()),
-            map_width = static_cast<int>(score_shape.w());
-  const std::size_t score_per_frame = joints * static_cast<std::size_t>(map_height * map_width);
+// Every frame after the resumed rows into the checkpoint, then the checkpoint closed and the
+// result's timing and bad frames set. Returns when it started, in local time. Throws Error of kind
+// interrupted when stopped by Ctrl-C/SIGTERM (the checkpoint is kept).
+std::string analyze_frames(const VideoRun& run, VideoReader& reader, Checkpoint& checkpoint,
+                           VideoAnalysis& result) {
+  const std::int64_t frames = reader.frame_count(), resumed = result.resumed_from;
   const DecodeSettings settings{run.model.stride, run.model.locref_stdev,
                                 run.model.location_refinement};
-
-  std::vector<Batch> batches(kBatchesInFlight);
-  BoundedQueue<Batch*> free_batches(kBatchesInFlight), decoded(kBatchesInFlight),
-      predicted(kBatchesInFlight);
-  for (Batch& b : batches) {
-    b.pixels.resize(static_cast<std::size_t>(batch) * reader.frame_bytes());
-    b.score.resize(static_cast<std::size_t>(score_shape.elements()));
-    b.locref.resize(static_cast<std::size_t>(locref_shape.elements()));
-    b.reads.reserve(static_cast<std::size_t>(batch));
-    free_batches.push(&b);
-  }
-  std::atomic<bool> stop{false};
-  const auto close_all = [&] {
-    stop = true;
-    free_batches.close();
-    decoded.close();
-    predicted.close();
-  };
+  PoseRunner pose(run.backend, run.net, settings, run.batch_size, reader.height(), reader.width());
+  FrameDecoder decoder(reader, run.batch_size);
 
   const auto start = std::chrono::steady_clock::now();
-  const std::string started_text = local_time_text();
-  Progress progress(video.filename().string(), frames - resumed, "frames");
-  std::int64_t written = resumed;
-  std::vector<std::int64_t> undecodable, damaged;
-
-  // Decode: frames into free batches.
-  Stage decode(
-      [&] {
-        if (network_on_cores) move_this_thread_to_background();
-        std::int64_t next = resumed;
-        while (!stop && next < frames) {
-          const auto taken = free_batches.pop();
-          if (!taken) return;
-          Batch& b = **taken;
-          b.reads.clear();
-          while (static_cast<int>(b.reads.size()) < batch) {
-            std::uint8_t* pixels = b.pixels.data() + b.reads.size() * reader.frame_bytes();
-            const auto read = reader.read(pixels);
-            if (!read) break;
-            b.reads.push_back(*read);
-          }
-          if (b.reads.empty()) break;
-          next = b.reads.back().index + 1;
-          if (!decoded.push(&b)) return;
-        }
-        decoded.close();
-      },
-      close_all);
-
-  // Peaks: keypoints of each frame, rows to the checkpoint.
-  Stage peaks(
-      [&] {
-        std::vector<KeypointPrediction> keypoints(joints);
-        std::vector<double> rows;
-        const double nan = std::numeric_limits<double>::quiet_NaN();
-        while (const auto taken = predicted.pop()) {
-          Batch& b = **taken;
-          rows.clear();
-          for (std::size_t i = 0; i < b.reads.size(); ++i) {
-            const FrameRead& read = b.reads[i];
-            // Frames the decoder skipped (missing from the stream) and undecodable ones are NaN
-            // rows.
-            for (; written < read.index; ++written) {
-              rows.insert(rows.end(), columns, nan);
-              rows.push_back(kRowUndecodable);
-              undecodable.push_back(written);
-            }
-            if (read.status == FrameStatus::undecodable) {
-              rows.insert(rows.end(), columns, nan);
-              rows.push_back(kRowUndecodable);
-              undecodable.push_back(read.index);
-            } else {
-              decode_keypoints(b.score.data() + i * score_per_frame,
-                               b.locref.data() + i * 2 * score_per_frame, static_cast<int>(joints),
-                               map_height, map_width, settings, keypoints.data());
-              for (const auto& k : keypoints) rows.insert(rows.end(), {k.x, k.y, k.likelihood});
-              rows.push_back(read.status == FrameStatus::damaged ? kRowDamaged : kRowOk);
-              if (read.status == FrameStatus::damaged) damaged.push_back(read.index);
-            }
-            written = read.index + 1;
-          }
-          checkpoint.append(rows.data(), rows.size() / checkpoint.row_doubles());
-          progress.advance(static_cast<std::int64_t>(b.reads.size()));
-          if (run.options.on_batch) run.options.on_batch(written);
-          free_batches.push(
-              &b);  // refused once stopping: the remaining predicted batches still drain
-        }
-      },
-      close_all);
-
-  // Network, on this thread.
-  std::exception_ptr network_error;
-  bool interrupted = false;
-  try {
-    while (true) {
-      if (interrupt_requested()) {
-        interrupted = true;
-        break;
-      }
-      const auto taken = decoded.pop();
-      if (!taken) break;
-      Batch& b = **taken;
-      run.backend.copy_pixels_from_host(b.pixels.data(), input);
-      const auto& outputs = plan->run(input);
-      run.backend.copy_to_host(outputs[0], b.score.data());
-      run.backend.copy_to_host(outputs[1], b.locref.data());
-      if (!predicted.push(&b)) break;
-    }
-  } catch (...) {
-    network_error = std::current_exception();
-  }
-  if (interrupted || network_error) {
-    stop = true;
-    free_batches.close();
-    decoded.close();
-  }
-  predicted.close();  // the peaks stage finishes what was predicted
-  peaks.join();
-  close_all();
-  decode.join();
+  std::string started_text = local_time_text();
+  Progress progress(result.video.filename().string(), frames - resumed, "frames");
+  RowWriter writer(checkpoint, resumed, [&](std::int64_t batch_frames, std::int64_t rows) {
+    progress.advance(batch_frames);
+    if (run.options.on_batch) run.options.on_batch(rows);
+  });
+  const bool done = run_analysis_stages(decoder, pose, writer, run.backend.host_memory());
   progress.finish();
-  for (const std::exception_ptr& error : {network_error, decode.error(), peaks.error()}) {
-    if (error) std::rethrow_exception(error);
-  }
-  if (interrupted) {
+  if (!done) {
     throw Error(fmt::format("analysis stopped by {} at frame {} of {} in {}", interrupt_reason(),
-                            written, frames, video.filename().string()),
+                            writer.rows(), frames, result.video.filename().string()),
                 "run the same command again: it resumes from " +
                     result.files.checkpoint.filename().string(),
                 ErrorKind::interrupted);
   }
-  // Frames missing at the end of the stream are NaN rows too: one row per frame, always.
-  if (written < frames) {
-    std::vector<double> rows;
-    for (; written < frames; ++written) {
-      rows.insert(rows.end(), columns, std::numeric_limits<double>::quiet_NaN());
-      rows.push_back(kRowUndecodable);
-      undecodable.push_back(written);
-    }
-    checkpoint.append(rows.data(), rows.size() / checkpoint.row_doubles());
-  }
+  writer.finish(frames);  // one row per frame, always: also for frames missing at the end
   checkpoint.close();
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.frames = frames;
   result.frames_per_second =
       result.seconds > 0 ? static_cast<double>(frames - resumed) / result.seconds : 0.0;
+  record_bad_frames(checkpoint, writer, result);
+  return started_text;
+}
 
-  // The bad frames of an earlier run, from the statuses in the checkpoint.
-  std::set<std::int64_t> bad(undecodable.begin(), undecodable.end());
-  std::set<std::int64_t> concealed(damaged.begin(), damaged.end());
-  const BadRows earlier = checkpoint.bad_rows(resumed);
-  bad.insert(earlier.undecodable.begin(), earlier.undecodable.end());
-  concealed.insert(earlier.damaged.begin(), earlier.damaged.end());
-  result.undecodable_frames.assign(bad.begin(), bad.end());
-  result.damaged_frames.assign(concealed.begin(), concealed.end());
-
+// The tracks (.h5, .csv on request) from the checkpoint, the metadata files, the checkpoint gone.
+void write_outputs(const VideoRun& run, const VideoAnalysis& result, const VideoInfo& info,
+                   const AnalysisIdentity& identity, const Checkpoint& checkpoint,
+                   std::string started_text) {
   const projects::Table header = track_table_header(run.model);
   const projects::RowSource rows = [&](std::size_t first, std::size_t count, double* out) {
     std::vector<double> ignored;
     checkpoint.read(first, count, out, ignored);
   };
   const double stopped = epoch_seconds();
-  projects::write_frames_table_hdf5(header, static_cast<std::size_t>(frames), rows,
-                                    result.files.h5);
-  if (run.options.csv) {
-    projects::write_frames_table_csv(header, static_cast<std::size_t>(frames), rows,
-                                     result.files.csv);
-  }
+  const auto frames = static_cast<std::size_t>(result.frames);
+  projects::write_frames_table_hdf5(header, frames, rows, result.files.h5);
+  if (run.options.csv) projects::write_frames_table_csv(header, frames, rows, result.files.csv);
   AnalysisRun record;
-  record.iteration = values.iteration;
+  record.iteration = run.config.values().iteration;
   record.device = run.backend.name();
   record.device_description = run.backend.description();
   record.batch_size = run.batch_size;
   record.csv = run.options.csv;
   record.started = stopped - result.seconds;
   record.stopped = stopped;
-  record.started_text = started_text;
+  record.started_text = std::move(started_text);
   write_analysis_metadata(run.model, result, info, identity, record);
   std::error_code error;
   fs::remove(result.files.checkpoint, error);
+}
+
+VideoAnalysis analyze_one(const VideoRun& run, const fs::path& video, const fs::path& folder) {
+  VideoAnalysis result;
+  result.video = video;
+  result.files = analysis_files(folder, projects::video_stem(video.string()), run.model.scorer);
+  const std::optional<projects::CropBox> crop = chosen_crop(run);
+  const VideoInfo info = probe_video(video);
+  if (crop && (crop->x2 > info.width || crop->y2 > info.height)) {
+    throw Error(fmt::format("the crop {} does not fit {} ({}x{})", crop->text(), video.string(),
+                            info.width, info.height),
+                "fix x1, x2, y1, y2 in config.yaml (or --crop x1,x2,y1,y2), or turn cropping off");
+  }
+  VideoReader reader(video, reader_options(run, crop));
+  const std::int64_t frames = reader.frame_count();
+  if (!reader.exact_frame_numbers()) {
+    console::warn("{} has no usable timestamps: frames are numbered in decoding order",
+                  video.string());
+  }
+  const AnalysisIdentity identity =
+      AnalysisIdentity::of_video(video, frames, run.model.scorer,
+                                 run.model.snapshot.filename().string(), crop, run.batch_size);
+  if (!run.options.overwrite && analysis_complete(result.files, identity)) {
+    report_finished(run, result);
+    result.outcome = VideoAnalysis::Outcome::skipped;
+    result.frames = frames;
+    return result;
+  }
+  std::error_code error;
+  if (run.options.overwrite) fs::remove(result.files.checkpoint, error);
+
+  Checkpoint checkpoint(result.files.checkpoint, 3 * run.model.bodyparts.size());
+  result.resumed_from = checkpoint.open(identity);
+  if (result.resumed_from > 0) {
+    console::info("{}: resuming at frame {} of {}", video.filename().string(), result.resumed_from,
+                  frames);
+    reader.seek(result.resumed_from);
+  }
+  std::string started_text = analyze_frames(run, reader, checkpoint, result);
+  write_outputs(run, result, info, identity, checkpoint, std::move(started_text));
   if (!result.undecodable_frames.empty()) {
     console::warn("{}: {} frame{} could not be decoded (NaN rows), the first at frame {}",
                   video.filename().string(), result.undecodable_frames.size(),
@@ -373,6 +212,34 @@ VideoAnalysis analyze_one(const VideoRun& run, const fs::path& video, const fs::
                   result.undecodable_frames.front());
   }
   return result;
+}
+
+// The network of `model` on `backend`, after checking that the snapshot is the shuffle's.
+std::unique_ptr<nets::Net> load_analysis_network(nets::Backend& backend,
+                                                 const AnalysisModel& model) {
+  const LoadedSnapshot loaded = read_snapshot(model.snapshot);
+  if (loaded.metadata.bodyparts != model.bodyparts ||
+      loaded.metadata.architecture != model.net_type) {
+    throw Error(fmt::format("{} is a {} for {}, but its pose_cfg.yaml says {} for {}",
+                            model.snapshot.string(), loaded.metadata.architecture,
+                            fmt::join(loaded.metadata.bodyparts, ", "), model.net_type,
+                            fmt::join(model.bodyparts, ", ")),
+                "the snapshot does not belong to this shuffle: train it again");
+  }
+  return load_snapshot_network(backend, loaded, model.snapshot);
+}
+
+// A video that could not be analyzed, with why.
+VideoAnalysis failed_video(const fs::path& video, const fs::path& folder,
+                           const AnalysisModel& model, const Error& error) {
+  VideoAnalysis failed;
+  failed.video = video;
+  failed.files = analysis_files(folder, projects::video_stem(video.string()), model.scorer);
+  failed.outcome = VideoAnalysis::Outcome::failed;
+  failed.error = error.what();
+  if (!error.hint().empty()) failed.error += fmt::format(" (hint: {})", error.hint());
+  console::warn("{}", failed.error);
+  return failed;
 }
 
 }  // namespace
@@ -395,16 +262,7 @@ std::vector<VideoAnalysis> analyze_videos(const projects::ProjectConfig& config,
     }
   }
   const auto backend = make_backend(options.device);
-  const LoadedSnapshot loaded = read_snapshot(model.snapshot);
-  if (loaded.metadata.bodyparts != model.bodyparts ||
-      loaded.metadata.architecture != model.net_type) {
-    throw Error(fmt::format("{} is a {} for {}, but its pose_cfg.yaml says {} for {}",
-                            model.snapshot.string(), loaded.metadata.architecture,
-                            fmt::join(loaded.metadata.bodyparts, ", "), model.net_type,
-                            fmt::join(model.bodyparts, ", ")),
-                "the snapshot does not belong to this shuffle: train it again");
-  }
-  const auto net = load_snapshot_network(*backend, loaded, model.snapshot);
+  const auto net = load_analysis_network(*backend, model);
   console::info("analyzing {} video{} with {} ({}) on {}, batch {}", videos.size(),
                 videos.size() == 1 ? "" : "s", model.scorer, model.snapshot.filename().string(),
                 backend->name(), batch_size);
@@ -419,14 +277,7 @@ std::vector<VideoAnalysis> analyze_videos(const projects::ProjectConfig& config,
       results.push_back(analyze_one(run, video, folder));
     } catch (const Error& error) {
       if (error.kind() == ErrorKind::interrupted) throw;
-      VideoAnalysis failed;
-      failed.video = video;
-      failed.files = analysis_files(folder, projects::video_stem(video.string()), model.scorer);
-      failed.outcome = VideoAnalysis::Outcome::failed;
-      failed.error = error.what();
-      if (!error.hint().empty()) failed.error += fmt::format(" (hint: {})", error.hint());
-      console::warn("{}", failed.error);
-      results.push_back(std::move(failed));
+      results.push_back(failed_video(video, folder, model, error));
     }
   }
   return results;

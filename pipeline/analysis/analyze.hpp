@@ -1,11 +1,12 @@
 // labpose analyze, DeepLabCut's analyze_videos (reference/dlc-format.md §3, §6.9) for single-animal
 // networks: every frame of each video through a trained snapshot, in batches, on threads with
-// bounded queues (decode into preallocated batches -> network -> peaks -> rows on disk), and the
+// bounded queues (decode into preallocated batches -> network and peaks -> rows on disk), and the
 // tracks written as DeepLabCut writes them: <stem><scorer>.h5 (pandas fixed format, key
 // df_with_missing), .csv on request, _meta.pickle with the keys DeepLabCut's tools read, and
 // labpose's _meta.json. One row per frame, always: frames that cannot be decoded are NaN rows.
 // Rows go to a checkpoint file as they are made, so memory stays flat and an interrupted video
-// resumes where it stopped. Not multi-animal tracking, not dynamic cropping.
+// resumes where it stopped. Not multi-animal tracking, not dynamic cropping. The parts live beside
+// it: model_choice, video_list, checkpoint, analysis_metadata, stages and runner.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +43,8 @@ struct AnalyzeOptions {
 struct AnalysisFiles {
   std::filesystem::path h5, csv, meta_pickle, meta_json, checkpoint;
 };
+/// The outputs of analyzing the video `video_stem` with `scorer`, in `folder` (names from
+/// projects/layout.hpp).
 AnalysisFiles analysis_files(const std::filesystem::path& folder, const std::string& video_stem,
                              const std::string& scorer);
 
