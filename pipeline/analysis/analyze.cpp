@@ -172,13 +172,7 @@ VideoAnalysis analyze_one(const VideoRun& run, const fs::path& video, const fs::
   result.video = video;
   result.files = analysis_files(folder, projects::video_stem(video.string()), run.model.scorer);
   const std::optional<projects::CropBox> crop = chosen_crop(run);
-  const VideoInfo info = probe_video(video);
-  if (crop && (crop->x2 > info.width || crop->y2 > info.height)) {
-    throw Error(fmt::format("the crop {} does not fit {} ({}x{})", crop->text(), video.string(),
-                            info.width, info.height),
-                "fix x1, x2, y1, y2 in config.yaml (or --crop x1,x2,y1,y2), or turn cropping off");
-  }
-  VideoReader reader(video, reader_options(run, crop));
+  VideoReader reader(video, reader_options(run, crop));  // checks that the crop fits
   const std::int64_t frames = reader.frame_count();
   if (!reader.exact_frame_numbers()) {
     console::warn("{} has no usable timestamps: frames are numbered in decoding order",
@@ -204,7 +198,7 @@ VideoAnalysis analyze_one(const VideoRun& run, const fs::path& video, const fs::
     reader.seek(result.resumed_from);
   }
   std::string started_text = analyze_frames(run, reader, checkpoint, result);
-  write_outputs(run, result, info, identity, checkpoint, std::move(started_text));
+  write_outputs(run, result, reader.info(), identity, checkpoint, std::move(started_text));
   if (!result.undecodable_frames.empty()) {
     console::warn("{}: {} frame{} could not be decoded (NaN rows), the first at frame {}",
                   video.filename().string(), result.undecodable_frames.size(),

@@ -17,8 +17,8 @@
 
 #include "core/console.hpp"
 #include "core/error.hpp"
-#include "pipeline/video/pixel_conversion.hpp"
 #include "pipeline/video/ffmpeg.hpp"
+#include "pipeline/video/pixel_conversion.hpp"
 
 namespace labpose::pipeline {
 namespace fs = std::filesystem;
@@ -488,7 +488,10 @@ VideoReader::VideoReader(const fs::path& path, const VideoReaderOptions& options
           fmt::format("the crop {}x{} at ({}, {}) does not fit inside the {}x{} frames of "
                       "video {}",
                       crop.width, crop.height, crop.x, crop.y, info.width, info.height, name),
-          "fix the crop box (x1, x2, y1, y2) of this video in config.yaml's video_sets");
+          fmt::format(
+              "make the crop box (x1, x2, y1, y2) fit inside the frames: 0 <= x1 < x2 <= {}, "
+              "0 <= y1 < y2 <= {}",
+              info.width, info.height));
     }
     s.width = crop.width;
     s.height = crop.height;
