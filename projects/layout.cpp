@@ -216,4 +216,21 @@ std::string collected_data_h5_name(std::string_view scorer) {
   return fmt::format("CollectedData_{}.h5", scorer);
 }
 
+// ---- video analysis outputs
+std::string analysis_h5_name(std::string_view video_stem, std::string_view scorer) {
+  return fmt::format("{}{}.h5", video_stem, scorer);
+}
+std::string analysis_csv_name(std::string_view video_stem, std::string_view scorer) {
+  return fmt::format("{}{}.csv", video_stem, scorer);
+}
+std::string analysis_meta_pickle_name(std::string_view video_stem, std::string_view scorer) {
+  return fmt::format("{}{}_meta.pickle", video_stem, scorer);
+}
+std::string analysis_meta_json_name(std::string_view video_stem, std::string_view scorer) {
+  return fmt::format("{}{}_meta.json", video_stem, scorer);
+}
+std::string analysis_checkpoint_name(std::string_view video_stem, std::string_view scorer) {
+  return fmt::format("{}{}.labpose-checkpoint", video_stem, scorer);
+}
+
 }  // namespace labpose::projects

@@ -118,4 +118,18 @@ std::string evaluation_image_name(bool training, std::string_view video, std::st
 std::string collected_data_csv_name(std::string_view scorer);
 std::string collected_data_h5_name(std::string_view scorer);
 
+// ---- video analysis outputs
+// DeepLabCut's analyze_videos names a video's outputs "<video stem><scorer>" + a suffix
+// (reference/dlc-format.md §6.9); labpose's metadata and checkpoint follow the same rule.
+/// "<stem><scorer>.h5": the tracks (pandas, key df_with_missing).
+std::string analysis_h5_name(std::string_view video_stem, std::string_view scorer);
+/// "<stem><scorer>.csv": the same tracks as text.
+std::string analysis_csv_name(std::string_view video_stem, std::string_view scorer);
+/// "<stem><scorer>_meta.pickle": DeepLabCut's metadata of the analysis.
+std::string analysis_meta_pickle_name(std::string_view video_stem, std::string_view scorer);
+/// "<stem><scorer>_meta.json": labpose's record of the analysis.
+std::string analysis_meta_json_name(std::string_view video_stem, std::string_view scorer);
+/// "<stem><scorer>.labpose-checkpoint": the rows of an unfinished analysis.
+std::string analysis_checkpoint_name(std::string_view video_stem, std::string_view scorer);
+
 }  // namespace labpose::projects

@@ -1,213 +1,47 @@
-// Video analysis: decode -> network -> peaks -> checkpoint rows, on three threads with bounded
-// queues of preallocated batches, then the DeepLabCut outputs written from the checkpoint.
+// Video analysis, one video after another: skip a finished video, resume from its checkpoint,
+// run its frames through the stages (runner.hpp), then write DeepLabCut's tracks and the metadata
+// from the checkpoint.
 #include "pipeline/analysis/analyze.hpp"
 
 #include <fmt/core.h>
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <cmath>
-#include <cstdio>
-#include <ctime>
-#include <exception>
-#include <limits>
-#include <memory>
-#include <mutex>
-#include <nlohmann/json.hpp>
 #include <set>
-#include <thread>
 
-#include "core/atomic_file.hpp"
-#include "core/bounded_queue.hpp"
 #include "core/console.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/progress.hpp"
-#include "core/thread_priority.hpp"
 #include "devices/devices.hpp"
-#include "nets/fused_graph.hpp"
-#include "pipeline/pose/decode.hpp"
-#include "pipeline/training/pose_config.hpp"
+#include "pipeline/analysis/analysis_metadata.hpp"
+#include "pipeline/analysis/checkpoint.hpp"
+#include "pipeline/analysis/runner.hpp"
+#include "pipeline/analysis/stages.hpp"
+#include "pipeline/pose/pose_runner.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "pipeline/video/reader.hpp"
 #include "projects/layout.hpp"
-#include "projects/pickle.hpp"
 #include "projects/table.hpp"
 
 namespace labpose::pipeline {
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 namespace {
-
-constexpr const char* kCheckpointFormat = "labpose analysis checkpoint 1";
-constexpr const char* kMetaFormat = "labpose analysis 1";
-constexpr int kBatchesInFlight = 3;
-
-// Row status, stored after each row's values in the checkpoint.
-constexpr double kRowOk = 0.0, kRowDamaged = 1.0, kRowUndecodable = 2.0;
 
 double epoch_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-std::string local_time_text() {
-  const std::time_t now = std::time(nullptr);
-  std::tm local{};
-  localtime_r(&now, &local);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &local);
-  return text;
-}
-
-std::uintmax_t file_size_or_zero(const fs::path& file) {
-  std::error_code error;
-  const auto size = fs::file_size(file, error);
-  return error ? 0 : size;
-}
-
-// What a checkpoint or a finished analysis was made from: a different video file (path and size),
-// model or crop makes it another analysis.
-struct AnalysisIdentity {
-  std::string video;  // absolute path
-  std::uintmax_t video_bytes = 0;
-  std::int64_t frames = 0;
-  std::string scorer, snapshot;
-  std::optional<projects::CropBox> crop;
-  int batch_size = 0;
-
-  json to_json() const {
-    json out = {{"video", video},   {"video_bytes", video_bytes}, {"frames", frames},
-                {"scorer", scorer}, {"snapshot", snapshot},       {"batch_size", batch_size}};
-    out["crop"] = crop ? json::array({crop->x1, crop->x2, crop->y1, crop->y2}) : json(nullptr);
-    return out;
-  }
-  /// The batch size matters to resuming (the same batches as an uninterrupted run), not to whether
-  /// a finished analysis is this one.
-  bool matches(const json& other, bool batch_size_too = true) const {
-    const json mine = to_json();
-    for (const auto& [key, value] : mine.items()) {
-      if (key == "batch_size" && !batch_size_too) continue;
-      if (!other.contains(key) || other[key] != value) return false;
-    }
-    return true;
-  }
-};
-
-// The checkpoint: one JSON line (format, identity, columns), then per frame the row's values and
-// its status as little-endian float64, appended batch by batch and flushed after each.
-class Checkpoint {
- public:
-  Checkpoint(fs::path file, std::size_t columns) : file_(std::move(file)), columns_(columns) {}
-  ~Checkpoint() { close(); }
-  Checkpoint(const Checkpoint&) = delete;
-  Checkpoint& operator=(const Checkpoint&) = delete;
-
-  std::size_t row_doubles() const { return columns_ + 1; }
-
-  /// Rows already in a checkpoint made for `identity`, rounded down to whole batches (so that the
-  /// batches after it are those of an uninterrupted run); 0 when there is none or it is another
-  /// analysis's (then it is replaced).
-  std::int64_t open(const AnalysisIdentity& identity) {
-    std::error_code error;
-    std::int64_t rows = 0;
-    if (fs::exists(file_, error)) {
-      rows = usable_rows(identity);
-      if (rows == 0) fs::remove(file_, error);
-    }
-    if (rows == 0) {
-      const std::string header = json{{"format", kCheckpointFormat},
-                                      {"identity", identity.to_json()},
-                                      {"columns", columns_}}
-                                     .dump() +
-                                 "\n";
-      write_file_atomically(file_, header);
-      header_bytes_ = header.size();
-    } else {
-      fs::resize_file(file_, header_bytes_ + static_cast<std::uintmax_t>(rows) * row_doubles() * 8);
-    }
-    handle_ = std::fopen(file_.c_str(), "ab");
-    if (handle_ == nullptr) {
-      throw Error(fmt::format("cannot write {}: {}", file_.string(), describe_errno(errno, file_)),
-                  "check the output folder's permissions and free space (or pick one with --dest)");
-    }
-    return rows;
-  }
-
-  void append(const double* values, std::size_t rows) {
-    const std::size_t count = rows * row_doubles();
-    if (std::fwrite(values, sizeof(double), count, handle_) != count || std::fflush(handle_) != 0) {
-      throw Error(fmt::format("cannot write {}: {}", file_.string(), describe_errno(errno, file_)),
-                  "free some disk space and run the same command again: it resumes here");
-    }
-  }
-
-  void close() {
-    if (handle_ != nullptr) std::fclose(handle_);
-    handle_ = nullptr;
-  }
-
-  /// Reads `count` rows from row `first`: values into `out` (columns each), statuses into `status`.
-  void read(std::size_t first, std::size_t count, double* out, std::vector<double>& status) const {
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(std::fopen(file_.c_str(), "rb"),
-                                                       &std::fclose);
-    std::vector<double> rows(count * row_doubles());
-    const long offset = static_cast<long>(header_bytes_ + first * row_doubles() * 8);
-    if (!in || std::fseek(in.get(), offset, SEEK_SET) != 0 ||
-        std::fread(rows.data(), sizeof(double), rows.size(), in.get()) != rows.size()) {
-      throw Error(
-          fmt::format("cannot read back {} (was it changed while analyzing?)", file_.string()),
-          "run the same command again with --overwrite");
-    }
-    status.resize(count);
-    for (std::size_t r = 0; r < count; ++r) {
-      std::copy_n(&rows[r * row_doubles()], columns_, out + r * columns_);
-      status[r] = rows[r * row_doubles() + columns_];
-    }
-  }
-
- private:
-  std::int64_t usable_rows(const AnalysisIdentity& identity) {
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(std::fopen(file_.c_str(), "rb"),
-                                                       &std::fclose);
-    if (!in) return 0;
-    std::string line;
-    for (int c = std::fgetc(in.get()); c != EOF && c != '\n'; c = std::fgetc(in.get())) {
-      line.push_back(static_cast<char>(c));
-      if (line.size() > 1 << 20) return 0;
-    }
-    const json header = json::parse(line, nullptr, false);
-    if (header.is_discarded() || !header.is_object() ||
-        header.value("format", "") != kCheckpointFormat || !header.contains("identity") ||
-        !identity.matches(header["identity"]) ||
-        header.value("columns", std::size_t{0}) != columns_) {
-      console::warn(
-          "{} belongs to another analysis (video, model, crop or batch size changed); "
-          "starting this video again",
-          file_.string());
-      return 0;
-    }
-    header_bytes_ = line.size() + 1;
-    const std::uintmax_t size = file_size_or_zero(file_);
-    const auto whole =
-        static_cast<std::int64_t>((size - std::min(size, header_bytes_)) / (row_doubles() * 8));
-    const std::int64_t rows = std::min(whole, identity.frames);
-    return rows - rows % identity.batch_size;
-  }
-
-  fs::path file_;
-  std::size_t columns_;
-  std::uintmax_t header_bytes_ = 0;
-  std::FILE* handle_ = nullptr;
-};
-
-// One batch in flight: the decoded frames and the network's outputs.
-struct Batch {
-  std::vector<FrameRead> reads;      // one per frame read into this batch
-  std::vector<std::uint8_t> pixels;  // B frames, packed RGB
-  std::vector<float> score, locref;  // (B, J, h, w), (B, 2J, h, w)
+// What every video of one analyze_videos call shares.
+struct VideoRun {
+  const projects::ProjectConfig& config;
+  const AnalysisModel& model;
+  const AnalyzeOptions& options;
+  nets::Backend& backend;
+  const nets::Net& net;
+  int batch_size;
 };
 
 projects::Table track_table_header(const AnalysisModel& model) {
@@ -221,400 +55,150 @@ projects::Table track_table_header(const AnalysisModel& model) {
   return table;
 }
 
-projects::PyValue pose_config_dict(const AnalysisModel& model) {
-  using projects::PyValue;
-  PyValue::List joints, names;
-  for (std::size_t j = 0; j < model.bodyparts.size(); ++j) {
-    joints.push_back(PyValue::List{PyValue(static_cast<std::int64_t>(j))});
-    names.push_back(PyValue(model.bodyparts[j]));
-  }
-  return PyValue::dict({{"all_joints", PyValue(joints)},
-                        {"all_joints_names", PyValue(names)},
-                        {"num_joints", PyValue(static_cast<std::int64_t>(model.bodyparts.size()))},
-                        {"net_type", PyValue(model.net_type)},
-                        {"stride", PyValue(static_cast<double>(model.stride))},
-                        {"location_refinement", PyValue(model.location_refinement)},
-                        {"locref_stdev", PyValue(model.locref_stdev)},
-                        {"global_scale", PyValue(1.0)},
-                        {"init_weights", PyValue(model.snapshot.string())},
-                        {"snapshot", PyValue(model.snapshot.filename().string())}});
-}
-
-struct VideoRun {
-  const projects::ProjectConfig& config;
-  const AnalysisModel& model;
-  const AnalyzeOptions& options;
-  nets::Backend& backend;
-  const nets::Net& net;
-  int batch_size;
-};
-
-// The frames as the network sees them: the crop of the video (x2, y2 exclusive, as DeepLabCut
-// slices) or the whole frame.
-std::optional<PixelRect> crop_rect(const std::optional<projects::CropBox>& crop) {
-  if (!crop) return std::nullopt;
-  return PixelRect{crop->x1, crop->y1, crop->x2 - crop->x1, crop->y2 - crop->y1};
-}
-
-void write_meta_files(const VideoRun& run, const VideoAnalysis& result, const VideoInfo& info,
-                      const std::optional<projects::CropBox>& crop,
-                      const AnalysisIdentity& identity, double started, double stopped,
-                      const std::string& started_text) {
-  using projects::PyValue;
+// The crop of the video the network sees: --crop, else config.yaml's when cropping is on.
+std::optional<projects::CropBox> chosen_crop(const VideoRun& run) {
   const auto& values = run.config.values();
-  const projects::CropBox box = crop.value_or(projects::CropBox{0, info.width, 0, info.height});
-  const PyValue data = PyValue::dict(
-      {{"start", PyValue(started)},
-       {"stop", PyValue(stopped)},
-       {"run_duration", PyValue(stopped - started)},
-       {"Scorer", PyValue(run.model.scorer)},
-       {"DLC-model-config file", pose_config_dict(run.model)},
-       {"fps", PyValue(info.fps)},
-       {"batch_size", PyValue(static_cast<std::int64_t>(run.batch_size))},
-       {"frame_dimensions", PyValue::tuple({PyValue(static_cast<std::int64_t>(info.height)),
-                                            PyValue(static_cast<std::int64_t>(info.width))})},
-       {"nframes", PyValue(result.frames)},
-       {"iteration (active-learning)", PyValue(static_cast<std::int64_t>(values.iteration))},
-       {"training set fraction", PyValue(run.model.training_fraction)},
-       {"cropping", PyValue(crop.has_value())},
-       {"cropping_parameters", PyValue(PyValue::List{PyValue(box.x1), PyValue(box.x2),
-                                                     PyValue(box.y1), PyValue(box.y2)})}});
-  write_file_atomically(result.files.meta_pickle,
-                        projects::pickle(PyValue::dict({{"data", data}})));
-
-  json meta = {{"format", kMetaFormat},
-               {"complete", true},
-               {"identity", identity.to_json()},
-               {"video", result.video.string()},
-               {"frames", result.frames},
-               {"fps", info.fps},
-               {"width", info.width},
-               {"height", info.height},
-               {"variable_frame_rate", info.variable_frame_rate},
-               {"codec", info.codec},
-               {"scorer", run.model.scorer},
-               {"net_type", run.model.net_type},
-               {"snapshot", run.model.snapshot.string()},
-               {"bodyparts", run.model.bodyparts},
-               {"training_fraction", run.model.training_fraction},
-               {"shuffle", run.model.shuffle},
-               {"device", run.backend.name()},
-               {"device_description", run.backend.description()},
-               {"batch_size", run.batch_size},
-               {"undecodable_frames", result.undecodable_frames},
-               {"damaged_frames", result.damaged_frames},
-               {"resumed_from_frame", result.resumed_from},
-               {"seconds", result.seconds},
-               {"frames_per_second", result.frames_per_second},
-               {"started", started_text},
-               {"finished", local_time_text()}};
-  meta["crop"] = crop ? json::array({crop->x1, crop->x2, crop->y1, crop->y2}) : json(nullptr);
-  meta["outputs"] = json::array({result.files.h5.filename().string()});
-  if (run.options.csv) meta["outputs"].push_back(result.files.csv.filename().string());
-  write_file_atomically(result.files.meta_json, meta.dump(1) + "\n");
+  return run.options.crop ? run.options.crop : (values.cropping ? values.crop : std::nullopt);
 }
 
-// True when `files` hold a complete analysis made for `identity`.
-bool already_complete(const AnalysisFiles& files, const AnalysisIdentity& identity) {
+VideoReaderOptions reader_options(const VideoRun& run,
+                                  const std::optional<projects::CropBox>& crop) {
+  VideoReaderOptions options;
+  options.order = PixelOrder::rgb;
+  // x2 and y2 are exclusive, as DeepLabCut slices.
+  if (crop) options.crop = PixelRect{crop->x1, crop->y1, crop->x2 - crop->x1, crop->y2 - crop->y1};
+  // When the network runs on this machine's cores, decoding competes with it for them: one decoder
+  // thread at background priority then fills the moments the network leaves idle instead of
+  // preempting its threads (which stalls the whole team at its next barrier). With a GPU the cores
+  // are free for one decoder thread each.
+  options.threads = run.options.decoder_threads > 0 ? run.options.decoder_threads
+                                                    : (run.backend.host_memory() ? 1 : 0);
+  return options;
+}
+
+// A finished video: only a missing CSV is made, from the .h5.
+void report_finished(const VideoRun& run, const VideoAnalysis& result) {
   std::error_code error;
-  if (!fs::exists(files.meta_json, error) || !fs::exists(files.h5, error)) return false;
-  const json meta = json::parse(read_file(files.meta_json), nullptr, false);
-  return !meta.is_discarded() && meta.is_object() && meta.value("format", "") == kMetaFormat &&
-         meta.value("complete", false) && meta.contains("identity") &&
-         identity.matches(meta["identity"], false);
+  const std::string name = result.video.filename().string();
+  if (run.options.csv && !fs::exists(result.files.csv, error)) {
+    projects::write_table_csv(projects::read_table_hdf5(result.files.h5), result.files.csv);
+    console::info("{}: already analyzed; wrote the missing {}", name,
+                  result.files.csv.filename().string());
+  } else {
+    console::info("{}: already analyzed ({}); --overwrite analyzes it again", name,
+                  result.files.h5.filename().string());
+  }
 }
 
-// Runs `body` on a thread; its exception is kept for the owner, and `on_failure` (closing the
-// queues) lets the other stages stop instead of waiting for it.
-class Stage {
- public:
-  template <typename Body, typename OnFailure>
-  Stage(Body body, OnFailure on_failure)
-      : thread_([this, body = std::move(body), on_failure = std::move(on_failure)]() mutable {
-          try {
-            body();
-          } catch (...) {
-            error_ = std::current_exception();
-            on_failure();
-          }
-        }) {}
-  ~Stage() { join(); }
-  Stage(const Stage&) = delete;
-  Stage& operator=(const Stage&) = delete;
-  void join() {
-    if (thread_.joinable()) thread_.join();
-  }
-  std::exception_ptr error() const { return error_; }
+// The bad frames of this run and, from the statuses in the checkpoint, of an earlier one.
+void record_bad_frames(const Checkpoint& checkpoint, const RowWriter& writer,
+                       VideoAnalysis& result) {
+  const BadRows earlier = checkpoint.bad_rows(result.resumed_from);
+  std::set<std::int64_t> bad(writer.undecodable_frames().begin(),
+                             writer.undecodable_frames().end());
+  std::set<std::int64_t> concealed(writer.damaged_frames().begin(), writer.damaged_frames().end());
+  bad.insert(earlier.undecodable.begin(), earlier.undecodable.end());
+  concealed.insert(earlier.damaged.begin(), earlier.damaged.end());
+  result.undecodable_frames.assign(bad.begin(), bad.end());
+  result.damaged_frames.assign(concealed.begin(), concealed.end());
+}
 
- private:
-  std::exception_ptr error_;
-  std::thread thread_;
-};
-
-VideoAnalysis analyze_one(const VideoRun& run, const fs::path& video, const fs::path& folder) {
-  VideoAnalysis result;
-  result.video = video;
-  const std::string stem = projects::video_stem(video.string());
-  result.files = analysis_files(folder, stem, run.model.scorer);
-  const auto& values = run.config.values();
-  const std::optional<projects::CropBox> crop =
-      run.options.crop ? run.options.crop : (values.cropping ? values.crop : std::nullopt);
-
-  // When the network runs on this machine's cores, decoding competes with it for them: one
-  // decoder thread at background priority then fills the moments the network leaves idle instead
-  // of preempting its threads (which stalls the whole team at its next barrier). With a GPU the
-  // cores are free for one decoder thread each.
-  const bool network_on_cores = run.backend.host_memory();
-  VideoReaderOptions reader_options;
-  reader_options.order = PixelOrder::rgb;
-  reader_options.crop = crop_rect(crop);
-  reader_options.threads =
-      run.options.decoder_threads > 0 ? run.options.decoder_threads : (network_on_cores ? 1 : 0);
-  const VideoInfo info = probe_video(video);
-  if (crop && (crop->x2 > info.width || crop->y2 > info.height)) {
-    throw Error(fmt::format("the crop {} does not fit {} ({}x{})", crop->text(), video.string(),
-                            info.width, info.height),
-                "fix x1, x2, y1, y2 in config.yaml (or --crop x1,x2,y1,y2), or turn cropping off");
-  }
-  VideoReader reader(video, reader_options);
-  const std::int64_t frames = reader.frame_count();
-  if (!reader.exact_frame_numbers()) {
-    console::warn("{} has no usable timestamps: frames are numbered in decoding order",
-                  video.string());
-  }
-
-  AnalysisIdentity identity;
-  identity.video = fs::absolute(video).lexically_normal().string();
-  identity.video_bytes = file_size_or_zero(video);
-  identity.frames = frames;
-  identity.scorer = run.model.scorer;
-  identity.snapshot = run.model.snapshot.filename().string();
-  identity.crop = crop;
-  identity.batch_size = run.batch_size;
-
-  if (!run.options.overwrite && already_complete(result.files, identity)) {
-    std::error_code error;
-    if (run.options.csv && !fs::exists(result.files.csv, error)) {
-      projects::write_table_csv(projects::read_table_hdf5(result.files.h5), result.files.csv);
-      console::info("{}: already analyzed; wrote the missing {}", video.filename().string(),
-                    result.files.csv.filename().string());
-    } else {
-      console::info("{}: already analyzed ({}); --overwrite analyzes it again",
-                    video.filename().string(), result.files.h5.filename().string());
-    }
-    result.outcome = VideoAnalysis::Outcome::skipped;
-    result.frames = frames;
-    return result;
-  }
-  if (run.options.overwrite) {
-    std::error_code error;
-    fs::remove(result.files.checkpoint, error);
-  }
-
-  const std::size_t joints = run.model.bodyparts.size();
-  const std::size_t columns = 3 * joints;
-  Checkpoint checkpoint(result.files.checkpoint, columns);
-  const std::int64_t resumed = checkpoint.open(identity);
-  result.resumed_from = resumed;
-  if (resumed > 0) {
-    console::info("{}: resuming at frame {} of {}", video.filename().string(), resumed, frames);
-    reader.seek(resumed);
-  }
-
-  const int batch = run.batch_size;
-  const int height = reader.height(), width = reader.width();
-  LABPOSE_ASSERT(reader.frame_bytes() ==
-                 3 * static_cast<std::size_t>(height) * static_cast<std::size_t>(width));
-  const nets::Shape input_shape{batch, 3, height, width};
-  const std::unique_ptr<nets::InferencePlan> plan =
-      run.backend.compile(run.net.fuse(true), input_shape);
-  nets::Tensor input = run.backend.allocate(input_shape);
-  const nets::Shape score_shape = plan->output_shapes()[0];
-  const nets::Shape locref_shape = plan->output_shapes()[1];
-  const int map_height = static_cast<int>(score_shape.h()),
-            map_width = static_cast<int>(score_shape.w());
-  const std::size_t score_per_frame = joints * static_cast<std::size_t>(map_height * map_width);
+// Every frame after the resumed rows into the checkpoint, then the checkpoint closed and the
+// result's timing and bad frames set. Returns when it started, in local time. Throws Error of kind
+// interrupted when stopped by Ctrl-C/SIGTERM (the checkpoint is kept).
+std::string analyze_frames(const VideoRun& run, VideoReader& reader, Checkpoint& checkpoint,
+                           VideoAnalysis& result) {
+  const std::int64_t frames = reader.frame_count(), resumed = result.resumed_from;
   const DecodeSettings settings{run.model.stride, run.model.locref_stdev,
                                 run.model.location_refinement};
-
-  std::vector<Batch> batches(kBatchesInFlight);
-  BoundedQueue<Batch*> free_batches(kBatchesInFlight), decoded(kBatchesInFlight),
-      predicted(kBatchesInFlight);
-  for (Batch& b : batches) {
-    b.pixels.resize(static_cast<std::size_t>(batch) * reader.frame_bytes());
-    b.score.resize(static_cast<std::size_t>(score_shape.elements()));
-    b.locref.resize(static_cast<std::size_t>(locref_shape.elements()));
-    b.reads.reserve(static_cast<std::size_t>(batch));
-    free_batches.push(&b);
-  }
-  std::atomic<bool> stop{false};
-  const auto close_all = [&] {
-    stop = true;
-    free_batches.close();
-    decoded.close();
-    predicted.close();
-  };
+  PoseRunner pose(run.backend, run.net, settings, run.batch_size, reader.height(), reader.width());
+  FrameDecoder decoder(reader, run.batch_size);
 
   const auto start = std::chrono::steady_clock::now();
-  const std::string started_text = local_time_text();
-  Progress progress(video.filename().string(), frames - resumed, "frames");
-  std::int64_t written = resumed;
-  std::vector<std::int64_t> undecodable, damaged;
-
-  // Decode: frames into free batches.
-  Stage decode(
-      [&] {
-        if (network_on_cores) move_this_thread_to_background();
-        std::int64_t next = resumed;
-        while (!stop && next < frames) {
-          const auto taken = free_batches.pop();
-          if (!taken) return;
-          Batch& b = **taken;
-          b.reads.clear();
-          while (static_cast<int>(b.reads.size()) < batch) {
-            std::uint8_t* pixels = b.pixels.data() + b.reads.size() * reader.frame_bytes();
-            const auto read = reader.read(pixels);
-            if (!read) break;
-            b.reads.push_back(*read);
-          }
-          if (b.reads.empty()) break;
-          next = b.reads.back().index + 1;
-          if (!decoded.push(&b)) return;
-        }
-        decoded.close();
-      },
-      close_all);
-
-  // Peaks: keypoints of each frame, rows to the checkpoint.
-  Stage peaks(
-      [&] {
-        std::vector<KeypointPrediction> keypoints(joints);
-        std::vector<double> rows;
-        const double nan = std::numeric_limits<double>::quiet_NaN();
-        while (const auto taken = predicted.pop()) {
-          Batch& b = **taken;
-          rows.clear();
-          for (std::size_t i = 0; i < b.reads.size(); ++i) {
-            const FrameRead& read = b.reads[i];
-            // Frames the decoder skipped (missing from the stream) and undecodable ones are NaN
-            // rows.
-            for (; written < read.index; ++written) {
-              rows.insert(rows.end(), columns, nan);
-              rows.push_back(kRowUndecodable);
-              undecodable.push_back(written);
-            }
-            if (read.status == FrameStatus::undecodable) {
-              rows.insert(rows.end(), columns, nan);
-              rows.push_back(kRowUndecodable);
-              undecodable.push_back(read.index);
-            } else {
-              decode_keypoints(b.score.data() + i * score_per_frame,
-                               b.locref.data() + i * 2 * score_per_frame, static_cast<int>(joints),
-                               map_height, map_width, settings, keypoints.data());
-              for (const auto& k : keypoints) rows.insert(rows.end(), {k.x, k.y, k.likelihood});
-              rows.push_back(read.status == FrameStatus::damaged ? kRowDamaged : kRowOk);
-              if (read.status == FrameStatus::damaged) damaged.push_back(read.index);
-            }
-            written = read.index + 1;
-          }
-          checkpoint.append(rows.data(), rows.size() / checkpoint.row_doubles());
-          progress.advance(static_cast<std::int64_t>(b.reads.size()));
-          if (run.options.on_batch) run.options.on_batch(written);
-          free_batches.push(
-              &b);  // refused once stopping: the remaining predicted batches still drain
-        }
-      },
-      close_all);
-
-  // Network, on this thread.
-  std::exception_ptr network_error;
-  bool interrupted = false;
-  try {
-    while (true) {
-      if (interrupt_requested()) {
-        interrupted = true;
-        break;
-      }
-      const auto taken = decoded.pop();
-      if (!taken) break;
-      Batch& b = **taken;
-      run.backend.copy_pixels_from_host(b.pixels.data(), input);
-      const auto& outputs = plan->run(input);
-      run.backend.copy_to_host(outputs[0], b.score.data());
-      run.backend.copy_to_host(outputs[1], b.locref.data());
-      if (!predicted.push(&b)) break;
-    }
-  } catch (...) {
-    network_error = std::current_exception();
-  }
-  if (interrupted || network_error) {
-    stop = true;
-    free_batches.close();
-    decoded.close();
-  }
-  predicted.close();  // the peaks stage finishes what was predicted
-  peaks.join();
-  close_all();
-  decode.join();
+  std::string started_text = local_time_text();
+  Progress progress(result.video.filename().string(), frames - resumed, "frames");
+  RowWriter writer(checkpoint, resumed, [&](std::int64_t batch_frames, std::int64_t rows) {
+    progress.advance(batch_frames);
+    if (run.options.on_batch) run.options.on_batch(rows);
+  });
+  const bool done = run_analysis_stages(decoder, pose, writer, run.backend.host_memory());
   progress.finish();
-  for (const std::exception_ptr& error : {network_error, decode.error(), peaks.error()}) {
-    if (error) std::rethrow_exception(error);
-  }
-  if (interrupted) {
+  if (!done) {
     throw Error(fmt::format("analysis stopped by {} at frame {} of {} in {}", interrupt_reason(),
-                            written, frames, video.filename().string()),
+                            writer.rows(), frames, result.video.filename().string()),
                 "run the same command again: it resumes from " +
                     result.files.checkpoint.filename().string(),
                 ErrorKind::interrupted);
   }
-  // Frames missing at the end of the stream are NaN rows too: one row per frame, always.
-  if (written < frames) {
-    std::vector<double> rows;
-    for (; written < frames; ++written) {
-      rows.insert(rows.end(), columns, std::numeric_limits<double>::quiet_NaN());
-      rows.push_back(kRowUndecodable);
-      undecodable.push_back(written);
-    }
-    checkpoint.append(rows.data(), rows.size() / checkpoint.row_doubles());
-  }
+  writer.finish(frames);  // one row per frame, always: also for frames missing at the end
   checkpoint.close();
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.frames = frames;
   result.frames_per_second =
       result.seconds > 0 ? static_cast<double>(frames - resumed) / result.seconds : 0.0;
+  record_bad_frames(checkpoint, writer, result);
+  return started_text;
+}
 
-  // The bad frames of an earlier run, from the statuses in the checkpoint.
-  std::set<std::int64_t> bad(undecodable.begin(), undecodable.end());
-  std::set<std::int64_t> concealed(damaged.begin(), damaged.end());
-  std::vector<double> statuses, chunk;
-  for (std::int64_t first = 0; first < resumed; first += 4096) {
-    const auto count = static_cast<std::size_t>(std::min<std::int64_t>(4096, resumed - first));
-    chunk.resize(count * columns);
-    checkpoint.read(static_cast<std::size_t>(first), count, chunk.data(), statuses);
-    for (std::size_t r = 0; r < count; ++r) {
-      if (statuses[r] == kRowUndecodable) bad.insert(first + static_cast<std::int64_t>(r));
-      if (statuses[r] == kRowDamaged) concealed.insert(first + static_cast<std::int64_t>(r));
-    }
-  }
-  result.undecodable_frames.assign(bad.begin(), bad.end());
-  result.damaged_frames.assign(concealed.begin(), concealed.end());
-
+// The tracks (.h5, .csv on request) from the checkpoint, the metadata files, the checkpoint gone.
+void write_outputs(const VideoRun& run, const VideoAnalysis& result, const VideoInfo& info,
+                   const AnalysisIdentity& identity, const Checkpoint& checkpoint,
+                   std::string started_text) {
   const projects::Table header = track_table_header(run.model);
   const projects::RowSource rows = [&](std::size_t first, std::size_t count, double* out) {
     std::vector<double> ignored;
     checkpoint.read(first, count, out, ignored);
   };
   const double stopped = epoch_seconds();
-  projects::write_frames_table_hdf5(header, static_cast<std::size_t>(frames), rows,
-                                    result.files.h5);
-  if (run.options.csv) {
-    projects::write_frames_table_csv(header, static_cast<std::size_t>(frames), rows,
-                                     result.files.csv);
-  }
-  write_meta_files(run, result, info, crop, identity, stopped - result.seconds, stopped,
-                   started_text);
+  const auto frames = static_cast<std::size_t>(result.frames);
+  projects::write_frames_table_hdf5(header, frames, rows, result.files.h5);
+  if (run.options.csv) projects::write_frames_table_csv(header, frames, rows, result.files.csv);
+  AnalysisRun record;
+  record.iteration = run.config.values().iteration;
+  record.device = run.backend.name();
+  record.device_description = run.backend.description();
+  record.batch_size = run.batch_size;
+  record.csv = run.options.csv;
+  record.started = stopped - result.seconds;
+  record.stopped = stopped;
+  record.started_text = std::move(started_text);
+  write_analysis_metadata(run.model, result, info, identity, record);
   std::error_code error;
   fs::remove(result.files.checkpoint, error);
+}
+
+VideoAnalysis analyze_one(const VideoRun& run, const fs::path& video, const fs::path& folder) {
+  VideoAnalysis result;
+  result.video = video;
+  result.files = analysis_files(folder, projects::video_stem(video.string()), run.model.scorer);
+  const std::optional<projects::CropBox> crop = chosen_crop(run);
+  VideoReader reader(video, reader_options(run, crop));  // checks that the crop fits
+  const std::int64_t frames = reader.frame_count();
+  if (!reader.exact_frame_numbers()) {
+    console::warn("{} has no usable timestamps: frames are numbered in decoding order",
+                  video.string());
+  }
+  const AnalysisIdentity identity =
+      AnalysisIdentity::of_video(video, frames, run.model.scorer,
+                                 run.model.snapshot.filename().string(), crop, run.batch_size);
+  if (!run.options.overwrite && analysis_complete(result.files, identity)) {
+    report_finished(run, result);
+    result.outcome = VideoAnalysis::Outcome::skipped;
+    result.frames = frames;
+    return result;
+  }
+  std::error_code error;
+  if (run.options.overwrite) fs::remove(result.files.checkpoint, error);
+
+  Checkpoint checkpoint(result.files.checkpoint, 3 * run.model.bodyparts.size());
+  result.resumed_from = checkpoint.open(identity);
+  if (result.resumed_from > 0) {
+    console::info("{}: resuming at frame {} of {}", video.filename().string(), result.resumed_from,
+                  frames);
+    reader.seek(result.resumed_from);
+  }
+  std::string started_text = analyze_frames(run, reader, checkpoint, result);
+  write_outputs(run, result, reader.info(), identity, checkpoint, std::move(started_text));
   if (!result.undecodable_frames.empty()) {
     console::warn("{}: {} frame{} could not be decoded (NaN rows), the first at frame {}",
                   video.filename().string(), result.undecodable_frames.size(),
@@ -624,133 +208,35 @@ VideoAnalysis analyze_one(const VideoRun& run, const fs::path& video, const fs::
   return result;
 }
 
+// The network of `model` on `backend`, after checking that the snapshot is the shuffle's.
+std::unique_ptr<nets::Net> load_analysis_network(nets::Backend& backend,
+                                                 const AnalysisModel& model) {
+  const LoadedSnapshot loaded = read_snapshot(model.snapshot);
+  if (loaded.metadata.bodyparts != model.bodyparts ||
+      loaded.metadata.architecture != model.net_type) {
+    throw Error(fmt::format("{} is a {} for {}, but its pose_cfg.yaml says {} for {}",
+                            model.snapshot.string(), loaded.metadata.architecture,
+                            fmt::join(loaded.metadata.bodyparts, ", "), model.net_type,
+                            fmt::join(model.bodyparts, ", ")),
+                "the snapshot does not belong to this shuffle: train it again");
+  }
+  return load_snapshot_network(backend, loaded, model.snapshot);
+}
+
+// A video that could not be analyzed, with why.
+VideoAnalysis failed_video(const fs::path& video, const fs::path& folder,
+                           const AnalysisModel& model, const Error& error) {
+  VideoAnalysis failed;
+  failed.video = video;
+  failed.files = analysis_files(folder, projects::video_stem(video.string()), model.scorer);
+  failed.outcome = VideoAnalysis::Outcome::failed;
+  failed.error = error.what();
+  if (!error.hint().empty()) failed.error += fmt::format(" (hint: {})", error.hint());
+  console::warn("{}", failed.error);
+  return failed;
+}
+
 }  // namespace
-
-AnalysisFiles analysis_files(const fs::path& folder, const std::string& video_stem,
-                             const std::string& scorer) {
-  const std::string base = video_stem + scorer;
-  return {folder / (base + ".h5"), folder / (base + ".csv"), folder / (base + "_meta.pickle"),
-          folder / (base + "_meta.json"), folder / (base + ".labpose-checkpoint")};
-}
-
-std::optional<projects::CropBox> analysis_crop(const AnalysisFiles& files) {
-  std::error_code error;
-  if (!fs::exists(files.meta_json, error)) return std::nullopt;
-  const json meta = json::parse(read_file(files.meta_json), nullptr, false);
-  if (meta.is_discarded() || !meta.is_object() || !meta.contains("crop") ||
-      !meta["crop"].is_array() || meta["crop"].size() != 4) {
-    return std::nullopt;
-  }
-  const json& crop = meta["crop"];
-  return projects::CropBox{crop[0].get<int>(), crop[1].get<int>(), crop[2].get<int>(),
-                           crop[3].get<int>()};
-}
-
-AnalysisModel find_analysis_model(const projects::ProjectConfig& config, int shuffle,
-                                  std::optional<double> fraction, std::optional<int> snapshot_index,
-                                  bool best) {
-  const projects::ConfigValues& values = config.values();
-  if (values.multi_animal) {
-    throw Error(fmt::format("{} is a multi-animal project; labpose analyzes with single-animal "
-                            "networks only",
-                            config.file().string()),
-                "use DeepLabCut for multi-animal projects");
-  }
-  if (!fraction && values.training_fraction.empty()) {
-    throw Error(fmt::format("{}: TrainingFraction is empty", config.file().string()),
-                "set TrainingFraction (e.g. [0.95]) or pass --training-fraction");
-  }
-  const double chosen_fraction = fraction.value_or(values.training_fraction.front());
-  const projects::ProjectLayout layout(config.project_dir());
-  const fs::path train_dir =
-      layout.model_dir(values.iteration, values.task, values.date, chosen_fraction, shuffle) /
-      "train";
-  std::error_code error;
-  if (!fs::exists(train_dir / "pose_cfg.yaml", error)) {
-    throw Error(
-        fmt::format("shuffle {} of trainset{} (iteration {}) was never made: {} does not exist",
-                    shuffle, projects::training_fraction_percent(chosen_fraction), values.iteration,
-                    (train_dir / "pose_cfg.yaml").string()),
-        fmt::format("make and train it first: labpose create-dataset {0} --shuffle {1}, then "
-                    "labpose train {0} --shuffle {1} (or pick another with --shuffle / "
-                    "--training-fraction)",
-                    config.file().string(), shuffle));
-  }
-  const std::vector<SnapshotFile> snapshots = list_snapshots(train_dir);
-  if (snapshots.empty()) {
-    throw Error(fmt::format("no snapshots in {}: shuffle {} was never trained", train_dir.string(),
-                            shuffle),
-                fmt::format("train it first: labpose train {} --shuffle {}", config.file().string(),
-                            shuffle));
-  }
-  const SnapshotFile* chosen = nullptr;
-  const bool use_best = best || (!snapshot_index &&
-                                 values.snapshot_index.kind == projects::SnapshotIndex::Kind::best);
-  if (use_best) {
-    chosen = &best_snapshot(
-        snapshots, train_dir,
-        "train with evaluate_iters > 0 in pose_cfg.yaml, or analyze with --snapshot -1");
-  } else {
-    int index = snapshot_index.value_or(values.snapshot_index.index);
-    if (!snapshot_index && values.snapshot_index.kind == projects::SnapshotIndex::Kind::all) {
-      console::warn("snapshotindex is 'all' in {}: analyzing with the last snapshot",
-                    config.file().string());
-      index = -1;
-    }
-    chosen = &select_snapshot(snapshots, index, train_dir);
-  }
-  std::vector<std::string> warnings;
-  const PoseConfig pose = read_pose_config(train_dir / "pose_cfg.yaml", &warnings);
-  for (const auto& warning : warnings) console::warn("{}", warning);
-
-  AnalysisModel model;
-  model.snapshot = chosen->path;
-  model.net_type = pose.net_type;
-  model.bodyparts = pose.bodyparts;
-  model.training_fraction = chosen_fraction;
-  model.shuffle = shuffle;
-  model.iterations = chosen->iteration;
-  model.stride = pose.stride;
-  model.locref_stdev = pose.locref_stdev;
-  model.location_refinement = pose.location_refinement;
-  model.scorer =
-      projects::scorer_name(pose.net_type, values.task, values.date, shuffle, chosen->iteration);
-  return model;
-}
-
-std::vector<fs::path> videos_to_analyze(const std::vector<fs::path>& inputs, int shard_index,
-                                        int shard_count) {
-  if (shard_count < 1 || shard_index < 0 || shard_index >= shard_count) {
-    throw UsageError(
-        fmt::format("--shard {}/{} is not a shard: i/n needs 0 <= i < n", shard_index, shard_count),
-        "e.g. --shard 0/4 ... --shard 3/4 for four jobs (Slurm: --shard "
-        "$SLURM_ARRAY_TASK_ID/4 with --array=0-3)");
-  }
-  std::set<fs::path> unique;
-  for (const fs::path& input : inputs) {
-    std::error_code error;
-    if (fs::is_directory(input, error)) {
-      const auto found = projects::videos_in_folder(input);
-      if (found.empty()) {
-        throw Error(fmt::format("{} holds no videos", input.string()),
-                    "videos end in .mp4, .avi, .mov, .mkv, .mpg, .mpeg, .wmv, .flv or .m4v");
-      }
-      for (const auto& video : found) unique.insert(fs::absolute(video).lexically_normal());
-    } else if (fs::is_regular_file(input, error)) {
-      unique.insert(fs::absolute(input).lexically_normal());
-    } else {
-      throw Error(fmt::format("{} does not exist", input.string()),
-                  "give video files or folders of videos");
-    }
-  }
-  std::vector<fs::path> videos;
-  std::size_t position = 0;
-  for (const auto& video : unique) {
-    if (position++ % static_cast<std::size_t>(shard_count) == static_cast<std::size_t>(shard_index))
-      videos.push_back(video);
-  }
-  return videos;
-}
 
 std::vector<VideoAnalysis> analyze_videos(const projects::ProjectConfig& config,
                                           const std::vector<fs::path>& videos,
@@ -770,16 +256,7 @@ std::vector<VideoAnalysis> analyze_videos(const projects::ProjectConfig& config,
     }
   }
   const auto backend = devices::make_backend(options.device);
-  const LoadedSnapshot loaded = read_snapshot(model.snapshot);
-  if (loaded.metadata.bodyparts != model.bodyparts ||
-      loaded.metadata.architecture != model.net_type) {
-    throw Error(fmt::format("{} is a {} for {}, but its pose_cfg.yaml says {} for {}",
-                            model.snapshot.string(), loaded.metadata.architecture,
-                            fmt::join(loaded.metadata.bodyparts, ", "), model.net_type,
-                            fmt::join(model.bodyparts, ", ")),
-                "the snapshot does not belong to this shuffle: train it again");
-  }
-  const auto net = load_snapshot_network(*backend, loaded, model.snapshot);
+  const auto net = load_analysis_network(*backend, model);
   console::info("analyzing {} video{} with {} ({}) on {}, batch {}", videos.size(),
                 videos.size() == 1 ? "" : "s", model.scorer, model.snapshot.filename().string(),
                 backend->name(), batch_size);
@@ -794,14 +271,7 @@ std::vector<VideoAnalysis> analyze_videos(const projects::ProjectConfig& config,
       results.push_back(analyze_one(run, video, folder));
     } catch (const Error& error) {
       if (error.kind() == ErrorKind::interrupted) throw;
-      VideoAnalysis failed;
-      failed.video = video;
-      failed.files = analysis_files(folder, projects::video_stem(video.string()), model.scorer);
-      failed.outcome = VideoAnalysis::Outcome::failed;
-      failed.error = error.what();
-      if (!error.hint().empty()) failed.error += fmt::format(" (hint: {})", error.hint());
-      console::warn("{}", failed.error);
-      results.push_back(std::move(failed));
+      results.push_back(failed_video(video, folder, model, error));
     }
   }
   return results;

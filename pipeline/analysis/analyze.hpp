@@ -1,11 +1,12 @@
 // labpose analyze, DeepLabCut's analyze_videos (reference/dlc-format.md §3, §6.9) for single-animal
 // networks: every frame of each video through a trained snapshot, in batches, on threads with
-// bounded queues (decode into preallocated batches -> network -> peaks -> rows on disk), and the
+// bounded queues (decode into preallocated batches -> network and peaks -> rows on disk), and the
 // tracks written as DeepLabCut writes them: <stem><scorer>.h5 (pandas fixed format, key
 // df_with_missing), .csv on request, _meta.pickle with the keys DeepLabCut's tools read, and
 // labpose's _meta.json. One row per frame, always: frames that cannot be decoded are NaN rows.
 // Rows go to a checkpoint file as they are made, so memory stays flat and an interrupted video
-// resumes where it stopped. Not multi-animal tracking, not dynamic cropping.
+// resumes where it stopped. Not multi-animal tracking, not dynamic cropping. The parts live beside
+// it: model_choice, video_list, checkpoint, analysis_metadata, stages and runner.
 #pragma once
 
 #include <cstdint>
@@ -15,31 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/analysis/model_choice.hpp"
+#include "pipeline/analysis/video_list.hpp"
 #include "projects/config.hpp"
 
 namespace labpose::pipeline {
-
-/// The trained network analyze uses: a shuffle's snapshot and what names its outputs.
-struct AnalysisModel {
-  std::filesystem::path snapshot;  // snapshot-<iteration>.safetensors (or snapshot-best-...)
-  std::string net_type;
-  std::string scorer;  // DLC_<net>_<Task><date>shuffle<S>_<iterations>
-  std::vector<std::string> bodyparts;
-  double training_fraction = 0.95;
-  int shuffle = 1;
-  std::int64_t iterations = 0;
-  int stride = 8;
-  double locref_stdev = 7.2801;
-  bool location_refinement = true;
-};
-
-/// The snapshot `snapshot_index` (config.yaml's snapshotindex when not given; -1 = the last in
-/// list order, which is the best one when there is one) of shuffle `shuffle` at `fraction`
-/// (default: the first TrainingFraction). Throws Error when the shuffle was never made or never
-/// trained, and UsageError for an index out of range.
-AnalysisModel find_analysis_model(const projects::ProjectConfig& config, int shuffle,
-                                  std::optional<double> fraction, std::optional<int> snapshot_index,
-                                  bool best = false);
 
 struct AnalyzeOptions {
   int shuffle = 1;
@@ -62,6 +43,8 @@ struct AnalyzeOptions {
 struct AnalysisFiles {
   std::filesystem::path h5, csv, meta_pickle, meta_json, checkpoint;
 };
+/// The outputs of analyzing the video `video_stem` with `scorer`, in `folder` (names from
+/// projects/layout.hpp).
 AnalysisFiles analysis_files(const std::filesystem::path& folder, const std::string& video_stem,
                              const std::string& scorer);
 
@@ -80,11 +63,6 @@ struct VideoAnalysis {
   double seconds = 0.0;                          // wall time of this run on the video
   double frames_per_second = 0.0;                // frames analyzed in this run / seconds
 };
-
-/// Videos and folders (their videos, sorted) as one sorted list without duplicates; then this
-/// shard's part. Throws Error naming a path that is neither, or a folder without videos.
-std::vector<std::filesystem::path> videos_to_analyze(
-    const std::vector<std::filesystem::path>& inputs, int shard_index, int shard_count);
 
 /// Analyzes each video. A video whose outputs are complete for this scorer (by its _meta.json,
 /// never by a file's mere presence) is skipped unless `overwrite`; one with a checkpoint resumes.

@@ -1,4 +1,4 @@
-// Whole-image prediction.
+// Whole-image prediction: one PoseRunner per image size.
 #include "pipeline/pose/predict.hpp"
 
 #include <fmt/core.h>
@@ -6,7 +6,6 @@
 #include <opencv2/imgproc.hpp>
 
 #include "core/error.hpp"
-#include "nets/fused_graph.hpp"
 
 namespace labpose::pipeline {
 
@@ -32,23 +31,11 @@ ImagePredictor::~ImagePredictor() = default;
 
 std::vector<KeypointPrediction> ImagePredictor::predict(const cv::Mat& rgb) {
   LABPOSE_ASSERT(rgb.type() == CV_8UC3 && rgb.isContinuous());
-  const int height = rgb.rows, width = rgb.cols;
-  Compiled& compiled = plans_[{height, width}];
-  const nets::Shape shape{1, 3, height, width};
-  if (!compiled.plan) {
-    compiled.plan = backend_.compile(net_.fuse(true), shape);
-    compiled.input = backend_.allocate(shape);
-  }
-  backend_.copy_pixels_from_host(rgb.ptr<std::uint8_t>(), compiled.input);
-  const auto& outputs = compiled.plan->run(compiled.input);
-  const nets::Shape& s = outputs[0].shape();
-  score_.resize(static_cast<std::size_t>(outputs[0].elements()));
-  locref_.resize(static_cast<std::size_t>(outputs[1].elements()));
-  backend_.copy_to_host(outputs[0], score_.data());
-  backend_.copy_to_host(outputs[1], locref_.data());
-  std::vector<KeypointPrediction> keypoints(static_cast<std::size_t>(s.c()));
-  decode_keypoints(score_.data(), locref_.data(), static_cast<int>(s.c()), static_cast<int>(s.h()),
-                   static_cast<int>(s.w()), settings_, keypoints.data());
+  std::unique_ptr<PoseRunner>& runner = runners_[{rgb.rows, rgb.cols}];
+  if (!runner)
+    runner = std::make_unique<PoseRunner>(backend_, net_, settings_, 1, rgb.rows, rgb.cols);
+  std::vector<KeypointPrediction> keypoints(static_cast<std::size_t>(runner->joints()));
+  runner->run(rgb.ptr<std::uint8_t>(), 1, keypoints.data());
   return keypoints;
 }
 

@@ -1,6 +1,7 @@
 // Keypoints of whole images through a trained network: images at their full size (as DeepLabCut
-// evaluates), one compiled inference plan per image size, decoded on the host. For evaluation and
-// image folders; video analysis has its own batched, pipelined path.
+// evaluates), one PoseRunner (pose_runner.hpp: plan, peaks) per image size. For evaluation and
+// image folders; video analysis feeds the same PoseRunner in batches. Not image files' decoding
+// beyond load_rgb_image.
 #pragma once
 
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include "nets/backend.hpp"
 #include "nets/net.hpp"
 #include "pipeline/pose/decode.hpp"
+#include "pipeline/pose/pose_runner.hpp"
 
 namespace cv {
 class Mat;
@@ -35,12 +37,7 @@ class ImagePredictor {
   nets::Backend& backend_;
   const nets::Net& net_;
   DecodeSettings settings_;
-  struct Compiled {
-    std::unique_ptr<nets::InferencePlan> plan;
-    nets::Tensor input;  // (1, 3, H, W)
-  };
-  std::map<std::pair<int, int>, Compiled> plans_;  // by (height, width)
-  std::vector<float> score_, locref_;
+  std::map<std::pair<int, int>, std::unique_ptr<PoseRunner>> runners_;  // by (height, width)
 };
 
 }  // namespace labpose::pipeline

@@ -488,7 +488,10 @@ VideoReader::VideoReader(const fs::path& path, const VideoReaderOptions& options
           fmt::format("the crop {}x{} at ({}, {}) does not fit inside the {}x{} frames of "
                       "video {}",
                       crop.width, crop.height, crop.x, crop.y, info.width, info.height, name),
-          "fix the crop box (x1, x2, y1, y2) of this video in config.yaml's video_sets");
+          fmt::format(
+              "make the crop box (x1, x2, y1, y2) fit inside the frames: 0 <= x1 < x2 <= {}, "
+              "0 <= y1 < y2 <= {}",
+              info.width, info.height));
     }
     s.width = crop.width;
     s.height = crop.height;

@@ -231,8 +231,12 @@ TEST(Analyze, FoldersShardsAndBadInputs) {
   options.crop = projects::CropBox{0, 400, 0, 100};
   const auto cropped = analyze_videos(*fixture.config, {folder / "c.mp4"}, options);
   EXPECT_EQ(cropped.front().outcome, VideoAnalysis::Outcome::failed);
-  EXPECT_NE(cropped.front().error.find("the crop 0, 400, 0, 100 does not fit"), std::string::npos)
+  EXPECT_NE(cropped.front().error.find("the crop 400x100 at (0, 0) does not fit inside the 320x240 "
+                                       "frames of video " +
+                                       (folder / "c.mp4").string()),
+            std::string::npos)
       << cropped.front().error;
+  EXPECT_NE(cropped.front().error.find("x2 <= 320"), std::string::npos) << cropped.front().error;
 
   options.crop.reset();
   options.shuffle = 2;

@@ -1,0 +1,40 @@
+// What a finished video analysis says about itself: DeepLabCut's <stem><scorer>_meta.pickle (the
+// keys DeepLabCut's tools read) and labpose's _meta.json (model, device, timings, bad frames, crop,
+// and the identity that marks the outputs complete), written once the tracks are; read back to
+// skip finished videos. Not the tracks (.h5/.csv) and not the checkpoint.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "pipeline/analysis/analyze.hpp"
+#include "pipeline/analysis/checkpoint.hpp"
+#include "pipeline/video/probe.hpp"
+
+namespace labpose::pipeline {
+
+/// How a video was analyzed, beyond its result: for the metadata files.
+struct AnalysisRun {
+  int iteration = 0;  // config.yaml's active-learning iteration
+  std::string device, device_description;
+  int batch_size = 0;
+  bool csv = false;          // the outputs include the .csv
+  double started = 0.0;      // seconds since the epoch
+  double stopped = 0.0;      // seconds since the epoch
+  std::string started_text;  // local time, as local_time_text()
+};
+
+/// Now in local time, "YYYY-MM-DD HH:MM:SS".
+std::string local_time_text();
+
+/// Writes result.files.meta_pickle and meta_json (atomically) for a finished analysis of a video
+/// described by `info` (its whole frames), made from `identity` (its crop included).
+void write_analysis_metadata(const AnalysisModel& model, const VideoAnalysis& result,
+                             const VideoInfo& info, const AnalysisIdentity& identity,
+                             const AnalysisRun& run);
+
+/// True when `files` hold a complete analysis made for `identity` (by the _meta.json, whatever
+/// the batch size).
+bool analysis_complete(const AnalysisFiles& files, const AnalysisIdentity& identity);
+
+}  // namespace labpose::pipeline

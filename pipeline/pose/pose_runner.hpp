@@ -1,0 +1,46 @@
+// Images to keypoints through a trained network, the one path for every caller: packed 8-bit RGB
+// pixels copied to the backend, the network run by an inference plan compiled once for one batch
+// shape, its score and location-refinement maps copied back and decoded (decode.hpp). Not threads,
+// not video and not image files: video analysis (stages) and ImagePredictor feed it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "nets/backend.hpp"
+#include "nets/net.hpp"
+#include "pipeline/pose/decode.hpp"
+
+namespace labpose::pipeline {
+
+class PoseRunner {
+ public:
+  /// Compiles `net` on `backend` for batches of `batch` images of height x width pixels; both
+  /// must outlive the runner.
+  PoseRunner(nets::Backend& backend, const nets::Net& net, const DecodeSettings& settings,
+             int batch, int height, int width);
+  ~PoseRunner();
+  PoseRunner(const PoseRunner&) = delete;
+  PoseRunner& operator=(const PoseRunner&) = delete;
+
+  /// N, the images the network runs on at once.
+  int batch_size() const { return batch_; }
+  /// J, the keypoints per image.
+  int joints() const { return joints_; }
+
+  /// Keypoints of the first `images` (<= N) of a whole batch. pixels: (N, H, W, 3) packed RGB
+  /// (the network always runs on N; images after `images` are not decoded); out: (images, J).
+  void run(const std::uint8_t* pixels, std::size_t images, KeypointPrediction* out);
+
+ private:
+  nets::Backend& backend_;
+  DecodeSettings settings_;
+  int batch_ = 0, joints_ = 0, map_height_ = 0, map_width_ = 0;
+  std::unique_ptr<nets::InferencePlan> plan_;
+  nets::Tensor input_;                 // (N, 3, H, W)
+  std::vector<float> score_, locref_;  // (N, J, P, Q), (N, 2J, P, Q) on the host
+};
+
+}  // namespace labpose::pipeline
