@@ -4,7 +4,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -186,7 +185,7 @@ fs::path LabelStore::folder_of(std::string_view video) const {
     throw RequestError(400, fmt::format("\"{}\" is not a labeled-data folder name", video));
   fs::path folder = projects::ProjectLayout(project_root_).labeled_data_folder(video);
   std::error_code error;
-  if (!fs::is_directory(folder, error) || video.ends_with("_labeled"))
+  if (!fs::is_directory(folder, error) || projects::is_labeled_output(video))
     throw RequestError(404, fmt::format("no labeled-data folder \"{}\"", video));
   if (!inside(project_root_, folder))
     throw RequestError(403, fmt::format("labeled-data/{} leads out of the project", video));
@@ -252,15 +251,9 @@ std::optional<Table> LabelStore::machine_labels(const fs::path& folder) const {
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(folder, error)) {
     const std::string name = entry.path().filename().string();
-    constexpr std::string_view prefix = "machinelabels-iter";
-    if (!name.starts_with(prefix) || !name.ends_with(".h5")) continue;
-    const std::string_view digits(name.data() + prefix.size(), name.size() - prefix.size() - 3);
-    int iteration = -1;
-    const auto [end, code] =
-        std::from_chars(digits.data(), digits.data() + digits.size(), iteration);
-    if (code != std::errc() || end != digits.data() + digits.size()) continue;
-    if (iteration > newest_iteration) {
-      newest_iteration = iteration;
+    const std::optional<int> iteration = projects::machine_labels_iteration(name);
+    if (iteration && *iteration > newest_iteration) {
+      newest_iteration = *iteration;
       newest = entry.path();
     }
   }

@@ -35,7 +35,7 @@ std::vector<LabeledImagesFolder> draw_labeled_images(const projects::ProjectConf
     const auto files = projects::label_files(folder, values.scorer);
     if (!files.any_exists()) continue;
     LabeledImagesFolder result;
-    result.folder = folder.parent_path() / (folder.filename().string() + "_labeled");
+    result.folder = layout.checked_labels_folder(folder.filename().string());
     projects::Table table;
     std::vector<projects::KeypointColumns> keypoints;
     try {

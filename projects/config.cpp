@@ -269,15 +269,18 @@ ProjectConfig ProjectConfig::parse(std::string_view text, const fs::path& file) 
   return config;
 }
 
-void ProjectConfig::validate() {
-  const YamlMapReader reader(file_, root_);
-  ConfigValues values;
-  warnings_.clear();
+namespace {
 
+// validate()'s key groups, in the order DeepLabCut writes them: each reads its keys into `values`
+// and throws at the first bad one, so errors come in file order.
+
+// Duplicate and unknown top-level keys.
+void check_keys(const YamlMapReader& reader, const YAML::Node& root, const fs::path& file,
+                std::vector<std::string>& warnings) {
   // Duplicate keys: YAML parsers disagree on them (yaml-cpp keeps the first, ruamel refuses).
   std::set<std::string> seen;
   std::size_t unknown = 0;
-  for (const auto& entry : root_) {
+  for (const auto& entry : root) {
     const std::string key = entry.first.Scalar();
     if (!seen.insert(key).second) {
       reader.fail(key, entry.first, fmt::format("the key '{}' appears twice", printable(key, 80)),
@@ -292,17 +295,20 @@ void ProjectConfig::validate() {
           suggestion = fmt::format(" (did you mean '{}'?)", known);
         }
       }
-      warnings_.push_back(
+      warnings.push_back(
           fmt::format("{}: unknown key '{}'{}; labpose keeps it, but DeepLabCut 3.0.1 "
                       "refuses config files with unknown keys",
                       reader.place(key, entry.first), printable(key, 80), suggestion));
     }
   }
   if (unknown > kMaxUnknownKeyWarnings) {
-    warnings_.push_back(
-        fmt::format("{}: {} more unknown keys", file_.string(), unknown - kMaxUnknownKeyWarnings));
+    warnings.push_back(
+        fmt::format("{}: {} more unknown keys", file.string(), unknown - kMaxUnknownKeyWarnings));
   }
+}
 
+// Task, scorer, date, multianimalproject, identity, project_path, engine.
+void read_identity_keys(const YamlMapReader& reader, ConfigValues& values) {
   values.task = reader.text("Task", true);
   values.scorer = reader.text("scorer", true);
   values.date = reader.text("date", true);
@@ -327,103 +333,114 @@ void ProjectConfig::validate() {
                 "labpose trains its own models whatever this says; DeepLabCut accepts only these "
                 "two words");
   }
+}
 
-  // video_sets: path -> {crop: "x1, x2, y1, y2"}
-  if (!reader.is_null("video_sets")) {
-    const YAML::Node sets = reader.value("video_sets");
-    if (!sets.IsMap()) {
-      reader.fail(
-          "video_sets", sets,
-          fmt::format("video_sets must map each video path to its crop (found {})", describe(sets)),
-          "each entry looks like:\n  /path/to/project/videos/mouse1.mp4:\n    crop: 0, 640, 0, "
-          "480");
+// video_sets: path -> {crop: "x1, x2, y1, y2"}
+void read_video_sets(const YamlMapReader& reader, ConfigValues& values) {
+  if (reader.is_null("video_sets")) return;
+  const YAML::Node sets = reader.value("video_sets");
+  if (!sets.IsMap()) {
+    reader.fail(
+        "video_sets", sets,
+        fmt::format("video_sets must map each video path to its crop (found {})", describe(sets)),
+        "each entry looks like:\n  /path/to/project/videos/mouse1.mp4:\n    crop: 0, 640, 0, "
+        "480");
+  }
+  std::set<std::string> keys;
+  for (const auto& entry : sets) {
+    VideoSet video;
+    video.key = entry.first.Scalar();
+    if (video.key.empty() || !keys.insert(video.key).second) {
+      reader.fail("video_sets", entry.first,
+                  fmt::format("video_sets lists the video {} twice", describe(entry.first)));
     }
-    std::set<std::string> keys;
-    for (const auto& entry : sets) {
-      VideoSet video;
-      video.key = entry.first.Scalar();
-      if (video.key.empty() || !keys.insert(video.key).second) {
-        reader.fail("video_sets", entry.first,
-                    fmt::format("video_sets lists the video {} twice", describe(entry.first)));
-      }
-      const YAML::Node settings = entry.second;
-      if (settings.IsMap()) {
-        const YAML::Node crop = settings["crop"];
-        if (crop.IsDefined() && !crop.IsNull()) {
-          video.crop = crop.IsScalar() ? parse_crop(crop.Scalar()) : std::nullopt;
-          if (!video.crop) {
-            reader.fail("video_sets", crop,
-                        fmt::format("the crop of video {} must be four whole numbers from 0 to {}, "
-                                    "\"x1, x2, y1, y2\" with x1 < x2 and y1 < y2 (found {})",
-                                    printable(video.key, 200), kMaxPixels, describe(crop)),
-                        "for the full 640x480 frame write: crop: 0, 640, 0, 480");
-          }
+    const YAML::Node settings = entry.second;
+    if (settings.IsMap()) {
+      const YAML::Node crop = settings["crop"];
+      if (crop.IsDefined() && !crop.IsNull()) {
+        video.crop = crop.IsScalar() ? parse_crop(crop.Scalar()) : std::nullopt;
+        if (!video.crop) {
+          reader.fail("video_sets", crop,
+                      fmt::format("the crop of video {} must be four whole numbers from 0 to {}, "
+                                  "\"x1, x2, y1, y2\" with x1 < x2 and y1 < y2 (found {})",
+                                  printable(video.key, 200), kMaxPixels, describe(crop)),
+                      "for the full 640x480 frame write: crop: 0, 640, 0, 480");
         }
-      } else if (!settings.IsNull()) {
-        reader.fail(
-            "video_sets", settings,
-            fmt::format(
-                "the entry of video {} must be a mapping like `crop: 0, 640, 0, 480` (found {})",
-                printable(video.key, 200), describe(settings)));
       }
-      values.video_sets.push_back(std::move(video));
+    } else if (!settings.IsNull()) {
+      reader.fail(
+          "video_sets", settings,
+          fmt::format(
+              "the entry of video {} must be a mapping like `crop: 0, 640, 0, 480` (found {})",
+              printable(video.key, 200), describe(settings)));
+    }
+    values.video_sets.push_back(std::move(video));
+  }
+}
+
+// Keypoints: a list for single-animal projects, the word MULTI! plus per-animal lists otherwise.
+bool bodyparts_say_multi(const YamlMapReader& reader) {
+  return reader.value("bodyparts").IsScalar() && reader.value("bodyparts").Scalar() == "MULTI!";
+}
+
+// bodyparts (MULTI!), individuals, multianimalbodyparts, uniquebodyparts.
+void read_multi_animal_keypoints(const YamlMapReader& reader, ConfigValues& values) {
+  if (!reader.is_null("bodyparts") && !bodyparts_say_multi(reader)) {
+    reader.fail("bodyparts", reader.value("bodyparts"),
+                "in a multi-animal project bodyparts must be the word MULTI! (found " +
+                    describe(reader.value("bodyparts")) + ")",
+                "list the keypoints under multianimalbodyparts (per animal) and uniquebodyparts "
+                "(once per frame)");
+  }
+  values.individuals = reader.names("individuals");
+  values.multianimal_bodyparts = reader.names("multianimalbodyparts");
+  values.unique_bodyparts = reader.has("uniquebodyparts") ? reader.names("uniquebodyparts")
+                                                          : reader.names("unique_bodyparts");
+  if (values.individuals.empty()) {
+    reader.fail("individuals", reader.value("individuals"),
+                "a multi-animal project needs at least one name under individuals");
+  }
+  if (values.multianimal_bodyparts.empty() && values.unique_bodyparts.empty()) {
+    reader.fail(
+        "multianimalbodyparts", reader.value("multianimalbodyparts"),
+        "a multi-animal project needs keypoints under multianimalbodyparts or uniquebodyparts");
+  }
+  const std::set<std::string> per_animal(values.multianimal_bodyparts.begin(),
+                                         values.multianimal_bodyparts.end());
+  for (const auto& name : values.unique_bodyparts) {
+    if (per_animal.count(name) != 0) {
+      reader.fail(
+          "uniquebodyparts", reader.value("uniquebodyparts"),
+          fmt::format("\"{}\" is both a multi-animal and a unique bodypart", printable(name, 80)));
     }
   }
+}
 
-  // Keypoints: a list for single-animal projects, the word MULTI! plus per-animal lists otherwise.
-  const bool bodyparts_multi =
-      reader.value("bodyparts").IsScalar() && reader.value("bodyparts").Scalar() == "MULTI!";
-  if (values.multi_animal) {
-    if (!reader.is_null("bodyparts") && !bodyparts_multi) {
-      reader.fail("bodyparts", reader.value("bodyparts"),
-                  "in a multi-animal project bodyparts must be the word MULTI! (found " +
-                      describe(reader.value("bodyparts")) + ")",
-                  "list the keypoints under multianimalbodyparts (per animal) and uniquebodyparts "
-                  "(once per frame)");
-    }
-    values.individuals = reader.names("individuals");
-    values.multianimal_bodyparts = reader.names("multianimalbodyparts");
-    values.unique_bodyparts = reader.has("uniquebodyparts") ? reader.names("uniquebodyparts")
-                                                            : reader.names("unique_bodyparts");
-    if (values.individuals.empty()) {
-      reader.fail("individuals", reader.value("individuals"),
-                  "a multi-animal project needs at least one name under individuals");
-    }
-    if (values.multianimal_bodyparts.empty() && values.unique_bodyparts.empty()) {
-      reader.fail(
-          "multianimalbodyparts", reader.value("multianimalbodyparts"),
-          "a multi-animal project needs keypoints under multianimalbodyparts or uniquebodyparts");
-    }
-    const std::set<std::string> per_animal(values.multianimal_bodyparts.begin(),
-                                           values.multianimal_bodyparts.end());
-    for (const auto& name : values.unique_bodyparts) {
-      if (per_animal.count(name) != 0) {
-        reader.fail("uniquebodyparts", reader.value("uniquebodyparts"),
-                    fmt::format("\"{}\" is both a multi-animal and a unique bodypart",
-                                printable(name, 80)));
-      }
-    }
-  } else {
-    if (bodyparts_multi) {
-      reader.fail("bodyparts", reader.value("bodyparts"),
-                  "bodyparts is MULTI! but multianimalproject is not true",
-                  "set multianimalproject: true, or list the keypoints under bodyparts");
-    }
-    values.bodyparts = reader.names("bodyparts");
-    if (values.bodyparts.empty()) {
-      const YAML::Node node = reader.value("bodyparts");
-      if (!reader.has("bodyparts")) {
-        throw Error(fmt::format("{}: the key 'bodyparts' is missing", file_.string()),
-                    "add the keypoints to track, one per line:\nbodyparts:\n- snout\n- tailbase");
-      }
-      reader.fail("bodyparts", node,
-                  "bodyparts must be a non-empty list of distinct names (found 0 items)",
+// bodyparts (a list), individuals.
+void read_single_animal_keypoints(const YamlMapReader& reader, const fs::path& file,
+                                  ConfigValues& values) {
+  if (bodyparts_say_multi(reader)) {
+    reader.fail("bodyparts", reader.value("bodyparts"),
+                "bodyparts is MULTI! but multianimalproject is not true",
+                "set multianimalproject: true, or list the keypoints under bodyparts");
+  }
+  values.bodyparts = reader.names("bodyparts");
+  if (values.bodyparts.empty()) {
+    const YAML::Node node = reader.value("bodyparts");
+    if (!reader.has("bodyparts")) {
+      throw Error(fmt::format("{}: the key 'bodyparts' is missing", file.string()),
                   "add the keypoints to track, one per line:\nbodyparts:\n- snout\n- tailbase");
     }
-    values.individuals =
-        reader.names("individuals");  // 3.0.1 writes [individual_1] for single animal
+    reader.fail("bodyparts", node,
+                "bodyparts must be a non-empty list of distinct names (found 0 items)",
+                "add the keypoints to track, one per line:\nbodyparts:\n- snout\n- tailbase");
   }
+  values.individuals =
+      reader.names("individuals");  // 3.0.1 writes [individual_1] for single animal
+}
 
+// start, stop, numframes2pick.
+void read_frame_extraction_keys(const YamlMapReader& reader, ConfigValues& values) {
   values.start = reader.optional_number("start", 0.0, 1.0).value_or(0.0);
   values.stop = reader.optional_number("stop", 0.0, 1.0).value_or(1.0);
   if (values.start >= values.stop) {
@@ -433,8 +450,11 @@ void ProjectConfig::validate() {
                 "whole video");
   }
   values.numframes2pick = reader.optional_int("numframes2pick", 0, kMaxCount).value_or(20);
+}
 
-  // Skeleton: pairs of keypoint names.
+// Skeleton: pairs of keypoint names (the keypoints must be read first).
+void read_skeleton(const YamlMapReader& reader, ConfigValues& values,
+                   std::vector<std::string>& warnings) {
   const std::vector<std::string> keypoints = values.multi_animal ? [&] {
     auto all = values.multianimal_bodyparts;
     all.insert(all.end(), values.unique_bodyparts.begin(), values.unique_bodyparts.end());
@@ -463,7 +483,7 @@ void ProjectConfig::validate() {
       SkeletonEdge parsed{edge[0].Scalar(), edge[1].Scalar()};
       for (const auto& name : {parsed.from, parsed.to}) {
         if (keypoint_set.count(name) == 0 && ++unknown_names <= kMaxSkeletonWarnings) {
-          warnings_.push_back(
+          warnings.push_back(
               fmt::format("{}: the skeleton names \"{}\", which is not a bodypart ({}); "
                           "that edge will not be drawn",
                           reader.place("skeleton", edge), printable(name, 80), keypoint_list));
@@ -473,43 +493,52 @@ void ProjectConfig::validate() {
     }
   }
   if (unknown_names > kMaxSkeletonWarnings) {
-    warnings_.push_back(fmt::format("{}: the skeleton names {} more names that are not bodyparts",
-                                    reader.place("skeleton"),
-                                    unknown_names - kMaxSkeletonWarnings));
+    warnings.push_back(fmt::format("{}: the skeleton names {} more names that are not bodyparts",
+                                   reader.place("skeleton"), unknown_names - kMaxSkeletonWarnings));
   }
+}
+
+// skeleton_color, pcutoff, dotsize, alphavalue, colormap.
+void read_plotting_keys(const YamlMapReader& reader, ConfigValues& values) {
   values.skeleton_color = reader.text("skeleton_color", false, "black");
   values.pcutoff = reader.optional_number("pcutoff", 0.0, 1.0).value_or(0.6);
   values.dotsize = reader.optional_int("dotsize", 0, kMaxDotSize).value_or(12);
   values.alphavalue = reader.optional_number("alphavalue", 0.0, 1.0).value_or(0.7);
   values.colormap = reader.text("colormap", false, "rainbow");
+}
 
-  if (!reader.is_null("TrainingFraction")) {
-    const YAML::Node fractions = reader.value("TrainingFraction");
-    if (!fractions.IsSequence() || fractions.size() == 0) {
-      reader.fail("TrainingFraction", fractions,
-                  fmt::format("TrainingFraction must be a list of fractions (found {})",
-                              describe(fractions)),
-                  "for example:\nTrainingFraction:\n- 0.95");
-    }
-    values.training_fraction.clear();
-    for (const auto& item : fractions) {
-      const double fraction =
-          reader.number_of("TrainingFraction", item, 0.0, 1.0, "each TrainingFraction");
-      if (fraction <= 0.0) {
-        reader.fail("TrainingFraction", item,
-                    fmt::format("each TrainingFraction must be a number above 0 and at most 1 "
-                                "(found {})",
-                                describe(item)));
-      }
-      if (std::abs(fraction * 100.0 - std::round(fraction * 100.0)) > 1e-9) {
-        reader.fail(
-            "TrainingFraction", item,
-            fmt::format("TrainingFraction {} has more than two decimals", printable(item.Scalar())),
-            "DeepLabCut names training sets after int(100 * fraction); use e.g. 0.95 or 0.8");
-      }
-      values.training_fraction.push_back(fraction);
-    }
+// TrainingFraction: fractions in (0, 1] with at most two decimals.
+void read_training_fraction(const YamlMapReader& reader, ConfigValues& values) {
+  if (reader.is_null("TrainingFraction")) return;
+  const YAML::Node fractions = reader.value("TrainingFraction");
+  if (!fractions.IsSequence() || fractions.size() == 0) {
+    reader.fail(
+        "TrainingFraction", fractions,
+        fmt::format("TrainingFraction must be a list of fractions (found {})", describe(fractions)),
+        "for example:\nTrainingFraction:\n- 0.95");
   }
+  values.training_fraction.clear();
+  for (const auto& item : fractions) {
+    const double fraction =
+        reader.number_of("TrainingFraction", item, 0.0, 1.0, "each TrainingFraction");
+    if (fraction <= 0.0) {
+      reader.fail("TrainingFraction", item,
+                  fmt::format("each TrainingFraction must be a number above 0 and at most 1 "
+                              "(found {})",
+                              describe(item)));
+    }
+    if (std::abs(fraction * 100.0 - std::round(fraction * 100.0)) > 1e-9) {
+      reader.fail(
+          "TrainingFraction", item,
+          fmt::format("TrainingFraction {} has more than two decimals", printable(item.Scalar())),
+          "DeepLabCut names training sets after int(100 * fraction); use e.g. 0.95 or 0.8");
+    }
+    values.training_fraction.push_back(fraction);
+  }
+}
+
+// iteration, default_net_type, default_augmenter, snapshot indices, batch sizes.
+void read_training_keys(const YamlMapReader& reader, ConfigValues& values) {
   values.iteration = reader.optional_int("iteration", 0, kMaxCount).value_or(0);
   values.default_net_type = reader.text("default_net_type", false, "resnet_50");
   values.default_augmenter = reader.text("default_augmenter", false);
@@ -536,7 +565,10 @@ void ProjectConfig::validate() {
       reader.optional_int("detector_snapshotindex", -kMaxCount, kMaxCount).value_or(-1);
   values.batch_size = reader.optional_int("batch_size", 1, kMaxCount).value_or(8);
   values.detector_batch_size = reader.optional_int("detector_batch_size", 1, kMaxCount).value_or(1);
+}
 
+// cropping and the crop box x1, x2, y1, y2 (all four or none).
+void read_cropping_keys(const YamlMapReader& reader, ConfigValues& values) {
   values.cropping = reader.optional_bool("cropping").value_or(false);
   const std::array<const char*, 4> corners = {"x1", "x2", "y1", "y2"};
   std::array<std::optional<int>, 4> box;
@@ -566,6 +598,10 @@ void ProjectConfig::validate() {
                     values.cropping ? " when cropping is true" : " or all be left empty", missing),
         "they are the crop box in pixels used when cropping: true");
   }
+}
+
+// corner2move2, move2corner, SuperAnimalConversionTables.
+void read_refinement_keys(const YamlMapReader& reader, ConfigValues& values) {
   if (!reader.is_null("corner2move2")) {
     const YAML::Node node = reader.value("corner2move2");
     if (!node.IsSequence() || node.size() != 2) {
@@ -583,6 +619,29 @@ void ProjectConfig::validate() {
     reader.fail("SuperAnimalConversionTables", reader.value("SuperAnimalConversionTables"),
                 "SuperAnimalConversionTables must be a mapping or empty");
   }
+}
+
+}  // namespace
+
+void ProjectConfig::validate() {
+  const YamlMapReader reader(file_, root_);
+  ConfigValues values;
+  warnings_.clear();
+  check_keys(reader, root_, file_, warnings_);
+  read_identity_keys(reader, values);
+  read_video_sets(reader, values);
+  if (values.multi_animal) {
+    read_multi_animal_keypoints(reader, values);
+  } else {
+    read_single_animal_keypoints(reader, file_, values);
+  }
+  read_frame_extraction_keys(reader, values);
+  read_skeleton(reader, values, warnings_);
+  read_plotting_keys(reader, values);
+  read_training_fraction(reader, values);
+  read_training_keys(reader, values);
+  read_cropping_keys(reader, values);
+  read_refinement_keys(reader, values);
   values_ = std::move(values);
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <cstdlib>
 #include <ctime>
 
@@ -13,6 +14,14 @@
 
 namespace labpose::projects {
 namespace fs = std::filesystem;
+namespace {
+
+// DeepLabCut's suffixes of drawn and filtered outputs, and the machine labels' prefix.
+constexpr std::string_view kLabeledSuffix = "_labeled";
+constexpr std::string_view kFilteredSuffix = "_filtered";
+constexpr std::string_view kMachineLabelsPrefix = "machinelabels-iter";
+
+}  // namespace
 
 std::string config_date(std::chrono::year_month_day day) {
   static constexpr std::array<const char*, 12> kMonths = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
@@ -65,6 +74,24 @@ std::optional<std::int64_t> frame_index_of_image(std::string_view name) {
   return index;
 }
 
+std::string machine_labels_h5_name(int iteration) {
+  return fmt::format("{}{}.h5", kMachineLabelsPrefix, iteration);
+}
+
+std::string machine_labels_csv_name() {
+  return "machinelabels.csv";
+}
+
+std::optional<int> machine_labels_iteration(std::string_view name) {
+  if (!name.starts_with(kMachineLabelsPrefix) || !name.ends_with(".h5")) return std::nullopt;
+  const std::string_view digits =
+      name.substr(kMachineLabelsPrefix.size(), name.size() - kMachineLabelsPrefix.size() - 3);
+  int iteration = -1;
+  const auto [end, code] = std::from_chars(digits.data(), digits.data() + digits.size(), iteration);
+  if (code != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
+  return iteration;
+}
+
 std::string portable_file_name(std::string_view path) {
   const std::size_t separator = path.find_last_of("/\\");
   return std::string(separator == std::string_view::npos ? path : path.substr(separator + 1));
@@ -92,8 +119,7 @@ std::vector<fs::path> videos_in_folder(const fs::path& folder) {
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(folder, error)) {
     const std::string stem = entry.path().stem().string();
-    const bool ours =
-        stem.ends_with("_labeled") || stem.ends_with("_full") || stem.starts_with(".");
+    const bool ours = is_labeled_output(stem) || stem.ends_with("_full") || stem.starts_with(".");
     if (entry.is_regular_file(error) && has_video_extension(entry.path()) && !ours) {
       videos.push_back(entry.path());
     }
@@ -104,8 +130,37 @@ std::vector<fs::path> videos_in_folder(const fs::path& folder) {
   return videos;
 }
 
+bool is_labeled_output(std::string_view stem) {
+  return stem.ends_with(kLabeledSuffix);
+}
+
+fs::path filtered_tracks_path(const fs::path& tracks) {
+  return tracks.parent_path() / (tracks.stem().string() + std::string(kFilteredSuffix) + ".h5");
+}
+
+fs::path labeled_video_path(const fs::path& tracks, double pcutoff) {
+  return tracks.parent_path() / fmt::format("{}_p{}{}.mp4", tracks.stem().string(),
+                                            static_cast<int>(100.0 * pcutoff), kLabeledSuffix);
+}
+
+fs::path trajectory_plots_folder(const fs::path& folder, std::string_view video_stem) {
+  return folder / "plot-poses" / std::string(video_stem);
+}
+
+std::vector<std::string> trajectory_plot_names(bool filtered) {
+  const std::string_view suffix = filtered ? kFilteredSuffix : "";
+  std::vector<std::string> names;
+  for (const std::string_view figure : {"trajectory", "plot", "plot-likelihood", "hist"})
+    names.push_back(fmt::format("{}{}.png", figure, suffix));
+  return names;
+}
+
 fs::path ProjectLayout::labeled_data_folder(std::string_view stem) const {
   return labeled_data_dir() / std::string(stem);
+}
+
+fs::path ProjectLayout::checked_labels_folder(std::string_view stem) const {
+  return labeled_data_dir() / fmt::format("{}{}", stem, kLabeledSuffix);
 }
 
 fs::path ProjectLayout::training_set_dir(int iteration, std::string_view task,
@@ -135,7 +190,7 @@ std::vector<fs::path> ProjectLayout::labeled_folders() const {
   if (!fs::is_directory(labeled_data_dir(), error)) return folders;
   for (const auto& entry : fs::directory_iterator(labeled_data_dir(), error)) {
     const std::string name = entry.path().filename().string();
-    if (entry.is_directory(error) && !name.starts_with(".") && !name.ends_with("_labeled")) {
+    if (entry.is_directory(error) && !name.starts_with(".") && !is_labeled_output(name)) {
       folders.push_back(entry.path());
     }
   }

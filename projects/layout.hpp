@@ -32,6 +32,14 @@ std::string frame_image_name(std::int64_t index, std::int64_t frame_count);
 /// The frame index in an extracted frame's name ("img0042.png" -> 42, whatever the padding);
 /// nullopt for any other name.
 std::optional<std::int64_t> frame_index_of_image(std::string_view name);
+/// "machinelabels-iter<iteration>.h5": a network's predictions at the frames extract-outliers
+/// wrote into a labeled-data folder, for refinement.
+std::string machine_labels_h5_name(int iteration);
+/// "machinelabels.csv": the same predictions as CSV.
+std::string machine_labels_csv_name();
+/// The iteration in a machine_labels_h5_name() ("machinelabels-iter3.h5" -> 3); nullopt for any
+/// other name.
+std::optional<int> machine_labels_iteration(std::string_view name);
 
 /// The video's file name without extension (Python's Path.stem); handles Windows separators.
 std::string video_stem(std::string_view path);
@@ -43,6 +51,23 @@ bool has_video_extension(const std::filesystem::path& path);
 /// The videos in `folder` (not recursive), sorted, without DeepLabCut's own *_labeled / *_full
 /// outputs.
 std::vector<std::filesystem::path> videos_in_folder(const std::filesystem::path& folder);
+/// True for a name (without extension) DeepLabCut gives its drawings: "<name>_labeled" (labeled
+/// videos, check_labels' labeled-data/<video>_labeled/ folders).
+bool is_labeled_output(std::string_view stem);
+
+// What filter, labeled-video and plot-trajectories write beside a video's tracks
+// (reference/dlc-format.md §6.10-6.12). `tracks` is the analysis table, e.g.
+// <video>DLC_<scorer>.h5.
+/// "<dir>/<stem>_filtered.h5" for the tracks "<dir>/<stem>.h5".
+std::filesystem::path filtered_tracks_path(const std::filesystem::path& tracks);
+/// "<dir>/<stem>_p<int(100 pcutoff)>_labeled.mp4" for the tracks "<dir>/<stem>.h5".
+std::filesystem::path labeled_video_path(const std::filesystem::path& tracks, double pcutoff);
+/// "<folder>/plot-poses/<video stem>": the folder of a video's trajectory figures.
+std::filesystem::path trajectory_plots_folder(const std::filesystem::path& folder,
+                                              std::string_view video_stem);
+/// "trajectory.png", "plot.png", "plot-likelihood.png", "hist.png", with "_filtered" before
+/// ".png" for filtered tracks.
+std::vector<std::string> trajectory_plot_names(bool filtered);
 
 /// Paths inside one project folder.
 class ProjectLayout {
@@ -54,6 +79,8 @@ class ProjectLayout {
   std::filesystem::path videos_dir() const { return root_ / "videos"; }
   std::filesystem::path labeled_data_dir() const { return root_ / "labeled-data"; }
   std::filesystem::path labeled_data_folder(std::string_view stem) const;
+  /// labeled-data/<stem>_labeled: check_labels' drawings of the labels of video `stem`.
+  std::filesystem::path checked_labels_folder(std::string_view stem) const;
   std::filesystem::path training_datasets_dir() const { return root_ / "training-datasets"; }
   std::filesystem::path dlc_models_dir() const { return root_ / "dlc-models"; }
   std::filesystem::path labpose_models_dir() const { return root_ / "labpose-models"; }

@@ -5,7 +5,10 @@
 #include <fmt/core.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <string_view>
 
+#include "core/error.hpp"
 #include "nets/models/models.hpp"
 
 namespace labpose::nets {
@@ -70,6 +73,23 @@ int add_mobilenet_v2(Net& net, int input, double width) {
   }
   const int last = make_divisible(1280 * std::max(1.0, width));
   return conv_bn_relu6(net, x, fmt::format("features.{}", index), in, last, 1, ConvGeometry{});
+}
+
+int mobilenet_v2_stage(const std::string& architecture, const std::string& parameter) {
+  // features.N -> stage: stem, groups of (1, 2, 3, 4, 3, 3, 1) inverted residual blocks, last
+  // convolution.
+  static constexpr std::string_view kFeatures = "features.";
+  if (parameter.rfind(kFeatures, 0) != 0) {
+    throw Error(
+        fmt::format("the parameter \"{}\" is not part of a {} backbone", parameter, architecture));
+  }
+  const int feature = std::atoi(parameter.c_str() + kFeatures.size());
+  static constexpr int kFirstFeatureOfStage[] = {0, 1, 2, 4, 7, 11, 14, 17, 18};
+  int stage = 0;
+  for (int first : kFirstFeatureOfStage) {
+    if (feature >= first) ++stage;
+  }
+  return stage;
 }
 
 }  // namespace labpose::nets

@@ -10,22 +10,20 @@
 #include <string>
 #include <vector>
 
+#include "nets/models/backbones.hpp"
 #include "nets/net.hpp"
 
 namespace labpose::nets {
 
 struct PoseNetSpec {
-  std::string architecture;     // one of pose_architectures()
+  std::string architecture;     // a backbones() name
   int bodyparts = 4;            // J
   bool normalize_input = true;  // false: the input is fed to the first convolution as it is
 };
 
-/// "resnet_50", "resnet_101", "mobilenet_v2_1.0", "mobilenet_v2_0.35", "efficientnet_lite0" ...
-/// "efficientnet_lite4".
-const std::vector<std::string>& pose_architectures();
 /// The mean and standard deviation on the 0-255 scale, per RGB channel, that `architecture`'s
-/// ImageNet weights expect: torchvision's ImageNet statistics, or 127 and 128 for EfficientNet-Lite
-/// (TensorFlow's Lite preprocessing).
+/// ImageNet weights expect (its backbones() row): torchvision's ImageNet statistics, or 127 and 128
+/// for EfficientNet-Lite (TensorFlow's Lite preprocessing).
 std::pair<std::vector<float>, std::vector<float>> input_normalization(
     const std::string& architecture);
 
@@ -52,7 +50,10 @@ int add_mobilenet_v2(Net& net, int input, double width);
 /// backbone: the last stride-2 group dilated) or 32 (the package's ImageNet classifier trunk).
 int add_efficientnet_lite(Net& net, int input, const std::string& architecture,
                           int output_stride = 16);
-/// backbone_stage for EfficientNet-Lite parameters (the package's names).
+// Their backbone_stage for parameters of their own (ResNet: conv1/bn1 1, layerN N+1; MobileNetV2:
+// features.N; EfficientNet-Lite: the package's names); the head is pose_net's.
+int resnet_stage(const std::string& architecture, const std::string& parameter);
+int mobilenet_v2_stage(const std::string& architecture, const std::string& parameter);
 int efficientnet_lite_stage(const std::string& architecture, const std::string& parameter);
 
 }  // namespace labpose::nets

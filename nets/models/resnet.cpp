@@ -3,6 +3,9 @@
 // the features are at stride 16 (DeepLabCut's ResNet backbone).
 #include <fmt/core.h>
 
+#include <cstdlib>
+#include <string_view>
+
 #include "core/error.hpp"
 #include "nets/models/models.hpp"
 
@@ -74,6 +77,12 @@ int add_resnet(Net& net, int input, int depth) {
     }
   }
   return x;
+}
+
+int resnet_stage(const std::string& /*architecture*/, const std::string& parameter) {
+  static constexpr std::string_view kLayer = "layer";
+  if (parameter.rfind(kLayer, 0) == 0) return std::atoi(parameter.c_str() + kLayer.size()) + 1;
+  return 1;  // conv1, bn1
 }
 
 }  // namespace labpose::nets

@@ -248,8 +248,4 @@ projects::Table filter_tracks(const projects::Table& tracks, const FilterOptions
   return out;
 }
 
-fs::path filtered_tracks_path(const fs::path& h5) {
-  return h5.parent_path() / (h5.stem().string() + "_filtered.h5");
-}
-
 }  // namespace labpose::pipeline

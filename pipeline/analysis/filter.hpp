@@ -40,9 +40,6 @@ struct FilterOptions {
 /// cannot use.
 projects::Table filter_tracks(const projects::Table& tracks, const FilterOptions& options);
 
-/// "<dir>/<stem>_filtered.h5" for "<dir>/<stem>.h5".
-std::filesystem::path filtered_tracks_path(const std::filesystem::path& h5);
-
 // The one-dimensional filters, exposed for tests against scipy. NaN marks a missing sample.
 std::vector<double> median_filter(const std::vector<double>& values, int window);
 std::vector<double> savgol_filter(const std::vector<double>& values, int window, int polyorder);

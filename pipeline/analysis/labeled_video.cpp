@@ -35,11 +35,6 @@ cv::Scalar to_bgr(const Rgb& color) {
 
 }  // namespace
 
-fs::path labeled_video_path(const fs::path& tracks, double pcutoff) {
-  return tracks.parent_path() / fmt::format("{}_p{}_labeled.mp4", tracks.stem().string(),
-                                            static_cast<int>(100.0 * pcutoff));
-}
-
 std::int64_t write_labeled_video(const fs::path& video, const projects::Table& tracks,
                                  const LabeledVideoOptions& options, const fs::path& output) {
   std::vector<Bodypart> parts;

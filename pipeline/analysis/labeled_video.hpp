@@ -28,9 +28,6 @@ struct LabeledVideoOptions {
   int crop_x = 0, crop_y = 0;  // added to the coordinates (tracks of a cropped analysis)
 };
 
-/// "<tracks stem>_p<int(100 pcutoff)>_labeled.mp4" beside the tracks file.
-std::filesystem::path labeled_video_path(const std::filesystem::path& tracks, double pcutoff);
-
 /// Draws `tracks` (rows = frames; columns scorer/bodyparts/coords x, y, likelihood) onto `video`
 /// and writes `output` (atomically: the video writer renames when done). Frames without a row are
 /// copied as they are. Returns the frames written.

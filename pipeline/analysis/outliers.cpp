@@ -212,10 +212,6 @@ std::vector<std::int64_t> find_outlier_frames(const projects::Table& tracks, std
   return frames;
 }
 
-fs::path machine_labels_file(const fs::path& folder, int iteration) {
-  return folder / fmt::format("machinelabels-iter{}.h5", iteration);
-}
-
 OutlierVideo extract_outlier_frames(const projects::ProjectConfig& config, const std::string& video,
                                     const AnalysisFiles& analysis, const OutlierOptions& outliers,
                                     const ExtractFramesOptions& frames) {
@@ -250,7 +246,8 @@ OutlierVideo extract_outlier_frames(const projects::ProjectConfig& config, const
         }
       });
   const ExtractedVideo& extracted = result.extracted;
-  result.machine_labels = machine_labels_file(extracted.folder, config.values().iteration);
+  result.machine_labels =
+      extracted.folder / projects::machine_labels_h5_name(config.values().iteration);
   if (extracted.frames.empty()) return result;
   try {
     // Coordinates in the written images: the analysis crop is undone, the extraction crop applied.
@@ -288,7 +285,7 @@ OutlierVideo extract_outlier_frames(const projects::ProjectConfig& config, const
             ? append_rows(projects::read_table_hdf5(result.machine_labels), predictions)
             : predictions;
     projects::write_table_hdf5(combined, result.machine_labels);
-    projects::write_table_csv(combined, extracted.folder / "machinelabels.csv");
+    projects::write_table_csv(combined, extracted.folder / projects::machine_labels_csv_name());
   } catch (...) {
     remove_frames(extracted);
     throw;
@@ -304,7 +301,7 @@ IterationMerge merge_labeled_iteration(projects::ProjectConfig& config, bool for
   if (merge.next < 0) throw UsageError(fmt::format("cannot go to iteration {}", merge.next));
   const projects::ProjectLayout layout(config.project_dir());
   for (const fs::path& folder : layout.labeled_folders()) {
-    const fs::path machine = machine_labels_file(folder, merge.previous);
+    const fs::path machine = folder / projects::machine_labels_h5_name(merge.previous);
     std::error_code error;
     if (!fs::exists(machine, error)) continue;
     const projects::Table predicted = projects::read_table_hdf5(machine);

@@ -46,9 +46,6 @@ std::vector<std::int64_t> find_outlier_frames(const projects::Table& tracks, std
 /// bodypart could be fitted): fitting's criterion.
 std::vector<double> fit_deviations(const projects::Table& tracks, const OutlierOptions& options);
 
-/// `labeled-data/<stem>/machinelabels-iter<iteration>.h5`.
-std::filesystem::path machine_labels_file(const std::filesystem::path& folder, int iteration);
-
 struct OutlierVideo {
   std::filesystem::path tracks;
   std::vector<std::int64_t> outliers;  // frames flagged

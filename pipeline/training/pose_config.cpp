@@ -87,27 +87,11 @@ const std::set<std::string>& known_keys() {
   return keys;
 }
 
-}  // namespace
+// read_pose_config's key groups, in the order pose_cfg.yaml is written: each reads its keys into
+// `c` and throws at the first bad one.
 
-PoseConfig read_pose_config(const fs::path& file, std::vector<std::string>* warnings) {
-  std::error_code error;
-  if (!fs::exists(file, error)) {
-    throw Error(fmt::format("the training configuration {} does not exist", file.string()),
-                "make the training set first: labpose create-dataset <config.yaml>");
-  }
-  const YAML::Node root = projects::parse_yaml(read_file(file), file, "pose_cfg.yaml");
-  if (!root.IsMap())
-    throw Error(
-        fmt::format("{}: pose_cfg.yaml must be a mapping of `key: value` lines", file.string()));
-  const projects::YamlMapReader reader(file, root);
-  for (const auto& entry : root) {
-    const std::string key = entry.first.Scalar();
-    if (known_keys().count(key) == 0 && warnings != nullptr) {
-      warnings->push_back(
-          fmt::format("{}: unknown key '{}' is ignored", reader.place(key, entry.first), key));
-    }
-  }
-  PoseConfig c;
+// What is trained on what: net_type ... iteration, all_joints_names, symmetric_pairs.
+void read_training_set_keys(const projects::YamlMapReader& reader, PoseConfig& c) {
   c.net_type = reader.text("net_type", true);
   c.init_weights = reader.text("init_weights", false);
   c.project_path = reader.text("project_path", false);
@@ -122,57 +106,62 @@ PoseConfig read_pose_config(const fs::path& file, std::vector<std::string>* warn
   if (c.bodyparts.empty())
     reader.fail("all_joints_names", reader.value("all_joints_names"),
                 "all_joints_names must list the bodyparts");
-  if (!reader.is_null("symmetric_pairs")) {
-    const YAML::Node pairs = reader.value("symmetric_pairs");
-    if (!pairs.IsSequence())
-      reader.fail("symmetric_pairs", pairs,
-                  "symmetric_pairs must be a list of [left, right] pairs");
-    for (const auto& pair : pairs) {
-      if (!pair.IsSequence() || pair.size() != 2 || !pair[0].IsScalar() || !pair[1].IsScalar()) {
-        reader.fail("symmetric_pairs", pair,
-                    fmt::format("each symmetric pair must be two bodyparts (found {})",
-                                projects::describe(pair)));
-      }
-      for (const auto& name : {pair[0].Scalar(), pair[1].Scalar()}) {
-        if (std::find(c.bodyparts.begin(), c.bodyparts.end(), name) == c.bodyparts.end()) {
-          reader.fail("symmetric_pairs", pair,
-                      fmt::format("\"{}\" in symmetric_pairs is not a bodypart", name));
-        }
-      }
-      c.symmetric_pairs.emplace_back(pair[0].Scalar(), pair[1].Scalar());
+  if (reader.is_null("symmetric_pairs")) return;
+  const YAML::Node pairs = reader.value("symmetric_pairs");
+  if (!pairs.IsSequence())
+    reader.fail("symmetric_pairs", pairs, "symmetric_pairs must be a list of [left, right] pairs");
+  for (const auto& pair : pairs) {
+    if (!pair.IsSequence() || pair.size() != 2 || !pair[0].IsScalar() || !pair[1].IsScalar()) {
+      reader.fail("symmetric_pairs", pair,
+                  fmt::format("each symmetric pair must be two bodyparts (found {})",
+                              projects::describe(pair)));
     }
+    for (const auto& name : {pair[0].Scalar(), pair[1].Scalar()}) {
+      if (std::find(c.bodyparts.begin(), c.bodyparts.end(), name) == c.bodyparts.end()) {
+        reader.fail("symmetric_pairs", pair,
+                    fmt::format("\"{}\" in symmetric_pairs is not a bodypart", name));
+      }
+    }
+    c.symmetric_pairs.emplace_back(pair[0].Scalar(), pair[1].Scalar());
   }
+}
 
+// multi_step: [learning rate, until iteration] pairs with rising iterations.
+void read_multi_step(const projects::YamlMapReader& reader, PoseConfig& c) {
+  if (reader.is_null("multi_step")) return;
+  const YAML::Node steps = reader.value("multi_step");
+  if (!steps.IsSequence() || steps.size() == 0) {
+    reader.fail("multi_step", steps,
+                "multi_step must be a list of [learning rate, until iteration] pairs",
+                "for example:\nmulti_step:\n- [0.001, 6000]\n- [0.0001, 10000]");
+  }
+  c.multi_step.clear();
+  std::int64_t previous = 0;
+  for (const auto& step : steps) {
+    if (!step.IsSequence() || step.size() != 2) {
+      reader.fail(
+          "multi_step", step,
+          fmt::format("each multi_step entry must be [learning rate, until iteration] (found {})",
+                      projects::describe(step)));
+    }
+    const double rate =
+        reader.number_of("multi_step", step[0], 0.0, 10.0, "a multi_step learning rate");
+    const auto until =
+        reader.integer_of("multi_step", step[1], previous + 1, "a multi_step iteration");
+    c.multi_step.emplace_back(rate, until);
+    previous = until;
+  }
+}
+
+// Optimization: optimizer ... backbone_lr_multiplier.
+void read_optimization_keys(const projects::YamlMapReader& reader, PoseConfig& c) {
   c.optimizer = reader.text("optimizer", false, c.optimizer);
   if (c.optimizer != "adamw" && c.optimizer != "sgd") {
     reader.fail("optimizer", reader.value("optimizer"),
                 fmt::format("optimizer must be adamw or sgd (found \"{}\")", c.optimizer));
   }
   c.batch_size = reader.optional_int("batch_size", 1, 4096).value_or(c.batch_size);
-  if (!reader.is_null("multi_step")) {
-    const YAML::Node steps = reader.value("multi_step");
-    if (!steps.IsSequence() || steps.size() == 0) {
-      reader.fail("multi_step", steps,
-                  "multi_step must be a list of [learning rate, until iteration] pairs",
-                  "for example:\nmulti_step:\n- [0.001, 6000]\n- [0.0001, 10000]");
-    }
-    c.multi_step.clear();
-    std::int64_t previous = 0;
-    for (const auto& step : steps) {
-      if (!step.IsSequence() || step.size() != 2) {
-        reader.fail(
-            "multi_step", step,
-            fmt::format("each multi_step entry must be [learning rate, until iteration] (found {})",
-                        projects::describe(step)));
-      }
-      const double rate =
-          reader.number_of("multi_step", step[0], 0.0, 10.0, "a multi_step learning rate");
-      const auto until =
-          reader.integer_of("multi_step", step[1], previous + 1, "a multi_step iteration");
-      c.multi_step.emplace_back(rate, until);
-      previous = until;
-    }
-  }
+  read_multi_step(reader, c);
   c.max_iters = reader.optional_integer("max_iters", 1).value_or(c.multi_step.back().second);
   c.weight_decay = reader.optional_number("weight_decay", 0.0, 1.0).value_or(c.weight_decay);
   c.momentum = reader.optional_number("momentum", 0.0, 1.0).value_or(c.momentum);
@@ -190,7 +179,10 @@ PoseConfig read_pose_config(const fs::path& file, std::vector<std::string>* warn
       reader.optional_integer("unfreeze_backbone_after", 0).value_or(c.unfreeze_backbone_after);
   c.backbone_lr_multiplier = reader.optional_number("backbone_lr_multiplier", 0.0, 100.0)
                                  .value_or(c.backbone_lr_multiplier);
+}
 
+// Targets and loss: stride ... location_refinement.
+void read_target_keys(const projects::YamlMapReader& reader, PoseConfig& c) {
   c.stride = reader.optional_int("stride", 1, 1024).value_or(c.stride);
   if (c.stride != 8)
     reader.fail("stride", reader.value("stride"), "stride must be 8 (the networks' output stride)");
@@ -201,7 +193,10 @@ PoseConfig read_pose_config(const fs::path& file, std::vector<std::string>* warn
       reader.optional_number("locref_loss_weight", 0.0, 1000.0).value_or(c.locref_loss_weight);
   c.location_refinement =
       reader.optional_bool("location_refinement").value_or(c.location_refinement);
+}
 
+// Augmentation: crop_size ... loader_threads.
+void read_augmentation_keys(const projects::YamlMapReader& reader, PoseConfig& c) {
   if (!reader.is_null("crop_size")) {
     const YAML::Node crop = reader.value("crop_size");
     if (!crop.IsSequence() || crop.size() != 2) {
@@ -229,6 +224,33 @@ PoseConfig read_pose_config(const fs::path& file, std::vector<std::string>* warn
       reader.optional_number("noise_probability", 0.0, 1.0).value_or(c.noise_probability);
   c.noise_stddev = reader.optional_number("noise_stddev", 0.0, 255.0).value_or(c.noise_stddev);
   c.loader_threads = reader.optional_int("loader_threads", 1, 256).value_or(c.loader_threads);
+}
+
+}  // namespace
+
+PoseConfig read_pose_config(const fs::path& file, std::vector<std::string>* warnings) {
+  std::error_code error;
+  if (!fs::exists(file, error)) {
+    throw Error(fmt::format("the training configuration {} does not exist", file.string()),
+                "make the training set first: labpose create-dataset <config.yaml>");
+  }
+  const YAML::Node root = projects::parse_yaml(read_file(file), file, "pose_cfg.yaml");
+  if (!root.IsMap())
+    throw Error(
+        fmt::format("{}: pose_cfg.yaml must be a mapping of `key: value` lines", file.string()));
+  const projects::YamlMapReader reader(file, root);
+  for (const auto& entry : root) {
+    const std::string key = entry.first.Scalar();
+    if (known_keys().count(key) == 0 && warnings != nullptr) {
+      warnings->push_back(
+          fmt::format("{}: unknown key '{}' is ignored", reader.place(key, entry.first), key));
+    }
+  }
+  PoseConfig c;
+  read_training_set_keys(reader, c);
+  read_optimization_keys(reader, c);
+  read_target_keys(reader, c);
+  read_augmentation_keys(reader, c);
   return c;
 }
 

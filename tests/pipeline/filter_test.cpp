@@ -126,7 +126,6 @@ TEST(Filters, TablesKeepLikelihoodsAndMarkFilledPoints) {
   EXPECT_DOUBLE_EQ(smoothed.at(5, 0), 15.0);
   EXPECT_DOUBLE_EQ(smoothed.at(0, 0), 10.0) << "median(0, 10, 11)";
   EXPECT_DOUBLE_EQ(smoothed.at(5, 2), 0.0001) << "likelihoods untouched";
-  EXPECT_EQ(filtered_tracks_path("/v/aDLC_x.h5"), std::filesystem::path("/v/aDLC_x_filtered.h5"));
 }
 
 TEST(Filters, ArimaIsTheArmaPredictionOfTheSurePointsWithTheFirstKept) {

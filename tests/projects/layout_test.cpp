@@ -112,6 +112,41 @@ TEST(Layout, VideosInFolderSkipsOurOutputsAndOtherFiles) {
   EXPECT_EQ(videos[1].filename(), "b.MP4");
 }
 
+TEST(Layout, FilteredTracksLabeledVideosAndTrajectoryPlotsAreNamedAsDeepLabCutNamesThem) {
+  const std::filesystem::path tracks = "/v/m3v1mp4DLC_mobnet_35_openfieldOct30shuffle1_5000.h5";
+  EXPECT_EQ(filtered_tracks_path(tracks),
+            "/v/m3v1mp4DLC_mobnet_35_openfieldOct30shuffle1_5000_filtered.h5");
+  EXPECT_EQ(labeled_video_path(tracks, 0.6),
+            "/v/m3v1mp4DLC_mobnet_35_openfieldOct30shuffle1_5000_p60_labeled.mp4");
+  EXPECT_EQ(labeled_video_path(filtered_tracks_path(tracks), 0.29),
+            "/v/m3v1mp4DLC_mobnet_35_openfieldOct30shuffle1_5000_filtered_p28_labeled.mp4")
+      << "int(100 * pcutoff), truncated as in Python";
+  EXPECT_EQ(trajectory_plots_folder("/v", "m3v1mp4"), "/v/plot-poses/m3v1mp4");
+  EXPECT_EQ(
+      trajectory_plot_names(false),
+      (std::vector<std::string>{"trajectory.png", "plot.png", "plot-likelihood.png", "hist.png"}));
+  EXPECT_EQ(trajectory_plot_names(true),
+            (std::vector<std::string>{"trajectory_filtered.png", "plot_filtered.png",
+                                      "plot-likelihood_filtered.png", "hist_filtered.png"}));
+}
+
+TEST(Layout, CheckedLabelsFoldersAndMachineLabels) {
+  const ProjectLayout layout("/p");
+  EXPECT_EQ(layout.checked_labels_folder("m1"), "/p/labeled-data/m1_labeled");
+  EXPECT_TRUE(is_labeled_output("m1_labeled"));
+  EXPECT_TRUE(is_labeled_output("m1DLC_resnet50_aOct30shuffle1_5_p60_labeled"));
+  EXPECT_FALSE(is_labeled_output("m1_labeled_copy"));
+  EXPECT_FALSE(is_labeled_output("m1"));
+  EXPECT_EQ(machine_labels_h5_name(3), "machinelabels-iter3.h5");
+  EXPECT_EQ(machine_labels_csv_name(), "machinelabels.csv");
+  EXPECT_EQ(machine_labels_iteration("machinelabels-iter3.h5"), 3);
+  EXPECT_EQ(machine_labels_iteration(machine_labels_h5_name(12)), 12);
+  for (const char* other : {"machinelabels-iter.h5", "machinelabels-iter3.csv",
+                            "machinelabels-iterx.h5", "machinelabels.csv", "CollectedData_a.h5"}) {
+    EXPECT_EQ(machine_labels_iteration(other), std::nullopt) << other;
+  }
+}
+
 TEST(Layout, LabeledFoldersSkipLabeledPlotsAndHiddenFolders) {
   const testing::TempDir dir;
   for (const char* name :

@@ -70,7 +70,7 @@ Command filter_command() {
                              [&](const TrackedVideo& tracked) {
                                const projects::Table filtered = pipeline::filter_tracks(
                                    projects::read_table_hdf5(tracked.tracks), filter);
-                               const auto out = pipeline::filtered_tracks_path(tracked.tracks);
+                               const auto out = projects::filtered_tracks_path(tracked.tracks);
                                projects::write_table_hdf5(filtered, out);
                                std::cout << out.string() << '\n';
                                if (!options->no_csv) {

@@ -7,7 +7,6 @@
 #include "core/console.hpp"
 #include "core/error.hpp"
 #include "pipeline/analysis/analyze.hpp"
-#include "pipeline/analysis/filter.hpp"
 #include "pipeline/analysis/labeled_video.hpp"
 #include "projects/layout.hpp"
 #include "tools/labpose/command.hpp"
@@ -67,7 +66,7 @@ Command labeled_video_command() {
           model, options->videos, options->dest, options->filtered, "to draw",
           [&](const TrackedVideo& tracked) {
             std::error_code error;
-            const auto output = pipeline::labeled_video_path(tracked.tracks, drawing.pcutoff);
+            const auto output = projects::labeled_video_path(tracked.tracks, drawing.pcutoff);
             if (!options->overwrite && std::filesystem::exists(output, error)) {
               console::info("{} exists; --overwrite makes it again", output.filename().string());
               std::cout << output.string() << '\n';

@@ -5,7 +5,6 @@
 
 #include "core/console.hpp"
 #include "core/error.hpp"
-#include "pipeline/analysis/filter.hpp"
 #include "projects/layout.hpp"
 #include "projects/yaml_text.hpp"
 
@@ -49,7 +48,7 @@ void for_each_tracked_video(const pipeline::AnalysisModel& model,
     tracked.folder = dest.empty() ? video.parent_path() : std::filesystem::path(dest);
     tracked.files = pipeline::analysis_files(tracked.folder, projects::video_stem(video.string()),
                                              model.scorer);
-    tracked.tracks = filtered ? pipeline::filtered_tracks_path(tracked.files.h5) : tracked.files.h5;
+    tracked.tracks = filtered ? projects::filtered_tracks_path(tracked.files.h5) : tracked.files.h5;
     std::error_code error;
     if (!std::filesystem::exists(tracked.tracks, error)) {
       console::warn(

