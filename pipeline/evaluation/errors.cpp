@@ -1,6 +1,8 @@
 // Prediction on labeled images and DeepLabCut's error summary.
 #include "pipeline/evaluation/errors.hpp"
 
+#include <fmt/core.h>
+
 #include <opencv2/core.hpp>
 
 #include <cmath>
@@ -55,6 +57,16 @@ ErrorSummary summarize_errors(const Dataset& dataset, const std::vector<std::siz
                              ? total_cut / static_cast<double>(summary.points_pcutoff)
                              : std::nan("");
   return summary;
+}
+
+std::string small_test_set_note(std::size_t test_images, const std::string& shuffle) {
+  if (test_images == 0 || test_images >= kFewTestImages) return {};
+  return fmt::format(
+      "the test set of {} has only {} image{}: its error is noisy and small differences between "
+      "snapshots mean little (a lower TrainingFraction in config.yaml, in a new shuffle, tests "
+      "more "
+      "images)",
+      shuffle, test_images, test_images == 1 ? "" : "s");
 }
 
 }  // namespace labpose::pipeline

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "pipeline/dataset/dataset.hpp"
@@ -27,5 +28,13 @@ struct ErrorSummary {
 ErrorSummary summarize_errors(const Dataset& dataset, const std::vector<std::size_t>& indices,
                               const std::vector<std::vector<KeypointPrediction>>& predictions,
                               double pcutoff);
+
+/// Test sets smaller than this give a noisy mean error: one frame more or less right moves it a
+/// lot.
+constexpr std::size_t kFewTestImages = 10;
+
+/// For a test set of `test_images` (1 to kFewTestImages - 1) of the shuffle `shuffle`: a sentence
+/// saying its error is noisy and how to get a larger one; "" for 0 or enough images.
+std::string small_test_set_note(std::size_t test_images, const std::string& shuffle);
 
 }  // namespace labpose::pipeline

@@ -164,6 +164,10 @@ std::vector<SnapshotEvaluation> evaluate_network(const projects::ProjectConfig& 
                                                   shuffle.fraction, options.shuffle);
     const DecodeSettings settings{shuffle.pose.stride, shuffle.pose.locref_stdev,
                                   shuffle.pose.location_refinement};
+    const std::string note = small_test_set_note(
+        test.size(),
+        projects::shuffle_folder_name(values.task, values.date, shuffle.fraction, options.shuffle));
+    if (!note.empty()) console::warn("{}", note);
     for (const SnapshotFile& snapshot : shuffle.snapshots) {
       const LoadedSnapshot loaded = read_snapshot(snapshot.path);
       if (loaded.metadata.bodyparts != dataset.bodyparts) {

@@ -23,6 +23,7 @@
 #include "pipeline/dataset/dataset.hpp"
 #include "pipeline/evaluation/errors.hpp"
 #include "pipeline/pose/predict.hpp"
+#include "pipeline/training/best_snapshot.hpp"
 #include "pipeline/training/loader.hpp"
 #include "pipeline/training/pose_loss.hpp"
 #include "pipeline/training/snapshot.hpp"
@@ -177,8 +178,7 @@ class Trainer {
   double smoothed_loss_ = 0.0;  // for the progress line
   std::int64_t window_steps_ = 0;
   std::optional<double> test_error_;  // measured at iteration_, not yet in a stats row
-  std::optional<double> best_error_;
-  int evaluations_without_improvement_ = 0;
+  BestSnapshot best_;            // the smoothed test error's minimum, and early stopping's count
   double seconds_before_ = 0.0;  // training time of the runs this one resumes
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   TrainResult result_;
@@ -265,6 +265,12 @@ void Trainer::read_training_set() {
   const Split split = read_split(split_file);
   train_ = indices_of(dataset_, split.train, split_file);
   test_ = indices_of(dataset_, split.test, split_file);
+  const std::string note =
+      small_test_set_note(test_.size(), options_.train_dir.parent_path().filename().string());
+  if (!note.empty() && pose_.evaluate_iters > 0) {
+    console::warn("{}; the best snapshot is the one with the lowest mean over {} evaluations", note,
+                  BestSnapshot::kWindow);
+  }
 }
 
 // The network and the loop's counters from the newest snapshot, which must match pose_cfg.yaml;
@@ -312,9 +318,7 @@ void Trainer::restore_progress(const SnapshotMetadata& metadata, const fs::path&
   seconds_before_ = parse_exact(meta, "seconds", 0.0);
   window_loss_ = parse_exact(meta, "loss_window_sum", 0.0);
   window_steps_ = static_cast<std::int64_t>(parse_exact(meta, "loss_window_steps", 0.0));
-  if (meta.count("best_test_error") != 0) best_error_ = parse_exact(meta, "best_test_error", 0.0);
-  evaluations_without_improvement_ =
-      static_cast<int>(parse_exact(meta, "evaluations_without_improvement", 0.0));
+  best_.restore(meta);
   if (iteration_ >= pose_.max_iters) {
     throw UsageError(fmt::format("{} is already at iteration {} (max_iters is {})", file.string(),
                                  iteration_, pose_.max_iters),
@@ -454,7 +458,7 @@ void Trainer::apply_frozen_stages() {
 // the time limit.
 std::optional<TrainResult::Stop> Trainer::stop_requested() const {
   if (pose_.early_stop_patience > 0 &&
-      evaluations_without_improvement_ >= pose_.early_stop_patience) {
+      best_.evaluations_without_improvement() >= pose_.early_stop_patience) {
     return TrainResult::Stop::early_stopped;
   }
   if (interrupt_requested()) return TrainResult::Stop::interrupted;
@@ -477,8 +481,8 @@ void Trainer::finish() {
     save(false);
   }
   result_.iterations = iteration_;
-  result_.best_test_error = best_error_;
-  if (!best_error_) result_.best_snapshot.clear();
+  result_.best_test_error = best_.best();
+  if (!best_.best()) result_.best_snapshot.clear();
   result_.seconds = elapsed() - seconds_before_;
 }
 
@@ -494,13 +498,7 @@ void Trainer::evaluate_test_set() {
   if (std::isnan(summary.mean)) return;
   test_error_ = summary.mean;
   result_.last_test_error = summary.mean;
-  if (!best_error_ || summary.mean < *best_error_) {
-    best_error_ = summary.mean;
-    evaluations_without_improvement_ = 0;
-    save(true);
-  } else {
-    ++evaluations_without_improvement_;
-  }
+  if (best_.observe(summary.mean)) save(true);
 }
 
 void Trainer::save(bool best) {
@@ -509,7 +507,7 @@ void Trainer::save(bool best) {
   write_snapshot(file, *net_, optimizer_->save(), metadata);
   if (best) {
     result_.best_snapshot = file;
-    result_.best_test_error = best_error_;
+    result_.best_test_error = best_.best();
   } else {
     result_.last_snapshot = file;
   }
@@ -533,8 +531,7 @@ SnapshotMetadata Trainer::snapshot_metadata() const {
   extra["seconds"] = exact(elapsed());
   extra["loss_window_sum"] = exact(window_loss_);
   extra["loss_window_steps"] = std::to_string(window_steps_);
-  if (best_error_) extra["best_test_error"] = exact(*best_error_);
-  extra["evaluations_without_improvement"] = std::to_string(evaluations_without_improvement_);
+  best_.save(extra);
   return metadata;
 }
 
@@ -597,7 +594,9 @@ TrainResult Trainer::run() {
     progress.advance();
     progress.set_detail(fmt::format(
         "iter {}  loss {:.5f}  {:.1f} images/s{}", iteration_, smoothed_loss_, images_per_second(),
-        best_error_ ? fmt::format("  best test {:.2f} px", *best_error_) : ""));
+        best_.best() ? fmt::format("  best test {:.2f} px (mean of {} evaluations)", *best_.best(),
+                                   BestSnapshot::kWindow)
+                     : ""));
     if (const auto stop = stop_requested()) {
       result_.stop = *stop;
       break;

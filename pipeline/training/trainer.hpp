@@ -51,8 +51,8 @@ struct TrainResult {
   std::int64_t first_iteration = 0;  // where this run started (0, or the resumed snapshot's)
   std::int64_t iterations = 0;       // steps done in total when it stopped
   std::filesystem::path last_snapshot;
-  std::filesystem::path best_snapshot;  // empty when the test error was never measured
-  std::optional<double> best_test_error;
+  std::filesystem::path best_snapshot;    // empty when the test error was never measured
+  std::optional<double> best_test_error;  // the best running mean of test errors (BestSnapshot)
   std::optional<double> last_test_error;
   double seconds = 0.0;  // wall time of this run
 };

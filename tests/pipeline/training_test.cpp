@@ -288,7 +288,10 @@ TEST(Trainer, LearnsAndKeepsTheNewestSnapshots) {
   EXPECT_TRUE(snapshots.back().best);
   const auto loaded = read_snapshot(snapshots.back().path);
   ASSERT_TRUE(loaded.metadata.test_rmse.has_value());
-  EXPECT_DOUBLE_EQ(*loaded.metadata.test_rmse, *result.best_test_error);
+  // The best snapshot carries the smoothed error that made it the best.
+  ASSERT_EQ(loaded.metadata.extra.count("best_test_error"), 1u);
+  EXPECT_DOUBLE_EQ(std::strtod(loaded.metadata.extra.at("best_test_error").c_str(), nullptr),
+                   *result.best_test_error);
 }
 
 TEST(Trainer, TimeLimitStopsWithAnEvaluatedSnapshot) {

@@ -66,6 +66,9 @@ TEST(TrainingCli, CreateDatasetThenEvaluateASnapshot) {
   EXPECT_TRUE(contains(result.output, "shuffle1_10 (trainset95), per bodypart:\nbodypart"))
       << result.output;
   EXPECT_TRUE(contains(result.output, "\ntailbase  ")) << result.output;
+  EXPECT_TRUE(contains(result.output, "warning: the test set of " + model.filename().string() +
+                                          " has only 1 image: its error is noisy"))
+      << result.output;
   const fs::path evaluation =
       config.parent_path() / "labpose-evaluation-results" / "iteration-0" / model.filename();
   std::size_t plots = 0;

@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/progress.hpp"
+#include "pipeline/training/best_snapshot.hpp"
 #include "pipeline/training/trainer.hpp"
 #include "projects/config.hpp"
 #include "projects/layout.hpp"
@@ -107,8 +108,9 @@ Command train_command() {
       const pipeline::TrainResult result = pipeline::train(run);
       const std::string best =
           result.best_test_error
-              ? fmt::format("; best test error {:.2f} px ({})", *result.best_test_error,
-                            result.best_snapshot.filename().string())
+              ? fmt::format("; best test error {:.2f} px ({}; mean of the last {} evaluations)",
+                            *result.best_test_error, result.best_snapshot.filename().string(),
+                            pipeline::BestSnapshot::kWindow)
               : std::string();
       switch (result.stop) {
         case pipeline::TrainResult::Stop::finished:
