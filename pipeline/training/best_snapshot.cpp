@@ -1,20 +1,13 @@
 // The running mean of test errors and its minimum, kept exactly across snapshots.
 #include "pipeline/training/best_snapshot.hpp"
 
-#include <fmt/core.h>
-
 #include <cmath>
 #include <cstdlib>
 #include <numeric>
 
+#include "pipeline/training/snapshot.hpp"
+
 namespace labpose::pipeline {
-namespace {
-
-std::string exact(double value) {
-  return fmt::format("{:a}", value);
-}
-
-}  // namespace
 
 bool BestSnapshot::observe(double test_error) {
   recent_.push_back(test_error);
@@ -35,23 +28,21 @@ double BestSnapshot::smoothed() const {
 }
 
 void BestSnapshot::save(std::map<std::string, std::string>& metadata) const {
-  if (best_) metadata["best_test_error"] = exact(*best_);
+  if (best_) metadata["best_test_error"] = exact_number(*best_);
   metadata["evaluations_without_improvement"] = std::to_string(without_improvement_);
   std::string recent;
-  for (const double error : recent_) recent += (recent.empty() ? "" : ",") + exact(error);
+  for (const double error : recent_) recent += (recent.empty() ? "" : ",") + exact_number(error);
   metadata["recent_test_errors"] = recent;
 }
 
 void BestSnapshot::restore(const std::map<std::string, std::string>& metadata) {
   best_.reset();
   recent_.clear();
-  if (const auto found = metadata.find("best_test_error"); found != metadata.end()) {
-    best_ = std::strtod(found->second.c_str(), nullptr);
+  if (metadata.count("best_test_error") != 0) {
+    best_ = exact_number(metadata, "best_test_error", 0.0);
   }
-  if (const auto found = metadata.find("evaluations_without_improvement");
-      found != metadata.end()) {
-    without_improvement_ = std::atoi(found->second.c_str());
-  }
+  without_improvement_ =
+      static_cast<int>(exact_number(metadata, "evaluations_without_improvement", 0.0));
   if (const auto found = metadata.find("recent_test_errors"); found != metadata.end()) {
     const std::string& text = found->second;
     for (std::size_t start = 0; start < text.size();) {

@@ -2,7 +2,9 @@
 #include "pipeline/training/snapshot.hpp"
 
 #include <fmt/core.h>
+
 #include <fmt/ranges.h>
+#include <cstdlib>
 
 #include <nlohmann/json.hpp>
 
@@ -132,6 +134,16 @@ std::unique_ptr<nets::Net> load_snapshot_network(nets::Backend& backend,
       {snapshot.metadata.architecture, static_cast<int>(snapshot.metadata.bodyparts.size()), true});
   nets::load_weights(*net, snapshot.file, nets::LoadScope::all, file);
   return net;
+}
+
+std::string exact_number(double value) {
+  return fmt::format("{:a}", value);
+}
+
+double exact_number(const std::map<std::string, std::string>& metadata, const std::string& key,
+                    double fallback) {
+  const auto found = metadata.find(key);
+  return found == metadata.end() ? fallback : std::strtod(found->second.c_str(), nullptr);
 }
 
 }  // namespace labpose::pipeline

@@ -72,4 +72,12 @@ std::unique_ptr<nets::Net> load_snapshot_network(nets::Backend& backend,
                                                  const LoadedSnapshot& snapshot,
                                                  const std::filesystem::path& file);
 
+/// A double for snapshot metadata that reads back exactly (hexadecimal floating point), so a
+/// resumed run continues as an uninterrupted one.
+std::string exact_number(double value);
+/// The double under `key` of snapshot metadata (written by exact_number), or `fallback` when
+/// absent.
+double exact_number(const std::map<std::string, std::string>& metadata, const std::string& key,
+                    double fallback);
+
 }  // namespace labpose::pipeline

@@ -34,16 +34,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Doubles in snapshot metadata round-trip exactly (hexadecimal floating point).
-std::string exact(double value) {
-  return fmt::format("{:a}", value);
-}
-double parse_exact(const std::map<std::string, std::string>& meta, const std::string& key,
-                   double fallback) {
-  const auto found = meta.find(key);
-  return found == meta.end() ? fallback : std::strtod(found->second.c_str(), nullptr);
-}
-
 // The optimizer pose_cfg.yaml names, with its settings, for `count` trainable values.
 std::unique_ptr<nets::Optimizer> make_optimizer(nets::Backend& backend, const PoseConfig& pose,
                                                 std::int64_t count) {
@@ -315,9 +305,9 @@ void Trainer::restore_progress(const SnapshotMetadata& metadata, const fs::path&
         "the run differs from an uninterrupted one",
         pose_.batch_size, meta.at("batch_size"));
   }
-  seconds_before_ = parse_exact(meta, "seconds", 0.0);
-  window_loss_ = parse_exact(meta, "loss_window_sum", 0.0);
-  window_steps_ = static_cast<std::int64_t>(parse_exact(meta, "loss_window_steps", 0.0));
+  seconds_before_ = exact_number(meta, "seconds", 0.0);
+  window_loss_ = exact_number(meta, "loss_window_sum", 0.0);
+  window_steps_ = static_cast<std::int64_t>(exact_number(meta, "loss_window_steps", 0.0));
   best_.restore(meta);
   if (iteration_ >= pose_.max_iters) {
     throw UsageError(fmt::format("{} is already at iteration {} (max_iters is {})", file.string(),
@@ -528,8 +518,8 @@ SnapshotMetadata Trainer::snapshot_metadata() const {
   extra["optimizer"] = pose_.optimizer;
   extra["seed"] = std::to_string(pose_.seed);
   extra["batch_size"] = std::to_string(pose_.batch_size);
-  extra["seconds"] = exact(elapsed());
-  extra["loss_window_sum"] = exact(window_loss_);
+  extra["seconds"] = exact_number(elapsed());
+  extra["loss_window_sum"] = exact_number(window_loss_);
   extra["loss_window_steps"] = std::to_string(window_steps_);
   best_.save(extra);
   return metadata;
