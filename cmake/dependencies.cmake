@@ -1,6 +1,6 @@
 # Every dependency comes from Debian packages (tools/install-deps.sh); CUDA + cuDNN from the NVIDIA
 # toolkit when present. Pitfalls: yaml-cpp 0.7's target is `yaml-cpp`; oneDNN's config needs OpenCL;
-# FFmpeg and cpp-httplib come through pkg-config only; HDF5 headers live in hdf5/serial.
+# FFmpeg, cpp-httplib and libzip come through pkg-config only; HDF5 headers live in hdf5/serial.
 find_package(PkgConfig REQUIRED)
 find_package(Threads REQUIRED)
 find_package(OpenMP REQUIRED COMPONENTS CXX)  # the oneDNN build of Debian uses OpenMP; so do our loops
@@ -16,6 +16,7 @@ find_package(CLI11 CONFIG REQUIRED)
 find_package(fmt CONFIG REQUIRED)
 find_package(nlohmann_json 3.10 CONFIG REQUIRED)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)  # PyTorch zip checkpoints
 find_package(HDF5 REQUIRED COMPONENTS C)
 find_package(GTest REQUIRED)
 

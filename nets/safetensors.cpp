@@ -22,29 +22,6 @@ namespace labpose::nets {
 namespace fs = std::filesystem;
 namespace {
 
-float half_to_float(std::uint16_t half) {
-  const std::uint32_t sign = static_cast<std::uint32_t>(half & 0x8000U) << 16;
-  std::uint32_t exponent = (half >> 10) & 0x1FU, mantissa = half & 0x3FFU;
-  std::uint32_t bits;
-  if (exponent == 0) {
-    if (mantissa == 0) {
-      bits = sign;
-    } else {  // subnormal: normalize
-      exponent = 127 - 15 + 1;
-      while ((mantissa & 0x400U) == 0) {
-        mantissa <<= 1;
-        --exponent;
-      }
-      bits = sign | (exponent << 23) | ((mantissa & 0x3FFU) << 13);
-    }
-  } else if (exponent == 0x1F) {
-    bits = sign | 0x7F800000U | (mantissa << 13);
-  } else {
-    bits = sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
-  }
-  return std::bit_cast<float>(bits);
-}
-
 std::size_t dtype_size(const std::string& dtype) {
   if (dtype == "F32") return 4;
   if (dtype == "F16" || dtype == "BF16") return 2;
@@ -157,6 +134,29 @@ bool ignorable(const std::string& name) {
 }
 
 }  // namespace
+
+float half_to_float(std::uint16_t half) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(half & 0x8000U) << 16;
+  std::uint32_t exponent = (half >> 10) & 0x1FU, mantissa = half & 0x3FFU;
+  std::uint32_t bits;
+  if (exponent == 0) {
+    if (mantissa == 0) {
+      bits = sign;
+    } else {  // subnormal: normalize
+      exponent = 127 - 15 + 1;
+      while ((mantissa & 0x400U) == 0) {
+        mantissa <<= 1;
+        --exponent;
+      }
+      bits = sign | (exponent << 23) | ((mantissa & 0x3FFU) << 13);
+    }
+  } else if (exponent == 0x1F) {
+    bits = sign | 0x7F800000U | (mantissa << 13);
+  } else {
+    bits = sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
+  }
+  return std::bit_cast<float>(bits);
+}
 
 SafetensorsFile read_safetensors(const fs::path& file) {
   return parse_safetensors(read_file(file), file.string());

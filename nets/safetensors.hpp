@@ -25,6 +25,9 @@ struct SafetensorsFile {
   std::map<std::string, std::string> metadata;  // the header's "__metadata__" strings
 };
 
+/// An IEEE 754 half-precision value (its 16 bits) as float32, exactly.
+float half_to_float(std::uint16_t half);
+
 /// Reads a whole file; errors name the file and what is wrong (truncated, bad header, offsets).
 SafetensorsFile read_safetensors(const std::filesystem::path& file);
 /// The same from the file's bytes; `name` (the file) is what messages name. Every header field is

@@ -15,7 +15,7 @@ packages=(
   libopencv-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev
   libyaml-cpp-dev libeigen3-dev libgtest-dev libgmock-dev
   libdnnl-dev ocl-icd-opencl-dev
-  libcli11-dev libfmt-dev nlohmann-json3-dev libcpp-httplib-dev libhdf5-dev
+  libcli11-dev libfmt-dev nlohmann-json3-dev libcpp-httplib-dev libhdf5-dev libzip-dev
 )
 for option in "$@"; do
   case "$option" in

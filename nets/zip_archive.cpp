@@ -1,0 +1,137 @@
+// ZipArchive over libzip: every libzip failure becomes an Error naming the archive and the entry.
+#include "nets/zip_archive.hpp"
+
+#include <fmt/core.h>
+#include <zip.h>
+
+#include <memory>
+
+#include "core/error.hpp"
+#include "core/printable.hpp"
+
+namespace labpose::nets {
+namespace {
+
+constexpr const char* kDamagedHint =
+    "the file may be truncated or damaged; download or copy it again";
+
+std::string libzip_message(int code) {
+  zip_error_t error;
+  zip_error_init_with_code(&error, code);
+  std::string text = zip_error_strerror(&error);
+  zip_error_fini(&error);
+  return text;
+}
+
+std::string archive_message(zip* archive) {
+  return zip_error_strerror(zip_get_error(archive));
+}
+
+// Open files are checked for consistency (central directory against local headers).
+constexpr int kOpenFlags = ZIP_RDONLY | ZIP_CHECKCONS;
+
+struct EntryCloser {
+  void operator()(zip_file_t* file) const { zip_fclose(file); }
+};
+
+}  // namespace
+
+ZipArchive::ZipArchive(const std::filesystem::path& file) : name_(file.string()) {
+  int code = 0;
+  archive_ = zip_open(name_.c_str(), kOpenFlags, &code);
+  if (archive_ == nullptr) {
+    throw Error(fmt::format("{} is not a readable zip archive ({})", name_, libzip_message(code)),
+                kDamagedHint);
+  }
+}
+
+ZipArchive::ZipArchive(std::string_view bytes, std::string name) : name_(std::move(name)) {
+  zip_error_t error;
+  zip_error_init(&error);
+  zip_source_t* source = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);
+  if (source != nullptr) {
+    archive_ = zip_open_from_source(source, kOpenFlags, &error);
+    if (archive_ == nullptr) zip_source_free(source);  // not taken over when opening fails
+  }
+  if (archive_ == nullptr) {
+    const std::string why = zip_error_strerror(&error);
+    zip_error_fini(&error);
+    throw Error(fmt::format("{} is not a readable zip archive ({})", name_, why), kDamagedHint);
+  }
+  zip_error_fini(&error);
+}
+
+ZipArchive::~ZipArchive() {
+  zip_discard(archive_);  // read-only: nothing to write back
+}
+
+std::vector<std::string> ZipArchive::entry_names() const {
+  std::vector<std::string> names;
+  const zip_int64_t count = zip_get_num_entries(archive_, 0);
+  for (zip_int64_t index = 0; index < count; ++index) {
+    const char* entry = zip_get_name(archive_, static_cast<zip_uint64_t>(index), ZIP_FL_ENC_RAW);
+    if (entry == nullptr) {
+      throw Error(fmt::format("{}: cannot read the name of entry {} ({})", name_, index,
+                              archive_message(archive_)),
+                  kDamagedHint);
+    }
+    names.emplace_back(entry);
+  }
+  return names;
+}
+
+bool ZipArchive::contains(const std::string& entry) const {
+  return zip_name_locate(archive_, entry.c_str(), ZIP_FL_ENC_RAW) >= 0;
+}
+
+std::string ZipArchive::read(const std::string& entry, std::uint64_t max_bytes) const {
+  const std::string place = fmt::format("{}: entry \"{}\"", name_, printable(entry, 200));
+  const zip_int64_t index = zip_name_locate(archive_, entry.c_str(), ZIP_FL_ENC_RAW);
+  if (index < 0) throw Error(fmt::format("{} is missing", place), kDamagedHint);
+  zip_stat_t stat;
+  zip_stat_init(&stat);
+  if (zip_stat_index(archive_, static_cast<zip_uint64_t>(index), 0, &stat) != 0 ||
+      (stat.valid & ZIP_STAT_SIZE) == 0) {
+    throw Error(fmt::format("{} cannot be examined ({})", place, archive_message(archive_)),
+                kDamagedHint);
+  }
+  if (stat.size > max_bytes) {
+    throw Error(fmt::format("{} declares {} bytes, more than the {} this reader accepts", place,
+                            stat.size, max_bytes),
+                kDamagedHint);
+  }
+  const std::unique_ptr<zip_file_t, EntryCloser> file(
+      zip_fopen_index(archive_, static_cast<zip_uint64_t>(index), 0));
+  if (!file) {
+    throw Error(fmt::format("{} cannot be opened ({})", place, archive_message(archive_)),
+                kDamagedHint);
+  }
+  std::string content(static_cast<std::size_t>(stat.size), '\0');
+  std::uint64_t done = 0;
+  // One byte more than declared is asked for at the end: an entry that holds more is refused, and
+  // reaching the end is what makes libzip check the CRC.
+  char extra = 0;
+  while (true) {
+    char* into = done < content.size() ? content.data() + done : &extra;
+    const std::uint64_t wanted = done < content.size() ? content.size() - done : 1;
+    const zip_int64_t got = zip_fread(file.get(), into, wanted);
+    if (got < 0) {
+      throw Error(fmt::format("{} cannot be read ({})", place,
+                              zip_error_strerror(zip_file_get_error(file.get()))),
+                  kDamagedHint);
+    }
+    if (got == 0) break;
+    if (done >= content.size()) {
+      throw Error(fmt::format("{} holds more than the {} bytes it declares", place, stat.size),
+                  kDamagedHint);
+    }
+    done += static_cast<std::uint64_t>(got);
+  }
+  if (done != content.size()) {
+    throw Error(fmt::format("{} holds {} bytes but declares {}", place, done, stat.size),
+                kDamagedHint);
+  }
+  return content;
+}
+
+}  // namespace labpose::nets

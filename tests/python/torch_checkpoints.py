@@ -1,0 +1,198 @@
+"""Writes PyTorch checkpoints for tests/nets/torch_checkpoint_test.cpp, and what torch.load returns
+for each, into OUT_DIR: manifest.json lists every valid checkpoint (file, reference safetensors with
+the float32 values of its state dict, names of its non-floating tensors, format) and the hostile
+ones. Valid: torchvision resnet50 and mobilenet_v2 state dicts (random init) in the zip and legacy
+formats, a timm-named MobileNetV2 under "state_dict" with optimizer state, "module."-prefixed
+names, float16/bfloat16/float64 and integer tensors, parameters, views that share one storage.
+Hostile: a pickle whose __reduce__ calls os.system, a whole pickled model, a big-endian byte order,
+a corrupted entry (CRC), an old tar checkpoint, and hand-made pickles whose sizes, offsets and
+strides lie. Usage: torch_checkpoints.py TOOLS_DIR OUT_DIR MARKER_FILE"""
+import collections
+import io
+import json
+import os
+import pickle
+import struct
+import sys
+import tarfile
+import zipfile
+
+import torch
+import torchvision
+
+sys.path.insert(0, sys.argv[1])
+import torch_reference  # noqa: E402
+import timm_names  # noqa: E402
+
+out, marker = sys.argv[2], sys.argv[3]
+torch.manual_seed(7)
+manifest = {"valid": [], "hostile": []}
+
+
+def save(name, obj, legacy):
+    path = os.path.join(out, name)
+    torch.save(obj, path, _use_new_zipfile_serialization=not legacy)
+    return path
+
+
+def state_dict_of(loaded):
+    """What labpose reads: the dict under state_dict/model_state_dict/model, "module." removed."""
+    for _ in range(3):
+        inner = next((loaded[k] for k in ("state_dict", "model_state_dict", "model")
+                      if isinstance(loaded.get(k), dict)), None)
+        if inner is None:
+            break
+        loaded = inner
+    state = {}
+    for name, value in loaded.items():
+        if torch.is_tensor(value):
+            while name.startswith("module."):
+                name = name[len("module."):]
+            state[name] = value
+    return state
+
+
+def add_valid(name, obj, legacy):
+    path = save(name + (".legacy.pth" if legacy else ".zip.pth"), obj, legacy)
+    state = state_dict_of(torch.load(path))
+    reference = os.path.join(out, os.path.basename(path) + ".reference.safetensors")
+    torch_reference.write_safetensors({k: v.float() for k, v in state.items() if v.is_floating_point()},
+                                      reference)
+    manifest["valid"].append({"file": os.path.basename(path), "reference": os.path.basename(reference),
+                              "skipped": sorted(k for k, v in state.items() if not v.is_floating_point()),
+                              "format": "legacy" if legacy else "zip"})
+
+
+resnet = torchvision.models.resnet50(weights=None)
+mobile = torchvision.models.mobilenet_v2(weights=None)
+small = torchvision.models.mobilenet_v2(weights=None, width_mult=0.35)
+adam = torch.optim.Adam(small.parameters())
+small(torch.randn(2, 3, 32, 32)).sum().backward()
+adam.step()
+base = torch.randn(6, 8)
+mixed = {
+    "half": torch.randn(3, 5).half(), "bfloat16": torch.randn(4, 2).bfloat16(), "double": torch.randn(7).double(),
+    "int64": torch.arange(6).reshape(2, 3), "mask": torch.tensor([True, False]), "bytes": torch.arange(4).byte(),
+    "parameter": torch.nn.Parameter(torch.randn(2, 3)), "scalar": torch.tensor(2.5), "empty": torch.empty(0, 5),
+}
+views = {
+    "whole": base, "transposed": base.t(), "slice": base[1:5:2, 3:7], "row": base[2],
+    "expanded": torch.randn(3, 1).expand(3, 4), "half_transposed": torch.randn(3, 4).half().t(),
+}
+for legacy in (False, True):
+    add_valid("resnet50", resnet.state_dict(), legacy)
+    add_valid("mobilenet_v2", mobile.state_dict(), legacy)
+    add_valid("timm_mobilenetv2_035", {"epoch": 3, "arch": "mobilenetv2_035", "best_metric": 71.5,
+                                       "state_dict": timm_names.mobilenet_v2_to_timm(small.state_dict()), "optimizer": adam.state_dict()}, legacy)
+    add_valid("module_prefix", {"module." + k: v for k, v in small.state_dict().items()}, legacy)
+    add_valid("dtypes", mixed, legacy)
+    add_valid("views", views, legacy)
+
+
+def add_hostile(name, data):
+    with open(os.path.join(out, name), "wb") as handle:
+        handle.write(data)
+    manifest["hostile"].append(name)
+
+
+class Evil:
+    def __reduce__(self):
+        return os.system, ("touch " + marker,)
+
+
+for legacy in (False, True):
+    buffer = io.BytesIO()
+    torch.save({"weight": torch.ones(2), "payload": Evil()}, buffer, _use_new_zipfile_serialization=not legacy)
+    add_hostile("os_system." + ("legacy" if legacy else "zip") + ".pth", buffer.getvalue())
+buffer = io.BytesIO()
+torch.save(torch.nn.Linear(2, 2), buffer)
+add_hostile("whole_model.pth", buffer.getvalue())
+
+
+def big_endian(data):
+    """The zip checkpoint `data` with a byteorder entry saying "big" (as torch >= 2.1 writes one)."""
+    source, target = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_STORED) as archive:
+        for info in source.infolist():
+            archive.writestr(info.filename, source.read(info.filename))
+        folder = source.infolist()[0].filename.split("/")[0]
+        archive.writestr(folder + "/byteorder", "big")
+    return target.getvalue()
+
+
+buffer = io.BytesIO()
+torch.save({"weight": torch.arange(8.0)}, buffer)
+small_zip = buffer.getvalue()
+add_hostile("big_endian.pth", big_endian(small_zip))
+# A byte of the storage changed after the CRC was computed.
+info = next(i for i in zipfile.ZipFile(io.BytesIO(small_zip)).infolist() if "/data/" in i.filename)
+name_length, extra_length = struct.unpack_from("<HH", small_zip, info.header_offset + 26)  # local header
+data_start = info.header_offset + 30 + name_length + extra_length
+corrupted = bytearray(small_zip)
+corrupted[data_start + 5] ^= 0x40
+add_hostile("crc.pth", bytes(corrupted))
+
+# torch < 0.4's tar format (members sys_info, pickle, tensors, storages).
+buffer = io.BytesIO()
+with tarfile.open(fileobj=buffer, mode="w") as archive:
+    for member in ("sys_info", "pickle", "tensors", "storages"):
+        content = pickle.dumps({"protocol_version": 1001, "little_endian": True}, protocol=2)
+        entry = tarfile.TarInfo(member)
+        entry.size = len(content)
+        archive.addfile(entry, io.BytesIO(content))
+add_hostile("old_tar.pth", buffer.getvalue())
+
+
+# Hand-made zip checkpoints whose pickles lie about storages and tensors.
+class FakeStorage:
+    def __init__(self, key, numel, data):
+        self.key, self.numel, self.data = key, numel, data
+
+
+class FakeTensor:
+    def __init__(self, storage, offset, size, stride):
+        self.args = (storage, offset, size, stride, False, collections.OrderedDict())
+
+    def __reduce__(self):
+        return torch._utils._rebuild_tensor_v2, self.args
+
+
+def handmade(obj):
+    stream, storages = io.BytesIO(), {}
+    pickler = pickle.Pickler(stream, protocol=2)
+
+    def persistent_id(value):
+        if isinstance(value, FakeStorage):
+            storages[value.key] = value.data
+            return ("storage", torch.FloatStorage, value.key, "cpu", value.numel)
+        return None
+    pickler.persistent_id = persistent_id
+    pickler.dump(obj)
+    target = io.BytesIO()
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr("archive/data.pkl", stream.getvalue())
+        for key, data in storages.items():
+            archive.writestr("archive/data/" + key, data)
+        archive.writestr("archive/version", "3\n")
+    return target.getvalue()
+
+
+four = struct.pack("<4f", 1, 2, 3, 4)
+add_hostile("handmade_ok.pth", handmade({"w": FakeTensor(FakeStorage("0", 4, four), 1, (3,), (1,))}))
+add_hostile("lying_offset.pth", handmade({"w": FakeTensor(FakeStorage("0", 4, four), 3, (4,), (1,))}))
+add_hostile("lying_stride.pth", handmade({"w": FakeTensor(FakeStorage("0", 4, four), 0, (2, 2), (100, 1))}))
+add_hostile("lying_storage_size.pth", handmade({"w": FakeTensor(FakeStorage("0", 1000, four), 0, (4,), (1,))}))
+add_hostile("huge_storage.pth", handmade({"w": FakeTensor(FakeStorage("0", 1 << 61, four), 0, (4,), (1,))}))
+add_hostile("huge_shape.pth", handmade({"w": FakeTensor(FakeStorage("0", 4, four), 0, (1 << 40, 1 << 40), (0, 0))}))
+add_hostile("repeated_elements.pth", handmade({"w": FakeTensor(FakeStorage("0", 4, four), 0, (1 << 34,), (0,))}))
+add_hostile("overflowing_stride.pth",
+            handmade({"w": FakeTensor(FakeStorage("0", 4, four), 0, (3,), ((1 << 63) - 1,))}))
+add_hostile("no_tensors.pth", handmade({"epoch": 3, "arch": "resnet50"}))
+
+# A zip with deflated entries, as wheels are, for the ZipArchive tests.
+with zipfile.ZipFile(os.path.join(out, "deflated.zip"), "w", zipfile.ZIP_DEFLATED) as archive:
+    archive.writestr("package/__init__.py", "# empty\n" * 100)
+    archive.writestr("package/models/weights.bin", bytes(range(256)) * 64)
+
+with open(os.path.join(out, "manifest.json"), "w") as handle:
+    json.dump(manifest, handle, indent=1)
