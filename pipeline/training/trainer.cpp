@@ -1,6 +1,7 @@
 // The training loop: setup (fresh, pretrained or resumed), the step (next batch, forward, loss,
 // backward, optimizer update), statistics, evaluation and snapshots. Not the loss (pose_loss.hpp),
-// the optimizers (nets/optimizers.hpp) or learning_stats.csv's format (learning_stats.hpp).
+// the learning rates (schedule.hpp), the optimizers and parameter ranges (parameter_groups.hpp) or
+// learning_stats.csv's format (learning_stats.hpp).
 #include "pipeline/training/trainer.hpp"
 
 #include <fmt/core.h>

@@ -28,6 +28,7 @@ Command train_command() {
       std::optional<double> training_fraction;
       bool resume = false;
       double max_minutes = 0;
+      std::optional<std::string> schedule;
       pipeline::TrainOptions train;
     };
     auto options = std::make_shared<Options>();
@@ -72,14 +73,10 @@ Command train_command() {
                    "ramp the backbone's learning rate up from 0 over this fraction of the run once "
                    "it trains (pose_cfg.yaml's backbone_warmup; 0: off)")
         ->check(CLI::Range(0.0, 1.0));
-    app.add_option("--schedule", train.schedule,
+    app.add_option("--schedule", options->schedule,
                    "time: fit the learning-rate drops and the unfreeze to --max-minutes; "
                    "iterations: follow multi_step's iterations (pose_cfg.yaml's schedule)")
-        ->transform(CLI::CheckedTransformer(
-            std::map<std::string, pipeline::ScheduleKind>{
-                {"time", pipeline::ScheduleKind::time},
-                {"iterations", pipeline::ScheduleKind::iterations}},
-            CLI::ignore_case));
+        ->check(CLI::IsMember({"time", "iterations"}));
     app.add_option("--max-minutes", options->max_minutes,
                    "train this long: with schedule time the run's length (the learning rate "
                    "decays over it), else a stop with a snapshot (continue with --resume)")
@@ -116,6 +113,10 @@ Command train_command() {
       run.resume = options->resume;
       run.pcutoff = values.pcutoff;
       run.max_minutes = options->max_minutes;
+      if (options->schedule) {
+        run.schedule = *options->schedule == "time" ? pipeline::ScheduleKind::time
+                                                    : pipeline::ScheduleKind::iterations;
+      }
       const InterruptHandler interrupts;
       const pipeline::TrainResult result = pipeline::train(run);
       const std::string best =
