@@ -72,6 +72,7 @@ class Trainer {
   LoadedSnapshot resume_network(const std::optional<SnapshotFile>& newest);
   void restore_progress(const SnapshotMetadata& metadata);
   void set_schedule(const std::optional<LoadedSnapshot>& resumed, const fs::path& file);
+  void check_resumed_schedule(const fs::path& file) const;
   void build_network(const std::optional<SnapshotFile>& newest);
   void read_earlier_stats();
   BatchGeometry allocate_step_buffers();
@@ -201,13 +202,6 @@ void Trainer::check_settings(const fs::path& pose_file) const {
         fmt::format("unfreeze_backbone_after must be 0 (never) or a positive iteration (found {})",
                     pose_.unfreeze_backbone_after));
   }
-  if (pose_.schedule == ScheduleKind::time && pose_.unfreeze_backbone_after > pose_.max_iters) {
-    throw UsageError(
-        fmt::format("{}: unfreeze_backbone_after ({}) must be at most max_iters ({}) with "
-                    "schedule: time, which reads it as a fraction of max_iters",
-                    pose_file.string(), pose_.unfreeze_backbone_after, pose_.max_iters),
-        "lower unfreeze_backbone_after, or use schedule: iterations");
-  }
   if (pose_.backbone_warmup < 0 || pose_.backbone_warmup >= 1) {
     throw UsageError(
         fmt::format("{}: backbone_warmup must be a fraction of the run from 0 up to, "
@@ -288,22 +282,36 @@ void Trainer::restore_progress(const SnapshotMetadata& metadata) {
 
 // The schedule and this sitting's time limit: a fresh run's from pose_cfg.yaml and --max-minutes
 // (the time schedule's budget); a resumed run keeps its snapshot's (`file`), --max-minutes then
-// only stopping this sitting early. Refuses a run that is over.
+// only stopping this sitting early.
 void Trainer::set_schedule(const std::optional<LoadedSnapshot>& resumed, const fs::path& file) {
   const double minutes = options_.max_minutes * 60.0;
-  if (!resumed) {
+  if (resumed) {
+    schedule_ = TrainingSchedule::resumed(pose_, resumed->metadata.extra, iteration_);
+    sitting_limit_ = minutes;
+    check_resumed_schedule(file);
+  } else {
     const bool timed = pose_.schedule == ScheduleKind::time && minutes > 0;
     schedule_.emplace(pose_, timed ? minutes : 0.0);
     sitting_limit_ = timed ? 0.0 : minutes;
-    return;
   }
-  schedule_ = TrainingSchedule::resumed(pose_, resumed->metadata.extra, iteration_);
-  sitting_limit_ = minutes;
+  if (schedule_->timed() && pose_.unfreeze_backbone_after > pose_.max_iters) {
+    throw UsageError(
+        fmt::format("{}: unfreeze_backbone_after ({}) must be at most max_iters ({}) with "
+                    "schedule: time, which reads it as a fraction of max_iters",
+                    (options_.train_dir / "pose_cfg.yaml").string(), pose_.unfreeze_backbone_after,
+                    pose_.max_iters),
+        "lower unfreeze_backbone_after, or use schedule: iterations");
+  }
+}
+
+// Says how the resumed schedule differs from what the command line asks; refuses a run that is
+// over.
+void Trainer::check_resumed_schedule(const fs::path& file) const {
   if (options_.schedule && (*options_.schedule == ScheduleKind::time) != schedule_->timed()) {
     console::warn("--schedule {} is ignored: a resumed run keeps the schedule it started with",
                   schedule_name(*options_.schedule));
   }
-  if (schedule_->timed() && minutes > 0) {
+  if (schedule_->timed() && sitting_limit_ > 0) {
     console::info(
         "the run keeps its time schedule of {:g} minutes ({} done); --max-minutes {:g} only "
         "stops this sitting early",

@@ -297,10 +297,11 @@ TEST(TimeSchedule, BadValuesNamePoseCfgKeys) {
 
   fixture.pose.unfreeze_backbone_after = 11;
   fixture.write();
-  EXPECT_NE(training_error(fixture, fixture.options())
+  options = fixture.options();
+  options.max_minutes = 1;
+  EXPECT_NE(training_error(fixture, options)
                 .find("unfreeze_backbone_after (11) must be at most max_iters (10)"),
             std::string::npos);
-  options = fixture.options();
   options.schedule = ScheduleKind::iterations;  // an iteration that is never reached: allowed
   options.max_iters = 2;
   EXPECT_EQ(train(options).iterations, 2);
