@@ -30,28 +30,18 @@ double BestSnapshot::smoothed() const {
 void BestSnapshot::save(std::map<std::string, std::string>& metadata) const {
   if (best_) metadata["best_test_error"] = exact_number(*best_);
   metadata["evaluations_without_improvement"] = std::to_string(without_improvement_);
-  std::string recent;
-  for (const double error : recent_) recent += (recent.empty() ? "" : ",") + exact_number(error);
-  metadata["recent_test_errors"] = recent;
+  metadata["recent_test_errors"] = exact_numbers(recent_);
 }
 
 void BestSnapshot::restore(const std::map<std::string, std::string>& metadata) {
   best_.reset();
-  recent_.clear();
   if (metadata.count("best_test_error") != 0) {
     best_ = exact_number(metadata, "best_test_error", 0.0);
   }
   without_improvement_ =
       static_cast<int>(exact_number(metadata, "evaluations_without_improvement", 0.0));
-  if (const auto found = metadata.find("recent_test_errors"); found != metadata.end()) {
-    const std::string& text = found->second;
-    for (std::size_t start = 0; start < text.size();) {
-      const std::size_t comma = std::min(text.find(',', start), text.size());
-      recent_.push_back(std::strtod(text.substr(start, comma - start).c_str(), nullptr));
-      start = comma + 1;
-    }
-    if (recent_.size() > kWindow) recent_.erase(recent_.begin(), recent_.end() - kWindow);
-  }
+  recent_ = exact_numbers(metadata, "recent_test_errors");
+  if (recent_.size() > kWindow) recent_.erase(recent_.begin(), recent_.end() - kWindow);
 }
 
 }  // namespace labpose::pipeline

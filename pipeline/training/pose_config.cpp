@@ -23,6 +23,10 @@ double PoseConfig::learning_rate(std::int64_t step) const {
   return multi_step.empty() ? 1e-3 : multi_step.back().first;
 }
 
+std::string_view schedule_name(ScheduleKind kind) {
+  return kind == ScheduleKind::time ? "time" : "iterations";
+}
+
 namespace {
 
 std::string list_of_names(const std::vector<std::string>& names) {
@@ -65,6 +69,8 @@ const std::set<std::string>& known_keys() {
                                              "freeze_backbone_stages",
                                              "unfreeze_backbone_after",
                                              "backbone_lr_multiplier",
+                                             "schedule",
+                                             "backbone_warmup",
                                              "stride",
                                              "pos_dist_thresh",
                                              "locref_stdev",
@@ -153,7 +159,29 @@ void read_multi_step(const projects::YamlMapReader& reader, PoseConfig& c) {
   }
 }
 
-// Optimization: optimizer ... backbone_lr_multiplier.
+// schedule and backbone_warmup.
+void read_schedule_keys(const projects::YamlMapReader& reader, PoseConfig& c) {
+  const std::string schedule =
+      reader.text("schedule", false, std::string(schedule_name(c.schedule)));
+  if (schedule != "time" && schedule != "iterations") {
+    reader.fail("schedule", reader.value("schedule"),
+                fmt::format("schedule must be time or iterations (found \"{}\")", schedule),
+                "time fits the learning-rate drops to train --max-minutes; iterations follows "
+                "multi_step's iterations");
+  }
+  c.schedule = schedule == "time" ? ScheduleKind::time : ScheduleKind::iterations;
+  c.backbone_warmup =
+      reader.optional_number("backbone_warmup", 0.0, 1.0).value_or(c.backbone_warmup);
+  if (c.backbone_warmup >= 1.0) {
+    reader.fail("backbone_warmup", reader.value("backbone_warmup"),
+                fmt::format("backbone_warmup must be a fraction of the run from 0 up to, but not "
+                            "including, 1 (found {})",
+                            c.backbone_warmup),
+                "0 turns the warm-up off; 0.05 ramps the backbone's rate up over 5 % of the run");
+  }
+}
+
+// Optimization: optimizer ... backbone_lr_multiplier, schedule, backbone_warmup.
 void read_optimization_keys(const projects::YamlMapReader& reader, PoseConfig& c) {
   c.optimizer = reader.text("optimizer", false, c.optimizer);
   if (c.optimizer != "adamw" && c.optimizer != "sgd") {
@@ -179,6 +207,7 @@ void read_optimization_keys(const projects::YamlMapReader& reader, PoseConfig& c
       reader.optional_integer("unfreeze_backbone_after", 0).value_or(c.unfreeze_backbone_after);
   c.backbone_lr_multiplier = reader.optional_number("backbone_lr_multiplier", 0.0, 100.0)
                                  .value_or(c.backbone_lr_multiplier);
+  read_schedule_keys(reader, c);
 }
 
 // Targets and loss: stride ... location_refinement.
@@ -308,6 +337,13 @@ std::string pose_config_text(const PoseConfig& c) {
   line("freeze_backbone_stages", std::to_string(c.freeze_backbone_stages));
   line("unfreeze_backbone_after", std::to_string(c.unfreeze_backbone_after));
   line("backbone_lr_multiplier", yaml_float_text(c.backbone_lr_multiplier));
+  out +=
+      "# schedule: time fits multi_step and unfreeze_backbone_after, read as fractions of "
+      "max_iters,"
+      "\n# to train --max-minutes (iterations: by iteration); backbone_warmup: the fraction of the "
+      "run\n# over which the backbone's rate ramps up from 0 once it trains (0: off)\n";
+  line("schedule", std::string(schedule_name(c.schedule)));
+  line("backbone_warmup", yaml_float_text(c.backbone_warmup));
   out += "\n# Targets and loss (score maps: disks of pos_dist_thresh pixels at stride 8)\n";
   line("stride", std::to_string(c.stride));
   line("pos_dist_thresh", yaml_float_text(c.pos_dist_thresh));

@@ -6,10 +6,18 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace labpose::pipeline {
+
+/// How multi_step and unfreeze_backbone_after are read: `time` fits them, as fractions of
+/// max_iters, to train's --max-minutes (by iterations without one); `iterations` as they are.
+enum class ScheduleKind { time, iterations };
+
+/// "time" or "iterations", as pose_cfg.yaml writes it.
+std::string_view schedule_name(ScheduleKind kind);
 
 struct PoseConfig {
   // What is trained on what (create-dataset fills these in).
@@ -42,6 +50,8 @@ struct PoseConfig {
   int freeze_backbone_stages = 0;            // first backbone stages not trained (fine-tuning)
   std::int64_t unfreeze_backbone_after = 0;  // iterations after which they train too (0: never)
   double backbone_lr_multiplier = 1.0;       // the backbone's learning rate / the head's
+  ScheduleKind schedule = ScheduleKind::time;
+  double backbone_warmup = 0.0;  // fraction of the run over which the backbone's rate ramps from 0
 
   // Targets and loss (DeepLabCut's single-animal recipe).
   int stride = 8;

@@ -146,4 +146,24 @@ double exact_number(const std::map<std::string, std::string>& metadata, const st
   return found == metadata.end() ? fallback : std::strtod(found->second.c_str(), nullptr);
 }
 
+std::string exact_numbers(const std::vector<double>& values) {
+  std::string text;
+  for (const double value : values) text += (text.empty() ? "" : ",") + exact_number(value);
+  return text;
+}
+
+std::vector<double> exact_numbers(const std::map<std::string, std::string>& metadata,
+                                  const std::string& key) {
+  std::vector<double> values;
+  const auto found = metadata.find(key);
+  if (found == metadata.end()) return values;
+  const std::string& text = found->second;
+  for (std::size_t start = 0; start < text.size();) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    values.push_back(std::strtod(text.substr(start, comma - start).c_str(), nullptr));
+    start = comma + 1;
+  }
+  return values;
+}
+
 }  // namespace labpose::pipeline

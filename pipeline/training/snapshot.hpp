@@ -79,5 +79,10 @@ std::string exact_number(double value);
 /// absent.
 double exact_number(const std::map<std::string, std::string>& metadata, const std::string& key,
                     double fallback);
+/// A list of doubles for snapshot metadata: exact_number's, comma-separated ("" when empty).
+std::string exact_numbers(const std::vector<double>& values);
+/// The list under `key` (written by exact_numbers); empty when absent.
+std::vector<double> exact_numbers(const std::map<std::string, std::string>& metadata,
+                                  const std::string& key);
 
 }  // namespace labpose::pipeline

@@ -1,6 +1,7 @@
 // The training loop: setup (fresh, pretrained or resumed), the step (next batch, forward, loss,
 // backward, optimizer update), statistics, evaluation and snapshots. Not the loss (pose_loss.hpp),
-// the optimizers (nets/optimizers.hpp) or learning_stats.csv's format (learning_stats.hpp).
+// the learning rates (schedule.hpp), the optimizers and parameter ranges (parameter_groups.hpp) or
+// learning_stats.csv's format (learning_stats.hpp).
 #include "pipeline/training/trainer.hpp"
 
 #include <fmt/core.h>
@@ -25,7 +26,9 @@
 #include "pipeline/pose/predict.hpp"
 #include "pipeline/training/best_snapshot.hpp"
 #include "pipeline/training/loader.hpp"
+#include "pipeline/training/parameter_groups.hpp"
 #include "pipeline/training/pose_loss.hpp"
+#include "pipeline/training/schedule.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "projects/layout.hpp"
 
@@ -33,58 +36,6 @@ namespace labpose::pipeline {
 namespace fs = std::filesystem;
 
 namespace {
-
-// The optimizer pose_cfg.yaml names, with its settings, for `count` trainable values.
-std::unique_ptr<nets::Optimizer> make_optimizer(nets::Backend& backend, const PoseConfig& pose,
-                                                std::int64_t count) {
-  const auto weight_decay = static_cast<float>(pose.weight_decay);
-  if (pose.optimizer == "adamw") return std::make_unique<nets::AdamW>(backend, count, weight_decay);
-  if (pose.optimizer == "sgd") {
-    return std::make_unique<nets::SgdMomentum>(backend, count, static_cast<float>(pose.momentum),
-                                               weight_decay);
-  }
-  throw UsageError(fmt::format("pose_cfg.yaml: optimizer \"{}\" is not known", pose.optimizer),
-                   "use adamw or sgd");
-}
-
-// Where the frozen backbone stages end and the head begins in the flat trainable buffer.
-struct ParameterRanges {
-  std::int64_t frozen_end = 0;  // [0, frozen_end): not updated
-  std::int64_t head_begin = 0;  // [head_begin, count): the head
-  std::int64_t count = 0;
-};
-
-ParameterRanges parameter_ranges(nets::Net& net, const std::string& architecture,
-                                 int frozen_stages) {
-  ParameterRanges ranges;
-  ranges.count = net.trainable_count();
-  ranges.head_begin = ranges.count;
-  const std::size_t base = net.trainable_values().offset();
-  bool seen_unfrozen = false;
-  for (const auto& parameter : net.parameters()) {
-    if (!parameter->trainable) continue;
-    const auto begin = static_cast<std::int64_t>(parameter->value.offset() - base);
-    const std::int64_t end = begin + parameter->value.elements();
-    const int stage = nets::backbone_stage(architecture, parameter->name);
-    if (stage == 0) ranges.head_begin = std::min(ranges.head_begin, begin);
-    if (stage >= 1 && stage <= frozen_stages) {
-      LABPOSE_ASSERT(!seen_unfrozen);  // the frozen stages are a prefix of the trainable buffer
-      ranges.frozen_end = std::max(ranges.frozen_end, end);
-    } else {
-      seen_unfrozen = true;
-    }
-  }
-  return ranges;
-}
-
-void set_frozen_batch_norms(nets::Net& net, const std::string& architecture, int frozen_stages) {
-  for (std::size_t node = 0; node < net.node_count(); ++node) {
-    nets::Layer& layer = net.layer(static_cast<int>(node));
-    if (layer.kind() != nets::LayerKind::batch_norm) continue;
-    const int stage = nets::backbone_stage(architecture, layer.name() + ".weight");
-    dynamic_cast<nets::BatchNorm2d&>(layer).set_frozen(stage >= 1 && stage <= frozen_stages);
-  }
-}
 
 fs::path snapshot_path(const fs::path& train_dir, std::int64_t iteration, bool best) {
   return train_dir / projects::snapshot_file_name(iteration, best);
@@ -119,14 +70,16 @@ class Trainer {
   void check_settings(const fs::path& pose_file) const;
   void read_training_set();
   LoadedSnapshot resume_network(const std::optional<SnapshotFile>& newest);
-  void restore_progress(const SnapshotMetadata& metadata, const fs::path& file);
+  void restore_progress(const SnapshotMetadata& metadata);
+  void set_schedule(const std::optional<LoadedSnapshot>& resumed, const fs::path& file);
+  void check_resumed_schedule(const fs::path& file) const;
   void build_network(const std::optional<SnapshotFile>& newest);
   void read_earlier_stats();
   BatchGeometry allocate_step_buffers();
 
   // One step.
   void step();
-  void unfreeze_when_due();
+  void advance_schedule();
   std::unique_ptr<TrainingBatch> next_batch();
   void check_finite(double loss) const;
   void update_parameters();
@@ -142,10 +95,13 @@ class Trainer {
   SnapshotMetadata snapshot_metadata() const;
   void remove_old_snapshots(bool best, const fs::path& kept);
   void append_stats_row(bool force);
-  double elapsed() const {
-    return seconds_before_ +
-           std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  std::string progress_detail(double images_per_second) const;
+  double now() const {
+    if (options_.clock) return options_.clock();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
   }
+  double elapsed() const { return seconds_before_ + now() - started_; }
 
   const TrainOptions& options_;
   PoseConfig pose_;
@@ -168,9 +124,11 @@ class Trainer {
   double smoothed_loss_ = 0.0;  // for the progress line
   std::int64_t window_steps_ = 0;
   std::optional<double> test_error_;  // measured at iteration_, not yet in a stats row
-  BestSnapshot best_;            // the smoothed test error's minimum, and early stopping's count
-  double seconds_before_ = 0.0;  // training time of the runs this one resumes
-  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  BestSnapshot best_;  // the smoothed test error's minimum, and early stopping's count
+  std::optional<TrainingSchedule> schedule_;  // set once the run is known to be fresh or resumed
+  double sitting_limit_ = 0.0;                // seconds this sitting may train; 0: no limit
+  double seconds_before_ = 0.0;               // training time of the runs this one resumes
+  double started_ = now();
   TrainResult result_;
 };
 
@@ -187,6 +145,7 @@ void Trainer::setup() {
   } else {
     build_network(newest);
   }
+  set_schedule(resumed, newest ? newest->path : fs::path());
   apply_frozen_stages();
   optimizer_ = make_optimizer(*backend_, pose_, net_->trainable_count());
   if (resumed) {
@@ -201,6 +160,7 @@ void Trainer::setup() {
       "training {} on {} ({}): {} training and {} test images, batch {} of {}x{}, {} iterations",
       pose_.net_type, backend_->name(), backend_->description(), train_.size(), test_.size(),
       pose_.batch_size, pose_.crop_width, pose_.crop_height, pose_.max_iters);
+  console::info("{}", schedule_->description());
 }
 
 // pose_cfg.yaml with the command line's overrides.
@@ -219,6 +179,8 @@ void Trainer::read_settings() {
     pose_.unfreeze_backbone_after = *options_.unfreeze_backbone_after;
   if (options_.backbone_lr_multiplier)
     pose_.backbone_lr_multiplier = *options_.backbone_lr_multiplier;
+  if (options_.backbone_warmup) pose_.backbone_warmup = *options_.backbone_warmup;
+  if (options_.schedule) pose_.schedule = *options_.schedule;
   if (options_.weights) pose_.init_weights = *options_.weights;
   check_settings(pose_file);
 }
@@ -239,6 +201,13 @@ void Trainer::check_settings(const fs::path& pose_file) const {
     throw UsageError(
         fmt::format("unfreeze_backbone_after must be 0 (never) or a positive iteration (found {})",
                     pose_.unfreeze_backbone_after));
+  }
+  if (pose_.backbone_warmup < 0 || pose_.backbone_warmup >= 1) {
+    throw UsageError(
+        fmt::format("{}: backbone_warmup must be a fraction of the run from 0 up to, "
+                    "but not including, 1 (found {})",
+                    pose_file.string(), pose_.backbone_warmup),
+        "0 turns the warm-up off; 0.05 ramps the backbone's rate up over 5 % of the run");
   }
 }
 
@@ -282,14 +251,14 @@ LoadedSnapshot Trainer::resume_network(const std::optional<SnapshotFile>& newest
         "resume in the shuffle the snapshot belongs to, or start a new shuffle");
   }
   net_ = load_snapshot_network(*backend_, resumed, newest->path);
-  restore_progress(resumed.metadata, newest->path);
+  restore_progress(resumed.metadata);
   console::info("resuming from {} (iteration {})", newest->path.filename().string(), iteration_);
   return resumed;
 }
 
 // The iteration, training time, loss window and early-stopping counters that snapshot_metadata()
 // saved; warns where the rest of the run will differ from an uninterrupted one.
-void Trainer::restore_progress(const SnapshotMetadata& metadata, const fs::path& file) {
+void Trainer::restore_progress(const SnapshotMetadata& metadata) {
   iteration_ = metadata.iteration;
   const auto& meta = metadata.extra;
   if (meta.count("seed") != 0 && std::stoull(meta.at("seed")) != pose_.seed) {
@@ -309,11 +278,54 @@ void Trainer::restore_progress(const SnapshotMetadata& metadata, const fs::path&
   window_loss_ = exact_number(meta, "loss_window_sum", 0.0);
   window_steps_ = static_cast<std::int64_t>(exact_number(meta, "loss_window_steps", 0.0));
   best_.restore(meta);
-  if (iteration_ >= pose_.max_iters) {
-    throw UsageError(fmt::format("{} is already at iteration {} (max_iters is {})", file.string(),
-                                 iteration_, pose_.max_iters),
-                     "train longer with --max-iters N");
+}
+
+// The schedule and this sitting's time limit: a fresh run's from pose_cfg.yaml and --max-minutes
+// (the time schedule's budget); a resumed run keeps its snapshot's (`file`), --max-minutes then
+// only stopping this sitting early.
+void Trainer::set_schedule(const std::optional<LoadedSnapshot>& resumed, const fs::path& file) {
+  const double minutes = options_.max_minutes * 60.0;
+  if (resumed) {
+    schedule_ = TrainingSchedule::resumed(pose_, resumed->metadata.extra, iteration_);
+    sitting_limit_ = minutes;
+    check_resumed_schedule(file);
+  } else {
+    const bool timed = pose_.schedule == ScheduleKind::time && minutes > 0;
+    schedule_.emplace(pose_, timed ? minutes : 0.0);
+    sitting_limit_ = timed ? 0.0 : minutes;
   }
+  if (schedule_->timed() && pose_.unfreeze_backbone_after > pose_.max_iters) {
+    throw UsageError(
+        fmt::format("{}: unfreeze_backbone_after ({}) must be at most max_iters ({}) with "
+                    "schedule: time, which reads it as a fraction of max_iters",
+                    (options_.train_dir / "pose_cfg.yaml").string(), pose_.unfreeze_backbone_after,
+                    pose_.max_iters),
+        "lower unfreeze_backbone_after, or use schedule: iterations");
+  }
+}
+
+// Says how the resumed schedule differs from what the command line asks; refuses a run that is
+// over.
+void Trainer::check_resumed_schedule(const fs::path& file) const {
+  if (options_.schedule && (*options_.schedule == ScheduleKind::time) != schedule_->timed()) {
+    console::warn("--schedule {} is ignored: a resumed run keeps the schedule it started with",
+                  schedule_name(*options_.schedule));
+  }
+  if (schedule_->timed() && sitting_limit_ > 0) {
+    console::info(
+        "the run keeps its time schedule of {:g} minutes ({} done); --max-minutes {:g} only "
+        "stops this sitting early",
+        schedule_->budget_seconds() / 60, format_duration(seconds_before_), options_.max_minutes);
+  }
+  if (!schedule_->finished(iteration_, seconds_before_)) return;
+  if (schedule_->timed()) {
+    throw UsageError(fmt::format("{} has finished its time schedule of {:g} minutes (iteration {})",
+                                 file.string(), schedule_->budget_seconds() / 60, iteration_),
+                     "evaluate it (labpose evaluate); to train again, delete the snapshots");
+  }
+  throw UsageError(fmt::format("{} is already at iteration {} (max_iters is {})", file.string(),
+                               iteration_, pose_.max_iters),
+                   "train longer with --max-iters N");
 }
 
 // A fresh network: seeded initialization, the pretrained backbone when given. Refuses to start
@@ -374,7 +386,7 @@ BatchGeometry Trainer::allocate_step_buffers() {
 // One step in the algorithm's order: the next batch, forward, the loss and its gradient with
 // respect to the outputs, backward, the optimizer's update.
 void Trainer::step() {
-  unfreeze_when_due();
+  advance_schedule();
   std::unique_ptr<TrainingBatch> batch = next_batch();
   const std::vector<nets::Tensor>& outputs = net_->forward(input_, true);
   const double loss =
@@ -386,11 +398,10 @@ void Trainer::step() {
   count_step(loss);
 }
 
-void Trainer::unfreeze_when_due() {
-  if (frozen_stages() == applied_frozen_stages_) return;
-  apply_frozen_stages();
-  console::info("iteration {}: the backbone trains from now on (unfreeze_backbone_after)",
-                iteration_);
+// The schedule at this step: its drops and unfreeze logged, the frozen stages applied.
+void Trainer::advance_schedule() {
+  for (const auto& line : schedule_->advance(iteration_, elapsed())) console::info("{}", line);
+  if (frozen_stages() != applied_frozen_stages_) apply_frozen_stages();
 }
 
 // The step's batch from the loader, its images copied to the network's input.
@@ -407,15 +418,17 @@ void Trainer::check_finite(double loss) const {
               "snapshot with --resume");
 }
 
-// The optimizer's update: the backbone's unfrozen part at backbone_lr_multiplier times the rate,
-// then the head at the rate; the frozen stages are left as they are.
+// The optimizer's update: the backbone's unfrozen part at its rate (backbone_lr_multiplier times
+// the rate, warming up), then the head at the rate; the frozen stages are left as they are.
 void Trainer::update_parameters() {
-  const double rate = pose_.learning_rate(iteration_);
+  const double rate = schedule_->rate();
+  const double backbone_rate = schedule_->backbone_rate();
+  if (options_.on_rates) options_.on_rates(iteration_ + 1, rate, backbone_rate);
   const std::int64_t head_begin = std::max(ranges_.frozen_end, ranges_.head_begin);
   nets::Tensor& values = net_->trainable_values();
   const nets::Tensor& gradients = net_->trainable_gradients();
   optimizer_->update(values, gradients, ranges_.frozen_end, head_begin,
-                     static_cast<float>(rate * pose_.backbone_lr_multiplier), iteration_ + 1);
+                     static_cast<float>(backbone_rate), iteration_ + 1);
   optimizer_->update(values, gradients, head_begin, ranges_.count, static_cast<float>(rate),
                      iteration_ + 1);
 }
@@ -430,12 +443,10 @@ void Trainer::count_step(double loss) {
 
 // ---- between steps and at the end -------------------------------------------------------------
 
-// The stages frozen at iteration_: freeze_backbone_stages until unfreeze_backbone_after, then none.
-// Depends on the iteration only, so a run resumed on either side of the switch is the same run.
+// The stages frozen now: freeze_backbone_stages until the schedule unfreezes them, then none. The
+// schedule keeps the iteration of the switch, so a run resumed on either side is the same run.
 int Trainer::frozen_stages() const {
-  const bool unfrozen =
-      pose_.unfreeze_backbone_after > 0 && iteration_ >= pose_.unfreeze_backbone_after;
-  return unfrozen ? 0 : pose_.freeze_backbone_stages;
+  return schedule_->backbone_frozen() ? pose_.freeze_backbone_stages : 0;
 }
 
 void Trainer::apply_frozen_stages() {
@@ -444,16 +455,19 @@ void Trainer::apply_frozen_stages() {
   set_frozen_batch_norms(*net_, pose_.net_type, applied_frozen_stages_);
 }
 
-// Why the loop stops before max_iters, checked after each step: early stopping, an interrupt or
-// the time limit.
+// Why the loop stops, checked after each step: the schedule's end (max_iters or the time budget),
+// early stopping, an interrupt or this sitting's time limit.
 std::optional<TrainResult::Stop> Trainer::stop_requested() const {
+  const double seconds = elapsed();
+  if (schedule_->finished(iteration_, seconds)) return TrainResult::Stop::finished;
   if (pose_.early_stop_patience > 0 &&
       best_.evaluations_without_improvement() >= pose_.early_stop_patience) {
     return TrainResult::Stop::early_stopped;
   }
   if (interrupt_requested()) return TrainResult::Stop::interrupted;
-  const double limit = options_.max_minutes > 0 ? options_.max_minutes * 60.0 : 0.0;
-  if (limit > 0 && elapsed() - seconds_before_ >= limit) return TrainResult::Stop::time_limit;
+  if (sitting_limit_ > 0 && seconds - seconds_before_ >= sitting_limit_) {
+    return TrainResult::Stop::time_limit;
+  }
   return std::nullopt;
 }
 
@@ -474,6 +488,7 @@ void Trainer::finish() {
   result_.best_test_error = best_.best();
   if (!best_.best()) result_.best_snapshot.clear();
   result_.seconds = elapsed() - seconds_before_;
+  result_.schedule_seconds = schedule_->budget_seconds();
 }
 
 void Trainer::evaluate_test_set() {
@@ -522,6 +537,7 @@ SnapshotMetadata Trainer::snapshot_metadata() const {
   extra["loss_window_sum"] = exact_number(window_loss_);
   extra["loss_window_steps"] = std::to_string(window_steps_);
   best_.save(extra);
+  schedule_->save(extra);
   return metadata;
 }
 
@@ -557,7 +573,7 @@ void Trainer::append_stats_row(bool force) {
   LearningStatsRow row;
   row.iteration = iteration_;
   row.loss = window_loss_ / static_cast<double>(window_steps_);
-  row.learning_rate = pose_.learning_rate(iteration_ - 1);
+  row.learning_rate = schedule_->rate();  // the last step's
   row.test_error = test_error_;
   row.seconds = elapsed();
   stats_.push_back(row);
@@ -566,27 +582,39 @@ void Trainer::append_stats_row(bool force) {
   write_learning_stats(options_.train_dir / "learning_stats.csv", stats_);
 }
 
+// The progress line's detail; by time, with what is left of the schedule instead of an ETA.
+std::string Trainer::progress_detail(double images_per_second) const {
+  std::string detail = fmt::format("iter {}  loss {:.5f}  {:.1f} images/s", iteration_,
+                                   smoothed_loss_, images_per_second);
+  if (schedule_->timed()) {
+    detail += fmt::format("  {} left of the {:g}-minute schedule",
+                          format_duration(std::max(schedule_->budget_seconds() - elapsed(), 0.0)),
+                          schedule_->budget_seconds() / 60);
+  }
+  if (best_.best()) {
+    detail += fmt::format("  best test {:.2f} px (mean of {} evaluations)", *best_.best(),
+                          BestSnapshot::kWindow);
+  }
+  return detail;
+}
+
 TrainResult Trainer::run() {
   setup();
-  Progress progress("training", pose_.max_iters - iteration_, "iterations");
-  const auto images_per_second = [&, start = std::chrono::steady_clock::now(), first = iteration_] {
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return seconds > 0 ? static_cast<double>((iteration_ - first) * pose_.batch_size) / seconds
-                       : 0.0;
-  };
-  while (iteration_ < pose_.max_iters) {
+  // By time the number of iterations is not known in advance (no bar; the detail tells the time).
+  Progress progress("training", schedule_->timed() ? 0 : pose_.max_iters - iteration_,
+                    "iterations");
+  const double start = now();
+  const std::int64_t first = iteration_;
+  for (;;) {  // setup() refuses a run that is over: there is at least one step to take
     step();
     test_error_.reset();
     if (pose_.evaluate_iters > 0 && iteration_ % pose_.evaluate_iters == 0) evaluate_test_set();
     append_stats_row(false);
     if (pose_.save_iters > 0 && iteration_ % pose_.save_iters == 0) save(false);
     progress.advance();
-    progress.set_detail(fmt::format(
-        "iter {}  loss {:.5f}  {:.1f} images/s{}", iteration_, smoothed_loss_, images_per_second(),
-        best_.best() ? fmt::format("  best test {:.2f} px (mean of {} evaluations)", *best_.best(),
-                                   BestSnapshot::kWindow)
-                     : ""));
+    const double seconds = now() - start;
+    progress.set_detail(progress_detail(
+        seconds > 0 ? static_cast<double>((iteration_ - first) * pose_.batch_size) / seconds : 0));
     if (const auto stop = stop_requested()) {
       result_.stop = *stop;
       break;

@@ -2,7 +2,8 @@
 // split in; snapshots, learning_stats.csv and the best model out. DeepLabCut's single-animal loss
 // (sigmoid cross-entropy on score maps + locref_loss_weight x Huber on location refinement), AdamW
 // or SGD with momentum on a multi-step schedule, optional frozen backbone stages, periodic test
-// error, early stopping, and exact continuation: a run interrupted (Ctrl-C, SIGTERM, a time limit)
+// error, early stopping, a learning-rate schedule by iterations or fitted to a time budget
+// (schedule.hpp), and exact continuation: a run interrupted (Ctrl-C, SIGTERM, a time limit)
 // and resumed gives the same losses as one that never stopped. Runs on any backend. Not the data
 // loader (loader.hpp) and not evaluation files (labpose evaluate).
 #pragma once
@@ -33,19 +34,27 @@ struct TrainOptions {
   std::optional<int> freeze_backbone_stages;
   std::optional<std::int64_t> unfreeze_backbone_after;
   std::optional<double> backbone_lr_multiplier;
-  std::optional<std::string> weights;  // pretrained backbone (safetensors)
-  double max_minutes =
-      0.0;  // stop (with a snapshot, as an interrupt) after this much wall time; 0: none
+  std::optional<double> backbone_warmup;
+  std::optional<ScheduleKind> schedule;  // a resumed run keeps its snapshot's
+  std::optional<std::string> weights;    // pretrained backbone (safetensors)
+  // Minutes of training time: the time schedule's budget, else (by iterations, or a resumed time
+  // schedule) a stop with a snapshot, as an interrupt; 0: none.
+  double max_minutes = 0.0;
+  /// The training clock in seconds (elapsed time, the time schedule and the time limit); empty:
+  /// std::chrono::steady_clock. Tests simulate a machine of a given speed with it.
+  std::function<double()> clock;
   /// Called after each step with the iteration count and the step's loss (tests, benchmarks).
   std::function<void(std::int64_t iteration, double loss)> on_step;
+  /// Called at each step's update with its number (from 1) and the head's and backbone's rates.
+  std::function<void(std::int64_t iteration, double rate, double backbone_rate)> on_rates;
 };
 
 struct TrainResult {
   enum class Stop {
-    finished,       // reached max_iters
+    finished,       // reached max_iters, or spent the time schedule's budget
     early_stopped,  // the test error stopped improving
     interrupted,    // Ctrl-C or SIGTERM (core/interrupt.hpp)
-    time_limit,     // max_minutes
+    time_limit,     // max_minutes, stopping a run by iterations or a resumed time schedule
   };
   Stop stop = Stop::finished;        // a snapshot of the last iteration is saved in every case
   std::int64_t first_iteration = 0;  // where this run started (0, or the resumed snapshot's)
@@ -54,11 +63,12 @@ struct TrainResult {
   std::filesystem::path best_snapshot;    // empty when the test error was never measured
   std::optional<double> best_test_error;  // the best running mean of test errors (BestSnapshot)
   std::optional<double> last_test_error;
-  double seconds = 0.0;  // wall time of this run
+  double seconds = 0.0;           // wall time of this run
+  double schedule_seconds = 0.0;  // the time schedule's budget; 0: by iterations
 };
 
-/// Trains until max_iters, early stopping, an interrupt or the time limit; the caller installs the
-/// InterruptHandler. Errors name the file or setting at fault.
+/// Trains until the schedule's end, early stopping, an interrupt or the time limit; the caller
+/// installs the InterruptHandler. Errors name the file or setting at fault.
 TrainResult train(const TrainOptions& options);
 
 }  // namespace labpose::pipeline

@@ -33,6 +33,8 @@ PoseConfig sample() {
   c.freeze_backbone_stages = 3;
   c.unfreeze_backbone_after = 500;
   c.backbone_lr_multiplier = 0.1;
+  c.schedule = ScheduleKind::iterations;
+  c.backbone_warmup = 0.05;
   return c;
 }
 
@@ -56,6 +58,8 @@ TEST(PoseConfig, RoundTripsEveryValue) {
   EXPECT_EQ(back.freeze_backbone_stages, 3);
   EXPECT_EQ(back.unfreeze_backbone_after, 500);
   EXPECT_DOUBLE_EQ(back.backbone_lr_multiplier, 0.1);
+  EXPECT_EQ(back.schedule, ScheduleKind::iterations);
+  EXPECT_DOUBLE_EQ(back.backbone_warmup, 0.05);
   EXPECT_DOUBLE_EQ(back.locref_stdev, 7.2801);
   EXPECT_DOUBLE_EQ(back.learning_rate(0), 1e-5);
   EXPECT_DOUBLE_EQ(back.learning_rate(100), 2.5e-4);
@@ -102,6 +106,11 @@ TEST(PoseConfig, BadValuesNameTheLine) {
   EXPECT_NE(error_of(base + "crop_size: [64, 4294967360]\n")
                 .find("the crop height must be a whole number from 64 to 16384"),
             std::string::npos);
+  EXPECT_EQ(error_of(base + "schedule: weekly\n"),
+            "pose_cfg.yaml:4:11: schedule must be time or iterations (found \"weekly\")");
+  EXPECT_EQ(error_of(base + "backbone_warmup: 1\n"),
+            "pose_cfg.yaml:4:18: backbone_warmup must be a fraction of the run from 0 up to, but "
+            "not including, 1 (found 1)");
   EXPECT_EQ(error_of(base + "optimizer: lbfgs\n"),
             "pose_cfg.yaml:4:12: optimizer must be adamw or sgd (found \"lbfgs\")");
   EXPECT_NE(error_of(base + "multi_step: [[0.001, 100], [0.0001, 50]]\n")

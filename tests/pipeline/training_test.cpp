@@ -21,6 +21,7 @@
 #include "pipeline/training/targets.hpp"
 #include "pipeline/training/trainer.hpp"
 #include "projects/table.hpp"
+#include "tests/pipeline/training_fixture.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace labpose::pipeline {
@@ -114,54 +115,6 @@ TEST(Augment, KeypointsFollowTheImageAndFlipsSwapPartners) {
   EXPECT_GT(flips, 0) << "some samples are mirrored (left/right swapped)";
 }
 
-// The demo project turned into a training set by the library (what create-dataset does).
-struct TrainingFixture {
-  TempDir dir;
-  fs::path project, train_dir;
-  PoseConfig pose;
-
-  explicit TrainingFixture(int frames = 12) {
-    DemoProjectOptions options;
-    options.dir = dir.path();
-    options.labeled_frames = frames;
-    options.video.width = 128;
-    options.video.height = 96;
-    options.video.frames = 60;
-    const DemoProject demo = create_demo_project(options);
-    const auto config = projects::ProjectConfig::load(demo.config);
-    project = config.project_dir();
-    MergeReport report;
-    const Dataset dataset = merge_labeled_data(config, &report);
-    projects::write_table_hdf5(dataset_table(dataset, config.values().scorer),
-                               project / "merged.h5");
-    write_split(make_split(dataset, 0.75, 1, 3), project / "split.json");
-    train_dir = project / "model" / "train";
-    fs::create_directories(train_dir);
-    pose.net_type = "mobilenet_v2_0.35";
-    pose.project_path = project.string();
-    pose.dataset = "merged.h5";
-    pose.split = "split.json";
-    pose.bodyparts = dataset.bodyparts;
-    pose.batch_size = 2;
-    pose.crop_width = pose.crop_height = 64;
-    pose.multi_step = {{1e-3, 1000}};
-    pose.max_iters = 6;
-    pose.display_iters = 2;
-    pose.save_iters = 3;
-    pose.evaluate_iters = 3;
-    pose.loader_threads = 2;
-    write();
-  }
-  void write() const { write_pose_config(pose, train_dir / "pose_cfg.yaml"); }
-  TrainOptions options() const {
-    TrainOptions o;
-    o.project = project;
-    o.train_dir = train_dir;
-    o.device = "cpu";
-    return o;
-  }
-};
-
 TEST(BatchLoader, BatchesDependOnlyOnSeedAndStep) {
   const TrainingFixture fixture;
   const Dataset dataset = read_dataset(fixture.project / "merged.h5", fixture.project);
@@ -194,13 +147,6 @@ TEST(BatchLoader, BatchesDependOnlyOnSeedAndStep) {
   float positives = 0;
   for (float v : from_start[0]->score) positives += v;
   EXPECT_GT(positives, 0.0F) << "the crops hold the animal";
-}
-
-// Removes everything training wrote, keeping pose_cfg.yaml.
-void clear_training_outputs(const fs::path& train_dir) {
-  for (const auto& entry : fs::directory_iterator(train_dir)) {
-    if (entry.path().filename() != "pose_cfg.yaml") fs::remove(entry.path());
-  }
 }
 
 TEST(Trainer, ResumingGivesTheSameLossesAsAnUninterruptedRun) {
@@ -294,19 +240,24 @@ TEST(Trainer, LearnsAndKeepsTheNewestSnapshots) {
                    *result.best_test_error);
 }
 
+// By iterations, --max-minutes only stops the run (resumably). A simulated clock where each step
+// takes 0.5 s: the 3-second limit falls after step 6.
 TEST(Trainer, TimeLimitStopsWithAnEvaluatedSnapshot) {
   TrainingFixture fixture;
   fixture.pose.max_iters = 100000;
   fixture.pose.evaluate_iters = 1000;
   fixture.pose.save_iters = 1000;
+  fixture.pose.schedule = ScheduleKind::iterations;
   fixture.write();
   TrainOptions options = fixture.options();
   options.max_minutes = 0.05;  // 3 seconds
+  double now = 0.0;
+  options.clock = [&] { return now; };
+  options.on_step = [&](std::int64_t, double) { now += 0.5; };
   const TrainResult result = train(options);
   EXPECT_EQ(result.stop, TrainResult::Stop::time_limit);
-  ASSERT_GT(result.iterations, 0);
-  ASSERT_LT(result.iterations, 100000);
-  EXPECT_GE(result.seconds, 3.0);
+  EXPECT_EQ(result.iterations, 6);
+  EXPECT_DOUBLE_EQ(result.seconds, 3.0);
   const auto stats = read_learning_stats(fixture.train_dir / "learning_stats.csv");
   ASSERT_FALSE(stats.empty());
   EXPECT_EQ(stats.back().iteration, result.iterations);

@@ -144,7 +144,9 @@ Command demo_command() {
       train.train_dir = train_dir;
       train.device = options->device;
       train.pcutoff = config.values().pcutoff;
-      train.max_minutes = options->minutes;
+      train.max_minutes =
+          options->minutes;  // a cap: the recipe's 1300 iterations usually end first
+      train.schedule = pipeline::ScheduleKind::iterations;
       pipeline::TrainResult trained;
       {
         const InterruptHandler interrupts;

@@ -1,7 +1,7 @@
 // labpose train <config> [--shuffle K] [--training-fraction F] [--device D] [--max-iters N]
 //   [--batch-size B] [--resume] [--early-stop P] [--seed S] [--weights F]
-//   [--freeze-backbone-stages N] [--unfreeze-after K] [--backbone-lr-multiplier X] [--max-minutes
-//   M]
+//   [--freeze-backbone-stages N] [--unfreeze-after K] [--backbone-lr-multiplier X]
+//   [--backbone-warmup F] [--schedule time|iterations] [--max-minutes M]
 #include <fmt/core.h>
 
 #include "core/console.hpp"
@@ -28,6 +28,7 @@ Command train_command() {
       std::optional<double> training_fraction;
       bool resume = false;
       double max_minutes = 0;
+      std::optional<std::string> schedule;
       pipeline::TrainOptions train;
     };
     auto options = std::make_shared<Options>();
@@ -68,9 +69,17 @@ Command train_command() {
                    "the backbone's learning rate as a multiple of the head's (pose_cfg.yaml's "
                    "backbone_lr_multiplier)")
         ->check(CLI::Range(0.0, 100.0));
-    app.add_option(
-           "--max-minutes", options->max_minutes,
-           "stop after this much training time, with a snapshot (resume later with --resume)")
+    app.add_option("--backbone-warmup", train.backbone_warmup,
+                   "ramp the backbone's learning rate up from 0 over this fraction of the run once "
+                   "it trains (pose_cfg.yaml's backbone_warmup; 0: off)")
+        ->check(CLI::Range(0.0, 1.0));
+    app.add_option("--schedule", options->schedule,
+                   "time: fit the learning-rate drops and the unfreeze to --max-minutes; "
+                   "iterations: follow multi_step's iterations (pose_cfg.yaml's schedule)")
+        ->check(CLI::IsMember({"time", "iterations"}));
+    app.add_option("--max-minutes", options->max_minutes,
+                   "train this long: with schedule time the run's length (the learning rate "
+                   "decays over it), else a stop with a snapshot (continue with --resume)")
         ->check(CLI::NonNegativeNumber);
     app.footer(
         "Trains the shuffle made by create-dataset with the recipe in its train/pose_cfg.yaml. "
@@ -104,6 +113,10 @@ Command train_command() {
       run.resume = options->resume;
       run.pcutoff = values.pcutoff;
       run.max_minutes = options->max_minutes;
+      if (options->schedule) {
+        run.schedule = *options->schedule == "time" ? pipeline::ScheduleKind::time
+                                                    : pipeline::ScheduleKind::iterations;
+      }
       const InterruptHandler interrupts;
       const pipeline::TrainResult result = pipeline::train(run);
       const std::string best =
@@ -114,6 +127,13 @@ Command train_command() {
               : std::string();
       switch (result.stop) {
         case pipeline::TrainResult::Stop::finished:
+          if (result.schedule_seconds > 0) {
+            console::info(
+                "finished its {:g}-minute time schedule at iteration {}{}; next: labpose evaluate "
+                "{}",
+                result.schedule_seconds / 60, result.iterations, best, options->config);
+            return 0;
+          }
           console::info("trained to iteration {} in {}{}; next: labpose evaluate {}",
                         result.iterations, format_duration(result.seconds), best, options->config);
           return 0;
