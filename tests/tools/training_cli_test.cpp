@@ -5,6 +5,7 @@
 
 #include "nets/models/models.hpp"
 #include "nets/ref/backend.hpp"
+#include "nets/safetensors.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "projects/labels.hpp"
 #include "tests/support/test_support.hpp"
@@ -143,6 +144,13 @@ TEST(TrainingCli, CreateDatasetOnTheReferenceProject) {
   EXPECT_TRUE(
       contains(result.output, "openfieldOct30-trainset95shuffle1: 110 training, 6 test images"))
       << result.output;
+  // A DeepLabCut project keeps its network; there are no cached weights in the tests' cache.
+  EXPECT_TRUE(contains(result.output,
+                       "resnet_50 will train from scratch: there are no ImageNet "
+                       "weights of it in"))
+      << result.output;
+  EXPECT_TRUE(contains(result.output, "labpose weights import <file.pth> --arch resnet_50"))
+      << result.output;
   const fs::path set =
       copy / "training-datasets" / "iteration-0" / "UnaugmentedDataSet_openfieldOct30";
   EXPECT_TRUE(fs::is_regular_file(set / "Documentation_data-openfield_95shuffle1.pickle"));
@@ -153,6 +161,58 @@ TEST(TrainingCli, CreateDatasetOnTheReferenceProject) {
                    " dataset " + shell_quote(set.string()) + " Pranav");
   EXPECT_EQ(checked.exit_code, 0) << checked.output;
   EXPECT_TRUE(contains(checked.output, "ok 1 shuffles, 116 images")) << checked.output;
+}
+
+// A new project's network (efficientnet_lite0) starts from the cache's ImageNet weights when they
+// are there, with the fine-tuning recipe, and says so; --weights none trains from scratch.
+TEST(TrainingCli, CreateDatasetStartsFromTheCachedImageNetWeights) {
+  const TempDir dir;
+  const fs::path config = testing::demo_project_from_cli(dir.path());
+  const std::string c = shell_quote(config.string());
+  const std::string cache = "LABPOSE_WEIGHTS_DIR=" + shell_quote((dir / "cache").string()) + " ";
+  const auto labpose = [&](const std::string& arguments) {
+    return testing::run(cache + shell_quote(testing::labpose_binary()) + " " + arguments);
+  };
+  CommandResult result = labpose("create-dataset " + c);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(contains(result.output,
+                       "efficientnet_lite0 will train from scratch: there are no "
+                       "ImageNet weights of it in " +
+                           (dir / "cache").string()))
+      << result.output;
+  EXPECT_TRUE(contains(result.output,
+                       "labpose weights fetch efficientnet_lite0, then make the "
+                       "shuffle again with --force"))
+      << result.output;
+
+  nets::ref::RefBackend backend;
+  auto net = nets::build_pose_net(backend, {"efficientnet_lite0", 1, true});
+  nets::initialize_pose_net(*net, 3);
+  nets::SafetensorsFile backbone = nets::net_weights(*net);
+  std::erase_if(backbone.tensors,
+                [](const auto& item) { return item.first.rfind("head.", 0) == 0; });
+  nets::write_safetensors(backbone, dir / "lite0.safetensors");
+  result = labpose("weights import " + shell_quote((dir / "lite0.safetensors").string()) +
+                   " --arch efficientnet_lite0");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const fs::path cached = dir / "cache" / "efficientnet_lite0-imagenet.safetensors";
+  result = labpose("create-dataset " + c + " --shuffle 1 --force");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(contains(result.output, "efficientnet_lite0 will start from its ImageNet weights: " +
+                                          cached.string() + " (from "))
+      << result.output;
+  const fs::path models = config.parent_path() / "labpose-models" / "iteration-0";
+  const fs::path pose_file = only_folder(models) / "train" / "pose_cfg.yaml";
+  const std::string pose = testing::read_text(pose_file);
+  EXPECT_TRUE(contains(pose, "init_weights: " + cached.string())) << pose;
+  EXPECT_TRUE(contains(pose, "freeze_backbone_stages: 9\n")) << pose;
+
+  result = labpose("create-dataset " + c + " --shuffle 1 --force --weights none");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(
+      contains(result.output, "efficientnet_lite0 will train from scratch (--weights none)"))
+      << result.output;
+  EXPECT_TRUE(contains(testing::read_text(pose_file), "init_weights:\n"));
 }
 
 // Training through the CLI: Ctrl-C (SIGINT) saves a snapshot and exits 3, --resume finishes the

@@ -16,6 +16,12 @@ transfer learning instead, labpose only: efficientnet_lite0 from those weights (
 first --unfreeze-fraction of the iterations, batch norm in inference mode meanwhile), the same network from
 scratch, and mobilenet_v2_0.35 from scratch, each for the same wall time on the same split.
 
+With --defaults it measures what a new user gets: efficientnet_lite0 from the ImageNet weights in the
+`labpose weights` cache with the pose_cfg.yaml create-dataset writes (the fine-tuning recipe) and the
+schedule fitted to --minutes (`schedule: time`), against the same network from scratch
+(`--weights none`), each for the same wall time on the same split. Only the evaluation cadence (about
+--eval-minutes) is set; `--set key=value` changes one more pose_cfg.yaml value of both (repeatable).
+
 Only the standard library; the peer needs Debian's python3-torch and python3-opencv. Run it on a quiet
 machine: both programs use every core.
 """
@@ -97,6 +103,20 @@ def at(curve, minutes, end):
     return before[-1] if before else None
 
 
+def make_training_set(labpose, data, work, fraction, project, name, net, options):
+    """A fresh copy of the project with TrainingFraction `fraction` and shuffle 1 of `net`; returns the
+    create-dataset log."""
+    config = os.path.join(project, "config.yaml")
+    shutil.rmtree(project, ignore_errors=True)
+    shutil.copytree(data, project, symlinks=True)
+    set_training_fraction(config, fraction)
+    log = os.path.join(work, f"create-dataset-{name}.log")
+    status, _ = run([labpose, "create-dataset", config, "--net", net, "--shuffle", "1"] + options, log)
+    if status != 0:
+        sys.exit(f"error: create-dataset failed, see {log}")
+    return log
+
+
 def train_labpose(a, labpose, data, work, fraction, project, suffix, net, weights, settings):
     """Copies the project, makes the split and trains `net` (from `weights` when given) for a.minutes with
     the extra pose_cfg.yaml `settings`; returns labpose's learning curve and the file listing the test
@@ -105,7 +125,14 @@ def train_labpose(a, labpose, data, work, fraction, project, suffix, net, weight
     name = f"{percent}{suffix}"
     models = os.path.join(project, "labpose-models", "iteration-0")
     config = os.path.join(project, "config.yaml")
-    if not a.skip_labpose:
+    if not a.skip_labpose and a.defaults:
+        per_minute = training_speed(labpose, net, 320, 8)  # create-dataset's crop_size and batch_size
+        print(f"  labpose {net} trains about {per_minute:.0f} iterations/min", flush=True)
+        log = make_training_set(labpose, data, work, fraction, project, name, net,
+                                ["--weights", "none"] if weights == "none" else [])
+        if weights == "cache" and "will start from its ImageNet weights" not in open(log).read():
+            sys.exit(f"error: no cached ImageNet weights of {net}; run: labpose weights fetch {net}")
+    elif not a.skip_labpose:
         per_minute = training_speed(labpose, net, a.crop, a.batch)
         # The schedule is in iterations: aim at the wall time, a little short for the evaluations and the
         # loader; --max-minutes stops training at the wall time whatever the speed turns out to be.
@@ -115,15 +142,8 @@ def train_labpose(a, labpose, data, work, fraction, project, suffix, net, weight
               f"{iters} iterations, learning rate {a.lr:g} then {a.lr / 10:g} from iteration {drop}", flush=True)
         if "freeze_backbone_stages" in settings:
             settings = dict(settings, unfreeze_backbone_after=max(1, int(iters * a.unfreeze_fraction)))
-        shutil.rmtree(project, ignore_errors=True)
-        shutil.copytree(data, project, symlinks=True)
-        set_training_fraction(config, fraction)
-        create = [labpose, "create-dataset", config, "--net", net, "--shuffle", "1"]
-        if weights:
-            create += ["--weights", weights]
-        status, _ = run(create, os.path.join(work, f"create-dataset-{name}.log"))
-        if status != 0:
-            sys.exit(f"error: create-dataset failed, see {work}/create-dataset-{name}.log")
+        make_training_set(labpose, data, work, fraction, project, name, net,
+                          ["--weights", weights] if weights else [])
     model = [d for d in os.listdir(models) if d.endswith(f"trainset{percent}shuffle1")][0]
     train_dir = os.path.join(models, model, "train")
     pose_cfg = os.path.join(train_dir, "pose_cfg.yaml")
@@ -133,7 +153,10 @@ def train_labpose(a, labpose, data, work, fraction, project, suffix, net, weight
     with open(test_list, "w") as f:
         f.write("\n".join(test_images) + "\n")
 
-    if not a.skip_labpose:
+    if not a.skip_labpose and a.defaults:
+        cadence = max(1, int(per_minute * a.eval_minutes))
+        set_pose_config(pose_cfg, dict({"evaluate_iters": cadence, "display_iters": cadence}, **settings))
+    elif not a.skip_labpose:
         set_pose_config(pose_cfg, dict({
             "batch_size": a.batch,
             "multi_step": f"[[{a.lr:g}, {drop}], [{a.lr / 10:g}, {iters}]]",
@@ -144,6 +167,7 @@ def train_labpose(a, labpose, data, work, fraction, project, suffix, net, weight
             "keep_snapshots": 1,
             "crop_size": f"[{a.crop}, {a.crop}]",
         }, **settings))
+    if not a.skip_labpose:
         status, seconds = run([labpose, "--quiet", "train", config, "--max-minutes", str(a.minutes)],
                               os.path.join(work, f"labpose-{name}.log"))
         if status != 0:
@@ -180,6 +204,11 @@ def main():
                     help="--transfer: the fraction of the iterations before the backbone trains too")
     ap.add_argument("--backbone-lr-multiplier", type=float, default=1.0,
                     help="--transfer: the backbone's learning rate as a multiple of the head's")
+    ap.add_argument("--defaults", action="store_true",
+                    help="the default path (efficientnet_lite0, cached ImageNet weights, create-dataset's "
+                         "recipe, time schedule) against the same network from scratch (no peer)")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="--defaults: one more pose_cfg.yaml value of every run (repeatable)")
     a = ap.parse_args()
     if a.net not in PEER_NETS and not a.skip_peer and not a.transfer:
         sys.exit(f"error: the peer has no {a.net}; add --skip-peer")
@@ -194,7 +223,15 @@ def main():
     checkpoints = [float(c) for c in a.checkpoints.split(",")]
 
     # (label, network, weights or None, pose_cfg.yaml settings besides the schedule)
-    if a.transfer:
+    if a.defaults:
+        extra = dict(item.split("=", 1) for item in a.set)
+        configurations = [("default", "efficientnet_lite0", "cache", extra),
+                          ("scratch", "efficientnet_lite0", "none", extra)]
+        wanted = a.configurations.split(",") if a.configurations != ap.get_default("configurations") else \
+            ["default", "scratch"]
+        configurations = [c for c in configurations if c[0] in wanted]
+        a.skip_peer = True
+    elif a.transfer:
         weights = os.path.abspath(a.transfer)
         configurations = [("lite0-pretrained", "efficientnet_lite0", weights,
                            {"freeze_backbone_stages": a.freeze_stages,
@@ -233,7 +270,7 @@ def main():
             if status != 0:
                 sys.exit(f"error: the peer failed, see {peer_log}")
             print(f"  the peer trained for {seconds / 60:.1f} min", flush=True)
-        if os.path.exists(peer_log) and not a.transfer:
+        if os.path.exists(peer_log) and not a.transfer and not a.defaults:
             results.append((percent, "peer", peer_curve(peer_log)))
 
     with open(os.path.join(work, "curves.csv"), "w", newline="") as f:
@@ -243,7 +280,8 @@ def main():
             for t, e in curve:
                 out.writerow([f"{percent}/{100 - percent}", program, f"{t:.2f}", f"{e:.2f}"])
 
-    what = "transfer learning" if a.transfer else f"{a.net}, from scratch"
+    what = ("the default path against from scratch" if a.defaults else
+            "transfer learning" if a.transfer else f"{a.net}, from scratch")
     print(f"\nmean test error in pixels ({what}, this CPU), at the last evaluation at or before each time:")
     print("split   program          " + "".join(f"{c:>8g} min" for c in checkpoints))
     for percent, program, curve in results:

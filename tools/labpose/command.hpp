@@ -40,6 +40,7 @@ Command plot_trajectories_command();
 Command demo_command();
 Command doctor_command();
 Command net_command();
+Command weights_command();
 Command bench_command();
 
 }  // namespace labpose::tools

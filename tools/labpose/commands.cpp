@@ -24,6 +24,7 @@ const std::vector<Command>& command_table() {
       demo_command(),
       doctor_command(),
       net_command(),
+      weights_command(),
   };
   return table;
 }

@@ -1,14 +1,16 @@
 // labpose create-dataset <config> [--num-shuffles N | --shuffle K] [--net NAME]
-//   [--weights W.safetensors] [--seed S] [--train-indices F --test-indices F] [--force]
+//   [--weights W.safetensors|none] [--seed S] [--train-indices F --test-indices F] [--force]
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
 #include <iostream>
 
 #include "core/console.hpp"
+#include "core/error.hpp"
 #include "nets/models/models.hpp"
 #include "pipeline/dataset/create_dataset.hpp"
 #include "pipeline/dataset/dataset.hpp"
+#include "pipeline/weights/weight_cache.hpp"
 #include "projects/layout.hpp"
 #include "tools/labpose/command.hpp"
 #include "tools/labpose/config_loading.hpp"
@@ -53,8 +55,9 @@ Command create_dataset_command() {
                    fmt::format("the network: {} (default: default_net_type in config.yaml)",
                                fmt::join(nets::pose_architectures(), ", ")));
     app.add_option("--weights", options->weights,
-                   "ImageNet weights of the network's backbone (.safetensors, from "
-                   "tools/convert_weights.py); checked now");
+                   "the backbone's pretrained weights (.safetensors, e.g. from labpose weights "
+                   "import), or `none` to train from scratch (default: the network's ImageNet "
+                   "weights in the cache of labpose weights, when they are there); checked now");
     app.add_option("--seed", options->seed,
                    "seed of new splits (default 0; mixed with the shuffle number)");
     auto* train = app.add_option("--train-indices", options->train_indices,
@@ -92,7 +95,17 @@ Command create_dataset_command() {
       create.shuffle = options->shuffle;
       create.new_shuffles = options->num_shuffles;
       create.net_type = options->net;
-      create.init_weights = options->weights;
+      if (options->weights == "none") {
+        create.from_scratch = true;
+      } else if (!options->weights.empty()) {
+        create.init_weights = options->weights;
+      } else {
+        try {
+          create.weights_cache = pipeline::weights_cache_dir();
+        } catch (const Error& problem) {
+          console::warn("{}: the weights cache is not used", problem.what());
+        }
+      }
       create.seed = options->seed;
       if (!options->train_indices.empty()) {
         create.train_indices = options->train_indices;
