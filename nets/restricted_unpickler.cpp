@@ -465,11 +465,12 @@ void Unpickler::step(unsigned char opcode) {
     case 'Q': {  // BINPERSID
       const PickleValue* id = pop();
       if (!persistent_load_) damaged("a persistent id where none is expected");
-      PickleValue* storage = make(PickleKind::storage);
-      storage->storage = persistent_load_(*id, opcode_at_);
-      // The storage type is the id's second item (persistent_load checked the id).
-      if (id->items.size() > 1) storage->dtype = id->items[1]->dtype;
-      push(storage);
+      PersistentObject object = persistent_load_(*id, opcode_at_);
+      PickleValue* value = make(object.tensor ? PickleKind::tensor : PickleKind::storage);
+      if (object.tensor) value->tensor = std::move(*object.tensor);
+      value->storage = object.storage;
+      value->dtype = object.dtype;
+      push(value);
       break;
     }
     default:

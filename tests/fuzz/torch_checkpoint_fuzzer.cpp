@@ -20,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;  // refused with a message: what a bad file must get
   }
   if (checkpoint.tensors.empty() && checkpoint.skipped.empty()) __builtin_trap();
-  if (checkpoint.format != "zip" && checkpoint.format != "legacy") __builtin_trap();
+  if (checkpoint.format != "zip" && checkpoint.format != "legacy" && checkpoint.format != "tar")
+    __builtin_trap();
   for (const auto& [name, tensor] : checkpoint.tensors) {
     std::uint64_t elements = 1;
     for (const std::int64_t dim : tensor.shape) {

@@ -1,6 +1,6 @@
-// The PyTorch checkpoint reader against torch.load (tests/python/torch_checkpoints.py writes zip
-// and legacy checkpoints with Debian's python3-torch, and what torch.load returns for each), its
-// refusals (Python globals, whole models, tar, big-endian), damaged and lying files, hand-made
+// The PyTorch checkpoint reader against torch.load (tests/python/torch_checkpoints.py writes zip,
+// legacy and tar checkpoints with Debian's python3-torch, and what torch.load returns for each),
+// its refusals (Python globals, whole models, big-endian), damaged and lying files, hand-made
 // hostile pickles, and the zip wrapper. Every bad input must give an Error with a clear message.
 #include <gtest/gtest.h>
 
@@ -72,7 +72,7 @@ std::string legacy_prefix() {
 
 TEST(TorchCheckpoint, ReadsWhatTorchLoadReturns) {
   LABPOSE_REQUIRE_CHECKPOINTS(files);
-  ASSERT_EQ(files.manifest["valid"].size(), 12U);
+  ASSERT_EQ(files.manifest["valid"].size(), 13U);
   for (const auto& entry : files.manifest["valid"]) {
     const std::string file = entry["file"].get<std::string>();
     SCOPED_TRACE(file);
@@ -176,7 +176,9 @@ TEST(TorchCheckpoint, RefusesDamagedAndLyingFiles) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"big_endian.pth", "big_endian.pth: the checkpoint's byte order is \"big\""},
       {"crc.pth", "crc.pth: entry \"archive/data/0\" cannot be read (CRC error)"},
-      {"old_tar.pth", "old_tar.pth is a PyTorch checkpoint in the tar format of torch < 0.4"},
+      {"not_a_checkpoint.tar",
+       "not_a_checkpoint.tar is a tar archive but not a PyTorch "
+       "checkpoint: it has no member \"storages\""},
       {"lying_offset.pth",
        "lying_offset.pth: tensor \"w\" reads element 6 of its storage, which holds 4 float32"},
       {"lying_stride.pth", "tensor \"w\" reads element 101 of its storage, which holds 4"},
@@ -209,6 +211,20 @@ TEST(TorchCheckpoint, EveryTruncationIsAnError) {
       const std::string message = error_text(
           [&] { parse_torch_checkpoint(std::string_view(bytes).substr(0, size), file); });
       ASSERT_TRUE(message.starts_with(file)) << size << " bytes: " << message;
+    }
+  }
+  // A tar archive ends in padding: a cut there leaves the checkpoint whole.
+  const std::string tar = file_bytes(files.dir / "old_format.tar.pth");
+  const TorchCheckpoint whole = parse_torch_checkpoint(tar, "old.pth");
+  for (std::size_t size = 0; size < tar.size(); ++size) {
+    try {
+      const TorchCheckpoint cut =
+          parse_torch_checkpoint(std::string_view(tar).substr(0, size), "old.pth");
+      ASSERT_EQ(cut.tensors.size(), whole.tensors.size()) << size;
+      for (const auto& [name, tensor] : whole.tensors)
+        ASSERT_EQ(cut.tensors.at(name).values, tensor.values) << size;
+    } catch (const Error& error) {
+      ASSERT_TRUE(std::string(error.what()).starts_with("old.pth")) << error.what();
     }
   }
   // A few damaged bytes anywhere: an Error or the same file, never a crash.
