@@ -157,7 +157,7 @@ class Unpickler {
     return out;
   }
 
-  void global(std::string module, std::string name);
+  void global(const std::string& module, const std::string& name);
   const PickleValue* call(const PickleValue* function, const PickleValue* arguments);
   const PickleValue* rebuild_tensor(const std::vector<const PickleValue*>& arguments,
                                     const PickleValue* dtype);
@@ -175,7 +175,7 @@ class Unpickler {
   bool stopped_ = false;
 };
 
-void Unpickler::global(std::string module, std::string name) {
+void Unpickler::global(const std::string& module, const std::string& name) {
   const std::string full = module + "." + name;
   PickleValue* value = make(PickleKind::global);
   value->text = full;
@@ -425,9 +425,9 @@ void Unpickler::step(unsigned char opcode) {
       memo_get(take_unsigned(4));
       break;
     case 'c': {  // GLOBAL
-      std::string module(take_line());
-      std::string name(take_line());
-      global(std::move(module), std::move(name));
+      const std::string module(take_line());
+      const std::string name(take_line());
+      global(module, name);
       break;
     }
     case 0x93: {  // STACK_GLOBAL

@@ -73,7 +73,7 @@ std::map<std::string, std::string_view> tar_members(std::string_view bytes,
     }
     std::string member = field_text(header.substr(0, 100));
     if (header.substr(257, 5) == "ustar" && header[345] != '\0')
-      member = field_text(header.substr(345, 155)) + "/" + member;
+      member = field_text(header.substr(345, 155)).append("/").append(member);
     const char type = header[156];
     if (type == '0' || type == '\0') {
       if (!members.emplace(member, bytes.substr(data, static_cast<std::size_t>(*size))).second)

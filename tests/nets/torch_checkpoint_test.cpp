@@ -54,10 +54,13 @@ const Generated& generated(const std::string& python) {
   return *files;
 }
 
+// Skips without torch; binds the script's files to `name`.
+// NOLINTBEGIN(bugprone-macro-parentheses): `name` is a variable the macro declares.
 #define LABPOSE_REQUIRE_CHECKPOINTS(name)           \
   LABPOSE_REQUIRE_TORCH(name##_python);             \
   const Generated& name = generated(name##_python); \
   ASSERT_TRUE(name.failure.empty()) << name.failure
+// NOLINTEND(bugprone-macro-parentheses)
 
 std::string file_bytes(const fs::path& file) {
   return ::labpose::testing::read_text(file);
