@@ -75,7 +75,7 @@ std::string legacy_prefix() {
 
 TEST(TorchCheckpoint, ReadsWhatTorchLoadReturns) {
   LABPOSE_REQUIRE_CHECKPOINTS(files);
-  ASSERT_EQ(files.manifest["valid"].size(), 13U);
+  ASSERT_EQ(files.manifest["valid"].size(), 15U);
   for (const auto& entry : files.manifest["valid"]) {
     const std::string file = entry["file"].get<std::string>();
     SCOPED_TRACE(file);
@@ -242,6 +242,35 @@ TEST(TorchCheckpoint, EveryTruncationIsAnError) {
     } catch (const Error&) {
     }
   }
+}
+
+// BINUNICODE: a pickled string.
+std::string pickled_text(const std::string& text) {
+  std::string out = "X";
+  for (int i = 0; i < 4; ++i) out += static_cast<char>((text.size() >> (8 * i)) & 0xFF);
+  return out + text;
+}
+
+TEST(TorchCheckpoint, RebuildsTensorsAsNewerTorchVersionsPickleThem) {
+  // torch >= 2.1 pickles some tensors with _rebuild_tensor_v3 (an untyped storage and a dtype) and
+  // parameters with state through _rebuild_parameter_with_state: one of each over an 8-byte
+  // storage holding the float32 values 1.5 and -2.
+  const std::string storage_id = "(" + pickled_text("storage") + "ctorch\nUntypedStorage\n" +
+                                 pickled_text("0") + pickled_text("cpu") + "K\x08Nt" + "Q";
+  const std::string hooks = "ccollections\nOrderedDict\n)R";
+  const std::string v3 = "ctorch._utils\n_rebuild_tensor_v3\n(" + storage_id +
+                         "K\x00K\x02\x85K\x01\x85\x89"s + hooks + "ctorch\nfloat32\ntR";
+  const std::string parameter =
+      "ctorch._utils\n_rebuild_parameter_with_state\n(" + v3 + "\x88" + hooks + "}tR";
+  const std::string main =
+      "\x80\x02}(" + pickled_text("tensor") + v3 + pickled_text("parameter") + parameter + "u.";
+  const std::string keys = "\x80\x02]" + pickled_text("0") + "a.";
+  const std::string data = "\x08\0\0\0\0\0\0\0\0\0\xc0\x3f\0\0\0\xc0"s;
+  const TorchCheckpoint checkpoint =
+      parse_torch_checkpoint(legacy_prefix() + main + keys + data, "newer.pth");
+  EXPECT_EQ(checkpoint.tensors.at("tensor").values, (std::vector<float>{1.5F, -2.0F}));
+  EXPECT_EQ(checkpoint.tensors.at("parameter").values, (std::vector<float>{1.5F, -2.0F}));
+  EXPECT_EQ(checkpoint.tensors.at("parameter").shape, (std::vector<std::int64_t>{2}));
 }
 
 TEST(TorchCheckpoint, RefusesMalformedPicklesWithTheirByteOffset) {

@@ -3,7 +3,8 @@ for each, into OUT_DIR: manifest.json lists every valid checkpoint (file, refere
 the float32 values of its state dict, names of its non-floating tensors, format) and the hostile
 ones. Valid: torchvision resnet50 and mobilenet_v2 state dicts (random init) in the zip and legacy
 formats, a timm-named MobileNetV2 under "state_dict" with optimizer state, "module."-prefixed
-names, float16/bfloat16/float64 and integer tensors, parameters, views that share one storage; and
+names, float16/bfloat16/float64 and integer tensors, parameters, views that share one storage,
+pickle protocol 4 (frames, memoize, stack globals); and
 a tar checkpoint of torch < 0.4, written byte for byte as torch.load still reads it.
 Hostile: a pickle whose __reduce__ calls os.system, a whole pickled model, a big-endian byte order,
 a corrupted entry (CRC), a tar archive that is no checkpoint, and hand-made pickles whose sizes, offsets and
@@ -30,12 +31,6 @@ torch.manual_seed(7)
 manifest = {"valid": [], "hostile": []}
 
 
-def save(name, obj, legacy):
-    path = os.path.join(out, name)
-    torch.save(obj, path, _use_new_zipfile_serialization=not legacy)
-    return path
-
-
 def state_dict_of(loaded):
     """What labpose reads: the dict under state_dict/model_state_dict/model, "module." removed."""
     for _ in range(3):
@@ -53,8 +48,9 @@ def state_dict_of(loaded):
     return state
 
 
-def add_valid(name, obj, legacy):
-    path = save(name + (".legacy.pth" if legacy else ".zip.pth"), obj, legacy)
+def add_valid(name, obj, legacy, protocol=2):
+    path = os.path.join(out, name + (".legacy.pth" if legacy else ".zip.pth"))
+    torch.save(obj, path, _use_new_zipfile_serialization=not legacy, pickle_protocol=protocol)
     state = state_dict_of(torch.load(path))
     reference = os.path.join(out, os.path.basename(path) + ".reference.safetensors")
     torch_reference.write_safetensors({k: v.float() for k, v in state.items() if v.is_floating_point()},
@@ -88,6 +84,7 @@ for legacy in (False, True):
     add_valid("module_prefix", {"module." + k: v for k, v in small.state_dict().items()}, legacy)
     add_valid("dtypes", mixed, legacy)
     add_valid("views", views, legacy)
+    add_valid("protocol4", {"mixed": mixed, "views": views, "state_dict": views}, legacy, protocol=4)
 
 
 def add_hostile(name, data):
