@@ -18,7 +18,7 @@ namespace {
 
 // Bounds that no state dict comes near (ResNet-50's pickle holds ~10,000 values) but that keep a
 // hostile pickle from exhausting memory.
-constexpr std::size_t kMaxValues = 4'000'000;
+constexpr std::size_t kMaxValues = 1'000'000;  // ~200 bytes each
 constexpr std::size_t kMaxStack = 1'000'000;
 constexpr std::size_t kMaxMemo = 1'000'000;
 constexpr std::size_t kMaxMarks = 1'000;  // nesting of MARK ... TUPLE/LIST/DICT
@@ -177,13 +177,7 @@ class Unpickler {
 
 void Unpickler::global(const std::string& module, const std::string& name) {
   const std::string full = module + "." + name;
-  PickleValue* value = make(PickleKind::global);
-  value->text = full;
   const auto allowed = allowed_global(module, name);
-  if (allowed) {
-    value->dtype = allowed->dtype;
-    value->role = allowed->role;
-  }
   if (!allowed) {
     const std::string place = source_.part.empty()
                                   ? fmt::format("byte {}", opcode_at_)
@@ -194,6 +188,10 @@ void Unpickler::global(const std::string& module, const std::string& name) {
                 "it may not be a weights file, or it may be unsafe; load it only if you trust it, "
                 "and re-save its state_dict with torch.save(model.state_dict(), file)");
   }
+  PickleValue* value = make(PickleKind::global);
+  value->text = full;
+  value->dtype = allowed->dtype;
+  value->role = allowed->role;
   push(value);
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -16,6 +17,8 @@ static_assert(std::endian::native == std::endian::little, "storages are read as 
 // repeat elements (stride 0) are legal in torch but would let a small file ask for any memory.
 constexpr std::uint64_t kValuesPerFileByte = 4;
 constexpr std::uint64_t kExtraValues = std::uint64_t{1} << 20;
+// The smallest double that rounds to float infinity: FLT_MAX plus half a unit in the last place.
+constexpr double kFloatRoundsToInfinity = 0x1.ffffffp127;
 
 // The dict that holds the weights: the top-level one, or one under a training checkpoint's key.
 const PickleValue& state_dict(const PickleValue& root) {
@@ -67,6 +70,10 @@ std::vector<float> tensor_values(const TensorRecord& record, std::string_view st
       case TorchDtype::float64: {
         double value;
         std::memcpy(&value, at, 8);
+        // Beyond float's range a conversion is undefined in C++; IEEE (and torch) round to
+        // infinity.
+        constexpr float kInfinity = std::numeric_limits<float>::infinity();
+        if (std::abs(value) >= kFloatRoundsToInfinity) return value > 0 ? kInfinity : -kInfinity;
         return static_cast<float>(value);
       }
       case TorchDtype::float16:
@@ -158,6 +165,9 @@ TorchCheckpoint collect_state_dict(const PickleValue& root, const CheckpointStor
     HostTensor tensor;
     tensor.shape = record.shape;
     tensor.values = tensor_values(record, *bytes, elements, place);
+    check_finite(tensor.values, file, printable(name, 120),
+                 "weights that are not numbers come from a diverged training run or a damaged "
+                 "file; use another checkpoint");
     out.tensors.emplace(std::move(name), std::move(tensor));
   }
   if (!any_tensor) {

@@ -1,7 +1,8 @@
 // Fuzz harness for the PyTorch checkpoint reader (parse_torch_checkpoint, what
 // read_torch_checkpoint runs on a file's bytes; through it the zip wrapper and the restricted
 // unpickler): any bytes give a state dict or an Error, never a crash, a hang, a read outside the
-// input or an allocation far beyond the file's size. Tensors read are sized by their shapes.
+// input or an allocation far beyond the file's size. Tensors read are sized by their shapes and
+// finite.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -29,6 +30,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       elements *= static_cast<std::uint64_t>(dim);
     }
     if (elements != tensor.values.size()) __builtin_trap();
+    for (const float value : tensor.values) {
+      if (!(value - value == 0.0F)) __builtin_trap();  // NaN or infinite
+    }
     if (name.starts_with("module.")) __builtin_trap();
     if (std::find(checkpoint.skipped.begin(), checkpoint.skipped.end(), name) !=
         checkpoint.skipped.end())

@@ -192,6 +192,9 @@ TEST(TorchCheckpoint, RefusesDamagedAndLyingFiles) {
       {"repeated_elements.pth",
        "tensor \"w\" has 17179869184 elements, more than the file could hold"},
       {"overflowing_stride.pth", "has sizes and strides that reach beyond any storage"},
+      {"not_numbers.pth",
+       "not_numbers.pth: tensor \"w\" has 2 infinite values (or values "
+       "beyond float32's range) (of 3)"},
       {"no_tensors.pth",
        "no_tensors.pth holds no state dict: it holds a dict with the keys "
        "epoch, arch and no tensors"},

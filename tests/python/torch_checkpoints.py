@@ -69,6 +69,9 @@ adam.step()
 base = torch.randn(6, 8)
 mixed = {
     "half": torch.randn(3, 5).half(), "bfloat16": torch.randn(4, 2).bfloat16(), "double": torch.randn(7).double(),
+    # float64 that rounds to float32's largest value, to subnormals and to zero
+    "double_extremes": torch.tensor([3.4028235677973362e38, -3.40282350e38, 1e-40, -1e-45, 1e-50, -0.0],
+                                    dtype=torch.float64),
     "int64": torch.arange(6).reshape(2, 3), "mask": torch.tensor([True, False]), "bytes": torch.arange(4).byte(),
     "parameter": torch.nn.Parameter(torch.randn(2, 3)), "scalar": torch.tensor(2.5), "empty": torch.empty(0, 5),
 }
@@ -266,6 +269,10 @@ add_hostile("repeated_elements.pth", handmade({"w": FakeTensor(FakeStorage("0", 
 add_hostile("overflowing_stride.pth",
             handmade({"w": FakeTensor(FakeStorage("0", 4, four), 0, (3,), ((1 << 63) - 1,))}))
 add_hostile("no_tensors.pth", handmade({"epoch": 3, "arch": "resnet50"}))
+# Values that are not numbers once in float32: beyond its range, NaN.
+buffer = io.BytesIO()
+torch.save({"w": torch.tensor([1.0, 1e300, -1e300], dtype=torch.float64), "b": torch.tensor([float("nan")])}, buffer)
+add_hostile("not_numbers.pth", buffer.getvalue())
 
 # A zip with deflated entries, as wheels are, for the ZipArchive tests.
 with zipfile.ZipFile(os.path.join(out, "deflated.zip"), "w", zipfile.ZIP_DEFLATED) as archive:
