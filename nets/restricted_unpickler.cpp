@@ -18,7 +18,7 @@ namespace {
 
 // Bounds that no state dict comes near (ResNet-50's pickle holds ~10,000 values) but that keep a
 // hostile pickle from exhausting memory.
-constexpr std::size_t kMaxValues = 4'000'000;
+constexpr std::size_t kMaxValues = 1'000'000;  // ~200 bytes each
 constexpr std::size_t kMaxStack = 1'000'000;
 constexpr std::size_t kMaxMemo = 1'000'000;
 constexpr std::size_t kMaxMarks = 1'000;  // nesting of MARK ... TUPLE/LIST/DICT
@@ -157,7 +157,7 @@ class Unpickler {
     return out;
   }
 
-  void global(std::string module, std::string name);
+  void global(const std::string& module, const std::string& name);
   const PickleValue* call(const PickleValue* function, const PickleValue* arguments);
   const PickleValue* rebuild_tensor(const std::vector<const PickleValue*>& arguments,
                                     const PickleValue* dtype);
@@ -175,15 +175,9 @@ class Unpickler {
   bool stopped_ = false;
 };
 
-void Unpickler::global(std::string module, std::string name) {
+void Unpickler::global(const std::string& module, const std::string& name) {
   const std::string full = module + "." + name;
-  PickleValue* value = make(PickleKind::global);
-  value->text = full;
   const auto allowed = allowed_global(module, name);
-  if (allowed) {
-    value->dtype = allowed->dtype;
-    value->role = allowed->role;
-  }
   if (!allowed) {
     const std::string place = source_.part.empty()
                                   ? fmt::format("byte {}", opcode_at_)
@@ -194,6 +188,10 @@ void Unpickler::global(std::string module, std::string name) {
                 "it may not be a weights file, or it may be unsafe; load it only if you trust it, "
                 "and re-save its state_dict with torch.save(model.state_dict(), file)");
   }
+  PickleValue* value = make(PickleKind::global);
+  value->text = full;
+  value->dtype = allowed->dtype;
+  value->role = allowed->role;
   push(value);
 }
 
@@ -425,9 +423,9 @@ void Unpickler::step(unsigned char opcode) {
       memo_get(take_unsigned(4));
       break;
     case 'c': {  // GLOBAL
-      std::string module(take_line());
-      std::string name(take_line());
-      global(std::move(module), std::move(name));
+      const std::string module(take_line());
+      const std::string name(take_line());
+      global(module, name);
       break;
     }
     case 0x93: {  // STACK_GLOBAL
@@ -465,11 +463,12 @@ void Unpickler::step(unsigned char opcode) {
     case 'Q': {  // BINPERSID
       const PickleValue* id = pop();
       if (!persistent_load_) damaged("a persistent id where none is expected");
-      PickleValue* storage = make(PickleKind::storage);
-      storage->storage = persistent_load_(*id, opcode_at_);
-      // The storage type is the id's second item (persistent_load checked the id).
-      if (id->items.size() > 1) storage->dtype = id->items[1]->dtype;
-      push(storage);
+      PersistentObject object = persistent_load_(*id, opcode_at_);
+      PickleValue* value = make(object.tensor ? PickleKind::tensor : PickleKind::storage);
+      if (object.tensor) value->tensor = std::move(*object.tensor);
+      value->storage = object.storage;
+      value->dtype = object.dtype;
+      push(value);
       break;
     }
     default:

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -68,9 +69,17 @@ struct PickleSource {
   std::string part;  // e.g. "archive/data.pkl"; empty when offsets are offsets in the file
 };
 
-/// Turns a persistent id (torch's ('storage', type, key, location, numel[, view]) tuple) into a
-/// storage number for TensorRecord::storage, or throws an Error.
-using PersistentLoad = std::function<std::size_t(const PickleValue& id, std::size_t offset)>;
+/// What a persistent id stands for: a storage (TensorRecord::storage numbers it), or in the tar
+/// format of torch < 0.4 a whole tensor.
+struct PersistentObject {
+  std::size_t storage = 0;
+  TorchDtype dtype = TorchDtype::other;
+  std::optional<TensorRecord> tensor;
+};
+
+/// Turns a persistent id (torch's ('storage', type, key, location, numel[, view]) tuple, or a key)
+/// into the object it stands for, or throws an Error. `offset` is where the id is, for messages.
+using PersistentLoad = std::function<PersistentObject(const PickleValue& id, std::size_t offset)>;
 
 /// Unpickles the pickle at `bytes[start...]` up to its STOP. Errors name the source and byte
 /// offset (truncated, unknown opcode, malformed stack, limits); a global outside the allowed set

@@ -70,28 +70,6 @@ std::vector<float> decode_values(const char* data, std::size_t count, const std:
   return values;
 }
 
-// Weights with NaN or infinite values (a failed conversion, a damaged file, a diverged run) would
-// only show up later as a NaN loss or NaN predictions: they are refused where they are read.
-void check_finite(const std::vector<float>& values, const std::string& file,
-                  const std::string& tensor) {
-  std::size_t not_a_number = 0, infinite = 0;
-  for (const float value : values) {
-    if (std::isnan(value)) ++not_a_number;
-    if (std::isinf(value)) ++infinite;
-  }
-  if (not_a_number == 0 && infinite == 0) return;
-  std::vector<std::string> found;
-  if (not_a_number > 0) found.push_back(fmt::format("{} NaN values", not_a_number));
-  if (infinite > 0) {
-    found.push_back(fmt::format("{} infinite values (or values beyond float32's range)", infinite));
-  }
-  throw Error(
-      fmt::format("{}: tensor \"{}\" has {} (of {})", file, tensor, fmt::join(found, " and "),
-                  values.size()),
-      "the file is damaged or the conversion that made it failed: convert the weights again "
-      "with tools/convert_weights.py; for a training snapshot, use an earlier snapshot");
-}
-
 // Where a tensor's bytes lie in the data section.
 struct Extent {
   std::uint64_t begin = 0, end = 0;
@@ -156,6 +134,26 @@ float half_to_float(std::uint16_t half) {
     bits = sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
   }
   return std::bit_cast<float>(bits);
+}
+
+// Weights with NaN or infinite values (a failed conversion, a damaged file, a diverged run) would
+// only show up later as a NaN loss or NaN predictions: they are refused where they are read.
+void check_finite(const std::vector<float>& values, const std::string& file,
+                  const std::string& tensor, const std::string& hint) {
+  std::size_t not_a_number = 0, infinite = 0;
+  for (const float value : values) {
+    if (std::isnan(value)) ++not_a_number;
+    if (std::isinf(value)) ++infinite;
+  }
+  if (not_a_number == 0 && infinite == 0) return;
+  std::vector<std::string> found;
+  if (not_a_number > 0) found.push_back(fmt::format("{} NaN values", not_a_number));
+  if (infinite > 0) {
+    found.push_back(fmt::format("{} infinite values (or values beyond float32's range)", infinite));
+  }
+  throw Error(fmt::format("{}: tensor \"{}\" has {} (of {})", file, tensor,
+                          fmt::join(found, " and "), values.size()),
+              hint);
 }
 
 SafetensorsFile read_safetensors(const fs::path& file) {
@@ -276,7 +274,10 @@ SafetensorsFile parse_safetensors(std::string_view bytes, const std::string& nam
           "labpose reads F32, F16, BF16 and F64 weights");
     }
     tensor.values = decode_values(data, static_cast<std::size_t>(elements), dtype);
-    check_finite(tensor.values, name, tensor_name);
+    check_finite(tensor.values, name, tensor_name,
+                 "the file is damaged or the conversion that made it failed: convert the weights "
+                 "again with tools/convert_weights.py; for a training snapshot, use an earlier "
+                 "snapshot");
     out.tensors.emplace(key, std::move(tensor));
   }
   check_extents(extents, data_size, damaged);

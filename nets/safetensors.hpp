@@ -28,6 +28,11 @@ struct SafetensorsFile {
 /// An IEEE 754 half-precision value (its 16 bits) as float32, exactly.
 float half_to_float(std::uint16_t half);
 
+/// Refuses `values` of tensor `tensor` in `file` when any is NaN or infinite (they would only show
+/// up later as a NaN loss or NaN predictions): an Error counting them, with `hint`.
+void check_finite(const std::vector<float>& values, const std::string& file,
+                  const std::string& tensor, const std::string& hint);
+
 /// Reads a whole file; errors name the file and what is wrong (truncated, bad header, offsets).
 SafetensorsFile read_safetensors(const std::filesystem::path& file);
 /// The same from the file's bytes; `name` (the file) is what messages name. Every header field is

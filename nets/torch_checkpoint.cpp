@@ -1,301 +1,30 @@
-// PyTorch checkpoints: the two container formats (zip, legacy sequential), storages by key, tensors
-// rebuilt from (storage, offset, size, stride) with every extent checked without overflow, and the
-// state dict found in what the pickle holds.
+// PyTorch checkpoints: the container formats (zip, legacy sequential, tar), each read into storages
+// by key and a pickle; nets/torch_checkpoint_parts.cpp turns them into the state dict.
 #include "nets/torch_checkpoint.hpp"
 
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
-#include <limits>
+#include <map>
 #include <optional>
 
 #include "core/atomic_file.hpp"
-#include "core/error.hpp"
-#include "core/printable.hpp"
-#include "nets/restricted_unpickler.hpp"
+#include "nets/tar_archive.hpp"
+#include "nets/torch_checkpoint_parts.hpp"
 #include "nets/zip_archive.hpp"
 
 namespace labpose::nets {
 namespace {
 
-static_assert(std::endian::native == std::endian::little, "storages are read as little-endian");
-
-constexpr const char* kDamagedHint =
-    "the file may be truncated, damaged or not a PyTorch checkpoint; re-save it with torch.save";
-constexpr std::uint64_t kMaxPickleBytes = std::uint64_t{256} << 20;
+constexpr std::uint64_t kMaxPickleBytes = std::uint64_t{256} << 20;  // data.pkl of the zip format
 // torch.save's first pickle in the legacy format: the integer 0x1950a86a20f9469cfc6c,
 // little-endian.
 constexpr std::string_view kLegacyMagic{"\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19", 10};
 constexpr std::int64_t kLegacyProtocolVersion = 1001;
-// Tensors may hold at most this many values per byte of the file (plus a constant): views that
-// repeat elements (stride 0) are legal in torch but would let a small file ask for any memory.
-constexpr std::uint64_t kValuesPerFileByte = 4;
-constexpr std::uint64_t kExtraValues = std::uint64_t{1} << 20;
-
-// A storage as a persistent id names it; a view (legacy format only) lies inside its root.
-struct Storage {
-  std::string key;
-  TorchDtype dtype = TorchDtype::other;
-  std::uint64_t elements = 0;
-  std::optional<std::size_t> root;  // for a view: the root storage and where the view starts
-  std::uint64_t root_offset = 0;    // in elements
-  std::string owned;                // zip: the entry's bytes
-  std::optional<std::string_view> data;
-};
-
-class Storages {
- public:
-  explicit Storages(std::string file) : file_(std::move(file)) {}
-
-  // The storage number of a persistent id: ('storage', type, key, location, numel) in the zip
-  // format, ('storage', type, root_key, location, numel, view) in the legacy one.
-  std::size_t from_id(const PickleValue& id, std::size_t offset, bool legacy) {
-    const auto bad = [&](const std::string& what) {
-      return Error(fmt::format("{}: byte {}: {}", file_, offset, what), kDamagedHint);
-    };
-    if (id.kind != PickleKind::tuple || id.items.empty() || id.items[0]->kind != PickleKind::text)
-      throw bad(fmt::format("a persistent id is {}, not torch's storage tuple", describe(id)));
-    if (id.items[0]->text == "module") {
-      throw Error(fmt::format("{}: refuses to load: the checkpoint is a whole pickled model (a "
-                              "Python class), not a state dict",
-                              file_),
-                  "load it in Python only if you trust it, and re-save its weights with "
-                  "torch.save(model.state_dict(), file)");
-    }
-    const std::size_t expected = legacy ? 6 : 5;
-    if (id.items[0]->text != "storage" || id.items.size() != expected ||
-        id.items[1]->kind != PickleKind::global || id.items[2]->kind != PickleKind::text ||
-        id.items[4]->kind != PickleKind::integer || id.items[4]->integer < 0 ||
-        id.items[1]->role != GlobalRole::storage_type) {
-      throw bad(
-          fmt::format("a persistent id is {}, not torch's ('storage', type, key, location, "
-                      "size{}) tuple",
-                      describe(id), legacy ? ", view" : ""));
-    }
-    const TorchDtype dtype = id.items[1]->dtype;
-    const std::size_t root =
-        add(id.items[2]->text, dtype, static_cast<std::uint64_t>(id.items[4]->integer), bad);
-    if (!legacy || id.items[5]->kind == PickleKind::none) return root;
-    // A storage view: (view_key, offset, size) inside the root, in elements.
-    const PickleValue& view = *id.items[5];
-    if (view.kind != PickleKind::tuple || view.items.size() != 3 ||
-        view.items[0]->kind != PickleKind::text || view.items[1]->kind != PickleKind::integer ||
-        view.items[2]->kind != PickleKind::integer || view.items[1]->integer < 0 ||
-        view.items[2]->integer < 0) {
-      throw bad(fmt::format("a storage view is {}, not (key, offset, size)", describe(view)));
-    }
-    const auto view_offset = static_cast<std::uint64_t>(view.items[1]->integer);
-    const auto view_elements = static_cast<std::uint64_t>(view.items[2]->integer);
-    if (view_offset > storages_[root].elements ||
-        view_elements > storages_[root].elements - view_offset) {
-      throw bad(fmt::format("a storage view of elements [{}, +{}) lies outside its storage of {}",
-                            view_offset, view_elements, storages_[root].elements));
-    }
-    const std::size_t index = add(view.items[0]->text, dtype, view_elements, bad);
-    storages_[index].root = root;
-    storages_[index].root_offset = view_offset;
-    return index;
-  }
-
-  std::vector<Storage>& all() { return storages_; }
-  const std::vector<Storage>& all() const { return storages_; }
-  std::optional<std::size_t> find(const std::string& key) const {
-    const auto found = by_key_.find(key);
-    return found == by_key_.end() ? std::nullopt : std::optional(found->second);
-  }
-
-  // The bytes of storage `index` (a view's part of its root), or nullopt when it has no data yet.
-  std::optional<std::string_view> bytes(std::size_t index) const {
-    const Storage& storage = storages_[index];
-    if (!storage.root) return storage.data;
-    const auto root = bytes(*storage.root);
-    if (!root) return std::nullopt;
-    const std::size_t size = dtype_size(storage.dtype);
-    return root->substr(static_cast<std::size_t>(storage.root_offset) * size,
-                        static_cast<std::size_t>(storage.elements) * size);
-  }
-
- private:
-  template <typename Bad>
-  std::size_t add(const std::string& key, TorchDtype dtype, std::uint64_t elements,
-                  const Bad& bad) {
-    if (const auto found = find(key)) {
-      const Storage& storage = storages_[*found];
-      if (storage.dtype != dtype || storage.elements != elements) {
-        throw bad(
-            fmt::format("storage \"{}\" is named again with another type or size ({} of {}, "
-                        "then {} of {})",
-                        printable(key, 80), storage.elements, dtype_name(storage.dtype), elements,
-                        dtype_name(dtype)));
-      }
-      return *found;
-    }
-    if (dtype_size(dtype) != 0 && elements > (std::uint64_t{1} << 62) / dtype_size(dtype))
-      throw bad(fmt::format("storage \"{}\" claims {} elements", printable(key, 80), elements));
-    storages_.push_back({key, dtype, elements, std::nullopt, 0, {}, std::nullopt});
-    by_key_.emplace(key, storages_.size() - 1);
-    return storages_.size() - 1;
-  }
-
-  std::string file_;
-  std::vector<Storage> storages_;
-  std::map<std::string, std::size_t> by_key_;
-};
 
 bool starts_with(std::string_view bytes, std::string_view prefix) {
   return bytes.substr(0, prefix.size()) == prefix;
-}
-
-const PickleValue* entry(const PickleValue& dict, std::string_view key) {
-  for (const auto& [name, value] : dict.entries)
-    if (name->kind == PickleKind::text && name->text == key) return value;
-  return nullptr;
-}
-
-// The dict that holds the weights: the top-level one, or one under a training checkpoint's key.
-const PickleValue& state_dict(const PickleValue& root) {
-  const PickleValue* dict = &root;
-  for (int depth = 0; depth < 3 && dict->kind == PickleKind::dict; ++depth) {
-    const PickleValue* inner = nullptr;
-    for (const char* key : {"state_dict", "model_state_dict", "model"}) {
-      const PickleValue* found = entry(*dict, key);
-      if (found != nullptr && found->kind == PickleKind::dict && inner == nullptr) inner = found;
-    }
-    if (inner == nullptr) break;
-    dict = inner;
-  }
-  return *dict;
-}
-
-// The values of `record` as float32, after checking its extent in `storage` (a view's bytes).
-std::vector<float> tensor_values(const TensorRecord& record, std::string_view storage,
-                                 std::uint64_t elements, const std::string& place) {
-  const auto bad = [&](const std::string& what) {
-    return Error(fmt::format("{} {}", place, what), kDamagedHint);
-  };
-  const std::size_t size = dtype_size(record.dtype);
-  const std::uint64_t available = storage.size() / size;
-  if (elements == 0) return {};
-  // The last element the view reads: offset + sum((size_d - 1) * stride_d).
-  std::uint64_t last = static_cast<std::uint64_t>(record.offset);
-  for (std::size_t d = 0; d < record.shape.size(); ++d) {
-    std::uint64_t reach = 0;
-    if (__builtin_mul_overflow(static_cast<std::uint64_t>(record.shape[d] - 1),
-                               static_cast<std::uint64_t>(record.stride[d]), &reach) ||
-        __builtin_add_overflow(last, reach, &last) ||
-        last > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-      throw bad("has sizes and strides that reach beyond any storage");
-    }
-  }
-  if (last >= available) {
-    throw bad(fmt::format("reads element {} of its storage, which holds {} {} elements", last,
-                          available, dtype_name(record.dtype)));
-  }
-  const auto convert = [&](std::uint64_t index) -> float {
-    const char* at = storage.data() + index * size;
-    switch (record.dtype) {
-      case TorchDtype::float32: {
-        float value;
-        std::memcpy(&value, at, 4);
-        return value;
-      }
-      case TorchDtype::float64: {
-        double value;
-        std::memcpy(&value, at, 8);
-        return static_cast<float>(value);
-      }
-      case TorchDtype::float16:
-      case TorchDtype::bfloat16: {
-        std::uint16_t bits;
-        std::memcpy(&bits, at, 2);
-        return record.dtype == TorchDtype::float16
-                   ? half_to_float(bits)
-                   : std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
-      }
-      default:
-        LABPOSE_ASSERT(false);
-    }
-    return 0.0F;
-  };
-  std::vector<float> values(static_cast<std::size_t>(elements));
-  // Walks the multi-index in C order; `at` follows it through the strides.
-  std::vector<std::int64_t> index(record.shape.size(), 0);
-  std::uint64_t at = static_cast<std::uint64_t>(record.offset);
-  for (float& value : values) {
-    value = convert(at);
-    for (std::size_t d = record.shape.size(); d-- > 0;) {
-      if (++index[d] < record.shape[d]) {
-        at += static_cast<std::uint64_t>(record.stride[d]);
-        break;
-      }
-      at -= static_cast<std::uint64_t>(record.stride[d]) *
-            static_cast<std::uint64_t>(record.shape[d] - 1);
-      index[d] = 0;
-    }
-  }
-  return values;
-}
-
-// The state dict's tensors, read from storages that now all have their data.
-TorchCheckpoint collect(const PickleValue& root, const Storages& storages, std::uint64_t file_bytes,
-                        const std::string& file, std::string format) {
-  TorchCheckpoint out;
-  out.format = std::move(format);
-  const PickleValue& dict = state_dict(root);
-  std::uint64_t budget = file_bytes * kValuesPerFileByte + kExtraValues;
-  bool any_tensor = false;
-  for (const auto& [key, value] : dict.entries) {
-    if (value->kind != PickleKind::tensor) continue;
-    any_tensor = true;
-    if (key->kind != PickleKind::text) {
-      throw Error(fmt::format("{}: a tensor of the state dict is named by {}, not a string", file,
-                              describe(*key)),
-                  kDamagedHint);
-    }
-    std::string name = key->text;
-    while (name.rfind("module.", 0) == 0) name.erase(0, 7);  // DataParallel's prefix
-    const std::string place = fmt::format("{}: tensor \"{}\"", file, printable(name, 120));
-    if (out.tensors.contains(name) ||
-        std::find(out.skipped.begin(), out.skipped.end(), name) != out.skipped.end()) {
-      throw Error(fmt::format("{} appears twice in the state dict", place), kDamagedHint);
-    }
-    const TensorRecord& record = value->tensor;
-    if (!is_floating(record.dtype)) {
-      out.skipped.push_back(name);
-      continue;
-    }
-    std::uint64_t elements = 1;
-    for (const std::int64_t dim : record.shape) {
-      if (__builtin_mul_overflow(elements, static_cast<std::uint64_t>(dim), &elements))
-        throw Error(fmt::format("{} has a shape too large to exist", place), kDamagedHint);
-    }
-    if (elements > budget) {
-      throw Error(fmt::format("{} has {} elements, more than the file could hold", place, elements),
-                  kDamagedHint);
-    }
-    budget -= elements;
-    const auto bytes = storages.bytes(record.storage);
-    if (!bytes) {
-      throw Error(fmt::format("{} lies in storage \"{}\", whose data the file lacks", place,
-                              printable(storages.all()[record.storage].key, 80)),
-                  kDamagedHint);
-    }
-    HostTensor tensor;
-    tensor.shape = record.shape;
-    tensor.values = tensor_values(record, *bytes, elements, place);
-    out.tensors.emplace(std::move(name), std::move(tensor));
-  }
-  if (!any_tensor) {
-    throw Error(fmt::format("{} holds no state dict: it holds {}", file,
-                            dict.kind == PickleKind::tensor ? "a single tensor, without a name"
-                                                            : describe(dict) + " and no tensors"),
-                "labpose reads state dicts (names -> tensors), also under \"state_dict\", "
-                "\"model_state_dict\" or \"model\"; re-save the weights with "
-                "torch.save(model.state_dict(), file)");
-  }
-  return out;
 }
 
 TorchCheckpoint parse_zip(std::string_view bytes, const std::string& name) {
@@ -307,7 +36,7 @@ TorchCheckpoint parse_zip(std::string_view bytes, const std::string& name) {
     if (folder) {
       throw Error(fmt::format("{} holds two checkpoints ({}/data.pkl and {})", name,
                               printable(*folder, 80), printable(entry_name, 80)),
-                  kDamagedHint);
+                  kCheckpointDamagedHint);
     }
     folder = entry_name.substr(0, slash);
   }
@@ -328,12 +57,12 @@ TorchCheckpoint parse_zip(std::string_view bytes, const std::string& name) {
   }
   const std::string pickle_name = *folder + "/data.pkl";
   const std::string pickle_bytes = archive.read(pickle_name, kMaxPickleBytes);
-  Storages storages(fmt::format("{}: {}", name, pickle_name));
+  CheckpointStorages storages(fmt::format("{}: {}", name, pickle_name));
   const Pickle pickle = unpickle(pickle_bytes, 0, {name, pickle_name},
                                  [&](const PickleValue& id, std::size_t offset) {
                                    return storages.from_id(id, offset, false);
                                  });
-  for (Storage& storage : storages.all()) {
+  for (CheckpointStorage& storage : storages.all()) {
     const std::string record = *folder + "/data/" + storage.key;
     const std::uint64_t expected = storage.elements * dtype_size(storage.dtype);
     storage.owned = archive.read(record, expected);
@@ -342,11 +71,11 @@ TorchCheckpoint parse_zip(std::string_view bytes, const std::string& name) {
                               "elements ({} bytes)",
                               name, printable(record, 120), storage.owned.size(), storage.elements,
                               dtype_name(storage.dtype), expected),
-                  kDamagedHint);
+                  kCheckpointDamagedHint);
     }
     storage.data = storage.owned;
   }
-  return collect(*pickle.root, storages, bytes.size(), name, "zip");
+  return collect_state_dict(*pickle.root, storages, bytes.size(), name, "zip");
 }
 
 TorchCheckpoint parse_legacy(std::string_view bytes, const std::string& name) {
@@ -363,22 +92,16 @@ TorchCheckpoint parse_legacy(std::string_view bytes, const std::string& name) {
       version.root->integer != kLegacyProtocolVersion) {
     throw Error(fmt::format("{}: byte {}: the checkpoint's protocol version is {}, not 1001", name,
                             magic.end, describe(*version.root)),
-                kDamagedHint);
+                kCheckpointDamagedHint);
   }
   const Pickle system = unpickle(bytes, version.end, source, {});
   if (system.root->kind != PickleKind::dict) {
     throw Error(fmt::format("{}: byte {}: the checkpoint's system information is {}, not a dict",
                             name, version.end, describe(*system.root)),
-                kDamagedHint);
+                kCheckpointDamagedHint);
   }
-  if (const PickleValue* little = entry(*system.root, "little_endian");
-      little != nullptr && !(little->kind == PickleKind::boolean && little->boolean)) {
-    throw Error(fmt::format("{}: the checkpoint was written on a big-endian machine; labpose reads "
-                            "little-endian checkpoints only",
-                            name),
-                "load and re-save it with torch.save on a little-endian machine (x86, ARM)");
-  }
-  Storages storages(name);
+  check_little_endian(*system.root, name);
+  CheckpointStorages storages(name);
   const Pickle main =
       unpickle(bytes, system.end, source, [&](const PickleValue& id, std::size_t offset) {
         return storages.from_id(id, offset, true);
@@ -387,7 +110,7 @@ TorchCheckpoint parse_legacy(std::string_view bytes, const std::string& name) {
   if (keys.root->kind != PickleKind::list) {
     throw Error(fmt::format("{}: byte {}: the list of storage keys is {}", name, main.end,
                             describe(*keys.root)),
-                kDamagedHint);
+                kCheckpointDamagedHint);
   }
   // Each storage follows: its element count (8 bytes, little-endian) and its bytes.
   std::size_t at = keys.end;
@@ -397,39 +120,157 @@ TorchCheckpoint parse_legacy(std::string_view bytes, const std::string& name) {
       throw Error(fmt::format("{}: the list of storage keys names {}, which no tensor uses", name,
                               key->kind == PickleKind::text ? "\"" + printable(key->text, 80) + "\""
                                                             : describe(*key)),
-                  kDamagedHint);
+                  kCheckpointDamagedHint);
     }
-    Storage& storage = storages.all()[*index];
+    CheckpointStorage& storage = storages.all()[*index];
     if (storage.data) {
       throw Error(
           fmt::format("{}: storage \"{}\" is listed twice", name, printable(storage.key, 80)),
-          kDamagedHint);
+          kCheckpointDamagedHint);
     }
-    if (bytes.size() - at < 8) {
-      throw Error(fmt::format("{}: byte {}: the file ends before storage \"{}\"", name, at,
-                              printable(storage.key, 80)),
-                  kDamagedHint);
-    }
-    std::uint64_t count = 0;
-    std::memcpy(&count, bytes.data() + at, 8);
-    at += 8;
+    const std::size_t count_at = at;
+    const std::uint64_t count = take_element_count(bytes, at, name, storage.key);
     if (count != storage.elements) {
       throw Error(
-          fmt::format("{}: byte {}: storage \"{}\" says it has {} elements; the pickle said "
-                      "{}",
-                      name, at - 8, printable(storage.key, 80), count, storage.elements),
-          kDamagedHint);
+          fmt::format("{}: byte {}: storage \"{}\" says it has {} elements; the pickle said {}",
+                      name, count_at, printable(storage.key, 80), count, storage.elements),
+          kCheckpointDamagedHint);
     }
-    const std::uint64_t size = count * dtype_size(storage.dtype);  // bounded when it was added
-    if (size > bytes.size() - at) {
-      throw Error(fmt::format("{}: byte {}: storage \"{}\" needs {} bytes but the file has {} left",
-                              name, at, printable(storage.key, 80), size, bytes.size() - at),
-                  kDamagedHint);
-    }
-    storage.data = bytes.substr(at, static_cast<std::size_t>(size));
-    at += static_cast<std::size_t>(size);
+    take_storage_data(storage, bytes, at, name);
   }
-  return collect(*main.root, storages, bytes.size(), name, "legacy");
+  return collect_state_dict(*main.root, storages, bytes.size(), name, "legacy");
+}
+
+// torch < 0.4: a tar archive. Its member storages holds a count, then per storage a pickled (key,
+// location, storage type) followed by the element count and the data, then a pickled list of views
+// (key, root key, offset, size); tensors holds a count, then per tensor a pickled (key, storage
+// key, tensor type) followed by ndim (4 bytes and 4 unused), sizes, strides and the offset
+// (8 bytes each); pickle holds the object, whose persistent ids are tensor or storage keys.
+TorchCheckpoint parse_tar(std::string_view bytes, const std::string& name) {
+  const auto members = tar_members(bytes, name);
+  const auto member = [&](const std::string& part) {
+    const auto found = members.find(part);
+    if (found == members.end()) {
+      throw Error(fmt::format("{} is a tar archive but not a PyTorch checkpoint: it has no member "
+                              "\"{}\"",
+                              name, part),
+                  "labpose reads files written by torch.save");
+    }
+    return found->second;
+  };
+  if (members.contains("sys_info"))
+    check_little_endian(*unpickle(member("sys_info"), 0, {name, "sys_info"}, {}).root, name);
+  const auto bad = [&](const std::string& part, std::size_t at, const std::string& what) {
+    return Error(fmt::format("{}: {}: byte {}: {}", name, part, at, what), kCheckpointDamagedHint);
+  };
+  const auto count = [&](const std::string& part, const Pickle& pickle) {
+    if (pickle.root->kind != PickleKind::integer || pickle.root->integer < 0)
+      throw bad(part, 0, fmt::format("the number of records is {}", describe(*pickle.root)));
+    return pickle.root->integer;
+  };
+  const auto is_integer = [](const PickleValue* value) {
+    return value->kind == PickleKind::integer && value->integer >= 0;
+  };
+
+  CheckpointStorages storages(name);
+  const std::string_view storage_bytes = member("storages");
+  const std::string storages_place = fmt::format("{}: storages", name);
+  const Pickle storage_count = unpickle(storage_bytes, 0, {name, "storages"}, {});
+  std::size_t at = storage_count.end;
+  for (std::int64_t i = count("storages", storage_count); i > 0; --i) {
+    const Pickle record = unpickle(storage_bytes, at, {name, "storages"}, {});
+    const auto& items = record.root->items;
+    if (record.root->kind != PickleKind::tuple || items.size() != 3 || !is_integer(items[0]) ||
+        items[2]->kind != PickleKind::global || items[2]->role != GlobalRole::storage_type) {
+      throw bad("storages", at,
+                fmt::format("a storage record is {}, not (key, location, storage type)",
+                            describe(*record.root)));
+    }
+    at = record.end;
+    const std::string key = std::to_string(items[0]->integer);
+    const std::uint64_t elements = take_element_count(storage_bytes, at, storages_place, key);
+    const auto bad_here = [&](const std::string& what) { return bad("storages", at, what); };
+    const std::size_t before = storages.all().size();
+    const std::size_t index = storages.add(key, items[2]->dtype, elements, bad_here);
+    if (index < before) throw bad_here(fmt::format("storage {} is recorded twice", key));
+    take_storage_data(storages.all()[index], storage_bytes, at, storages_place);
+  }
+  const Pickle views = unpickle(storage_bytes, at, {name, "storages"}, {});
+  if (views.root->kind != PickleKind::list)
+    throw bad("storages", at, fmt::format("the storage views are {}", describe(*views.root)));
+  for (const PickleValue* view : views.root->items) {
+    const auto& items = view->items;
+    const auto root = view->kind == PickleKind::tuple && items.size() == 4 &&
+                              std::all_of(items.begin(), items.end(), is_integer)
+                          ? storages.find(std::to_string(items[1]->integer))
+                          : std::nullopt;
+    if (!root) {
+      throw bad("storages", at,
+                fmt::format("a storage view is {}, not (key, root key, offset, size) of a stored "
+                            "storage",
+                            describe(*view)));
+    }
+    storages.add_view(*root, std::to_string(items[0]->integer),
+                      static_cast<std::uint64_t>(items[2]->integer),
+                      static_cast<std::uint64_t>(items[3]->integer),
+                      [&](const std::string& what) { return bad("storages", at, what); });
+  }
+
+  std::map<std::string, TensorRecord> tensors;
+  const std::string_view tensor_bytes = member("tensors");
+  const Pickle tensor_count = unpickle(tensor_bytes, 0, {name, "tensors"}, {});
+  at = tensor_count.end;
+  for (std::int64_t i = count("tensors", tensor_count); i > 0; --i) {
+    const Pickle record = unpickle(tensor_bytes, at, {name, "tensors"}, {});
+    const auto& items = record.root->items;
+    const auto storage = record.root->kind == PickleKind::tuple && items.size() == 3 &&
+                                 is_integer(items[0]) && is_integer(items[1]) &&
+                                 items[2]->kind == PickleKind::global &&
+                                 items[2]->role == GlobalRole::tensor_type
+                             ? storages.find(std::to_string(items[1]->integer))
+                             : std::nullopt;
+    if (!storage) {
+      throw bad("tensors", at,
+                fmt::format("a tensor record is {}, not (key, storage key, tensor type) of a "
+                            "stored storage",
+                            describe(*record.root)));
+    }
+    at = record.end;
+    TensorRecord tensor;
+    tensor.storage = *storage;
+    tensor.dtype = storages.all()[*storage].dtype;
+    const auto take = [&](std::size_t size) {
+      if (tensor_bytes.size() - at < size) throw bad("tensors", at, "the tensor records end early");
+      std::int64_t value = 0;  // little-endian, sign-extended from `size` bytes
+      std::memcpy(&value, tensor_bytes.data() + at, size);
+      if (size == 4) value = static_cast<std::int32_t>(value);
+      at += size;
+      if (value < 0) throw bad("tensors", at - size, fmt::format("a negative size {}", value));
+      return value;
+    };
+    const std::int64_t dimensions = take(4);
+    take(4);  // unused: older versions wrote ndim in 8 bytes
+    if (dimensions > 64) throw bad("tensors", at, fmt::format("{} dimensions", dimensions));
+    for (std::int64_t d = 0; d < dimensions; ++d) tensor.shape.push_back(take(8));
+    for (std::int64_t d = 0; d < dimensions; ++d) tensor.stride.push_back(take(8));
+    tensor.offset = take(8);
+    if (!tensors.emplace(std::to_string(items[0]->integer), std::move(tensor)).second)
+      throw bad("tensors", at, fmt::format("tensor {} is recorded twice", items[0]->integer));
+  }
+
+  const Pickle main = unpickle(
+      member("pickle"), 0, {name, "pickle"}, [&](const PickleValue& id, std::size_t offset) {
+        if (id.kind == PickleKind::text) {
+          if (const auto tensor = tensors.find(id.text); tensor != tensors.end())
+            return PersistentObject{tensor->second.storage, tensor->second.dtype, tensor->second};
+          if (const auto storage = storages.find(id.text))
+            return PersistentObject{*storage, storages.all()[*storage].dtype, std::nullopt};
+        }
+        throw bad("pickle", offset,
+                  fmt::format("the persistent id {} names no tensor or storage of the file",
+                              id.kind == PickleKind::text ? printable(id.text, 40) : describe(id)));
+      });
+  return collect_state_dict(*main.root, storages, bytes.size(), name, "tar");
 }
 
 }  // namespace
@@ -446,12 +287,7 @@ TorchCheckpoint parse_torch_checkpoint(std::string_view bytes, const std::string
   }
   if (starts_with(bytes, "PK\x03\x04") || starts_with(bytes, "PK\x05\x06"))
     return parse_zip(bytes, name);
-  if (bytes.size() > 262 && bytes.substr(257, 5) == "ustar") {
-    throw Error(fmt::format("{} is a PyTorch checkpoint in the tar format of torch < 0.4, which "
-                            "labpose does not read",
-                            name),
-                "re-save it with a newer torch: torch.save(torch.load(old_file), new_file)");
-  }
+  if (looks_like_tar(bytes)) return parse_tar(bytes, name);
   if (starts_with(bytes, "\x80")) return parse_legacy(bytes, name);
   throw Error(fmt::format("{} is not a PyTorch checkpoint: it is neither a zip archive nor a "
                           "pickle (it starts with byte 0x{:02x})",

@@ -1,7 +1,7 @@
 // PyTorch checkpoint files (.pth, .pt) read natively, for converting ImageNet weights without
-// Python: the zip format of torch >= 1.6 and the legacy sequential format of torch 0.4-1.5, through
-// a restricted unpickler that executes nothing and refuses every Python global a state dict does
-// not need. Not a general torch.load: no whole-model pickles, no tar files of torch < 0.4.
+// Python: the zip format of torch >= 1.6, the legacy sequential format of torch 0.4-1.5 and the tar
+// format of torch < 0.4, through a restricted unpickler that executes nothing and refuses every
+// Python global a state dict does not need. Not a general torch.load: no whole-model pickles.
 #pragma once
 
 #include <filesystem>
@@ -17,7 +17,7 @@ namespace labpose::nets {
 struct TorchCheckpoint {
   std::map<std::string, HostTensor> tensors;  // the floating tensors of the state dict, as float32
   std::vector<std::string> skipped;           // non-floating tensors (num_batches_tracked, ...)
-  std::string format;                         // "zip" or "legacy"
+  std::string format;                         // "zip", "legacy" or "tar"
 };
 
 /// Reads the state dict of a PyTorch checkpoint: the file's top-level dict of name -> tensor, or

@@ -52,6 +52,13 @@ constexpr std::array kDtypes = {
     NamedDtype{"uint64", TorchDtype::other},      NamedDtype{"float8_e4m3fn", TorchDtype::other},
     NamedDtype{"float8_e5m2", TorchDtype::other},
 };
+// torch.<X>Tensor (the tar format's tensor records).
+constexpr std::array kTensorTypes = {
+    NamedDtype{"FloatTensor", TorchDtype::float32},  NamedDtype{"HalfTensor", TorchDtype::float16},
+    NamedDtype{"DoubleTensor", TorchDtype::float64}, NamedDtype{"LongTensor", TorchDtype::int64},
+    NamedDtype{"IntTensor", TorchDtype::int32},      NamedDtype{"ShortTensor", TorchDtype::int16},
+    NamedDtype{"CharTensor", TorchDtype::int8},      NamedDtype{"ByteTensor", TorchDtype::uint8},
+};
 // The functions REDUCE may "call" (never called: the unpickler builds what each would return).
 constexpr std::array<std::string_view, 5> kTorchUtilsFunctions = {
     "_rebuild_tensor", "_rebuild_tensor_v2", "_rebuild_tensor_v3", "_rebuild_parameter",
@@ -93,6 +100,8 @@ std::optional<AllowedGlobal> allowed_global(std::string_view module, std::string
   if (module == "torch") {
     for (const NamedDtype& dtype : kDtypes)
       if (name == dtype.name) return AllowedGlobal{GlobalRole::dtype, dtype.dtype};
+    for (const NamedDtype& tensor : kTensorTypes)
+      if (name == tensor.name) return AllowedGlobal{GlobalRole::tensor_type, tensor.dtype};
   }
   return std::nullopt;
 }

@@ -1,6 +1,7 @@
 // The Python globals a PyTorch state dict may name, and torch's element types: the allowlist of the
 // restricted unpickler (collections.OrderedDict, torch's tensor and parameter rebuild functions,
-// storage types, dtypes). Not a model of torch: everything else is refused by name.
+// storage types, dtypes, the tensor types of torch < 0.4). Not a model of torch: everything else is
+// refused by name.
 #pragma once
 
 #include <cstddef>
@@ -31,11 +32,12 @@ bool is_floating(TorchDtype dtype);
 /// "float32", "int64", ... for messages.
 const char* dtype_name(TorchDtype dtype);
 
-/// What an allowed global is: a function REDUCE may "call", a storage type or a dtype.
-enum class GlobalRole { function, storage_type, dtype };
+/// What an allowed global is: a function REDUCE may "call", a storage type, a dtype, or a tensor
+/// type (torch.FloatTensor: the tar format of torch < 0.4 names them).
+enum class GlobalRole { function, storage_type, dtype, tensor_type };
 struct AllowedGlobal {
   GlobalRole role = GlobalRole::function;
-  TorchDtype dtype = TorchDtype::other;  // storage types and dtypes
+  TorchDtype dtype = TorchDtype::other;  // storage types, dtypes and tensor types
 };
 
 /// The allowed global `module`.`name`, or nullopt for every other one.

@@ -4,7 +4,9 @@
 #include <fmt/core.h>
 #include <zip.h>
 
+#include <algorithm>
 #include <memory>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/printable.hpp"
@@ -26,6 +28,9 @@ std::string libzip_message(int code) {
 std::string archive_message(zip* archive) {
   return zip_error_strerror(zip_get_error(archive));
 }
+
+constexpr std::uint64_t kReserveAtMost = std::uint64_t{64} << 20;
+constexpr std::size_t kChunkBytes = std::size_t{1} << 16;
 
 // Open files are checked for consistency (central directory against local headers).
 constexpr int kOpenFlags = ZIP_RDONLY | ZIP_CHECKCONS;
@@ -106,29 +111,26 @@ std::string ZipArchive::read(const std::string& entry, std::uint64_t max_bytes) 
     throw Error(fmt::format("{} cannot be opened ({})", place, archive_message(archive_)),
                 kDamagedHint);
   }
-  std::string content(static_cast<std::size_t>(stat.size), '\0');
-  std::uint64_t done = 0;
-  // One byte more than declared is asked for at the end: an entry that holds more is refused, and
-  // reaching the end is what makes libzip check the CRC.
-  char extra = 0;
-  while (true) {
-    char* into = done < content.size() ? content.data() + done : &extra;
-    const std::uint64_t wanted = done < content.size() ? content.size() - done : 1;
-    const zip_int64_t got = zip_fread(file.get(), into, wanted);
-    if (got < 0) {
-      throw Error(fmt::format("{} cannot be read ({})", place,
-                              zip_error_strerror(zip_file_get_error(file.get()))),
-                  kDamagedHint);
-    }
-    if (got == 0) break;
-    if (done >= content.size()) {
+  // The declared size is only a header field: memory grows with what is really read (a small file
+  // may declare gigabytes), and reading to the end is what makes libzip check the CRC.
+  std::string content;
+  content.reserve(static_cast<std::size_t>(std::min(stat.size, kReserveAtMost)));
+  std::vector<char> chunk(kChunkBytes);
+  zip_int64_t got = 0;
+  while ((got = zip_fread(file.get(), chunk.data(), chunk.size())) > 0) {
+    if (static_cast<std::uint64_t>(got) > stat.size - content.size()) {
       throw Error(fmt::format("{} holds more than the {} bytes it declares", place, stat.size),
                   kDamagedHint);
     }
-    done += static_cast<std::uint64_t>(got);
+    content.append(chunk.data(), static_cast<std::size_t>(got));
   }
-  if (done != content.size()) {
-    throw Error(fmt::format("{} holds {} bytes but declares {}", place, done, stat.size),
+  if (got < 0) {
+    throw Error(fmt::format("{} cannot be read ({})", place,
+                            zip_error_strerror(zip_file_get_error(file.get()))),
+                kDamagedHint);
+  }
+  if (content.size() != stat.size) {
+    throw Error(fmt::format("{} holds {} bytes but declares {}", place, content.size(), stat.size),
                 kDamagedHint);
   }
   return content;

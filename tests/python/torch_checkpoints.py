@@ -3,9 +3,11 @@ for each, into OUT_DIR: manifest.json lists every valid checkpoint (file, refere
 the float32 values of its state dict, names of its non-floating tensors, format) and the hostile
 ones. Valid: torchvision resnet50 and mobilenet_v2 state dicts (random init) in the zip and legacy
 formats, a timm-named MobileNetV2 under "state_dict" with optimizer state, "module."-prefixed
-names, float16/bfloat16/float64 and integer tensors, parameters, views that share one storage.
+names, float16/bfloat16/float64 and integer tensors, parameters, views that share one storage,
+pickle protocol 4 (frames, memoize, stack globals); and
+a tar checkpoint of torch < 0.4, written byte for byte as torch.load still reads it.
 Hostile: a pickle whose __reduce__ calls os.system, a whole pickled model, a big-endian byte order,
-a corrupted entry (CRC), an old tar checkpoint, and hand-made pickles whose sizes, offsets and
+a corrupted entry (CRC), a tar archive that is no checkpoint, and hand-made pickles whose sizes, offsets and
 strides lie. Usage: torch_checkpoints.py TOOLS_DIR OUT_DIR MARKER_FILE"""
 import collections
 import io
@@ -29,12 +31,6 @@ torch.manual_seed(7)
 manifest = {"valid": [], "hostile": []}
 
 
-def save(name, obj, legacy):
-    path = os.path.join(out, name)
-    torch.save(obj, path, _use_new_zipfile_serialization=not legacy)
-    return path
-
-
 def state_dict_of(loaded):
     """What labpose reads: the dict under state_dict/model_state_dict/model, "module." removed."""
     for _ in range(3):
@@ -52,8 +48,9 @@ def state_dict_of(loaded):
     return state
 
 
-def add_valid(name, obj, legacy):
-    path = save(name + (".legacy.pth" if legacy else ".zip.pth"), obj, legacy)
+def add_valid(name, obj, legacy, protocol=2):
+    path = os.path.join(out, name + (".legacy.pth" if legacy else ".zip.pth"))
+    torch.save(obj, path, _use_new_zipfile_serialization=not legacy, pickle_protocol=protocol)
     state = state_dict_of(torch.load(path))
     reference = os.path.join(out, os.path.basename(path) + ".reference.safetensors")
     torch_reference.write_safetensors({k: v.float() for k, v in state.items() if v.is_floating_point()},
@@ -72,6 +69,9 @@ adam.step()
 base = torch.randn(6, 8)
 mixed = {
     "half": torch.randn(3, 5).half(), "bfloat16": torch.randn(4, 2).bfloat16(), "double": torch.randn(7).double(),
+    # float64 that rounds to float32's largest value, to subnormals and to zero
+    "double_extremes": torch.tensor([3.4028235677973362e38, -3.40282350e38, 1e-40, -1e-45, 1e-50, -0.0],
+                                    dtype=torch.float64),
     "int64": torch.arange(6).reshape(2, 3), "mask": torch.tensor([True, False]), "bytes": torch.arange(4).byte(),
     "parameter": torch.nn.Parameter(torch.randn(2, 3)), "scalar": torch.tensor(2.5), "empty": torch.empty(0, 5),
 }
@@ -87,6 +87,7 @@ for legacy in (False, True):
     add_valid("module_prefix", {"module." + k: v for k, v in small.state_dict().items()}, legacy)
     add_valid("dtypes", mixed, legacy)
     add_valid("views", views, legacy)
+    add_valid("protocol4", {"mixed": mixed, "views": views, "state_dict": views}, legacy, protocol=4)
 
 
 def add_hostile(name, data):
@@ -132,15 +133,95 @@ corrupted = bytearray(small_zip)
 corrupted[data_start + 5] ^= 0x40
 add_hostile("crc.pth", bytes(corrupted))
 
-# torch < 0.4's tar format (members sys_info, pickle, tensors, storages).
+# A tar archive that is not a checkpoint.
 buffer = io.BytesIO()
 with tarfile.open(fileobj=buffer, mode="w") as archive:
-    for member in ("sys_info", "pickle", "tensors", "storages"):
-        content = pickle.dumps({"protocol_version": 1001, "little_endian": True}, protocol=2)
-        entry = tarfile.TarInfo(member)
-        entry.size = len(content)
-        archive.addfile(entry, io.BytesIO(content))
-add_hostile("old_tar.pth", buffer.getvalue())
+    entry = tarfile.TarInfo("hello.txt")
+    entry.size = 6
+    archive.addfile(entry, io.BytesIO(b"hello\n"))
+add_hostile("not_a_checkpoint.tar", buffer.getvalue())
+
+
+class StorageView:
+    """A tensor of the tar format that lies in a storage view (key, root, offset, size)."""
+    def __init__(self, key, root, offset, size, shape, stride, storage_offset, dtype):
+        self.key, self.root, self.offset, self.size = key, root, offset, size
+        self.shape, self.stride, self.storage_offset, self.dtype = shape, stride, storage_offset, dtype
+
+
+TENSOR_TYPES = {torch.float32: "FloatTensor", torch.float16: "HalfTensor", torch.float64: "DoubleTensor",
+                torch.int64: "LongTensor", torch.uint8: "ByteTensor"}
+
+
+def save_tar(obj, path, view_of=None):
+    """torch.save of torch < 0.4, byte for byte as torch/serialization.py's legacy_load reads it: a
+    tar (sys_info, pickle, tensors, storages) whose pickle names tensors by key."""
+    tensors, storage_keys, storages = {}, {}, []
+    stream = io.BytesIO()
+    pickler = pickle.Pickler(stream, protocol=2)
+
+    def persistent_id(value):
+        if torch.is_tensor(value) or isinstance(value, StorageView):
+            tensors[id(value)] = value
+            return str(id(value))
+        return None
+    pickler.persistent_id = persistent_id
+    pickler.dump(obj)
+    records = io.BytesIO()
+    pickle.dump(len(tensors), records, protocol=2)
+    views = []
+    for key, tensor in tensors.items():
+        if isinstance(tensor, StorageView):
+            root = storage_keys[tensors[tensor.root].storage().data_ptr()]
+            views.append((tensor.key, root, tensor.offset, tensor.size))
+            storage_key, shape, stride, offset, dtype = (tensor.key, tensor.shape, tensor.stride,
+                                                         tensor.storage_offset, tensor.dtype)
+        else:
+            storage = tensor.storage()
+            if storage.data_ptr() not in storage_keys:
+                storage_keys[storage.data_ptr()] = 1000 + len(storages)
+                storages.append((storage_keys[storage.data_ptr()], storage))
+            storage_key, shape, stride, offset, dtype = (storage_keys[storage.data_ptr()], tensor.shape,
+                                                         tensor.stride(), tensor.storage_offset(), tensor.dtype)
+        pickle.dump((key, storage_key, getattr(torch, TENSOR_TYPES[dtype])), records, protocol=2)
+        records.write(struct.pack("<i", len(shape)) + b"\0" * 4)
+        records.write(struct.pack(f"<{len(shape)}q", *shape) + struct.pack(f"<{len(shape)}q", *stride))
+        records.write(struct.pack("<q", offset))
+    data = io.BytesIO()
+    pickle.dump(len(storages), data, protocol=2)
+    for key, storage in storages:
+        pickle.dump((key, "cpu", getattr(torch, storage.pickle_storage_type())), data, protocol=2)
+        whole = torch.tensor([], dtype=storage.dtype).set_(storage)
+        data.write(struct.pack("<q", whole.numel()) + whole.numpy().tobytes())
+    pickle.dump(views, data, protocol=2)
+    sys_info = pickle.dumps({"protocol_version": 1001, "little_endian": True,
+                             "type_sizes": {"short": 2, "int": 4, "long": 8}}, protocol=2)
+    with tarfile.open(path, "w", format=tarfile.PAX_FORMAT) as archive:
+        for name, content in (("sys_info", sys_info), ("pickle", stream.getvalue()),
+                              ("tensors", records.getvalue()), ("storages", data.getvalue())):
+            entry = tarfile.TarInfo(name)
+            entry.size = len(content)
+            archive.addfile(entry, io.BytesIO(content))
+
+
+base = torch.randn(6, 8)
+old = collections.OrderedDict([
+    ("module.conv.weight", torch.randn(4, 3, 3, 3)), ("bn.running_mean", torch.randn(4)),
+    ("bn.steps", torch.arange(3)), ("half", torch.randn(5).half()), ("double", torch.randn(3).double()),
+    ("whole", base), ("transposed", base.t()), ("row", base[2]),
+])
+old["viewed"] = StorageView(999, id(base), 8, 16, (3,), (2,), 2, torch.float32)
+tar_path = os.path.join(out, "old_format.tar.pth")
+save_tar(old, tar_path)
+loaded = torch.load(tar_path)
+assert torch.equal(loaded["viewed"], base.flatten()[10:16:2]), "legacy_load reads the view elsewhere"
+assert torch.equal(loaded["transposed"], base.t()) and loaded["row"].storage().data_ptr() == loaded["whole"].storage().data_ptr()
+reference = tar_path + ".reference.safetensors"
+state = state_dict_of(loaded)
+torch_reference.write_safetensors({k: v.float() for k, v in state.items() if v.is_floating_point()}, reference)
+manifest["valid"].append({"file": os.path.basename(tar_path), "reference": os.path.basename(reference),
+                          "skipped": sorted(k for k, v in state.items() if not v.is_floating_point()),
+                          "format": "tar"})
 
 
 # Hand-made zip checkpoints whose pickles lie about storages and tensors.
@@ -188,6 +269,10 @@ add_hostile("repeated_elements.pth", handmade({"w": FakeTensor(FakeStorage("0", 
 add_hostile("overflowing_stride.pth",
             handmade({"w": FakeTensor(FakeStorage("0", 4, four), 0, (3,), ((1 << 63) - 1,))}))
 add_hostile("no_tensors.pth", handmade({"epoch": 3, "arch": "resnet50"}))
+# Values that are not numbers once in float32: beyond its range, NaN.
+buffer = io.BytesIO()
+torch.save({"w": torch.tensor([1.0, 1e300, -1e300], dtype=torch.float64), "b": torch.tensor([float("nan")])}, buffer)
+add_hostile("not_numbers.pth", buffer.getvalue())
 
 # A zip with deflated entries, as wheels are, for the ZipArchive tests.
 with zipfile.ZipFile(os.path.join(out, "deflated.zip"), "w", zipfile.ZIP_DEFLATED) as archive:
