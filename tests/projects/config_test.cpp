@@ -221,7 +221,7 @@ TEST(Config, NewProjectWritesEveryKeyInDeepLabCutsOrder) {
       "colormap: rainbow\n",
       "TrainingFraction:\n- 0.95\n",
       "iteration: 0\n",
-      "default_net_type: resnet_50\n",
+      "default_net_type: efficientnet_lite0\n",  // labpose's one departure (pretrained by default)
       "default_augmenter: default\n",
       "snapshotindex: -1\n",
       "detector_snapshotindex: -1\n",
