@@ -61,7 +61,9 @@ struct PoseConfig {
   bool location_refinement = true;
 
   // Augmentation.
-  int crop_width = 320, crop_height = 320;  // training crop (crop_size) around the labeled animal
+  // The training crop (crop_size) around the labeled animal. 256 trains 1.6x the iterations of 320
+  // in the same time, and reached a lower error on openfield by 10 minutes (docs/benchmarks.md).
+  int crop_width = 256, crop_height = 256;
   double global_scale = 1.0;
   double scale_jitter_lo = 0.5, scale_jitter_up = 1.25;
   double rotation = 25.0;    // degrees

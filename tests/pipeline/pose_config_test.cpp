@@ -26,7 +26,7 @@ PoseConfig sample() {
   c.symmetric_pairs = {{"leftear", "rightear"}};
   c.multi_step = {{1e-5, 100}, {2.5e-4, 3000}};
   c.max_iters = 3000;
-  c.crop_width = 256;
+  c.crop_width = 288;  // not the default, so the round trip shows it
   c.crop_height = 192;
   c.mirror = true;
   c.optimizer = "sgd";
@@ -51,7 +51,7 @@ TEST(PoseConfig, RoundTripsEveryValue) {
   EXPECT_EQ(back.bodyparts, want.bodyparts);
   EXPECT_EQ(back.symmetric_pairs, want.symmetric_pairs);
   EXPECT_EQ(back.multi_step, want.multi_step);
-  EXPECT_EQ(back.crop_width, 256);
+  EXPECT_EQ(back.crop_width, 288);
   EXPECT_EQ(back.crop_height, 192);
   EXPECT_TRUE(back.mirror);
   EXPECT_EQ(back.optimizer, "sgd");
@@ -80,7 +80,7 @@ TEST(PoseConfig, PyYamlReadsNumbersAsNumbers) {
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_EQ(
       result.output,
-      "[[1e-05, 100], [0.00025, 3000]] 7.2801 [256, 192] /weights/resnet50 imagenet.safetensors\n");
+      "[[1e-05, 100], [0.00025, 3000]] 7.2801 [288, 192] /weights/resnet50 imagenet.safetensors\n");
 }
 
 std::string error_of(const std::string& text) {
