@@ -65,6 +65,11 @@ def set_training_fraction(config_path, fraction):
     open(config_path, "w").write(new)
 
 
+def pose_value(text, key):
+    """The value of a top-level `key: value` line of a pose_cfg.yaml's text."""
+    return re.search(rf"(?m)^{key}: (.*)$", text).group(1)
+
+
 def set_pose_config(path, values):
     text = open(path).read()
     for key, value in values.items():
@@ -126,8 +131,6 @@ def train_labpose(a, labpose, data, work, fraction, project, suffix, net, weight
     models = os.path.join(project, "labpose-models", "iteration-0")
     config = os.path.join(project, "config.yaml")
     if not a.skip_labpose and a.defaults:
-        per_minute = training_speed(labpose, net, 320, 8)  # create-dataset's crop_size and batch_size
-        print(f"  labpose {net} trains about {per_minute:.0f} iterations/min", flush=True)
         log = make_training_set(labpose, data, work, fraction, project, name, net,
                                 ["--weights", "none"] if weights == "none" else [])
         if weights == "cache" and "will start from its ImageNet weights" not in open(log).read():
@@ -147,13 +150,20 @@ def train_labpose(a, labpose, data, work, fraction, project, suffix, net, weight
     model = [d for d in os.listdir(models) if d.endswith(f"trainset{percent}shuffle1")][0]
     train_dir = os.path.join(models, model, "train")
     pose_cfg = os.path.join(train_dir, "pose_cfg.yaml")
-    split = re.search(r"(?m)^split: (.*)$", open(pose_cfg).read()).group(1)
+    split = pose_value(open(pose_cfg).read(), "split")
     test_images = json.load(open(os.path.join(project, split)))["test"]
     test_list = os.path.join(work, f"test-images-{name}.txt")
     with open(test_list, "w") as f:
         f.write("\n".join(test_images) + "\n")
 
     if not a.skip_labpose and a.defaults:
+        # The speed at create-dataset's crop_size and batch_size, or at what --set gives instead.
+        written = open(pose_cfg).read()
+        crop = int(re.findall(r"\d+", str(settings.get("crop_size", pose_value(written, "crop_size"))))[0])
+        batch = int(settings.get("batch_size", pose_value(written, "batch_size")))
+        per_minute = training_speed(labpose, net, crop, batch)
+        print(f"  labpose {net} trains about {per_minute:.0f} iterations/min at {crop}x{crop}, batch {batch}",
+              flush=True)
         cadence = max(1, int(per_minute * a.eval_minutes))
         set_pose_config(pose_cfg, dict({"evaluate_iters": cadence, "display_iters": cadence}, **settings))
     elif not a.skip_labpose:
