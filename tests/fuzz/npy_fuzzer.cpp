@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "nets/npy.hpp"
+#include "tensor_checks.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   namespace nets = labpose::nets;
@@ -19,12 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const labpose::Error&) {
     return 0;  // refused with a message: what a bad file must get
   }
-  std::uint64_t elements = 1;
-  for (const std::int64_t dim : array.shape) {
-    if (dim < 0) __builtin_trap();
-    elements *= static_cast<std::uint64_t>(dim);
-  }
-  if (elements != array.values.size()) __builtin_trap();
+  labpose::fuzz::trap_unless_sized_by_shape(array.shape, array.values);
   const nets::NpyArray again = nets::parse_npy(nets::npy_bytes(array), "round-trip.npy");
   if (again.shape != array.shape || again.values.size() != array.values.size() ||
       (!array.values.empty() && std::memcmp(again.values.data(), array.values.data(),

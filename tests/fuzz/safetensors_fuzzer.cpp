@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "nets/safetensors.hpp"
+#include "tensor_checks.hpp"
 
 namespace {
 
@@ -39,15 +40,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;  // refused with a message: what a bad file must get
   }
   for (const auto& [name, tensor] : weights.tensors) {
-    std::uint64_t elements = 1;
-    for (const std::int64_t dim : tensor.shape) {
-      if (dim < 0) __builtin_trap();
-      elements *= static_cast<std::uint64_t>(dim);
-    }
-    if (elements != tensor.values.size()) __builtin_trap();
-    for (const float value : tensor.values) {
-      if (!(value - value == 0.0F)) __builtin_trap();  // NaN or infinite
-    }
+    labpose::fuzz::trap_unless_sized_by_shape(tensor.shape, tensor.values);
+    labpose::fuzz::trap_unless_finite(tensor.values);
   }
   const nets::SafetensorsFile again =
       nets::parse_safetensors(nets::safetensors_bytes(weights), "round-trip.safetensors");

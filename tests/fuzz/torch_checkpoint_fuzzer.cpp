@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "nets/torch_checkpoint.hpp"
+#include "tensor_checks.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   namespace nets = labpose::nets;
@@ -24,15 +25,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (checkpoint.format != "zip" && checkpoint.format != "legacy" && checkpoint.format != "tar")
     __builtin_trap();
   for (const auto& [name, tensor] : checkpoint.tensors) {
-    std::uint64_t elements = 1;
-    for (const std::int64_t dim : tensor.shape) {
-      if (dim < 0) __builtin_trap();
-      elements *= static_cast<std::uint64_t>(dim);
-    }
-    if (elements != tensor.values.size()) __builtin_trap();
-    for (const float value : tensor.values) {
-      if (!(value - value == 0.0F)) __builtin_trap();  // NaN or infinite
-    }
+    labpose::fuzz::trap_unless_sized_by_shape(tensor.shape, tensor.values);
+    labpose::fuzz::trap_unless_finite(tensor.values);
     if (name.starts_with("module.")) __builtin_trap();
     if (std::find(checkpoint.skipped.begin(), checkpoint.skipped.end(), name) !=
         checkpoint.skipped.end())
