@@ -23,10 +23,6 @@ constexpr std::uint64_t kMaxPickleBytes = std::uint64_t{256} << 20;  // data.pkl
 constexpr std::string_view kLegacyMagic{"\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19", 10};
 constexpr std::int64_t kLegacyProtocolVersion = 1001;
 
-bool starts_with(std::string_view bytes, std::string_view prefix) {
-  return bytes.substr(0, prefix.size()) == prefix;
-}
-
 TorchCheckpoint parse_zip(std::string_view bytes, const std::string& name) {
   const ZipArchive archive(bytes, name);
   std::optional<std::string> folder;
@@ -285,10 +281,10 @@ TorchCheckpoint parse_torch_checkpoint(std::string_view bytes, const std::string
     throw Error(fmt::format("{} is empty, not a PyTorch checkpoint", name),
                 "the download or copy may have failed; fetch the file again");
   }
-  if (starts_with(bytes, "PK\x03\x04") || starts_with(bytes, "PK\x05\x06"))
+  if (bytes.starts_with("PK\x03\x04") || bytes.starts_with("PK\x05\x06"))
     return parse_zip(bytes, name);
   if (looks_like_tar(bytes)) return parse_tar(bytes, name);
-  if (starts_with(bytes, "\x80")) return parse_legacy(bytes, name);
+  if (bytes.starts_with("\x80")) return parse_legacy(bytes, name);
   throw Error(fmt::format("{} is not a PyTorch checkpoint: it is neither a zip archive nor a "
                           "pickle (it starts with byte 0x{:02x})",
                           name, static_cast<unsigned char>(bytes[0])),

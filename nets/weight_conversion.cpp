@@ -17,14 +17,10 @@
 namespace labpose::nets {
 namespace {
 
-bool starts_with(const std::string& name, std::string_view prefix) {
-  return name.rfind(prefix, 0) == 0;
-}
-
 // Classifier weights and counters that ImageNet checkpoints carry and a pose backbone has not.
 bool classifier_or_counter(const std::string& name) {
-  return name.ends_with("num_batches_tracked") || starts_with(name, "fc.") ||
-         starts_with(name, "classifier.") || starts_with(name, "_fc.");
+  return name.ends_with("num_batches_tracked") || name.starts_with("fc.") ||
+         name.starts_with("classifier.") || name.starts_with("_fc.");
 }
 
 // timm's mobilenetv2_* name -> torchvision's, or the name itself when it is not one of timm's.
@@ -39,7 +35,7 @@ std::string torchvision_mobilenet_name(const std::string& name) {
       {"bn2.", "features.18.1."},
   }};
   for (const auto& [timm, torchvision] : whole) {
-    if (starts_with(name, timm)) return std::string(torchvision) + name.substr(timm.size());
+    if (name.starts_with(timm)) return std::string(torchvision) + name.substr(timm.size());
   }
   static const std::regex block(
       R"(blocks\.(\d)\.(\d+)\.(\w+?)\.(weight|bias|running_mean|running_var))");
@@ -77,7 +73,7 @@ std::map<std::string, std::vector<std::int64_t>> backbone_shapes(const std::stri
   const auto net = build_pose_net(backend, {architecture, 1, true});
   std::map<std::string, std::vector<std::int64_t>> shapes;
   for (const auto& parameter : net->parameters()) {
-    if (starts_with(parameter->name, "head.")) continue;
+    if (parameter->name.starts_with("head.")) continue;
     shapes[parameter->name] = parameter->shape.dims();
   }
   return shapes;
@@ -88,7 +84,7 @@ SafetensorsFile backbone_from_state_dict(std::map<std::string, HostTensor> state
                                          const std::string& source) {
   const auto expected = backbone_shapes(architecture);
   const bool timm_mobilenet =
-      starts_with(architecture, "mobilenet_v2") && state.count("conv_stem.weight") != 0;
+      architecture.starts_with("mobilenet_v2") && state.count("conv_stem.weight") != 0;
   SafetensorsFile out;
   std::vector<std::string> missing, mis_shaped, unknown;
   std::set<std::string> seen;  // backbone names the file has, with the right shape or not
