@@ -27,6 +27,7 @@ machine: both programs use every core.
 """
 import argparse
 import csv
+import functools
 import json
 import os
 import re
@@ -49,8 +50,10 @@ def run(cmd, log_path, env=None):
     return status, time.monotonic() - start
 
 
+@functools.lru_cache(maxsize=None)
 def training_speed(labpose, net, crop, batch):
-    """Iterations per minute of one training step, from `labpose bench --train`."""
+    """Iterations per minute of one training step, from `labpose bench --train`; measured once per
+    network, crop and batch, so runs that differ only in their weights evaluate at the same cadence."""
     out = subprocess.check_output([labpose, "--quiet", "bench", "--arch", net, "--size", f"{crop}x{crop}",
                                    "--batch", str(batch), "--train", "--repeats", "5", "--json"], text=True)
     images_per_second = json.loads(out.strip().splitlines()[-1])["fps"]
