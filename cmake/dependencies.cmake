@@ -1,6 +1,7 @@
 # Every dependency comes from Debian packages (tools/install-deps.sh); CUDA + cuDNN from the NVIDIA
 # toolkit when present. Pitfalls: yaml-cpp 0.7's target is `yaml-cpp`; oneDNN's config needs OpenCL;
-# FFmpeg, cpp-httplib and libzip come through pkg-config only; HDF5 headers live in hdf5/serial.
+# FFmpeg, cpp-httplib and libzip come through pkg-config only; HDF5 headers live in hdf5/serial;
+# MPI is found through mpicc (Debian's Open MPI, or a cluster's module).
 find_package(PkgConfig REQUIRED)
 find_package(Threads REQUIRED)
 find_package(OpenMP REQUIRED COMPONENTS CXX)  # the oneDNN build of Debian uses OpenMP; so do our loops
@@ -19,6 +20,8 @@ pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)  # PyTorch zip checkpoints
 find_package(HDF5 REQUIRED COMPONENTS C)
 find_package(GTest REQUIRED)
+# MPI for data-parallel training: only the plugin devices/mpi/ links it, so labpose runs without it.
+find_package(MPI REQUIRED COMPONENTS C)
 
 # CUDA + cuDNN: on by default where found; OFF turns them off; ON makes them required.
 set(LABPOSE_CUDA_FOUND FALSE)

