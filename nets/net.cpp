@@ -80,6 +80,12 @@ void Net::finalize() {
     for (const auto& declared : node.layer->declare_parameters())
       mine.push_back(by_name.at(declared.name));
     node.layer->bind_parameters(mine);
+    for (const Parameter* parameter : mine) {
+      if (parameter->trainable && node.first_trainable < 0) {
+        node.first_trainable =
+            static_cast<std::int64_t>(parameter->gradient.offset() - trainable_gradients_.offset());
+      }
+    }
   }
   for (Node& node : nodes_) {
     bool needs = false;
@@ -212,7 +218,8 @@ const std::vector<Tensor>& Net::forward(const Tensor& input, bool training) {
   return output_views_;
 }
 
-void Net::backward(const std::vector<Tensor>& output_gradients) {
+void Net::backward(const std::vector<Tensor>& output_gradients,
+                   const std::function<void(std::int64_t)>& gradients_ready) {
   if (!have_training_forward_) {
     throw Error("internal error: backward() without a training forward() on the same input shape",
                 "this is a bug in labpose, not in your data; please report it");
@@ -263,6 +270,9 @@ void Net::backward(const std::vector<Tensor>& output_gradients) {
       Node& source = nodes_[static_cast<std::size_t>(accumulate_into[k])];
       backend_->add(source.gradient, scratch_views[k], source.gradient);
     }
+    // Parameters follow the nodes' order and each belongs to one node: from this node's first on,
+    // no gradient changes any more.
+    if (gradients_ready && node.first_trainable >= 0) gradients_ready(node.first_trainable);
   }
 }
 

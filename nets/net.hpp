@@ -5,6 +5,7 @@
 // reused as soon as they are dead). Not an autograd engine: the graph is fixed at construction.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -61,8 +62,11 @@ class Net {
   /// valid until the next forward).
   const std::vector<Tensor>& forward(const Tensor& input, bool training);
   /// Back-propagates `output_gradients` (one per output, shapes of the outputs) from the last
-  /// training forward; parameter gradients are overwritten.
-  void backward(const std::vector<Tensor>& output_gradients);
+  /// training forward; parameter gradients are overwritten. `gradients_ready(offset)` is called
+  /// as soon as every gradient from `offset` of trainable_gradients() on is final (with the
+  /// offset decreasing), so that a data-parallel job can send them while backward goes on.
+  void backward(const std::vector<Tensor>& output_gradients,
+                const std::function<void(std::int64_t)>& gradients_ready = {});
 
   /// The graph for inference compilation: batch norm folded into the preceding convolution,
   /// activations and residual adds attached to the producing convolution.
@@ -76,7 +80,8 @@ class Net {
     Shape shape;
     Tensor output;
     Tensor gradient;
-    bool needs_gradient = false;  // a trainable parameter is at or before this node
+    bool needs_gradient = false;        // a trainable parameter is at or before this node
+    std::int64_t first_trainable = -1;  // offset of its first trainable parameter; -1: none
   };
 
   void plan_training_buffers();

@@ -69,7 +69,8 @@ cv::Mat BatchLoader::image(std::size_t index) const {
 
 std::size_t BatchLoader::sample_of(std::int64_t step, int k) {
   const auto count = static_cast<std::int64_t>(train_.size());
-  const std::int64_t item = step * geometry_.batch + k;
+  const std::int64_t whole = geometry_.global_batch > 0 ? geometry_.global_batch : geometry_.batch;
+  const std::int64_t item = step * whole + k;
   const std::int64_t epoch = item / count, position = item % count;
   std::vector<std::size_t>* order = nullptr;
   {
@@ -104,11 +105,13 @@ void BatchLoader::make(std::int64_t step, TrainingBatch& batch) {
   std::vector<std::size_t> samples;
   {
     std::lock_guard lock(mutex_);  // permutations_ is shared
-    for (int k = 0; k < g.batch; ++k) samples.push_back(sample_of(step, k));
+    for (int k = 0; k < g.batch; ++k) samples.push_back(sample_of(step, g.first_sample + k));
   }
   for (std::size_t k = 0; k < n; ++k) {
     const LabeledImage& labeled = dataset_.images[samples[k]];
-    nets::Random random(mix(mix(config_.seed, static_cast<std::uint64_t>(step)), k + 1));
+    const auto sample_number = static_cast<std::uint64_t>(g.first_sample) + k;
+    nets::Random random(
+        mix(mix(config_.seed, static_cast<std::uint64_t>(step)), sample_number + 1));
     const AugmentedSample sample =
         augment(image(samples[k]), labeled.x, labeled.y, config_, partners_, random);
     float* planes = batch.images.data() + k * 3 * pixels;

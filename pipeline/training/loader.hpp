@@ -32,7 +32,11 @@ struct TrainingBatch {
 };
 
 struct BatchGeometry {
-  int batch = 8, height = 320, width = 320;   // input crops
+  int batch = 8, height = 320, width = 320;  // input crops
+  // A rank of a data-parallel job makes `batch` samples of the step's whole batch of
+  // `global_batch` (0: `batch`, a process alone), from sample `first_sample` on: exactly those
+  // that one process with batch `global_batch` would make there.
+  int global_batch = 0, first_sample = 0;
   int output_height = 40, output_width = 40;  // the network's output grid for that crop
   int joints = 1;
 };
@@ -52,7 +56,7 @@ class BatchLoader {
   std::unique_ptr<TrainingBatch> next();
   void recycle(std::unique_ptr<TrainingBatch> batch);
 
-  /// The dataset index of sample k of `step` (exposed for tests).
+  /// The dataset index of sample k (of the whole batch) of `step` (exposed for tests).
   std::size_t sample_of(std::int64_t step, int k);
 
  private:

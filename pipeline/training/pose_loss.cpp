@@ -21,10 +21,17 @@ PoseLoss::PoseLoss(nets::Backend& backend, const nets::Shape& score_shape,
   backend_.fill(locref_gradient_, 0.0F);
 }
 
+double PoseLoss::weighted_cells(const TrainingBatch& batch) {
+  return static_cast<double>(std::count_if(batch.locref_weights.begin(), batch.locref_weights.end(),
+                                           [](float w) { return w != 0.0F; }));
+}
+
 double PoseLoss::forward_backward(const nets::Tensor& score, const nets::Tensor& locref,
-                                  const TrainingBatch& batch) {
+                                  const TrainingBatch& batch, double locref_cells) {
   double loss = score_map_term(score, batch);
-  if (location_refinement_) loss += locref_term(locref, batch);
+  if (location_refinement_) {
+    loss += locref_term(locref, batch, locref_cells >= 0 ? locref_cells : weighted_cells(batch));
+  }
   return loss;
 }
 
@@ -39,11 +46,11 @@ double PoseLoss::score_map_term(const nets::Tensor& score, const TrainingBatch& 
   return loss;
 }
 
-// locref_loss_weight x Huber (delta 1), mean over the cells with weight; 0 when there are none.
-double PoseLoss::locref_term(const nets::Tensor& locref, const TrainingBatch& batch) {
-  const auto weighted = static_cast<double>(std::count_if(
-      batch.locref_weights.begin(), batch.locref_weights.end(), [](float w) { return w != 0.0F; }));
-  if (weighted == 0) {
+// locref_loss_weight x Huber (delta 1), the sum over the cells divided by `weighted`; 0 when there
+// are none.
+double PoseLoss::locref_term(const nets::Tensor& locref, const TrainingBatch& batch,
+                             double weighted) {
+  if (weighted == 0 || weighted_cells(batch) == 0) {
     backend_.fill(locref_gradient_, 0.0F);
     return 0.0;
   }

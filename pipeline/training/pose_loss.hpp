@@ -20,17 +20,22 @@ class PoseLoss {
            bool location_refinement, double locref_loss_weight);
 
   /// The loss of the network's outputs against `batch`'s targets; leaves its gradients with
-  /// respect to `score` and `locref` in score_gradient() and locref_gradient().
+  /// respect to `score` and `locref` in score_gradient() and locref_gradient(). The location
+  /// refinement's mean divides by `locref_cells`, or (negative) by the batch's weighted cells: a
+  /// rank of a data-parallel job passes the mean over the ranks of their weighted_cells(), so that
+  /// the mean of the ranks' losses and gradients is the whole batch's.
   // score: (N, J, P, Q), locref: (N, 2J, P, Q); batch: host targets of the same shapes
   double forward_backward(const nets::Tensor& score, const nets::Tensor& locref,
-                          const TrainingBatch& batch);
+                          const TrainingBatch& batch, double locref_cells = -1);
+  /// The cells of `batch` that location refinement learns from (weight not 0).
+  static double weighted_cells(const TrainingBatch& batch);
 
   const nets::Tensor& score_gradient() const { return score_gradient_; }    // (N, J, P, Q)
   const nets::Tensor& locref_gradient() const { return locref_gradient_; }  // (N, 2J, P, Q)
 
  private:
   double score_map_term(const nets::Tensor& score, const TrainingBatch& batch);
-  double locref_term(const nets::Tensor& locref, const TrainingBatch& batch);
+  double locref_term(const nets::Tensor& locref, const TrainingBatch& batch, double weighted);
 
   nets::Backend& backend_;
   bool location_refinement_;

@@ -25,6 +25,8 @@
 #include "pipeline/evaluation/errors.hpp"
 #include "pipeline/pose/predict.hpp"
 #include "pipeline/training/best_snapshot.hpp"
+#include "pipeline/training/data_parallel.hpp"
+#include "pipeline/training/gradient_exchange.hpp"
 #include "pipeline/training/loader.hpp"
 #include "pipeline/training/parameter_groups.hpp"
 #include "pipeline/training/pose_loss.hpp"
@@ -59,7 +61,8 @@ std::optional<SnapshotFile> newest_snapshot(const fs::path& train_dir) {
 
 class Trainer {
  public:
-  explicit Trainer(const TrainOptions& options) : options_(options) {}
+  explicit Trainer(const TrainOptions& options)
+      : options_(options), world_(options.world != nullptr ? *options.world : alone_) {}
 
   TrainResult run();
 
@@ -76,11 +79,13 @@ class Trainer {
   void build_network(const std::optional<SnapshotFile>& newest);
   void read_earlier_stats();
   BatchGeometry allocate_step_buffers();
+  void start_exchange();
 
   // One step.
   void step();
   void advance_schedule();
   std::unique_ptr<TrainingBatch> next_batch();
+  void exchange_gradients();
   void check_finite(double loss) const;
   void update_parameters();
   void count_step(double loss);
@@ -91,6 +96,7 @@ class Trainer {
   std::optional<TrainResult::Stop> stop_requested() const;
   void finish();
   void evaluate_test_set();
+  double measure_test_error();
   void save(bool best);
   SnapshotMetadata snapshot_metadata() const;
   void remove_old_snapshots(bool best, const fs::path& kept);
@@ -102,8 +108,19 @@ class Trainer {
         .count();
   }
   double elapsed() const { return seconds_before_ + now() - started_; }
+  // The clock and the interrupt that decide for every rank alike: a process alone reads them now,
+  // the ranks of a job take what they agreed after the last step.
+  double agreed_elapsed() const { return parallel() ? agreed_.seconds : elapsed(); }
+  bool agreed_interrupt() const { return parallel() ? agreed_.interrupted : interrupt_requested(); }
+  bool parallel() const { return world_.size() > 1; }
+  bool writer() const { return world_.rank() == 0; }
 
   const TrainOptions& options_;
+  nets::SingleProcess alone_;
+  nets::Communicator& world_;
+  BatchSlice slice_;
+  std::unique_ptr<GradientExchange> exchange_;  // ranks of a job only
+  StepAgreement agreed_;
   PoseConfig pose_;
   Dataset dataset_;
   std::vector<std::size_t> train_, test_;
@@ -146,6 +163,7 @@ void Trainer::setup() {
     build_network(newest);
   }
   set_schedule(resumed, newest ? newest->path : fs::path());
+  broadcast_parameters(world_, *net_);
   apply_frozen_stages();
   optimizer_ = make_optimizer(*backend_, pose_, net_->trainable_count());
   if (resumed) {
@@ -155,12 +173,29 @@ void Trainer::setup() {
   const BatchGeometry geometry = allocate_step_buffers();
   loader_ = std::make_unique<BatchLoader>(dataset_, train_, options_.project, pose_, geometry,
                                           iteration_, pose_.loader_threads);
+  if (parallel()) start_exchange();
   result_.first_iteration = iteration_;
   console::info(
       "training {} on {} ({}): {} training and {} test images, batch {} of {}x{}, {} iterations",
       pose_.net_type, backend_->name(), backend_->description(), train_.size(), test_.size(),
       pose_.batch_size, pose_.crop_width, pose_.crop_height, pose_.max_iters);
+  if (parallel()) {
+    console::info("data-parallel over {}: each rank takes {} images of every batch of {}",
+                  world_.description(), slice_.batch, pose_.batch_size);
+  }
   console::info("{}", schedule_->description());
+}
+
+// The gradients' exchange of a rank of a job; its buffers must be in the communicator's memory.
+void Trainer::start_exchange() {
+  if (net_->trainable_gradients().memory() != world_.memory()) {
+    throw Error(fmt::format("{} ranks on {} cannot exchange gradients: {} works on host memory, "
+                            "and this build has no NCCL communicator for GPU memory",
+                            world_.size(), backend_->name(), world_.description()),
+                "train the ranks on the CPU (--device cpu), or train on one GPU without mpirun");
+  }
+  exchange_ = std::make_unique<GradientExchange>(world_, net_->trainable_gradients());
+  agreed_.seconds = seconds_before_;
 }
 
 // pose_cfg.yaml with the command line's overrides.
@@ -183,6 +218,7 @@ void Trainer::read_settings() {
   if (options_.schedule) pose_.schedule = *options_.schedule;
   if (options_.weights) pose_.init_weights = *options_.weights;
   check_settings(pose_file);
+  slice_ = batch_slice(pose_.batch_size, world_, pose_file);
 }
 
 // What the overrides may have broken: counts, and stages the backbone has.
@@ -361,7 +397,9 @@ void Trainer::read_earlier_stats() {
 // Returns the batches' geometry (crops and the network's output grid) for the loader.
 BatchGeometry Trainer::allocate_step_buffers() {
   BatchGeometry geometry;
-  geometry.batch = pose_.batch_size;
+  geometry.batch = slice_.batch;
+  geometry.global_batch = pose_.batch_size;
+  geometry.first_sample = slice_.first;
   geometry.height = pose_.crop_height;
   geometry.width = pose_.crop_width;
   geometry.joints = static_cast<int>(pose_.bodyparts.size());
@@ -389,18 +427,39 @@ void Trainer::step() {
   advance_schedule();
   std::unique_ptr<TrainingBatch> batch = next_batch();
   const std::vector<nets::Tensor>& outputs = net_->forward(input_, true);
-  const double loss =
-      loss_->forward_backward(outputs[score_output_], outputs[locref_output_], *batch);
+  // A rank's location-refinement mean divides by the ranks' mean count of cells, so that the
+  // ranks' losses and gradients average to the whole batch's.
+  const double locref_cells =
+      parallel() ? mean_over_ranks(world_, PoseLoss::weighted_cells(*batch)) : -1.0;
+  double loss = loss_->forward_backward(outputs[score_output_], outputs[locref_output_], *batch,
+                                        locref_cells);
   loader_->recycle(std::move(batch));
-  check_finite(loss);
-  net_->backward(output_gradients_);
+  if (parallel()) {
+    exchange_gradients();
+    agreed_ = agree_after_step(world_, loss, elapsed(), interrupt_requested());
+    loss = agreed_.loss;
+    check_finite(loss);
+  } else {
+    check_finite(loss);
+    net_->backward(output_gradients_);
+  }
   update_parameters();
   count_step(loss);
 }
 
+// Backward, with each bucket of gradients sent to the other ranks as soon as it is final; returns
+// with every gradient the ranks' mean.
+void Trainer::exchange_gradients() {
+  exchange_->begin(ranges_.frozen_end);
+  net_->backward(output_gradients_, [this](std::int64_t offset) { exchange_->ready_from(offset); });
+  exchange_->finish();
+}
+
 // The schedule at this step: its drops and unfreeze logged, the frozen stages applied.
 void Trainer::advance_schedule() {
-  for (const auto& line : schedule_->advance(iteration_, elapsed())) console::info("{}", line);
+  for (const auto& line : schedule_->advance(iteration_, agreed_elapsed())) {
+    console::info("{}", line);
+  }
   if (frozen_stages() != applied_frozen_stages_) apply_frozen_stages();
 }
 
@@ -458,13 +517,13 @@ void Trainer::apply_frozen_stages() {
 // Why the loop stops, checked after each step: the schedule's end (max_iters or the time budget),
 // early stopping, an interrupt or this sitting's time limit.
 std::optional<TrainResult::Stop> Trainer::stop_requested() const {
-  const double seconds = elapsed();
+  const double seconds = agreed_elapsed();
   if (schedule_->finished(iteration_, seconds)) return TrainResult::Stop::finished;
   if (pose_.early_stop_patience > 0 &&
       best_.evaluations_without_improvement() >= pose_.early_stop_patience) {
     return TrainResult::Stop::early_stopped;
   }
-  if (interrupt_requested()) return TrainResult::Stop::interrupted;
+  if (agreed_interrupt()) return TrainResult::Stop::interrupted;
   if (sitting_limit_ > 0 && seconds - seconds_before_ >= sitting_limit_) {
     return TrainResult::Stop::time_limit;
   }
@@ -491,22 +550,34 @@ void Trainer::finish() {
   result_.schedule_seconds = schedule_->budget_seconds();
 }
 
+// The test error, measured by rank 0 and shared, so that every rank keeps the same best and
+// early-stopping count; the ranks check their replicas agree at the same time.
 void Trainer::evaluate_test_set() {
   if (test_.empty()) return;
+  double error = std::nan("");
+  if (writer()) error = measure_test_error();
+  if (parallel()) {
+    world_.broadcast(std::as_writable_bytes(std::span<double>(&error, 1)), 0);
+    check_replicas_agree(world_, *net_, iteration_);
+  }
+  if (std::isnan(error)) return;
+  test_error_ = error;
+  result_.last_test_error = error;
+  if (best_.observe(error)) save(true);
+}
+
+double Trainer::measure_test_error() {
   DecodeSettings decode;
   decode.stride = pose_.stride;
   decode.locref_stdev = pose_.locref_stdev;
   decode.location_refinement = pose_.location_refinement;
   ImagePredictor predictor(*backend_, *net_, decode);  // compiled from the current parameters
   const auto predictions = predict_images(predictor, dataset_, test_, options_.project);
-  const ErrorSummary summary = summarize_errors(dataset_, test_, predictions, options_.pcutoff);
-  if (std::isnan(summary.mean)) return;
-  test_error_ = summary.mean;
-  result_.last_test_error = summary.mean;
-  if (best_.observe(summary.mean)) save(true);
+  return summarize_errors(dataset_, test_, predictions, options_.pcutoff).mean;
 }
 
 void Trainer::save(bool best) {
+  if (!writer()) return;
   const SnapshotMetadata metadata = snapshot_metadata();
   const fs::path file = snapshot_path(options_.train_dir, iteration_, best);
   write_snapshot(file, *net_, optimizer_->save(), metadata);
@@ -559,6 +630,7 @@ void Trainer::remove_old_snapshots(bool best, const fs::path& kept) {
 }
 
 void Trainer::append_stats_row(bool force) {
+  if (!writer()) return;  // rank 0 alone keeps learning_stats.csv
   const bool display = pose_.display_iters > 0 && iteration_ % pose_.display_iters == 0;
   if (!display && !test_error_ && !force) return;
   if (window_steps_ == 0) {

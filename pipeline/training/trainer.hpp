@@ -4,8 +4,9 @@
 // or SGD with momentum on a multi-step schedule, optional frozen backbone stages, periodic test
 // error, early stopping, a learning-rate schedule by iterations or fitted to a time budget
 // (schedule.hpp), and exact continuation: a run interrupted (Ctrl-C, SIGTERM, a time limit)
-// and resumed gives the same losses as one that never stopped. Runs on any backend. Not the data
-// loader (loader.hpp) and not evaluation files (labpose evaluate).
+// and resumed gives the same losses as one that never stopped. Runs on any backend, alone or as
+// one rank of a data-parallel job (data_parallel.hpp). Not the data loader (loader.hpp) and not
+// evaluation files (labpose evaluate).
 #pragma once
 
 #include <cstdint>
@@ -15,13 +16,17 @@
 #include <string>
 #include <vector>
 
+#include "nets/communicator.hpp"
 #include "pipeline/training/learning_stats.hpp"
 #include "pipeline/training/pose_config.hpp"
 
 namespace labpose::pipeline {
 
 struct TrainOptions {
-  std::filesystem::path project;    // the project folder (where config.yaml is)
+  std::filesystem::path project;  // the project folder (where config.yaml is)
+  // The data-parallel job this process is a rank of (devices::join_world()); null: alone. Each rank
+  // takes its slice of every batch, the ranks average their gradients, and rank 0 alone writes.
+  nets::Communicator* world = nullptr;
   std::filesystem::path train_dir;  // labpose-models/.../train (pose_cfg.yaml inside)
   std::string device = "cpu";
   bool resume = false;   // continue from the newest snapshot in train_dir

@@ -115,16 +115,25 @@ TEST(Augment, KeypointsFollowTheImageAndFlipsSwapPartners) {
   EXPECT_GT(flips, 0) << "some samples are mirrored (left/right swapped)";
 }
 
-TEST(BatchLoader, BatchesDependOnlyOnSeedAndStep) {
-  const TrainingFixture fixture;
-  const Dataset dataset = read_dataset(fixture.project / "merged.h5", fixture.project);
-  std::vector<std::size_t> train(dataset.images.size());
-  for (std::size_t i = 0; i < train.size(); ++i) train[i] = i;
+// Every image of the fixture's dataset for training, 64x64 crops of `batch`.
+struct LoaderSetup {
+  TrainingFixture fixture;
+  Dataset dataset = read_dataset(fixture.project / "merged.h5", fixture.project);
+  std::vector<std::size_t> train;
   BatchGeometry geometry;
-  geometry.batch = 3;
-  geometry.height = geometry.width = 64;
-  geometry.output_height = geometry.output_width = 8;
-  geometry.joints = static_cast<int>(dataset.bodyparts.size());
+
+  explicit LoaderSetup(int batch) {
+    for (std::size_t i = 0; i < dataset.images.size(); ++i) train.push_back(i);
+    geometry.batch = batch;
+    geometry.height = geometry.width = 64;
+    geometry.output_height = geometry.output_width = 8;
+    geometry.joints = static_cast<int>(dataset.bodyparts.size());
+  }
+};
+
+TEST(BatchLoader, BatchesDependOnlyOnSeedAndStep) {
+  const LoaderSetup setup(3);
+  const auto& [fixture, dataset, train, geometry] = setup;
   std::vector<std::unique_ptr<TrainingBatch>> from_start;
   {
     BatchLoader loader(dataset, train, fixture.project, fixture.pose, geometry, 0, 2);
@@ -147,6 +156,36 @@ TEST(BatchLoader, BatchesDependOnlyOnSeedAndStep) {
   float positives = 0;
   for (float v : from_start[0]->score) positives += v;
   EXPECT_GT(positives, 0.0F) << "the crops hold the animal";
+}
+
+TEST(BatchLoader, EachRankMakesItsSliceOfTheBatchOneProcessWouldMake) {
+  const LoaderSetup setup(4);
+  const auto& [fixture, dataset, train, whole] = setup;
+  BatchLoader alone(dataset, train, fixture.project, fixture.pose, whole, 0, 1);
+  std::vector<std::unique_ptr<BatchLoader>> ranks;
+  for (int rank = 0; rank < 2; ++rank) {
+    BatchGeometry slice = whole;
+    slice.batch = 2;
+    slice.global_batch = 4;
+    slice.first_sample = 2 * rank;
+    ranks.push_back(
+        std::make_unique<BatchLoader>(dataset, train, fixture.project, fixture.pose, slice, 0, 1));
+  }
+  for (int step = 0; step < 5; ++step) {  // across the end of the first epoch (12 images)
+    const auto expected = alone.next();
+    const auto half = [&](const std::vector<float>& all, int rank) {
+      const auto size = static_cast<std::ptrdiff_t>(all.size() / 2);
+      return std::vector<float>(all.begin() + size * rank, all.begin() + size * (rank + 1));
+    };
+    for (int rank = 0; rank < 2; ++rank) {
+      const auto batch = ranks[static_cast<std::size_t>(rank)]->next();
+      EXPECT_EQ(batch->size, 2);
+      EXPECT_EQ(batch->images, half(expected->images, rank)) << "step " << step << " rank " << rank;
+      EXPECT_EQ(batch->score, half(expected->score, rank));
+      EXPECT_EQ(batch->locref, half(expected->locref, rank));
+      EXPECT_EQ(batch->locref_weights, half(expected->locref_weights, rank));
+    }
+  }
 }
 
 TEST(Trainer, ResumingGivesTheSameLossesAsAnUninterruptedRun) {

@@ -190,4 +190,19 @@ void write_text(const fs::path& path, const std::string& text) {
   out << text;
 }
 
+void set_yaml_values(const fs::path& path,
+                     const std::vector<std::pair<std::string, std::string>>& values) {
+  std::string text = "\n" + read_text(path);
+  for (const auto& [key, value] : values) {
+    const auto at = text.find("\n" + key + ":");
+    if (at == std::string::npos) {
+      ADD_FAILURE() << path << " has no key " << key;
+      continue;
+    }
+    const auto end = text.find('\n', at + 1);
+    text.replace(at + 1, end - at - 1, key + ": " + value);
+  }
+  write_text(path, text.substr(1));
+}
+
 }  // namespace labpose::testing

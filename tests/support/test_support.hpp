@@ -105,6 +105,10 @@ inline bool contains(const std::string& text, const std::string& part) {
 
 std::string read_text(const std::filesystem::path& path);
 void write_text(const std::filesystem::path& path, const std::string& text);
+/// Rewrites the top-level `key: value` lines of a YAML file (a pose_cfg.yaml) with `values`, in
+/// place; a key the file lacks fails the test.
+void set_yaml_values(const std::filesystem::path& path,
+                     const std::vector<std::pair<std::string, std::string>>& values);
 
 /// The message of the labpose::Error that `call` throws, with "\nhint: <hint>" when it has one;
 /// "" when it throws none (assertions on what a user would read).

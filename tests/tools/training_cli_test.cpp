@@ -224,19 +224,11 @@ TEST(TrainingCli, TrainInterruptedByCtrlCThenResumed) {
   ASSERT_EQ(testing::run_labpose("create-dataset " + c + " --net mobilenet_v2_0.35").exit_code, 0);
   const fs::path train =
       only_folder(config.parent_path() / "labpose-models" / "iteration-0") / "train";
-  std::string pose = testing::read_text(train / "pose_cfg.yaml");
-  const auto set = [&](const std::string& key, const std::string& value) {
-    const auto at = pose.find("\n" + key + ":");
-    ASSERT_NE(at, std::string::npos) << key;
-    const auto end = pose.find('\n', at + 1);
-    pose.replace(at + 1, end - at - 1, key + ": " + value);
-  };
-  set("crop_size", "[64, 64]");
-  set("batch_size", "2");
-  set("display_iters", "1");
-  set("evaluate_iters", "0");
-  set("max_iters", "100000");
-  testing::write_text(train / "pose_cfg.yaml", pose);
+  testing::set_yaml_values(train / "pose_cfg.yaml", {{"crop_size", "[64, 64]"},
+                                                     {"batch_size", "2"},
+                                                     {"display_iters", "1"},
+                                                     {"evaluate_iters", "0"},
+                                                     {"max_iters", "100000"}});
 
   // Start, wait for a few steps, press Ctrl-C.
   const CommandResult stopped = testing::run_until_then_signal(

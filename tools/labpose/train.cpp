@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/progress.hpp"
+#include "devices/world.hpp"
 #include "pipeline/training/best_snapshot.hpp"
 #include "pipeline/training/trainer.hpp"
 #include "projects/config.hpp"
@@ -16,22 +17,95 @@
 #include "tools/labpose/config_loading.hpp"
 
 namespace labpose::tools {
+namespace {
+
+struct TrainCommandOptions {
+  std::string config, device = "auto";
+  int shuffle = 1;
+  std::optional<double> training_fraction;
+  bool resume = false;
+  double max_minutes = 0;
+  std::optional<std::string> schedule;
+  pipeline::TrainOptions train;
+};
+
+// The command on this process: alone, or as one rank of `world`.
+int train_rank(const TrainCommandOptions& options, nets::Communicator& world) {
+  const projects::ProjectConfig config = load_project_config(options.config);
+  const projects::ConfigValues& values = config.values();
+  const double fraction =
+      options.training_fraction ? *options.training_fraction : values.training_fraction.front();
+  pipeline::TrainOptions run = options.train;
+  run.project = config.project_dir();
+  run.train_dir =
+      projects::ProjectLayout(run.project)
+          .model_dir(values.iteration, values.task, values.date, fraction, options.shuffle) /
+      "train";
+  if (!std::filesystem::exists(run.train_dir / "pose_cfg.yaml")) {
+    throw Error(
+        fmt::format("{} does not exist: shuffle {} with TrainingFraction {} has no training set",
+                    (run.train_dir / "pose_cfg.yaml").string(), options.shuffle, fraction),
+        fmt::format("make it first: labpose create-dataset {} --shuffle {}", options.config,
+                    options.shuffle));
+  }
+  run.device = devices::rank_device(options.device, world);
+  run.world = &world;
+  run.resume = options.resume;
+  run.pcutoff = values.pcutoff;
+  run.max_minutes = options.max_minutes;
+  if (options.schedule) {
+    run.schedule = *options.schedule == "time" ? pipeline::ScheduleKind::time
+                                               : pipeline::ScheduleKind::iterations;
+  }
+  const InterruptHandler interrupts;
+  const pipeline::TrainResult result = pipeline::train(run);
+  const std::string best =
+      result.best_test_error
+          ? fmt::format("; best test error {:.2f} px ({}; mean of the last {} evaluations)",
+                        *result.best_test_error, result.best_snapshot.filename().string(),
+                        pipeline::BestSnapshot::kWindow)
+          : std::string();
+  switch (result.stop) {
+    case pipeline::TrainResult::Stop::finished:
+      if (result.schedule_seconds > 0) {
+        console::info(
+            "finished its {:g}-minute time schedule at iteration {}{}; next: labpose evaluate "
+            "{}",
+            result.schedule_seconds / 60, result.iterations, best, options.config);
+        return 0;
+      }
+      console::info("trained to iteration {} in {}{}; next: labpose evaluate {}", result.iterations,
+                    format_duration(result.seconds), best, options.config);
+      return 0;
+    case pipeline::TrainResult::Stop::early_stopped:
+      console::info("stopped early at iteration {}: the test error stopped improving{}",
+                    result.iterations, best);
+      return 0;
+    case pipeline::TrainResult::Stop::time_limit:
+      console::info("stopped at iteration {} after {}{}; continue with --resume", result.iterations,
+                    format_duration(result.seconds), best);
+      return 0;
+    case pipeline::TrainResult::Stop::interrupted:
+      break;
+  }
+  if (world.rank() != 0) return static_cast<int>(ErrorKind::interrupted);  // rank 0 says it
+  // A rank of a job stops too when another rank was interrupted.
+  const std::string reason =
+      interrupt_requested() ? interrupt_reason() : "an interrupt of another rank";
+  throw Error(fmt::format("training stopped by {} at iteration {}; saved {}", reason,
+                          result.iterations, result.last_snapshot.string()),
+              "continue with: labpose train " + options.config + " --resume",
+              ErrorKind::interrupted);
+}
+
+}  // namespace
 
 Command train_command() {
   Command command;
   command.name = "train";
   command.summary = "train a pose network on the CPU or a GPU";
   command.define = [](CLI::App& app) -> std::function<int()> {
-    struct Options {
-      std::string config, device = "auto";
-      int shuffle = 1;
-      std::optional<double> training_fraction;
-      bool resume = false;
-      double max_minutes = 0;
-      std::optional<std::string> schedule;
-      pipeline::TrainOptions train;
-    };
-    auto options = std::make_shared<Options>();
+    auto options = std::make_shared<TrainCommandOptions>();
     auto& train = options->train;
     app.add_option("config", options->config, "the project's config.yaml")->required();
     app.add_option("--shuffle", options->shuffle, "which shuffle to train (default 1)")
@@ -90,69 +164,20 @@ Command train_command() {
         "stops, plus snapshot-best-<iteration> whenever the test error improves; "
         "learning_stats.csv "
         "records iteration, loss, learning rate, test error and time. Ctrl-C or SIGTERM saves a "
-        "snapshot and exits with status 3; --resume then continues exactly.");
+        "snapshot and exits with status 3; --resume then continues exactly. Under mpirun or srun "
+        "every rank trains a replica on its share of each batch (batch_size is the whole batch), "
+        "the ranks average their gradients, and rank 0 alone writes.");
     return [options]() {
-      const projects::ProjectConfig config = load_project_config(options->config);
-      const projects::ConfigValues& values = config.values();
-      const double fraction = options->training_fraction ? *options->training_fraction
-                                                         : values.training_fraction.front();
-      pipeline::TrainOptions run = options->train;
-      run.project = config.project_dir();
-      run.train_dir =
-          projects::ProjectLayout(run.project)
-              .model_dir(values.iteration, values.task, values.date, fraction, options->shuffle) /
-          "train";
-      if (!std::filesystem::exists(run.train_dir / "pose_cfg.yaml")) {
-        throw Error(
-            fmt::format(
-                "{} does not exist: shuffle {} with TrainingFraction {} has no training set",
-                (run.train_dir / "pose_cfg.yaml").string(), options->shuffle, fraction),
-            fmt::format("make it first: labpose create-dataset {} --shuffle {}", options->config,
-                        options->shuffle));
+      // Under mpirun or srun, one rank of a data-parallel job: rank 0 alone reports, and a usage
+      // error, the same on every rank, only there.
+      const std::unique_ptr<nets::Communicator> world = devices::join_world();
+      if (world->rank() == 0) return train_rank(*options, *world);
+      console::set_verbosity(console::Verbosity::quiet);
+      try {
+        return train_rank(*options, *world);
+      } catch (const UsageError&) {
+        return static_cast<int>(ErrorKind::usage);
       }
-      run.device = options->device;
-      run.resume = options->resume;
-      run.pcutoff = values.pcutoff;
-      run.max_minutes = options->max_minutes;
-      if (options->schedule) {
-        run.schedule = *options->schedule == "time" ? pipeline::ScheduleKind::time
-                                                    : pipeline::ScheduleKind::iterations;
-      }
-      const InterruptHandler interrupts;
-      const pipeline::TrainResult result = pipeline::train(run);
-      const std::string best =
-          result.best_test_error
-              ? fmt::format("; best test error {:.2f} px ({}; mean of the last {} evaluations)",
-                            *result.best_test_error, result.best_snapshot.filename().string(),
-                            pipeline::BestSnapshot::kWindow)
-              : std::string();
-      switch (result.stop) {
-        case pipeline::TrainResult::Stop::finished:
-          if (result.schedule_seconds > 0) {
-            console::info(
-                "finished its {:g}-minute time schedule at iteration {}{}; next: labpose evaluate "
-                "{}",
-                result.schedule_seconds / 60, result.iterations, best, options->config);
-            return 0;
-          }
-          console::info("trained to iteration {} in {}{}; next: labpose evaluate {}",
-                        result.iterations, format_duration(result.seconds), best, options->config);
-          return 0;
-        case pipeline::TrainResult::Stop::early_stopped:
-          console::info("stopped early at iteration {}: the test error stopped improving{}",
-                        result.iterations, best);
-          return 0;
-        case pipeline::TrainResult::Stop::time_limit:
-          console::info("stopped at iteration {} after {}{}; continue with --resume",
-                        result.iterations, format_duration(result.seconds), best);
-          return 0;
-        case pipeline::TrainResult::Stop::interrupted:
-          break;
-      }
-      throw Error(fmt::format("training stopped by {} at iteration {}; saved {}",
-                              interrupt_reason(), result.iterations, result.last_snapshot.string()),
-                  "continue with: labpose train " + options->config + " --resume",
-                  ErrorKind::interrupted);
     };
   };
   return command;

@@ -1,0 +1,46 @@
+// What a rank of a data-parallel training job does beyond a process alone: its slice of each
+// batch, the same starting weights as rank 0, the agreement after every step (the mean loss, one
+// clock and any rank's interrupt) and the check that the replicas have not drifted apart. Not the
+// gradients' exchange (gradient_exchange.hpp) and not the training loop (trainer.cpp).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+
+#include "nets/communicator.hpp"
+#include "nets/net.hpp"
+
+namespace labpose::pipeline {
+
+/// A rank's share of the step's whole batch: `batch` samples from sample `first` on.
+struct BatchSlice {
+  int batch = 0;
+  int first = 0;
+};
+
+/// The slice of `global_batch` (pose_cfg's batch_size, read from `pose_file`) for this rank; a
+/// UsageError when the ranks cannot share it evenly.
+BatchSlice batch_slice(int global_batch, const nets::Communicator& world,
+                       const std::filesystem::path& pose_file);
+
+/// Rank 0's parameters (trainable and batch-norm statistics) copied to every rank.
+void broadcast_parameters(nets::Communicator& world, nets::Net& net);
+
+/// What every rank decides alike after a step.
+struct StepAgreement {
+  double loss = 0.0;         // the mean of the ranks' losses: the whole batch's loss
+  double seconds = 0.0;      // the training clock: the slowest rank's
+  bool interrupted = false;  // Ctrl-C or SIGTERM reached a rank
+};
+StepAgreement agree_after_step(nets::Communicator& world, double loss, double seconds,
+                               bool interrupted);
+
+/// The mean over the ranks of `cells` (the batch slices' location-refinement cells, so that the
+/// ranks' losses average to the whole batch's).
+double mean_over_ranks(nets::Communicator& world, double cells);
+
+/// Throws a labpose::Error naming `iteration` when the ranks' trainable parameters differ: their
+/// sum and sum of magnitudes, compared over the ranks within float round-off.
+void check_replicas_agree(nets::Communicator& world, nets::Net& net, std::int64_t iteration);
+
+}  // namespace labpose::pipeline
