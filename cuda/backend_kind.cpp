@@ -5,6 +5,7 @@
 
 #include "cuda/backend.hpp"
 #include "cuda/device_query.hpp"
+#include "cuda/nccl_communicator.hpp"
 
 namespace labpose::cuda {
 namespace {
@@ -66,6 +67,7 @@ nets::BackendKind backend_kind() {
     return std::make_unique<CudaBackend>(CudaOptions{index, data_type(precision)});
   };
   kind.report = gpu_report;
+  kind.communicator = make_nccl_communicator;
   return kind;
 }
 

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <chrono>
+#include <memory>
 
 #include "core/error.hpp"
 
@@ -15,15 +16,18 @@ constexpr std::size_t kErrorSize = 512;
 
 class PendingMean final : public nets::PendingReduction {
  public:
-  PendingMean(MpiCommunicator& communicator, std::future<void> done)
-      : communicator_(&communicator), done_(std::move(done)) {}
+  PendingMean(MpiCommunicator& communicator, std::future<void> done,
+              std::shared_ptr<const double> seconds)
+      : communicator_(&communicator), done_(std::move(done)), seconds_(std::move(seconds)) {}
   void wait() override {
     if (done_.valid()) communicator_->wait(done_, "the exchange of gradients");
   }
+  double seconds() const override { return *seconds_; }
 
  private:
   MpiCommunicator* communicator_;
   std::future<void> done_;
+  std::shared_ptr<const double> seconds_;  // written by the communicator's thread before `done_`
 };
 
 int mpi_op(nets::ReduceOp op) {
@@ -70,14 +74,12 @@ MpiCommunicator::MpiCommunicator(const LabposeMpiApi& api, double timeout_second
 
 MpiCommunicator::~MpiCommunicator() {
   if (!stuck_) {
+    // Without a time limit: MPI_Finalize waits for the other ranks to finish too (rank 0 may still
+    // be writing its last snapshot), and a rank that died makes the launcher end this one.
     auto finalized = submit(
         [this](char* error, std::size_t error_size) { return api_.finalize(error, error_size); },
         "finishing MPI");
-    try {
-      wait(finalized, "finishing MPI");
-    } catch (const Error&) {
-      // A destructor reports nothing: the job's end shows what went wrong.
-    }
+    finalized.wait();
   }
   {
     const std::lock_guard lock(mutex_);
@@ -98,16 +100,19 @@ std::string MpiCommunicator::description() const {
 std::unique_ptr<nets::PendingReduction> MpiCommunicator::start_mean(float* data,
                                                                     std::size_t count) {
   const float scale = 1.0F / static_cast<float>(size_);
+  auto seconds = std::make_shared<double>(0.0);
   auto done = submit(
-      [this, data, count, scale](char* error, std::size_t error_size) {
+      [this, data, count, scale, seconds](char* error, std::size_t error_size) {
+        const auto start = std::chrono::steady_clock::now();
         const int code = api_.all_reduce_floats(data, count, error, error_size);
         if (code == 0) {
           for (std::size_t i = 0; i < count; ++i) data[i] *= scale;
         }
+        *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         return code;
       },
       "the exchange of gradients");
-  return std::make_unique<PendingMean>(*this, std::move(done));
+  return std::make_unique<PendingMean>(*this, std::move(done), std::move(seconds));
 }
 
 void MpiCommunicator::all_reduce(std::span<double> values, nets::ReduceOp op) {

@@ -22,7 +22,8 @@ class MpiCommunicator final : public nets::Communicator {
   /// Starts MPI on the communicator's thread; a collective that waits longer than
   /// `timeout_seconds` for the other ranks throws. Throws a labpose::Error when MPI cannot start.
   MpiCommunicator(const LabposeMpiApi& api, double timeout_seconds);
-  /// Finalizes MPI; after a timeout, leaves the stuck thread and MPI to the end of the process.
+  /// Finalizes MPI (waiting for the other ranks to do so); after a timeout, leaves the stuck
+  /// thread and MPI to the end of the process.
   ~MpiCommunicator() override;
 
   int rank() const override { return rank_; }

@@ -52,13 +52,14 @@ struct LauncherVariables {
   const char* size;
   const char* rank;
   const char* local_rank;
+  const char* local_size;  // null: the launcher does not say
 };
 
 constexpr LauncherVariables kLaunchers[] = {
     {"mpirun (Open MPI)", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK",
-     "OMPI_COMM_WORLD_LOCAL_RANK"},
-    {"srun (Slurm)", "SLURM_STEP_NUM_TASKS", "SLURM_PROCID", "SLURM_LOCALID"},
-    {"mpiexec (PMI)", "PMI_SIZE", "PMI_RANK", "MPI_LOCALRANKID"},
+     "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"},
+    {"srun (Slurm)", "SLURM_STEP_NUM_TASKS", "SLURM_PROCID", "SLURM_LOCALID", nullptr},
+    {"mpiexec (PMI)", "PMI_SIZE", "PMI_RANK", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"},
 };
 
 fs::path executable_folder() {
@@ -118,16 +119,17 @@ int usable_gpus(std::string& kind_name) {
   return 0;
 }
 
-// The CPU threads of a CPU rank: the machine's cores shared by its ranks, and no more than the
-// cores the launcher bound the rank to.
-void share_cores(const nets::Communicator& world) {
+// The CPU threads of a CPU rank: the machine's cores shared by its ranks (when the launcher says
+// how many there are), and no more than the cores the launcher bound the rank to.
+void share_cores(const Launch& launch) {
   const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   const int bound = std::max(1, omp_get_num_procs());
-  const int threads = std::clamp(cores / std::max(world.local_size(), 1), 1, bound);
+  const int threads =
+      launch.local_size > 0 ? std::clamp(cores / launch.local_size, 1, bound) : bound;
   omp_set_num_threads(threads);
   console::info("rank {} of {}: {} CPU thread{} ({} cores on this machine for {} ranks)",
-                world.rank(), world.size(), threads, threads == 1 ? "" : "s", cores,
-                world.local_size());
+                launch.rank, launch.size, threads, threads == 1 ? "" : "s", cores,
+                launch.local_size > 0 ? std::to_string(launch.local_size) : "its");
 }
 
 }  // namespace
@@ -141,6 +143,9 @@ Launch launch_from_environment(const std::function<const char*(const char*)>& va
     launch.size = integer_variable(variable, names.size, 1, kMaxRanks, 1);
     launch.rank = integer_variable(variable, names.rank, 0, launch.size - 1, 0);
     launch.local_rank = integer_variable(variable, names.local_rank, 0, launch.size - 1, 0);
+    if (names.local_size != nullptr) {
+      launch.local_size = integer_variable(variable, names.local_size, 0, launch.size, 0);
+    }
     return launch;
   }
   return {};
@@ -178,32 +183,43 @@ std::unique_ptr<nets::Communicator> join_world() {
   return communicator;
 }
 
-std::string rank_device(const std::string& device, nets::Communicator& world) {
-  if (world.size() == 1) return device;
+std::string launched_device(const std::string& device, const Launch& launch) {
+  if (launch.size == 1) return device;
   std::string kind = "cuda";
-  const bool wants_gpu = device == "auto" || device.rfind(kind, 0) == 0;
+  const bool wants_gpu = device == "auto" || device.starts_with(kind);
   const int gpus = wants_gpu ? usable_gpus(kind) : 0;
   std::string chosen = device;
   if (device == "auto" || device == kind) {
-    if (gpus > 0 && world.local_rank() >= gpus) {
-      throw Error(fmt::format("rank {} is rank {} of {} on its machine, which has {} usable GPU{}: "
+    if (gpus > 0 && launch.local_rank >= gpus) {
+      throw Error(fmt::format("rank {} is the rank {} on its machine, which has {} usable GPU{}: "
                               "two ranks would share a GPU",
-                              world.rank(), world.local_rank(), world.local_size(), gpus,
-                              gpus == 1 ? "" : "s"),
+                              launch.rank, launch.local_rank, gpus, gpus == 1 ? "" : "s"),
                   "start at most one rank per GPU (mpirun -np <GPUs>, or srun "
                   "--ntasks-per-node=<GPUs>)");
     }
-    chosen = gpus > 0           ? fmt::format("{}:{}", kind, world.local_rank())
+    chosen = gpus > 0           ? fmt::format("{}:{}", kind, launch.local_rank)
              : device == "auto" ? "cpu"
                                 : device;
-  } else if (wants_gpu && world.local_size() > 1) {
+  } else if (wants_gpu && launch.local_size > 1) {
     throw Error(fmt::format("--device {} gives the same GPU to the {} ranks on this machine",
-                            device, world.local_size()),
+                            device, launch.local_size),
                 "use --device auto (or cuda): each rank then takes the GPU of its local rank");
   }
+  if (chosen == "cpu" || chosen == "ref") share_cores(launch);
+  return chosen;
+}
+
+std::string rank_device(const std::string& device, nets::Communicator& world) {
+  if (world.size() == 1) return device;
+  Launch launch;
+  launch.size = world.size();
+  launch.rank = world.rank();
+  launch.local_rank = world.local_rank();
+  launch.local_size = world.local_size();
+  const std::string chosen = launched_device(device, launch);
   // Every rank on a GPU, or every rank on the CPU: a mixed job would wait for its slowest rank.
   const bool on_gpu = chosen != "cpu" && chosen != "ref";
-  std::array<double, 2> low{on_gpu ? 1.0 : 0.0, 0.0}, high{low};
+  std::array<double, 1> low{on_gpu ? 1.0 : 0.0}, high{low};
   world.all_reduce(low, nets::ReduceOp::min);
   world.all_reduce(high, nets::ReduceOp::max);
   if (low[0] != high[0]) {
@@ -212,8 +228,21 @@ std::string rank_device(const std::string& device, nets::Communicator& world) {
                     on_gpu ? chosen : "the CPU", on_gpu ? "the CPU" : "a GPU"),
         "give every machine of the job GPUs, or train every rank on the CPU (--device cpu)");
   }
-  if (!on_gpu) share_cores(world);
   return chosen;
+}
+
+std::unique_ptr<nets::Communicator> device_communicator(nets::Communicator& world,
+                                                        nets::Backend& backend) {
+  if (backend.host_memory()) return nullptr;
+  const std::string name = backend.name();
+  const nets::BackendKind* kind = find_kind(name.substr(0, name.find(':')));
+  if (kind == nullptr || !kind->communicator) {
+    throw Error(fmt::format("{} ranks on {} cannot exchange gradients: there is no communicator "
+                            "for its memory",
+                            world.size(), name),
+                "train the ranks on the CPU (--device cpu)");
+  }
+  return kind->communicator(world, backend);
 }
 
 }  // namespace labpose::devices

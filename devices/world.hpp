@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "nets/backend.hpp"
 #include "nets/communicator.hpp"
 
 namespace labpose::devices {
@@ -20,12 +21,14 @@ struct Launch {
   int size = 1;
   int rank = 0;
   int local_rank = 0;  // among the ranks on this machine
+  int local_size = 0;  // the ranks on this machine; 0: the launcher does not say (srun)
 };
 
-/// The launcher's variables: Open MPI's OMPI_COMM_WORLD_SIZE/RANK/LOCAL_RANK, Slurm's
+/// The launcher's variables: Open MPI's OMPI_COMM_WORLD_SIZE/RANK/LOCAL_RANK/LOCAL_SIZE, Slurm's
 /// SLURM_STEP_NUM_TASKS/SLURM_PROCID/SLURM_LOCALID (srun sets them, a batch script alone does
-/// not), or PMI_SIZE/PMI_RANK/MPI_LOCALRANKID (MPICH's mpiexec). `variable` looks one up (tests
-/// pass their own). Throws a labpose::Error naming a variable that is not a sensible number.
+/// not), or PMI_SIZE/PMI_RANK/MPI_LOCALRANKID/MPI_LOCALNRANKS (MPICH's mpiexec). `variable` looks
+/// one up (tests pass their own). Throws a labpose::Error naming a variable that is not a sensible
+/// number.
 Launch launch_from_environment(const std::function<const char*(const char*)>& variable =
                                    [](const char* name) { return std::getenv(name); });
 
@@ -39,11 +42,21 @@ std::vector<std::string> mpi_plugin_candidates();
 /// cannot be loaded. MPI starts once per process: call this once.
 std::unique_ptr<nets::Communicator> join_world();
 
-/// The device of this rank of `world` for --device `device`: auto and cuda give each rank the GPU
-/// of its local rank (auto: the CPU when the machine has none); CPU ranks share the machine's cores
-/// evenly (the OpenMP threads are set, and the count logged). Errors: more ranks on a machine
-/// than GPUs, two ranks on one named GPU, ranks that disagree on having a GPU. A process alone
-/// gets `device` as it is. Collective: every rank calls it.
+/// The device of a launched rank for --device `device`, from its local rank alone (no exchange;
+/// what analyze's independent ranks use): auto and cuda give each rank the GPU of its local rank
+/// (auto: the CPU when the machine has none); CPU ranks share the machine's cores evenly (the
+/// OpenMP threads are set, and the count logged). Errors: more ranks on a machine than GPUs, one
+/// named GPU for several ranks. A process alone gets `device` as it is.
+std::string launched_device(const std::string& device, const Launch& launch);
+
+/// launched_device() for a rank of `world`, which also refuses ranks that disagree on having a
+/// GPU. Collective: every rank calls it.
 std::string rank_device(const std::string& device, nets::Communicator& world);
+
+/// The communicator for gradients in `backend`'s memory over the ranks of `world`: null for host
+/// memory (`world` itself does), else the device kind's (NCCL for cuda). Collective. Throws a
+/// labpose::Error when the kind has none.
+std::unique_ptr<nets::Communicator> device_communicator(nets::Communicator& world,
+                                                        nets::Backend& backend);
 
 }  // namespace labpose::devices

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "nets/backend.hpp"
+#include "nets/communicator.hpp"
 
 namespace labpose::nets {
 
@@ -51,6 +52,9 @@ struct BackendKind {
   std::function<std::unique_ptr<Backend>(int index, PlanPrecision precision)> make;
   /// The doctor's report (numbered kinds).
   std::function<GpuReport()> report;
+  /// A communicator for gradients in this kind's device memory, over the ranks of `host` (GPU
+  /// kinds built with one: NCCL); empty when there is none.
+  std::function<std::unique_ptr<Communicator>(Communicator& host, Backend& backend)> communicator;
 };
 
 }  // namespace labpose::nets

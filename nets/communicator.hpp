@@ -23,6 +23,8 @@ class PendingReduction {
   /// Returns once the buffer holds the result; throws a labpose::Error when the reduction failed
   /// or a rank stopped answering (the message names the rank where it can).
   virtual void wait() = 0;
+  /// How long the reduction itself ran (on the communicator's thread), once wait() has returned.
+  virtual double seconds() const = 0;
 };
 
 class Communicator {

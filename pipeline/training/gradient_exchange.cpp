@@ -19,6 +19,16 @@ GradientExchange::GradientExchange(nets::Communicator& world, const nets::Tensor
   LABPOSE_ASSERT(gradients.memory() == world.memory() || world.size() == 1);
 }
 
+GradientExchange::~GradientExchange() {
+  for (auto& reduction : pending_) {
+    try {
+      reduction->wait();
+    } catch (const Error&) {
+      // Already failing: the error that stopped the step is the one to report.
+    }
+  }
+}
+
 void GradientExchange::begin(std::int64_t first) {
   LABPOSE_ASSERT(pending_.empty() && first >= 0 && first <= count_);
   buckets_.clear();
@@ -44,9 +54,10 @@ void GradientExchange::finish() {
   start_down_to(0);
   const auto start = std::chrono::steady_clock::now();
   for (auto& reduction : pending_) reduction->wait();
-  pending_.clear();
   waited_seconds_ +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (const auto& reduction : pending_) exchange_seconds_ += reduction->seconds();
+  pending_.clear();
   ++steps_;
 }
 

@@ -21,6 +21,10 @@ class GradientExchange {
   /// `gradients`: the network's flat trainable gradients, in the communicator's memory.
   GradientExchange(nets::Communicator& world, const nets::Tensor& gradients,
                    std::int64_t bucket_bytes = kBucketBytes);
+  /// Waits for reductions still running (a step that failed half-way), which write the gradients.
+  ~GradientExchange();
+  GradientExchange(const GradientExchange&) = delete;
+  GradientExchange& operator=(const GradientExchange&) = delete;
 
   /// A new step whose gradients from `first` on (the end of the frozen stages) are exchanged.
   void begin(std::int64_t first);
@@ -29,7 +33,9 @@ class GradientExchange {
   /// Starts what is left and waits until every bucket holds the ranks' mean.
   void finish();
 
-  /// Seconds finish() waited in all (the exchange that backward did not hide), and steps seen.
+  /// Over all steps: seconds the buckets' reductions ran, seconds finish() waited for them (the
+  /// part backward did not hide), and the steps.
+  double exchange_seconds() const { return exchange_seconds_; }
   double waited_seconds() const { return waited_seconds_; }
   std::int64_t steps() const { return steps_; }
 
@@ -46,6 +52,7 @@ class GradientExchange {
   std::vector<Bucket> buckets_;  // from the last elements down to the first
   std::size_t started_ = 0;      // buckets_ started this step
   std::vector<std::unique_ptr<nets::PendingReduction>> pending_;
+  double exchange_seconds_ = 0.0;
   double waited_seconds_ = 0.0;
   std::int64_t steps_ = 0;
 };

@@ -18,6 +18,7 @@
 #include "core/interrupt.hpp"
 #include "core/progress.hpp"
 #include "devices/devices.hpp"
+#include "devices/world.hpp"
 #include "nets/models/models.hpp"
 #include "nets/optimizers.hpp"
 #include "nets/safetensors.hpp"
@@ -95,6 +96,7 @@ class Trainer {
   void apply_frozen_stages();
   std::optional<TrainResult::Stop> stop_requested() const;
   void finish();
+  void report_exchange() const;
   void evaluate_test_set();
   double measure_test_error();
   void save(bool best);
@@ -119,7 +121,8 @@ class Trainer {
   nets::SingleProcess alone_;
   nets::Communicator& world_;
   BatchSlice slice_;
-  std::unique_ptr<GradientExchange> exchange_;  // ranks of a job only
+  std::unique_ptr<nets::Communicator> device_world_;  // GPU ranks: NCCL
+  std::unique_ptr<GradientExchange> exchange_;        // ranks of a job only
   StepAgreement agreed_;
   PoseConfig pose_;
   Dataset dataset_;
@@ -181,20 +184,18 @@ void Trainer::setup() {
       pose_.batch_size, pose_.crop_width, pose_.crop_height, pose_.max_iters);
   if (parallel()) {
     console::info("data-parallel over {}: each rank takes {} images of every batch of {}",
-                  world_.description(), slice_.batch, pose_.batch_size);
+                  (device_world_ ? *device_world_ : world_).description(), slice_.batch,
+                  pose_.batch_size);
   }
   console::info("{}", schedule_->description());
 }
 
-// The gradients' exchange of a rank of a job; its buffers must be in the communicator's memory.
+// The gradients' exchange of a rank of a job: over the world's MPI for host memory, over the
+// device's own communicator (NCCL) for a GPU's.
 void Trainer::start_exchange() {
-  if (net_->trainable_gradients().memory() != world_.memory()) {
-    throw Error(fmt::format("{} ranks on {} cannot exchange gradients: {} works on host memory, "
-                            "and this build has no NCCL communicator for GPU memory",
-                            world_.size(), backend_->name(), world_.description()),
-                "train the ranks on the CPU (--device cpu), or train on one GPU without mpirun");
-  }
-  exchange_ = std::make_unique<GradientExchange>(world_, net_->trainable_gradients());
+  device_world_ = devices::device_communicator(world_, *backend_);
+  exchange_ = std::make_unique<GradientExchange>(device_world_ ? *device_world_ : world_,
+                                                 net_->trainable_gradients());
   agreed_.seconds = seconds_before_;
 }
 
@@ -694,7 +695,20 @@ TrainResult Trainer::run() {
   }
   progress.finish();
   finish();
+  if (exchange_ && exchange_->steps() > 0) report_exchange();
   return result_;
+}
+
+// How long the gradients' exchange took per step, and how much of it backward hid.
+void Trainer::report_exchange() const {
+  const auto steps = static_cast<double>(exchange_->steps());
+  const double exchange = exchange_->exchange_seconds() / steps;
+  const double waited = exchange_->waited_seconds() / steps;
+  const double hidden = exchange > 0 ? std::clamp(1.0 - waited / exchange, 0.0, 1.0) : 1.0;
+  console::info(
+      "gradient exchange: {:.1f} ms per step, {:.1f} ms of it waited for after backward ({:.0f} % "
+      "hidden behind backward)",
+      exchange * 1e3, waited * 1e3, hidden * 100);
 }
 
 }  // namespace

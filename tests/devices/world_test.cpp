@@ -8,6 +8,7 @@
 #include <map>
 
 #include "core/error.hpp"
+#include "devices/devices.hpp"
 #include "devices/world.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -33,17 +34,20 @@ TEST(World, WithoutALauncherAProcessIsAlone) {
 TEST(World, ReadsOpenMpiSlurmAndPmiVariables) {
   Launch launch = launch_with({{"OMPI_COMM_WORLD_SIZE", "4"},
                                {"OMPI_COMM_WORLD_RANK", "3"},
-                               {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}});
+                               {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                               {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}});
   EXPECT_EQ(launch.launcher, "mpirun (Open MPI)");
   EXPECT_EQ(launch.size, 4);
   EXPECT_EQ(launch.rank, 3);
   EXPECT_EQ(launch.local_rank, 1);
+  EXPECT_EQ(launch.local_size, 2);
   launch =
       launch_with({{"SLURM_STEP_NUM_TASKS", "8"}, {"SLURM_PROCID", "5"}, {"SLURM_LOCALID", "1"}});
   EXPECT_EQ(launch.launcher, "srun (Slurm)");
   EXPECT_EQ(launch.size, 8);
   EXPECT_EQ(launch.rank, 5);
   EXPECT_EQ(launch.local_rank, 1);
+  EXPECT_EQ(launch.local_size, 0) << "srun does not say";
   launch = launch_with({{"PMI_SIZE", "2"}, {"PMI_RANK", "1"}});
   EXPECT_EQ(launch.launcher, "mpiexec (PMI)");
   EXPECT_EQ(launch.rank, 1);
@@ -60,6 +64,24 @@ TEST(World, NonsenseInTheLauncherVariablesIsNamed) {
   });
   EXPECT_TRUE(contains(error, "OMPI_COMM_WORLD_RANK=2, which is not a number from 0 to 1"))
       << error;
+}
+
+TEST(World, EachLaunchedRankOnTheCpuGetsItsShareOfTheCores) {
+  Launch launch;
+  launch.launcher = "mpirun (Open MPI)";
+  launch.size = 2;
+  launch.rank = 1;
+  launch.local_rank = 1;
+  launch.local_size = 2;
+  EXPECT_EQ(launched_device("cpu", launch), "cpu");
+  if (compiled_backends().size() == 2 || !device_problem("cuda").empty()) {
+    EXPECT_EQ(launched_device("auto", launch), "cpu") << "no GPU here";
+  }
+  const std::string error = testing::error_text([&] { launched_device("cuda:1", launch); });
+  EXPECT_TRUE(contains(error, "--device cuda:1 gives the same GPU to the 2 ranks on this machine"))
+      << error;
+  EXPECT_EQ(launched_device("cpu", Launch{}), "cpu");
+  EXPECT_EQ(launched_device("cuda:1", Launch{}), "cuda:1") << "a process alone keeps its choice";
 }
 
 TEST(World, AProcessStartedAloneNeedsNoMpi) {

@@ -1,25 +1,17 @@
 // labpose train on two ranks under mpirun (label `mpi`), on the CPU: the same training as one
 // process where the batch has no batch statistics, replicas that stay identical where it has,
-// resuming across rank counts, and a batch the ranks cannot share.
+// resuming across rank counts, a batch the ranks cannot share, a rank interrupted or killed; and
+// analyze sharing out the videos among its ranks.
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
-
-#include "nets/models/models.hpp"
-#include "nets/safetensors.hpp"
-#include "pipeline/training/learning_stats.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "tests/support/test_support.hpp"
+#include "tests/tools/data_parallel_support.hpp"
 
-namespace labpose {
+namespace labpose::testing {
 namespace {
 namespace fs = std::filesystem;
-using testing::CommandResult;
-using testing::contains;
-using testing::shell_quote;
-using testing::TempDir;
 
 // A batch computed whole and its two halves computed apart and averaged differ by float round-off
 // only: the sums over the batch are added in another order (float addition is not associative),
@@ -29,106 +21,6 @@ constexpr double kLossTolerance = 1e-5;
 // For the weights after 30 AdamW steps (measured: 7e-10 on a 2-core AVX-512 machine; round-off of
 // 1e-7 relative in a gradient moves a weight by about that much of one step of 1e-3 at most):
 constexpr double kWeightTolerance = 1e-6;
-
-// A demo project with a training set of mobilenet_v2_0.35 on 64x64 crops, batch 4, a loss row
-// every step and a test error every `evaluate` steps; `frozen`: the whole backbone frozen (batch
-// norm in inference mode: no batch statistics, so the split of a batch changes nothing).
-struct SmallProject {
-  TempDir dir;
-  fs::path config, train;
-
-  explicit SmallProject(bool frozen, int evaluate = 0) {
-    config = testing::demo_project_from_cli(dir.path(), 60, 12);
-    const std::string c = shell_quote(config.string());
-    const CommandResult made =
-        testing::run_labpose("create-dataset " + c + " --net mobilenet_v2_0.35 --weights none");
-    EXPECT_EQ(made.exit_code, 0) << made.output;
-    const fs::path models = config.parent_path() / "labpose-models" / "iteration-0";
-    for (const auto& entry : fs::directory_iterator(models)) train = entry.path() / "train";
-    testing::set_yaml_values(
-        train / "pose_cfg.yaml",
-        {{"crop_size", "[64, 64]"},
-         {"batch_size", "4"},
-         {"display_iters", "1"},
-         {"evaluate_iters", std::to_string(evaluate)},
-         {"save_iters", "100000"},
-         {"schedule", "iterations"},
-         {"freeze_backbone_stages",
-          frozen ? std::to_string(nets::backbone_stages("mobilenet_v2_0.35")) : "0"},
-         {"unfreeze_backbone_after", "0"}});
-  }
-
-  CommandResult run(int ranks, const std::string& arguments) const {
-    return testing::run(run_command(ranks, arguments));
-  }
-
-  std::string run_command(int ranks, const std::string& arguments) const {
-    const std::string command = shell_quote(testing::labpose_binary()) + " train " +
-                                shell_quote(config.string()) + " --device cpu " + arguments;
-    if (ranks == 1) return command + " 2>&1";
-    return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
-           shell_quote(LABPOSE_MPIEXEC) + " -np " + std::to_string(ranks) + " --oversubscribe " +
-           command + " 2>&1";
-  }
-
-  // Two ranks training until one of them (the newer process) gets `signal` once the first loss row
-  // is written: a condition, not a time.
-  CommandResult run_then_signal_one_rank(const std::string& signal) const {
-    const std::string stats = shell_quote((train / "learning_stats.csv").string());
-    const std::string ranks =
-        shell_quote("^" + testing::labpose_binary() + " train " + config.string());
-    return testing::run("(" + run_command(2, "--max-iters 3000") + ") & job=$!; while [ ! -f " +
-                        stats + " ] && kill -0 $job 2>/dev/null; do sleep 0.1; done; kill -" +
-                        signal + " $(pgrep -f " + ranks + " | sort -n | tail -1); wait $job");
-  }
-
-  // Moves this run's snapshots and learning_stats.csv into `name`/ beside train/.
-  fs::path keep(const std::string& name) const {
-    const fs::path kept = train.parent_path() / name;
-    fs::create_directories(kept);
-    for (const auto& entry : fs::directory_iterator(train)) {
-      const std::string file = entry.path().filename().string();
-      if (file.starts_with("snapshot-") || file == "learning_stats.csv") {
-        fs::rename(entry.path(), kept / file);
-      }
-    }
-    return kept;
-  }
-};
-
-std::vector<double> losses(const fs::path& folder) {
-  std::vector<double> values;
-  for (const auto& row : pipeline::read_learning_stats(folder / "learning_stats.csv")) {
-    values.push_back(row.loss);
-  }
-  return values;
-}
-
-// The largest difference between the two snapshots' tensors (they must have the same ones).
-double largest_difference(const fs::path& a, const fs::path& b) {
-  const auto first = nets::read_safetensors(a), second = nets::read_safetensors(b);
-  EXPECT_EQ(first.tensors.size(), second.tensors.size());
-  double largest = 0.0;
-  for (const auto& [name, tensor] : first.tensors) {
-    const auto found = second.tensors.find(name);
-    if (found == second.tensors.end()) {
-      ADD_FAILURE() << name << " is missing from " << b;
-      continue;
-    }
-    EXPECT_EQ(tensor.values.size(), found->second.values.size()) << name;
-    for (std::size_t i = 0; i < std::min(tensor.values.size(), found->second.values.size()); ++i) {
-      largest = std::max(largest, std::abs(double{tensor.values[i]} - found->second.values[i]));
-    }
-  }
-  return largest;
-}
-
-void expect_same_losses(const std::vector<double>& alone, const std::vector<double>& ranks) {
-  ASSERT_EQ(alone.size(), ranks.size());
-  for (std::size_t i = 0; i < alone.size(); ++i) {
-    EXPECT_NEAR(ranks[i], alone[i], kLossTolerance * std::abs(alone[i])) << "step " << i + 1;
-  }
-}
 
 TEST(DataParallelCli, TwoRanksTrainAsOneProcessWithTheWholeBatch) {
   const SmallProject project(true);
@@ -152,7 +44,7 @@ TEST(DataParallelCli, TwoRanksTrainAsOneProcessWithTheWholeBatch) {
   };
   EXPECT_EQ(count("trained to iteration 30"), 1u) << result.output;
   const fs::path ranks = project.keep("ranks");
-  expect_same_losses(losses(alone), losses(ranks));
+  expect_same_losses(losses(alone), losses(ranks), kLossTolerance);
   EXPECT_LE(
       largest_difference(alone / "snapshot-30.safetensors", ranks / "snapshot-30.safetensors"),
       kWeightTolerance);
@@ -171,7 +63,7 @@ TEST(DataParallelCli, ResumingChangesTheRankCountButNotTheRun) {
     ASSERT_EQ(result.exit_code, 0) << result.output;
     EXPECT_TRUE(contains(result.output, "resuming from snapshot-4")) << result.output;
     const fs::path resumed = project.keep(fmt::format("{}-then-{}", first, then));
-    expect_same_losses(losses(alone), losses(resumed));
+    expect_same_losses(losses(alone), losses(resumed), kLossTolerance);
     EXPECT_LE(
         largest_difference(alone / "snapshot-8.safetensors", resumed / "snapshot-8.safetensors"),
         kWeightTolerance)
@@ -228,5 +120,40 @@ TEST(DataParallelCli, ARankKilledEndsTheJobWithItsName) {
   EXPECT_TRUE(contains(result.output, "signal 9")) << result.output;
 }
 
+TEST(DataParallelCli, AnalyzeGivesEachRankItsShareOfTheVideos) {
+  const SmallProject project(true);
+  ASSERT_EQ(project.run(1, "--max-iters 2").exit_code, 0);
+  const fs::path videos = project.dir.path() / "videos";
+  fs::create_directories(videos);
+  const fs::path clip = project.config.parent_path() / "videos" / "synthetic_mouse.mp4";
+  for (const char* name : {"first.mp4", "second.mp4", "third.mp4"}) {
+    fs::copy_file(clip, videos / name);
+  }
+  const fs::path out = project.dir.path() / "tracks";
+  const std::string analyze = shell_quote(testing::labpose_binary()) + " analyze " +
+                              shell_quote(project.config.string()) + " " +
+                              shell_quote(videos.string()) + " --dest " + shell_quote(out.string());
+  const std::string mpirun = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
+                             shell_quote(LABPOSE_MPIEXEC) + " -np 2 --oversubscribe ";
+  CommandResult result = testing::run(mpirun + analyze + " 2>&1");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  std::vector<std::string> tracks;
+  for (const auto& entry : fs::directory_iterator(out)) {
+    if (entry.path().extension() == ".h5") tracks.push_back(entry.path().filename().string());
+  }
+  EXPECT_EQ(tracks.size(), 3u) << result.output;
+  // Each video once: rank 0 takes the first and third, rank 1 the second.
+  for (const auto& name : tracks) {
+    EXPECT_EQ(result.output.find(name), result.output.rfind(name)) << name << result.output;
+  }
+  EXPECT_TRUE(contains(result.output, "rank 1 of 2: ")) << result.output;
+
+  result = testing::run(mpirun + analyze + " --shard 0/2 2>&1");
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(
+      contains(result.output, "--shard 0/2 and mpirun (Open MPI) both share out the videos"))
+      << result.output;
+}
+
 }  // namespace
-}  // namespace labpose
+}  // namespace labpose::testing

@@ -9,6 +9,7 @@
 #include "core/console.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "devices/world.hpp"
 #include "pipeline/analysis/analyze.hpp"
 #include "projects/yaml_text.hpp"
 #include "tools/labpose/command.hpp"
@@ -69,7 +70,7 @@ Command analyze_command() {
                    "config.yaml's when cropping is true); coordinates are then crop-relative");
     app.add_option("--shard", options->shard,
                    "i/n: this job's share of the videos, every n-th from the i-th (i from 0), for "
-                   "cluster array jobs");
+                   "cluster array jobs; under mpirun or srun each rank takes its share itself");
     app.add_flag("--overwrite", options->analyze.overwrite, "analyze videos again that are done");
     app.add_option("--threads", options->analyze.decoder_threads,
                    "decoder threads (default: one when the network runs on the CPU, at background "
@@ -92,6 +93,20 @@ Command analyze_command() {
       if (!options->crop.empty()) analyze.crop = parse_crop_option(options->crop);
       if (!options->shard.empty()) {
         std::tie(analyze.shard_index, analyze.shard_count) = parse_shard(options->shard);
+      }
+      // Under mpirun or srun each rank analyzes its share of the videos on its own device; the
+      // ranks never exchange anything, so no MPI is started.
+      if (const devices::Launch launch = devices::launch_from_environment(); launch.size > 1) {
+        if (!options->shard.empty()) {
+          throw UsageError(
+              fmt::format("--shard {} and {} both share out the videos", options->shard,
+                          launch.launcher),
+              "use one of them: leave out --shard under mpirun/srun, or start one labpose per "
+              "shard without a launcher");
+        }
+        analyze.shard_index = launch.rank;
+        analyze.shard_count = launch.size;
+        analyze.device = devices::launched_device(analyze.device, launch);
       }
       if (!options->dest.empty()) analyze.dest = options->dest;
       std::vector<std::filesystem::path> inputs(options->videos.begin(), options->videos.end());
