@@ -72,6 +72,17 @@ class CudaBackend final : public nets::Backend {
                            const nets::Tensor& mean, const nets::Tensor& variance, float epsilon,
                            bool constant_statistics, nets::Tensor& dx, nets::Tensor& dgamma,
                            nets::Tensor& dbeta) override;
+  void batch_norm_statistics(const nets::Tensor& x, nets::Tensor& mean,
+                             nets::Tensor& variance) override;
+  void batch_norm_backward_reduce(const nets::Tensor& dy, const nets::Tensor& x,
+                                  const nets::Tensor& mean, const nets::Tensor& variance,
+                                  float epsilon, nets::Tensor& dgamma,
+                                  nets::Tensor& dbeta) override;
+  void batch_norm_backward_data(const nets::Tensor& dy, const nets::Tensor& x,
+                                const nets::Tensor& gamma, const nets::Tensor& mean,
+                                const nets::Tensor& variance, float epsilon,
+                                const nets::Tensor& sum_dy_xhat, const nets::Tensor& sum_dy,
+                                std::int64_t count, nets::Tensor& dx) override;
   void relu_forward(const nets::Tensor& x, nets::Tensor& y, float cap) override;
   void relu_backward(const nets::Tensor& dy, const nets::Tensor& y, nets::Tensor& dx,
                      float cap) override;

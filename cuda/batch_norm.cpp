@@ -2,7 +2,7 @@
 // running statistics with the unbiased variance, as PyTorch does) and the gradient with batch
 // statistics; cuDNN saves 1 / sqrt(variance + eps) where the interface keeps the biased variance,
 // so small kernels convert between the two. The gradient with constant statistics (frozen layers)
-// is an own kernel: cuDNN has none.
+// and the pieces of batch norm over several ranks are own kernels: cuDNN has none.
 #include <fmt/core.h>
 
 #include "core/error.hpp"
@@ -36,6 +36,13 @@ const NormEntry& norm_descriptors(State& s, const Shape& shape, const std::strin
 
 std::shared_ptr<nets::Storage> channel_scratch(State& s, const Shape& shape) {
   return s.scratch(static_cast<std::size_t>(shape.c()) * sizeof(float));
+}
+
+// Doubles of scratch for the per-channel reductions over x.
+std::shared_ptr<nets::Storage> reduction_scratch(State& s, const Shape& shape) {
+  return s.scratch(static_cast<std::size_t>(kernels::channel_reduction_scratch_count(
+                       shape.n() * shape.h() * shape.w(), shape.c())) *
+                   sizeof(double));
 }
 
 }  // namespace
@@ -94,9 +101,7 @@ void CudaBackend::batch_norm_backward(const Tensor& dy, const Tensor& x, const T
   kernels::inverse_std(device_data(variance), inverse->data(), shape.c(), epsilon, s.queue());
   if (constant_statistics) {
     const std::int64_t rows = shape.n() * shape.h() * shape.w();
-    const auto scratch = s.scratch(
-        static_cast<std::size_t>(kernels::channel_reduction_scratch_count(rows, shape.c())) *
-        sizeof(double));
+    const auto scratch = reduction_scratch(s, shape);
     kernels::batch_norm_frozen_backward(device_data(dy), device_data(x), device_data(gamma),
                                         device_data(mean), inverse->data(), device_data(dx),
                                         device_data(dgamma), device_data(dbeta), rows, shape.c(),
@@ -112,6 +117,52 @@ void CudaBackend::batch_norm_backward(const Tensor& dy, const Tensor& x, const T
           e.statistics.get(), device_data(gamma), device_data(dgamma), device_data(dbeta), epsilon,
           device_data(mean), inverse->data()),
       context);
+}
+
+void CudaBackend::batch_norm_statistics(const Tensor& x, Tensor& mean, Tensor& variance) {
+  const Shape& shape = x.shape();
+  check_shape("batch_norm_statistics", "mean", mean.shape(), Shape{shape.c()});
+  check_shape("batch_norm_statistics", "variance", variance.shape(), Shape{shape.c()});
+  State& s = state();
+  s.activate();
+  const std::int64_t rows = shape.n() * shape.h() * shape.w();
+  const auto scratch = reduction_scratch(s, shape);
+  kernels::batch_norm_statistics(device_data(x), device_data(mean), device_data(variance), rows,
+                                 shape.c(), reinterpret_cast<double*>(scratch->data()), s.queue());
+}
+
+void CudaBackend::batch_norm_backward_reduce(const Tensor& dy, const Tensor& x, const Tensor& mean,
+                                             const Tensor& variance, float epsilon, Tensor& dgamma,
+                                             Tensor& dbeta) {
+  check_shape("batch_norm_backward_reduce", "dy", dy.shape(), x.shape());
+  State& s = state();
+  s.activate();
+  const Shape& shape = x.shape();
+  const auto inverse = channel_scratch(s, shape);
+  kernels::inverse_std(device_data(variance), inverse->data(), shape.c(), epsilon, s.queue());
+  const auto scratch = reduction_scratch(s, shape);
+  kernels::batch_norm_gradient_sums(device_data(dy), device_data(x), device_data(mean),
+                                    inverse->data(), device_data(dgamma), device_data(dbeta),
+                                    shape.n() * shape.h() * shape.w(), shape.c(),
+                                    reinterpret_cast<double*>(scratch->data()), s.queue());
+}
+
+void CudaBackend::batch_norm_backward_data(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                                           const Tensor& mean, const Tensor& variance,
+                                           float epsilon, const Tensor& sum_dy_xhat,
+                                           const Tensor& sum_dy, std::int64_t count, Tensor& dx) {
+  check_shape("batch_norm_backward_data", "dy", dy.shape(), x.shape());
+  check_shape("batch_norm_backward_data", "dx", dx.shape(), x.shape());
+  LABPOSE_ASSERT(count > 0);
+  State& s = state();
+  s.activate();
+  const Shape& shape = x.shape();
+  const auto inverse = channel_scratch(s, shape);
+  kernels::inverse_std(device_data(variance), inverse->data(), shape.c(), epsilon, s.queue());
+  kernels::batch_norm_backward_data(device_data(dy), device_data(x), device_data(gamma),
+                                    device_data(mean), inverse->data(), device_data(sum_dy_xhat),
+                                    device_data(sum_dy), static_cast<float>(count), device_data(dx),
+                                    shape.n() * shape.h() * shape.w(), shape.c(), s.queue());
 }
 
 }  // namespace labpose::cuda

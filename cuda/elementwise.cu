@@ -1,7 +1,8 @@
 // Elementwise and pooling kernels of the CUDA backend (ReLU, add, per-channel affine maps, the
 // fused convolution epilogue, max pooling forward and backward) and its per-channel reductions
-// (bias gradients, frozen batch norm). Per-element arithmetic is in op_math.hpp (tested on the
-// CPU); reductions accumulate in double in a fixed order, so results do not change from run to run.
+// (bias gradients, batch-norm statistics and gradient sums). Per-element arithmetic is in
+// op_math.hpp (tested on the CPU); reductions accumulate in double in a fixed order, so results do
+// not change from run to run.
 #include "cuda/device_types.cuh"
 #include "cuda/kernels.hpp"
 
@@ -147,6 +148,44 @@ struct FrozenNormTerms {
   }
 };
 
+struct MomentTerms {
+  const float* x;
+  std::int64_t channels;
+  __device__ void operator()(std::int64_t row, std::int64_t c, double& a, double& b) const {
+    const double v = x[row * channels + c];
+    a += v;
+    b += v * v;
+  }
+};
+
+__global__ void moments_finish_kernel(const double* partials, std::int64_t slices,
+                                      std::int64_t rows, std::int64_t channels, float* mean,
+                                      float* variance) {
+  for (std::int64_t c = first_index(); c < channels; c += grid_stride()) {
+    double a = 0.0, b = 0.0;
+    for (std::int64_t s = 0; s < slices; ++s) {
+      a += partials[(s * 2) * channels + c];
+      b += partials[(s * 2 + 1) * channels + c];
+    }
+    const double m = a / static_cast<double>(rows);
+    const double v = b / static_cast<double>(rows) - m * m;
+    mean[c] = static_cast<float>(m);
+    variance[c] = static_cast<float>(v > 0.0 ? v : 0.0);
+  }
+}
+
+__global__ void batch_norm_backward_data_kernel(const float* dy, const float* x, const float* gamma,
+                                                const float* mean, const float* inverse,
+                                                const float* sum_dy_xhat, const float* sum_dy,
+                                                float count, float* dx, std::int64_t total,
+                                                std::int64_t channels) {
+  for (std::int64_t i = first_index(); i < total; i += grid_stride()) {
+    const std::int64_t c = i % channels;
+    dx[i] = batch_norm_input_gradient(dy[i], x[i], mean[c], inverse[c], gamma[c], sum_dy[c],
+                                      sum_dy_xhat[c], count);
+  }
+}
+
 __global__ void batch_norm_frozen_backward_kernel(const float* dy, const float* gamma,
                                                   const float* inverse, float* dx,
                                                   std::int64_t count, std::int64_t channels) {
@@ -255,14 +294,41 @@ void bias_gradient(const float* dy, float* dbias, std::int64_t rows, std::int64_
   channel_sums_finish(scratch, rows, channels, dbias, nullptr, stream);
 }
 
+void batch_norm_statistics(const float* x, float* mean, float* variance, std::int64_t rows,
+                           std::int64_t channels, double* scratch, cudaStream_t stream) {
+  if (channels == 0) return;
+  channel_sums(MomentTerms{x, channels}, rows, channels, scratch, stream);
+  moments_finish_kernel<<<blocks_for(channels), kThreads, 0, stream>>>(
+      scratch, slices_for(rows), rows, channels, mean, variance);
+  check_kernel_launch("batch_norm_statistics");
+}
+
+void batch_norm_gradient_sums(const float* dy, const float* x, const float* mean,
+                              const float* inverse, float* dgamma, float* dbeta, std::int64_t rows,
+                              std::int64_t channels, double* scratch, cudaStream_t stream) {
+  if (channels == 0) return;
+  channel_sums(FrozenNormTerms{dy, x, mean, inverse, channels}, rows, channels, scratch, stream);
+  channel_sums_finish(scratch, rows, channels, dbeta, dgamma, stream);
+}
+
+void batch_norm_backward_data(const float* dy, const float* x, const float* gamma,
+                              const float* mean, const float* inverse, const float* sum_dy_xhat,
+                              const float* sum_dy, float count, float* dx, std::int64_t rows,
+                              std::int64_t channels, cudaStream_t stream) {
+  const std::int64_t total = rows * channels;
+  if (total == 0) return;
+  batch_norm_backward_data_kernel<<<blocks_for(total), kThreads, 0, stream>>>(
+      dy, x, gamma, mean, inverse, sum_dy_xhat, sum_dy, count, dx, total, channels);
+  check_kernel_launch("batch_norm_backward_data");
+}
+
 void batch_norm_frozen_backward(const float* dy, const float* x, const float* gamma,
                                 const float* mean, const float* inverse, float* dx, float* dgamma,
                                 float* dbeta, std::int64_t rows, std::int64_t channels,
                                 double* scratch, cudaStream_t stream) {
   if (channels == 0) return;
   // The sums read dy before dx (which may be dy itself) is written.
-  channel_sums(FrozenNormTerms{dy, x, mean, inverse, channels}, rows, channels, scratch, stream);
-  channel_sums_finish(scratch, rows, channels, dbeta, dgamma, stream);
+  batch_norm_gradient_sums(dy, x, mean, inverse, dgamma, dbeta, rows, channels, scratch, stream);
   const std::int64_t count = rows * channels;
   if (count == 0) return;
   batch_norm_frozen_backward_kernel<<<blocks_for(count), kThreads, 0, stream>>>(

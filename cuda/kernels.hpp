@@ -64,6 +64,19 @@ void batch_norm_frozen_backward(const float* dy, const float* x, const float* ga
                                 const float* mean, const float* inverse, float* dx, float* dgamma,
                                 float* dbeta, std::int64_t rows, std::int64_t channels,
                                 double* scratch, cudaStream_t stream);
+/// The per-channel mean and biased variance of x: (rows, C) (sums in double).
+void batch_norm_statistics(const float* x, float* mean, float* variance, std::int64_t rows,
+                           std::int64_t channels, double* scratch, cudaStream_t stream);
+/// dgamma = sum dy (x - mean) inverse, dbeta = sum dy per channel; x, dy: (rows, C).
+void batch_norm_gradient_sums(const float* dy, const float* x, const float* mean,
+                              const float* inverse, float* dgamma, float* dbeta, std::int64_t rows,
+                              std::int64_t channels, double* scratch, cudaStream_t stream);
+/// dx of batch norm with statistics over `count` values per channel given the sums of dy * xhat
+/// and dy over all of them (op_math.hpp batch_norm_input_gradient); x, dy, dx: (rows, C).
+void batch_norm_backward_data(const float* dy, const float* x, const float* gamma,
+                              const float* mean, const float* inverse, const float* sum_dy_xhat,
+                              const float* sum_dy, float count, float* dx, std::int64_t rows,
+                              std::int64_t channels, cudaStream_t stream);
 /// out[c] = 1 / sqrt(variance[c] + epsilon) (what cuDNN's batch norm saves).
 void inverse_std(const float* variance, float* out, std::int64_t channels, float epsilon,
                  cudaStream_t stream);

@@ -181,4 +181,14 @@ __host__ __device__ inline float variance_from_inverse_std(float inverse, float 
   return static_cast<float>(1.0 / (v * v) - epsilon);
 }
 
+/// dx of batch norm with batch statistics over `count` values per channel (this rank's and the
+/// other ranks'), from the sums of dy and dy * xhat over all of them.
+__host__ __device__ inline float batch_norm_input_gradient(float dy, float x, float mean,
+                                                           float inverse, float gamma, float sum_dy,
+                                                           float sum_dy_xhat, float count) {
+  const float scale = gamma * inverse;
+  return scale * dy - scale * (sum_dy / count) -
+         (x - mean) * (scale * inverse * sum_dy_xhat / count);
+}
+
 }  // namespace labpose::cuda

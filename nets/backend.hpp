@@ -143,6 +143,26 @@ class Backend {
                                    const Tensor& mean, const Tensor& variance, float epsilon,
                                    bool constant_statistics, Tensor& dx, Tensor& dgamma,
                                    Tensor& dbeta) = 0;
+  // Batch norm over the ranks of a job (sync_batch_norm): each rank computes its share's
+  // statistics and sums, the ranks add them up, and each rank normalizes and takes the gradient of
+  // its share with the totals.
+  /// The per-channel mean and biased variance of x (its batch statistics), and nothing else.
+  // x: (N, C, H, W) -> mean, variance: (C)
+  virtual void batch_norm_statistics(const Tensor& x, Tensor& mean, Tensor& variance) = 0;
+  /// The per-channel sums of the gradient: dgamma = sum(dy * xhat), dbeta = sum(dy), with xhat =
+  /// (x - mean) / sqrt(variance + eps); batch_norm_backward computes the same two.
+  // dy, x: (N, C, H, W); mean, variance -> dgamma, dbeta: (C)
+  virtual void batch_norm_backward_reduce(const Tensor& dy, const Tensor& x, const Tensor& mean,
+                                          const Tensor& variance, float epsilon, Tensor& dgamma,
+                                          Tensor& dbeta) = 0;
+  /// dx of batch norm whose statistics `mean`/`variance` came from `count` values per channel
+  /// (this x and the other ranks'), given the sums of dy * xhat and dy over all of them:
+  /// dx = gamma / sqrt(variance + eps) * (dy - sum_dy / count - xhat * sum_dy_xhat / count).
+  // dy, x: (N, C, H, W); gamma, mean, variance, sum_dy_xhat, sum_dy: (C) -> dx: (N, C, H, W)
+  virtual void batch_norm_backward_data(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                                        const Tensor& mean, const Tensor& variance, float epsilon,
+                                        const Tensor& sum_dy_xhat, const Tensor& sum_dy,
+                                        std::int64_t count, Tensor& dx) = 0;
 
   // ---- activations, pooling, elementwise -------------------------------------------------------
   /// y = max(x, 0), or min(max(x, 0), cap) when cap > 0 (ReLU6: cap 6). y may be x.

@@ -12,6 +12,8 @@
 
 namespace labpose::nets {
 
+class Communicator;
+
 /// A named tensor of the model: trainable (weights, biases) or state (batch-norm running
 /// statistics). The Net keeps values (and gradients of trainable ones) in one allocation each.
 struct Parameter {
@@ -138,7 +140,10 @@ class ConvTranspose2d final : public ConvolutionLayer {
 };
 
 /// BatchNorm2d with PyTorch's defaults (eps 1e-5, momentum 0.1). With `frozen`, training uses the
-/// running statistics and leaves them unchanged (fine-tuning a pretrained backbone).
+/// running statistics and leaves them unchanged (fine-tuning a pretrained backbone). With `ranks`
+/// (sync batch norm, as PyTorch's SyncBatchNorm), training normalizes with the statistics of all
+/// ranks' batches together and takes the gradient through them: one all-reduce of per-channel sums
+/// in forward and one in backward.
 class BatchNorm2d final : public Layer {
  public:
   BatchNorm2d(std::string name, int channels, float epsilon = 1e-5F, float momentum = 0.1F);
@@ -153,6 +158,9 @@ class BatchNorm2d final : public Layer {
                 const Tensor& doutput, const std::vector<Tensor*>& dinputs) override;
   void set_frozen(bool frozen) { frozen_ = frozen; }
   bool frozen() const { return frozen_; }
+  /// Batch statistics over the ranks of `ranks` (nullptr: this replica's own). Every rank must
+  /// run the same layers in the same order.
+  void set_ranks(Communicator* ranks) { ranks_ = ranks; }
   float epsilon() const { return epsilon_; }
   Parameter& gamma() const { return *gamma_; }
   Parameter& beta() const { return *beta_; }
@@ -169,6 +177,12 @@ class BatchNorm2d final : public Layer {
   Parameter* running_mean_ = nullptr;
   Parameter* running_var_ = nullptr;
   Tensor saved_mean_, saved_variance_;
+  Communicator* ranks_ = nullptr;
+  std::int64_t ranks_count_ = 0;     // values per channel over all ranks, of the last forward
+  Tensor total_dy_xhat_, total_dy_;  // backward's sums over all ranks
+
+  void forward_across_ranks(Backend& backend, const Tensor& x, Tensor& output);
+  void backward_across_ranks(Backend& backend, const Tensor& x, const Tensor& doutput, Tensor& dx);
 };
 
 /// ReLU, or ReLU6 with cap 6.

@@ -56,6 +56,14 @@ class CpuBackend final : public Backend {
                            const Tensor& mean, const Tensor& variance, float epsilon,
                            bool constant_statistics, Tensor& dx, Tensor& dgamma,
                            Tensor& dbeta) override;
+  void batch_norm_statistics(const Tensor& x, Tensor& mean, Tensor& variance) override;
+  void batch_norm_backward_reduce(const Tensor& dy, const Tensor& x, const Tensor& mean,
+                                  const Tensor& variance, float epsilon, Tensor& dgamma,
+                                  Tensor& dbeta) override;
+  void batch_norm_backward_data(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                                const Tensor& mean, const Tensor& variance, float epsilon,
+                                const Tensor& sum_dy_xhat, const Tensor& sum_dy, std::int64_t count,
+                                Tensor& dx) override;
   void relu_forward(const Tensor& x, Tensor& y, float cap) override;
   void relu_backward(const Tensor& dy, const Tensor& y, Tensor& dx, float cap) override;
   void max_pool_forward(const Tensor& x, Tensor& y, const PoolGeometry& geometry) override;

@@ -1,5 +1,11 @@
 // CPU batch normalization on oneDNN (NHWC); running statistics are updated here, as PyTorch does.
+// The pieces of batch norm over several ranks (statistics, gradient sums, the gradient from the
+// ranks' totals) are OpenMP loops: oneDNN has no such primitives.
 #include <fmt/core.h>
+#include <omp.h>
+
+#include <cmath>
+#include <vector>
 
 #include "core/error.hpp"
 #include "nets/cpu/dnnl_state.hpp"
@@ -141,6 +147,126 @@ void CpuBackend::batch_norm_backward(const Tensor& dy, const Tensor& x, const Te
                              {DNNL_ARG_DIFF_SHIFT, e.diff_shift}});
     s.stream.wait();
   });
+}
+
+namespace {
+
+// Per-channel sums over the pixels of an NHWC tensor: terms(p, c, a, b) adds pixel p's part of
+// channel c to the sums a and b. Each thread sums its pixels; the threads' sums are added in thread
+// order, so the result does not change from run to run.
+template <typename Terms>
+void channel_sums(std::int64_t pixels, std::int64_t channels, const Terms& terms,
+                  std::vector<double>& a, std::vector<double>& b) {
+  const auto width = static_cast<std::size_t>(channels);
+  const int threads = omp_get_max_threads();
+  std::vector<double> partial(static_cast<std::size_t>(threads) * 2 * width, 0.0);
+#pragma omp parallel num_threads(threads)
+  {
+    double* sums_a = partial.data() + static_cast<std::size_t>(omp_get_thread_num()) * 2 * width;
+    double* sums_b = sums_a + width;
+#pragma omp for schedule(static)
+    for (std::int64_t p = 0; p < pixels; ++p) {
+      for (std::int64_t c = 0; c < channels; ++c) terms(p, c, sums_a[c], sums_b[c]);
+    }
+  }
+  a.assign(width, 0.0);
+  b.assign(width, 0.0);
+  for (int t = 0; t < threads; ++t) {
+    const double* sums_a = partial.data() + static_cast<std::size_t>(t) * 2 * width;
+    for (std::size_t c = 0; c < width; ++c) {
+      a[c] += sums_a[c];
+      b[c] += sums_a[width + c];
+    }
+  }
+}
+
+std::vector<double> inverse_std(const Tensor& variance, float epsilon) {
+  std::vector<double> inverse(static_cast<std::size_t>(variance.elements()));
+  for (std::size_t c = 0; c < inverse.size(); ++c)
+    inverse[c] = 1.0 / std::sqrt(double{variance.data()[c]} + epsilon);
+  return inverse;
+}
+
+}  // namespace
+
+void CpuBackend::batch_norm_statistics(const Tensor& x, Tensor& mean, Tensor& variance) {
+  const Shape& s = x.shape();
+  check_shape("batch_norm_statistics", "mean", mean.shape(), Shape{s.c()});
+  check_shape("batch_norm_statistics", "variance", variance.shape(), Shape{s.c()});
+  const std::int64_t pixels = s.n() * s.h() * s.w(), channels = s.c();
+  const float* in = x.data();
+  std::vector<double> sum, unused;
+  channel_sums(
+      pixels, channels,
+      [&](std::int64_t p, std::int64_t c, double& a, double&) { a += in[p * channels + c]; }, sum,
+      unused);
+  for (double& v : sum) v /= static_cast<double>(pixels);
+  std::vector<double> squares;
+  channel_sums(
+      pixels, channels,
+      [&](std::int64_t p, std::int64_t c, double& a, double&) {
+        const double d = in[p * channels + c] - sum[static_cast<std::size_t>(c)];
+        a += d * d;
+      },
+      squares, unused);
+  for (std::size_t c = 0; c < sum.size(); ++c) {
+    mean.data()[c] = static_cast<float>(sum[c]);
+    variance.data()[c] = static_cast<float>(squares[c] / static_cast<double>(pixels));
+  }
+}
+
+void CpuBackend::batch_norm_backward_reduce(const Tensor& dy, const Tensor& x, const Tensor& mean,
+                                            const Tensor& variance, float epsilon, Tensor& dgamma,
+                                            Tensor& dbeta) {
+  check_shape("batch_norm_backward_reduce", "dy", dy.shape(), x.shape());
+  const Shape& s = x.shape();
+  const std::int64_t channels = s.c();
+  const std::vector<double> inverse = inverse_std(variance, epsilon);
+  const float *in = x.data(), *gradient = dy.data(), *average = mean.data();
+  std::vector<double> dy_xhat, dy_sum;
+  channel_sums(
+      s.n() * s.h() * s.w(), channels,
+      [&](std::int64_t p, std::int64_t c, double& a, double& b) {
+        const std::int64_t i = p * channels + c;
+        a += double{gradient[i]} * (in[i] - average[c]) * inverse[static_cast<std::size_t>(c)];
+        b += gradient[i];
+      },
+      dy_xhat, dy_sum);
+  for (std::size_t c = 0; c < dy_sum.size(); ++c) {
+    dgamma.data()[c] = static_cast<float>(dy_xhat[c]);
+    dbeta.data()[c] = static_cast<float>(dy_sum[c]);
+  }
+}
+
+void CpuBackend::batch_norm_backward_data(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                                          const Tensor& mean, const Tensor& variance, float epsilon,
+                                          const Tensor& sum_dy_xhat, const Tensor& sum_dy,
+                                          std::int64_t count, Tensor& dx) {
+  check_shape("batch_norm_backward_data", "dy", dy.shape(), x.shape());
+  check_shape("batch_norm_backward_data", "dx", dx.shape(), x.shape());
+  LABPOSE_ASSERT(count > 0);
+  const Shape& s = x.shape();
+  const std::int64_t pixels = s.n() * s.h() * s.w(), channels = s.c();
+  const std::vector<double> inverse = inverse_std(variance, epsilon);
+  // dx = scale * dy - shift - (x - mean) * slope, per channel.
+  std::vector<float> scale(inverse.size()), shift(inverse.size()), slope(inverse.size());
+  for (std::size_t c = 0; c < inverse.size(); ++c) {
+    const double k = gamma.data()[c] * inverse[c];
+    scale[c] = static_cast<float>(k);
+    shift[c] = static_cast<float>(k * sum_dy.data()[c] / static_cast<double>(count));
+    slope[c] =
+        static_cast<float>(k * inverse[c] * sum_dy_xhat.data()[c] / static_cast<double>(count));
+  }
+  const float *in = x.data(), *gradient = dy.data(), *average = mean.data();
+  const float *a = scale.data(), *b = shift.data(), *k = slope.data();
+  float* out = dx.data();
+#pragma omp parallel for schedule(static)
+  for (std::int64_t p = 0; p < pixels; ++p) {
+    for (std::int64_t c = 0; c < channels; ++c) {
+      const std::int64_t i = p * channels + c;
+      out[i] = a[c] * gradient[i] - b[c] - (in[i] - average[c]) * k[c];
+    }
+  }
 }
 
 }  // namespace labpose::nets::cpu

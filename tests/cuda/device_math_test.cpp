@@ -387,5 +387,43 @@ TEST(CudaOps, FrozenBatchNormGradientAndCudnnStatisticsConversions) {
   }
 }
 
+// Batch norm over several ranks: the kernels' gradient from totals, and the statistics from the
+// sums of x and x^2 in double.
+TEST(CudaOps, BatchNormAcrossRanksMatchesTheReference) {
+  nets::ref::RefBackend ref;
+  const Shape shape{2, 4, 3, 5}, cs{4};
+  auto x = random_values(shape.elements(), 31, 3.0);
+  for (float& v : x) v += 5.0F;
+  const auto dy = random_values(shape.elements(), 32), gamma = random_values(4, 33);
+  const auto totals_dy_xhat = random_values(4, 34), totals_dy = random_values(4, 35);
+  const float epsilon = 1e-5F;
+  const std::int64_t count = 3 * shape.n() * shape.h() * shape.w();
+  const Tensor tx = upload(ref, shape, x);
+  Tensor mean = ref.allocate(cs), variance = ref.allocate(cs), dx = ref.allocate(shape);
+  ref.batch_norm_statistics(tx, mean, variance);
+  ref.batch_norm_backward_data(upload(ref, shape, dy), tx, upload(ref, cs, gamma), mean, variance,
+                               epsilon, upload(ref, cs, totals_dy_xhat), upload(ref, cs, totals_dy),
+                               count, dx);
+  const auto m = download(ref, mean), v = download(ref, variance);
+  std::vector<double> sum(4, 0.0), squares(4, 0.0);
+  std::vector<float> expected_dx(x.size());
+  const std::int64_t plane = shape.h() * shape.w();
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const auto c = static_cast<std::size_t>((static_cast<std::int64_t>(i) / plane) % 4);
+    sum[c] += x[i];
+    squares[c] += double{x[i]} * x[i];
+    expected_dx[i] =
+        batch_norm_input_gradient(dy[i], x[i], m[c], inverse_std(v[c], epsilon), gamma[c],
+                                  totals_dy[c], totals_dy_xhat[c], static_cast<float>(count));
+  }
+  EXPECT_TRUE(close(expected_dx, download(ref, dx), 1e-5, 1e-6));
+  const double rows = static_cast<double>(shape.n() * plane);
+  for (std::size_t c = 0; c < 4; ++c) {
+    const double kernel_mean = sum[c] / rows;
+    EXPECT_NEAR(kernel_mean, m[c], 1e-6 * std::abs(m[c]));
+    EXPECT_NEAR(squares[c] / rows - kernel_mean * kernel_mean, v[c], 1e-5 * v[c]);
+  }
+}
+
 }  // namespace
 }  // namespace labpose::cuda

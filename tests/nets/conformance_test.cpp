@@ -257,6 +257,47 @@ TEST_P(Conformance, BatchNormTrainingInferenceAndBackward) {
   }
 }
 
+// The pieces of batch norm over several ranks: statistics, gradient sums, and the gradient from
+// totals (here this batch's sums scaled, as if other ranks had added theirs, over 3x the count).
+// With this batch's own sums and count, the gradient is batch_norm_backward's.
+TEST_P(Conformance, BatchNormAcrossRanksPieces) {
+  for (const Shape& shape : {Shape{2, 5, 3, 4}, Shape{1, 16, 5, 3}, Shape{4, 3, 1, 2}}) {
+    SCOPED_TRACE(shape.text());
+    const std::int64_t c = shape.c(), count = shape.n() * shape.h() * shape.w();
+    auto x = random_values(shape.elements(), 21, 3.0);
+    for (float& v : x) v += 4.0F;  // a mean far from 0, as after a ReLU
+    const auto dy = random_values(shape.elements(), 22), gamma = random_values(c, 23);
+    auto totals_dy_xhat = random_values(c, 24), totals_dy = random_values(c, 25);
+    std::vector<std::vector<float>> results[2];
+    Backend* backends[2] = {&ref_, backend_.get()};
+    for (int k = 0; k < 2; ++k) {
+      Backend& be = *backends[k];
+      const Shape cs{c};
+      Tensor tx = upload(be, shape, x), tdy = upload(be, shape, dy), tg = upload(be, cs, gamma);
+      Tensor mean = be.allocate(cs), variance = be.allocate(cs), dg = be.allocate(cs),
+             db = be.allocate(cs);
+      be.batch_norm_statistics(tx, mean, variance);
+      be.batch_norm_backward_reduce(tdy, tx, mean, variance, 1e-5F, dg, db);
+      Tensor own = be.allocate(shape), whole = be.allocate(shape), dg2 = be.allocate(cs),
+             db2 = be.allocate(cs), dx = be.allocate(shape);
+      be.batch_norm_backward_data(tdy, tx, tg, mean, variance, 1e-5F, dg, db, count, own);
+      be.batch_norm_backward(tdy, tx, tg, mean, variance, 1e-5F, false, whole, dg2, db2);
+      EXPECT_TRUE(close(download(be, own), download(be, whole), 1e-4,
+                        1e-5 * max_abs(download(be, whole)) + 1e-6))
+          << be.name() << ": with this batch's own sums";
+      const Tensor t1 = upload(be, cs, totals_dy_xhat), t2 = upload(be, cs, totals_dy);
+      be.batch_norm_backward_data(tdy, tx, tg, mean, variance, 1e-5F, t1, t2, 3 * count, dx);
+      results[k] = {download(be, mean), download(be, variance), download(be, dg), download(be, db),
+                    download(be, dx)};
+    }
+    const char* names[] = {"mean", "variance", "sum of dy * xhat", "sum of dy", "dx from totals"};
+    for (std::size_t r = 0; r < results[0].size(); ++r) {
+      EXPECT_TRUE(close(results[1][r], results[0][r], 1e-4, 1e-5 * max_abs(results[0][r]) + 1e-6))
+          << names[r];
+    }
+  }
+}
+
 TEST_P(Conformance, ReluAndRelu6IncludingTheBoundaries) {
   const Shape shape{2, 3, 4, 5};
   auto x = random_values(shape.elements(), 7, 8.0);
