@@ -1,5 +1,5 @@
-// Batch slices, the broadcast of the starting weights, the per-step agreement and the replicas'
-// checksum.
+// Batch slices, batch norm over the ranks, the broadcast of the starting weights, the per-step
+// agreement and the replicas' checksum.
 #include "pipeline/training/data_parallel.hpp"
 
 #include <fmt/core.h>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "nets/layer.hpp"
 
 namespace labpose::pipeline {
 
@@ -28,6 +29,14 @@ BatchSlice batch_slice(int global_batch, const nets::Communicator& world,
   }
   const int batch = global_batch / ranks;
   return {batch, batch * world.rank()};
+}
+
+void synchronize_batch_norms(nets::Net& net, nets::Communicator& world) {
+  for (std::size_t node = 0; node < net.node_count(); ++node) {
+    nets::Layer& layer = net.layer(static_cast<int>(node));
+    if (layer.kind() == nets::LayerKind::batch_norm)
+      dynamic_cast<nets::BatchNorm2d&>(layer).set_ranks(&world);
+  }
 }
 
 void broadcast_parameters(nets::Communicator& world, nets::Net& net) {

@@ -1,7 +1,8 @@
 // What a rank of a data-parallel training job does beyond a process alone: its slice of each
 // batch, the same starting weights as rank 0, the agreement after every step (the mean loss, one
-// clock and any rank's interrupt) and the check that the replicas have not drifted apart. Not the
-// gradients' exchange (gradient_exchange.hpp) and not the training loop (trainer.cpp).
+// clock and any rank's interrupt), batch norm over the ranks and the check that the replicas have
+// not drifted apart. Not the gradients' exchange (gradient_exchange.hpp) and not the training loop
+// (trainer.cpp).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,10 @@ struct BatchSlice {
 /// UsageError when the ranks cannot share it evenly.
 BatchSlice batch_slice(int global_batch, const nets::Communicator& world,
                        const std::filesystem::path& pose_file);
+
+/// sync_batch_norm: every batch norm of `net` takes its batch statistics over the ranks of
+/// `world` (frozen ones keep their running statistics).
+void synchronize_batch_norms(nets::Net& net, nets::Communicator& world);
 
 /// Rank 0's parameters (trainable and batch-norm statistics) copied to every rank.
 void broadcast_parameters(nets::Communicator& world, nets::Net& net);

@@ -71,6 +71,7 @@ const std::set<std::string>& known_keys() {
                                              "backbone_lr_multiplier",
                                              "schedule",
                                              "backbone_warmup",
+                                             "sync_batch_norm",
                                              "stride",
                                              "pos_dist_thresh",
                                              "locref_stdev",
@@ -181,7 +182,7 @@ void read_schedule_keys(const projects::YamlMapReader& reader, PoseConfig& c) {
   }
 }
 
-// Optimization: optimizer ... backbone_lr_multiplier, schedule, backbone_warmup.
+// Optimization: optimizer ... backbone_lr_multiplier, schedule, backbone_warmup, sync_batch_norm.
 void read_optimization_keys(const projects::YamlMapReader& reader, PoseConfig& c) {
   c.optimizer = reader.text("optimizer", false, c.optimizer);
   if (c.optimizer != "adamw" && c.optimizer != "sgd") {
@@ -208,6 +209,7 @@ void read_optimization_keys(const projects::YamlMapReader& reader, PoseConfig& c
   c.backbone_lr_multiplier = reader.optional_number("backbone_lr_multiplier", 0.0, 100.0)
                                  .value_or(c.backbone_lr_multiplier);
   read_schedule_keys(reader, c);
+  c.sync_batch_norm = reader.optional_bool("sync_batch_norm").value_or(c.sync_batch_norm);
 }
 
 // Targets and loss: stride ... location_refinement.
@@ -344,6 +346,10 @@ std::string pose_config_text(const PoseConfig& c) {
       "run\n# over which the backbone's rate ramps up from 0 once it trains (0: off)\n";
   line("schedule", std::string(schedule_name(c.schedule)));
   line("backbone_warmup", yaml_float_text(c.backbone_warmup));
+  out +=
+      "# sync_batch_norm: with several ranks (mpirun, srun), batch statistics over the whole "
+      "batch\n# rather than each rank's share\n";
+  line("sync_batch_norm", yes_no(c.sync_batch_norm));
   out += "\n# Targets and loss (score maps: disks of pos_dist_thresh pixels at stride 8)\n";
   line("stride", std::to_string(c.stride));
   line("pos_dist_thresh", yaml_float_text(c.pos_dist_thresh));

@@ -52,6 +52,7 @@ struct PoseConfig {
   double backbone_lr_multiplier = 1.0;       // the backbone's learning rate / the head's
   ScheduleKind schedule = ScheduleKind::time;
   double backbone_warmup = 0.0;  // fraction of the run over which the backbone's rate ramps from 0
+  bool sync_batch_norm = false;  // ranks of a job: batch statistics over the whole batch
 
   // Targets and loss (DeepLabCut's single-animal recipe).
   int stride = 8;

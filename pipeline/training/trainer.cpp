@@ -177,15 +177,19 @@ void Trainer::setup() {
   loader_ = std::make_unique<BatchLoader>(dataset_, train_, options_.project, pose_, geometry,
                                           iteration_, pose_.loader_threads);
   if (parallel()) start_exchange();
+  if (parallel() && pose_.sync_batch_norm) synchronize_batch_norms(*net_, world_);
   result_.first_iteration = iteration_;
   console::info(
       "training {} on {} ({}): {} training and {} test images, batch {} of {}x{}, {} iterations",
       pose_.net_type, backend_->name(), backend_->description(), train_.size(), test_.size(),
       pose_.batch_size, pose_.crop_width, pose_.crop_height, pose_.max_iters);
   if (parallel()) {
-    console::info("data-parallel over {}: each rank takes {} images of every batch of {}",
-                  (device_world_ ? *device_world_ : world_).description(), slice_.batch,
-                  pose_.batch_size);
+    console::info(
+        "data-parallel over {}: each rank takes {} images of every batch of {}; batch "
+        "norm statistics {}",
+        (device_world_ ? *device_world_ : world_).description(), slice_.batch, pose_.batch_size,
+        pose_.sync_batch_norm ? "over the whole batch (sync_batch_norm)"
+                              : "per rank (sync_batch_norm: false)");
   }
   console::info("{}", schedule_->description());
 }

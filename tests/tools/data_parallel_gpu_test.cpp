@@ -1,5 +1,6 @@
 // labpose train on two GPU ranks under mpirun (label `gpu`; skipped without two usable GPUs): the
-// gradients averaged with NCCL give the training of one process with the whole batch.
+// gradients averaged with NCCL give the training of one process with the whole batch, and
+// sync_batch_norm its batch statistics.
 #include <gtest/gtest.h>
 
 #include "devices/devices.hpp"
@@ -18,7 +19,7 @@ TEST(DataParallelGpu, TwoGpuRanksTrainAsOneGpuWithTheWholeBatch) {
   if (const std::string problem = devices::device_problem("cuda:1"); !problem.empty()) {
     GTEST_SKIP() << "needs two usable GPUs: " << problem;
   }
-  const SmallProject project(true);
+  const SmallProject project(BatchNorm::frozen);
   CommandResult result = project.run(1, "--max-iters 30", "cuda:0");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   const auto alone = project.keep("alone");
@@ -30,6 +31,29 @@ TEST(DataParallelGpu, TwoGpuRanksTrainAsOneGpuWithTheWholeBatch) {
   EXPECT_LE(
       largest_difference(alone / "snapshot-30.safetensors", ranks / "snapshot-30.safetensors"),
       kWeightTolerance);
+}
+
+// As data_parallel_cli_test.cpp's sync_batch_norm check, on two GPUs: at learning rate 0 the
+// losses and running statistics come from the statistics the ranks share alone (not chaotic).
+TEST(DataParallelGpu, WithSyncBatchNormTwoGpuRanksNormalizeAsOneGpu) {
+  if (const std::string problem = devices::device_problem("cuda:1"); !problem.empty()) {
+    GTEST_SKIP() << "needs two usable GPUs: " << problem;
+  }
+  SmallProject project(BatchNorm::synchronized);
+  set_yaml_values(project.train / "pose_cfg.yaml", {{"multi_step", "[[0.0, 10000]]"}});
+  CommandResult result = project.run(1, "--max-iters 30", "cuda:0");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto alone = project.keep("alone");
+  result = project.run(2, "--max-iters 30", "auto");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(contains(result.output, "batch norm statistics over the whole batch"))
+      << result.output;
+  const auto ranks = project.keep("ranks");
+  expect_same_losses(losses(alone), losses(ranks), kLossTolerance);
+  const RunningStatistics difference = running_statistics_difference(
+      alone / "snapshot-30.safetensors", ranks / "snapshot-30.safetensors");
+  EXPECT_LE(difference.variance, 1e-3);
+  EXPECT_LE(difference.mean, 1e-3);
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Data-parallel training speed on one machine: `labpose train` as 2 MPI ranks of 1 CPU thread each
-against 1 process of 2 threads, the same network, crop and global batch, one after the other. Prints
-the images/s of both (over the steady steps, from learning_stats.csv's per-step times), their ratio,
-and the gradient exchange of the ranks: its time per step and how much of it backward hid.
+against 1 process of 2 threads, the same network, crop and global batch, one after the other; then the
+ranks again with sync_batch_norm. Prints the images/s of each (over the steady steps, from
+learning_stats.csv's per-step times), the ranks' ratio to the process, and the gradient exchange of
+the ranks (per-rank batch norm): its time per step and how much of it backward hid.
 
     /usr/bin/python3 tools/bench/data_parallel.py --labpose build/tools/labpose
 
@@ -59,7 +60,8 @@ def main():
     work = a.work or tempfile.mkdtemp(prefix="labpose-data-parallel-")
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     print(f"{'network':20s} {'1x2 threads':>12s} {'2x1 thread':>11s} {'ratio':>6s} "
-          f"{'exchange/step':>14s} {'waited/step':>12s} {'hidden':>7s}", flush=True)
+          f"{'exchange/step':>14s} {'waited/step':>12s} {'hidden':>7s} {'2x1 sync BN':>12s} "
+          f"{'ratio':>6s}", flush=True)
     for net in a.nets.split(","):
         folder = os.path.join(work, net)
         os.makedirs(folder, exist_ok=True)
@@ -83,8 +85,14 @@ def main():
         if found is None:
             sys.exit(f"error: no gradient exchange line in the ranks' output:\n{output[-3000:]}")
         exchange, waited, hidden = found.groups()
+        set_pose_config(os.path.join(train_dir, "pose_cfg.yaml"), {"sync_batch_norm": "true"})
+        run([mpirun, "-np", "2", "--bind-to", "core"] + train, env=env)
+        synced = images_per_second(train_dir, a.batch, a.skip)
+        clear(train_dir)
+        set_pose_config(os.path.join(train_dir, "pose_cfg.yaml"), {"sync_batch_norm": "false"})
         print(f"{net:20s} {alone:12.2f} {ranks:11.2f} {ranks / alone:6.2f} {exchange + ' ms':>14s} "
-              f"{waited + ' ms':>12s} {hidden + ' %':>7s}", flush=True)
+              f"{waited + ' ms':>12s} {hidden + ' %':>7s} {synced:12.2f} {synced / alone:6.2f}",
+              flush=True)
     print(f"images/s of {a.size}x{a.size} crops, global batch {a.batch}, steps {a.skip + 1}-{a.iterations}; "
           f"projects in {work}")
 
