@@ -65,4 +65,13 @@ void set_status_line(std::string_view line) {
   std::fflush(stderr);
 }
 
+void print_error(std::string_view message, std::string_view hint) {
+  set_status_line("");
+  std::lock_guard lock(g_mutex);
+  std::fprintf(stderr, "error: %.*s\n", static_cast<int>(message.size()), message.data());
+  if (!hint.empty())
+    std::fprintf(stderr, "hint: %.*s\n", static_cast<int>(hint.size()), hint.data());
+  std::fflush(stderr);
+}
+
 }  // namespace labpose::console

@@ -28,6 +28,9 @@ bool stderr_is_terminal();
 void write_line(std::string_view line);
 /// Replaces the live status line (a progress bar) on a terminal; empty clears it.
 void set_status_line(std::string_view line);
+/// "error: <message>" and "hint: <hint>" (when there is one) on stderr, even with --quiet, after
+/// clearing the status line: how a command reports the labpose::Error that ended it.
+void print_error(std::string_view message, std::string_view hint);
 
 template <typename... Args>
 void info(fmt::format_string<Args...> format, Args&&... args) {

@@ -12,15 +12,7 @@
 #include "tools/labpose/command.hpp"
 #include "tools/labpose/option_errors.hpp"
 
-namespace {
-
-void print_error(const std::string& message, const std::string& hint) {
-  labpose::console::set_status_line("");
-  std::fprintf(stderr, "error: %s\n", message.c_str());
-  if (!hint.empty()) std::fprintf(stderr, "hint: %s\n", hint.c_str());
-}
-
-}  // namespace
+using labpose::console::print_error;
 
 int main(int argc, char** argv) {
   using labpose::tools::command_table;

@@ -4,6 +4,8 @@
 //   [--backbone-warmup F] [--schedule time|iterations] [--max-minutes M]
 #include <fmt/core.h>
 
+#include <array>
+
 #include "core/console.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
@@ -98,6 +100,35 @@ int train_rank(const TrainCommandOptions& options, nets::Communicator& world) {
               ErrorKind::interrupted);
 }
 
+// One rank of a data-parallel job: rank 0 alone reports, and a usage error, the same on every
+// rank, only there. An interrupted job's ranks leave together once rank 0 has said why: the
+// launcher ends a job as soon as one of its ranks exits with an error status, which could cut
+// rank 0 short before its message.
+int train_job_rank(const TrainCommandOptions& options, nets::Communicator& world) {
+  int code = 0;
+  if (world.rank() == 0) {
+    try {
+      code = train_rank(options, world);
+    } catch (const Error& error) {
+      if (error.kind() != ErrorKind::interrupted) throw;
+      console::print_error(error.what(), error.hint());
+      code = error.exit_code();
+    }
+  } else {
+    console::set_verbosity(console::Verbosity::quiet);
+    try {
+      code = train_rank(options, world);
+    } catch (const UsageError&) {
+      return static_cast<int>(ErrorKind::usage);
+    }
+  }
+  if (code == static_cast<int>(ErrorKind::interrupted)) {
+    std::array<double, 1> said{0.0};
+    world.all_reduce(said, nets::ReduceOp::sum);
+  }
+  return code;
+}
+
 }  // namespace
 
 Command train_command() {
@@ -171,13 +202,8 @@ Command train_command() {
       // Under mpirun or srun, one rank of a data-parallel job: rank 0 alone reports, and a usage
       // error, the same on every rank, only there.
       const std::unique_ptr<nets::Communicator> world = devices::join_world();
-      if (world->rank() == 0) return train_rank(*options, *world);
-      console::set_verbosity(console::Verbosity::quiet);
-      try {
-        return train_rank(*options, *world);
-      } catch (const UsageError&) {
-        return static_cast<int>(ErrorKind::usage);
-      }
+      if (world->size() == 1) return train_rank(*options, *world);
+      return train_job_rank(*options, *world);
     };
   };
   return command;
