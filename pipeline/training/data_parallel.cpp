@@ -7,6 +7,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <exception>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "core/error.hpp"
@@ -29,6 +33,38 @@ BatchSlice batch_slice(int global_batch, const nets::Communicator& world,
   }
   const int batch = global_batch / ranks;
   return {batch, batch * world.rank()};
+}
+
+void on_every_rank(nets::Communicator& world, const std::function<void()>& step) {
+  if (world.size() == 1) {
+    step();
+    return;
+  }
+  std::exception_ptr failure;
+  std::string text;  // kind, message and hint of this rank's error, for the others
+  try {
+    step();
+  } catch (const Error& error) {
+    failure = std::current_exception();
+    text = fmt::format("{}\n{}\n{}", error.exit_code(), error.hint(), error.what());
+  }
+  std::array<double, 1> first{failure ? static_cast<double>(world.rank())
+                                      : static_cast<double>(world.size())};
+  world.all_reduce(first, nets::ReduceOp::min);
+  const int failed = static_cast<int>(first[0]);
+  if (failed == world.size()) return;
+  std::uint64_t length = text.size();
+  world.broadcast(std::as_writable_bytes(std::span(&length, 1)), failed);
+  text.resize(length);
+  world.broadcast(std::as_writable_bytes(std::span(text.data(), text.size())), failed);
+  if (world.rank() != 0) {
+    throw ReportedByRankZero(static_cast<ErrorKind>(std::stoi(text.substr(0, text.find('\n')))));
+  }
+  if (failed == 0) std::rethrow_exception(failure);
+  const std::size_t kind_end = text.find('\n'), hint_end = text.find('\n', kind_end + 1);
+  throw Error(fmt::format("rank {}: {}", failed, text.substr(hint_end + 1)),
+              text.substr(kind_end + 1, hint_end - kind_end - 1),
+              static_cast<ErrorKind>(std::stoi(text.substr(0, kind_end))));
 }
 
 void synchronize_batch_norms(nets::Net& net, nets::Communicator& world) {

@@ -7,6 +7,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+
+#include "core/error.hpp"
 
 #include "nets/communicator.hpp"
 #include "nets/net.hpp"
@@ -23,6 +26,20 @@ struct BatchSlice {
 /// UsageError when the ranks cannot share it evenly.
 BatchSlice batch_slice(int global_batch, const nets::Communicator& world,
                        const std::filesystem::path& pose_file);
+
+/// What the ranks other than 0 throw when a step run on every rank failed: rank 0 reports the
+/// error, and they exit with its status without printing it again.
+class ReportedByRankZero : public Error {
+ public:
+  explicit ReportedByRankZero(ErrorKind kind) : Error("reported by rank 0", {}, kind) {}
+};
+
+/// Runs `step` (reading files, no collectives) on every rank of `world`, then agrees whether it
+/// threw a labpose::Error anywhere. If so, rank 0 throws the error of the lowest failing rank (the
+/// message prefixed with "rank N: " when that is not rank 0) and the other ranks throw
+/// ReportedByRankZero, so a bad setting that every rank reads is said once. A process alone runs
+/// `step` as it is.
+void on_every_rank(nets::Communicator& world, const std::function<void()>& step);
 
 /// sync_batch_norm: every batch norm of `net` takes its batch statistics over the ranks of
 /// `world` (frozen ones keep their running statistics).

@@ -155,8 +155,10 @@ class Trainer {
 // ---- setup ------------------------------------------------------------------------------------
 
 void Trainer::setup() {
-  read_settings();
-  read_training_set();
+  on_every_rank(world_, [&] {
+    read_settings();
+    read_training_set();
+  });
   backend_ = devices::make_backend(options_.device);
   const std::optional<SnapshotFile> newest = newest_snapshot(options_.train_dir);
   std::optional<LoadedSnapshot> resumed;

@@ -154,6 +154,41 @@ TEST(DataParallelCli, ABatchTheRanksCannotShareIsRefusedByRankZero) {
       << result.output;
 }
 
+// Every rank reads the same files: a bad one is said once, by rank 0, with the usual exit status.
+TEST(DataParallelCli, ABadSettingOrAMissingTrainingSetIsReportedOnce) {
+  const SmallProject project(BatchNorm::frozen);
+  const fs::path pose = project.train / "pose_cfg.yaml";
+  set_yaml_values(pose, {{"optimizer", "lbfgs"}});
+  CommandResult result = project.run(2, "--max-iters 2");
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  const auto said_once = [&](const std::string& text) {
+    EXPECT_NE(result.output.find(text), std::string::npos) << result.output;
+    EXPECT_EQ(result.output.find(text), result.output.rfind(text)) << "said once\n"
+                                                                   << result.output;
+  };
+  said_once("optimizer must be adamw or sgd");
+  fs::remove(pose);
+  result = project.run(2, "--max-iters 2");
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  said_once("has no training set");
+  said_once("hint: make it first: labpose create-dataset");
+}
+
+// A failure of another rank alone (here rank 1 is started for a shuffle that does not exist) is
+// said by rank 0, with the rank's number.
+TEST(DataParallelCli, ASettingOnlyOneRankFailsOnIsReportedWithItsRank) {
+  const SmallProject project(BatchNorm::frozen);
+  const std::string train = shell_quote(labpose_binary()) + " train " +
+                            shell_quote(project.config.string()) + " --device cpu --max-iters 2";
+  const CommandResult result = run("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
+                                   shell_quote(LABPOSE_MPIEXEC) + " --oversubscribe -np 1 " +
+                                   train + " : -np 1 " + train + " --shuffle 7 2>&1");
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_TRUE(contains(result.output, "error: rank 1: ")) << result.output;
+  EXPECT_EQ(result.output.find("has no training set"), result.output.rfind("has no training set"))
+      << result.output;
+}
+
 TEST(DataParallelCli, SigtermToOneRankStopsEveryRankAtTheSameStep) {
   SmallProject project(BatchNorm::frozen);
   const CommandResult result = project.run_then_signal_one_rank("TERM");

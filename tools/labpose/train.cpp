@@ -12,6 +12,7 @@
 #include "core/progress.hpp"
 #include "devices/world.hpp"
 #include "pipeline/training/best_snapshot.hpp"
+#include "pipeline/training/data_parallel.hpp"
 #include "pipeline/training/trainer.hpp"
 #include "projects/config.hpp"
 #include "projects/layout.hpp"
@@ -33,27 +34,31 @@ struct TrainCommandOptions {
 
 // The command on this process: alone, or as one rank of `world`.
 int train_rank(const TrainCommandOptions& options, nets::Communicator& world) {
-  const projects::ProjectConfig config = load_project_config(options.config);
-  const projects::ConfigValues& values = config.values();
-  const double fraction =
-      options.training_fraction ? *options.training_fraction : values.training_fraction.front();
   pipeline::TrainOptions run = options.train;
-  run.project = config.project_dir();
-  run.train_dir =
-      projects::ProjectLayout(run.project)
-          .model_dir(values.iteration, values.task, values.date, fraction, options.shuffle) /
-      "train";
-  if (!std::filesystem::exists(run.train_dir / "pose_cfg.yaml")) {
-    throw Error(
-        fmt::format("{} does not exist: shuffle {} with TrainingFraction {} has no training set",
-                    (run.train_dir / "pose_cfg.yaml").string(), options.shuffle, fraction),
-        fmt::format("make it first: labpose create-dataset {} --shuffle {}", options.config,
-                    options.shuffle));
-  }
+  double pcutoff = 0.0;
+  pipeline::on_every_rank(world, [&] {
+    const projects::ProjectConfig config = load_project_config(options.config);
+    const projects::ConfigValues& values = config.values();
+    const double fraction =
+        options.training_fraction ? *options.training_fraction : values.training_fraction.front();
+    run.project = config.project_dir();
+    run.train_dir =
+        projects::ProjectLayout(run.project)
+            .model_dir(values.iteration, values.task, values.date, fraction, options.shuffle) /
+        "train";
+    pcutoff = values.pcutoff;
+    if (!std::filesystem::exists(run.train_dir / "pose_cfg.yaml")) {
+      throw Error(
+          fmt::format("{} does not exist: shuffle {} with TrainingFraction {} has no training set",
+                      (run.train_dir / "pose_cfg.yaml").string(), options.shuffle, fraction),
+          fmt::format("make it first: labpose create-dataset {} --shuffle {}", options.config,
+                      options.shuffle));
+    }
+  });
   run.device = devices::rank_device(options.device, world);
   run.world = &world;
   run.resume = options.resume;
-  run.pcutoff = values.pcutoff;
+  run.pcutoff = pcutoff;
   run.max_minutes = options.max_minutes;
   if (options.schedule) {
     run.schedule = *options.schedule == "time" ? pipeline::ScheduleKind::time
@@ -118,6 +123,8 @@ int train_job_rank(const TrainCommandOptions& options, nets::Communicator& world
     console::set_verbosity(console::Verbosity::quiet);
     try {
       code = train_rank(options, world);
+    } catch (const pipeline::ReportedByRankZero& error) {
+      return error.exit_code();
     } catch (const UsageError&) {
       return static_cast<int>(ErrorKind::usage);
     }
