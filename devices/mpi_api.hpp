@@ -11,15 +11,20 @@
 extern "C" {
 
 /// Bumped when the table changes, so a stale plugin is refused instead of misread.
-inline constexpr int kLabposeMpiApiVersion = 1;
+inline constexpr int kLabposeMpiApiVersion = 2;
+
+/// What a collective returns when it waited longer than the time limit for the other ranks; its
+/// `error` then names the ranks that did not answer the roll call or had not reached it.
+inline constexpr int kLabposeMpiTimedOut = -1;
 
 enum LabposeMpiOp { labpose_mpi_sum = 0, labpose_mpi_min = 1, labpose_mpi_max = 2 };
 
 struct LabposeMpiApi {
   int version;  // kLabposeMpiApiVersion of the plugin's build
-  /// MPI_Init_thread (funneled); then rank, size and the ranks sharing this machine.
-  int (*init)(int* rank, int* size, int* local_rank, int* local_size, char* error,
-              std::size_t error_size);
+  /// MPI_Init_thread (funneled); then rank, size and the ranks sharing this machine. Collectives
+  /// wait at most `timeout_seconds` for the other ranks, answering their roll calls meanwhile.
+  int (*init)(int* rank, int* size, int* local_rank, int* local_size, double timeout_seconds,
+              char* error, std::size_t error_size);
   /// MPI_Get_library_version's text, first line.
   int (*library_version)(char* text, std::size_t text_size);
   /// In-place sums of floats (gradients) and element-wise ops of doubles.
@@ -27,6 +32,9 @@ struct LabposeMpiApi {
   int (*all_reduce_doubles)(double* data, std::size_t count, int op, char* error,
                             std::size_t error_size);
   int (*broadcast)(void* data, std::size_t bytes, int root, char* error, std::size_t error_size);
+  /// Answers the roll calls of ranks that timed out (this rank's count of collectives entered);
+  /// called while the thread has nothing else to do. A no-op before init and after finalize.
+  int (*answer_roll_calls)(char* error, std::size_t error_size);
   int (*finalize)(char* error, std::size_t error_size);
   /// MPI_Abort: ends every rank of the job with `code`.
   void (*abort)(int code);

@@ -1,4 +1,5 @@
-// The MPI communicator's thread, its queue of calls and the bounded waits.
+// The MPI communicator's thread, its queue of calls, its answers to roll calls while idle and the
+// bounded waits.
 #include "devices/mpi_communicator.hpp"
 
 #include <fmt/core.h>
@@ -13,6 +14,8 @@ namespace labpose::devices {
 namespace {
 
 constexpr std::size_t kErrorSize = 512;
+constexpr auto kRollCallPeriod = std::chrono::milliseconds(100);  // idle answers to roll calls
+constexpr double kBackstopSeconds = 60.0;
 
 class PendingMean final : public nets::PendingReduction {
  public:
@@ -49,7 +52,8 @@ MpiCommunicator::MpiCommunicator(const LabposeMpiApi& api, double timeout_second
   thread_ = std::thread([this] { serve(); });
   auto started = submit(
       [this](char* error, std::size_t error_size) {
-        return api_.init(&rank_, &size_, &local_rank_, &local_size_, error, error_size);
+        return api_.init(&rank_, &size_, &local_rank_, &local_size_, timeout_seconds_, error,
+                         error_size);
       },
       "starting MPI");
   try {
@@ -138,16 +142,23 @@ void MpiCommunicator::wait(std::future<void>& done, const std::string& what) {
     throw Error(
         fmt::format("rank {}: {} cannot start: an earlier exchange never finished", rank_, what));
   }
-  const auto limit = std::chrono::duration<double>(timeout_seconds_);
+  // The plugin's calls keep the time limit themselves and then call the roll; this wait is the
+  // backstop for a call that never returns (the calls queued before it included).
+  const auto limit = std::chrono::duration<double>(timeout_seconds_ * 2 + kBackstopSeconds);
   if (done.wait_for(limit) == std::future_status::timeout) {
     stuck_ = true;
     throw Error(fmt::format("rank {} of {}: {} waited {:g} s for the other ranks without an "
                             "answer: a rank has stopped, crashed or hangs",
-                            rank_, size_, what, timeout_seconds_),
+                            rank_, size_, what, limit.count()),
                 "look for the first error in the other ranks' output; a rank that is only slow "
                 "(a large test set on rank 0) needs a longer LABPOSE_RANK_TIMEOUT (seconds)");
   }
-  done.get();
+  try {
+    done.get();
+  } catch (const Error&) {
+    if (timed_out_) stuck_ = true;  // the timed-out collective is still pending in MPI
+    throw;
+  }
 }
 
 std::future<void> MpiCommunicator::submit(Call call, std::string what) {
@@ -166,15 +177,37 @@ void MpiCommunicator::serve() {
     Job job;
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+      // Idle, the thread answers the roll calls of ranks that wait for this one.
+      while (
+          !wake_.wait_for(lock, kRollCallPeriod, [this] { return stopping_ || !jobs_.empty(); })) {
+        if (timed_out_) continue;
+        lock.unlock();
+        std::array<char, kErrorSize> ignored{};
+        api_.answer_roll_calls(ignored.data(), ignored.size());
+        lock.lock();
+      }
       if (jobs_.empty()) return;
       job = std::move(jobs_.front());
       jobs_.pop_front();
+    }
+    if (timed_out_) {  // an earlier collective is still pending in MPI: nothing can follow it
+      job.done.set_exception(std::make_exception_ptr(Error(fmt::format(
+          "rank {}: {} cannot start: an earlier exchange never finished", rank_, job.what))));
+      continue;
     }
     std::array<char, kErrorSize> error{};
     const int code = job.call(error.data(), error.size());
     if (code == 0) {
       job.done.set_value();
+      continue;
+    }
+    if (code == kLabposeMpiTimedOut) {
+      timed_out_ = true;
+      job.done.set_exception(std::make_exception_ptr(
+          Error(fmt::format("rank {} of {}: {}: {}", rank_, size_, job.what, error.data()),
+                "look for the first error in the output of the ranks named; a rank that is only "
+                "slow (a large test set on rank 0) needs a longer LABPOSE_RANK_TIMEOUT "
+                "(seconds)")));
       continue;
     }
     job.done.set_exception(std::make_exception_ptr(

@@ -119,14 +119,15 @@ TEST(WorldMpi, OverTcpAloneAsBetweenMachines) {
   EXPECT_TRUE(contains(result.output, "rank 1 of 2 ok")) << result.output;
 }
 
-TEST(WorldMpi, ARankThatStopsAnsweringEndsTheJobWithAnError) {
-  // Rank 1 stops answering for good; rank 0's first exchange gives up after its time limit and the
-  // launcher ends rank 1. The limit only bounds the wait: a loaded machine changes nothing.
+TEST(WorldMpi, ARankThatHangsEndsTheJobWithAnErrorNamingIt) {
+  // Rank 1 hangs outside MPI for good (its MPI thread still answers); rank 0's first exchange gives
+  // up after its time limit, calls the roll, names rank 1, and the launcher ends rank 1. The
+  // limit only bounds the wait: a loaded machine changes nothing.
   const auto result = testing::run("LABPOSE_RANK_TIMEOUT=2 " + mpirun("", "hang"));
   EXPECT_NE(result.exit_code, 0) << result.output;
   EXPECT_TRUE(contains(result.output,
-                       "rank 0 of 2: the broadcast from rank 1 waited 2 s for the "
-                       "other ranks without an answer"))
+                       "rank 0 of 2: the broadcast from rank 1: MPI_Ibcast waited 2 s: rank 1 has "
+                       "not reached it (hung outside MPI)"))
       << result.output;
   EXPECT_TRUE(contains(result.output, "LABPOSE_RANK_TIMEOUT")) << result.output;
 }

@@ -213,6 +213,18 @@ TEST(DataParallelCli, ARankKilledEndsTheJobWithItsName) {
   EXPECT_TRUE(contains(result.output, "signal 9")) << result.output;
 }
 
+// A rank that stops answering (SIGSTOP: it neither computes nor answers MPI) ends the job within
+// the time limit (here 5 s, plus the roll call's 5 s) with an error that names it.
+TEST(DataParallelCli, ARankThatHangsEndsTheJobWithItsName) {
+  SmallProject project(BatchNorm::frozen);
+  project.mpirun_options = "-x LABPOSE_RANK_TIMEOUT=5";
+  const CommandResult result = project.run_then_signal_one_rank("STOP");
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(contains(result.output, "rank 0 of 2: ")) << result.output;
+  EXPECT_TRUE(contains(result.output, "waited 5 s: rank 1 did not answer a roll call"))
+      << result.output;
+}
+
 TEST(DataParallelCli, AnalyzeGivesEachRankItsShareOfTheVideos) {
   const SmallProject project(BatchNorm::frozen);
   ASSERT_EQ(project.run(1, "--max-iters 2").exit_code, 0);
