@@ -219,10 +219,9 @@ std::string rank_device(const std::string& device, nets::Communicator& world) {
   const std::string chosen = launched_device(device, launch);
   // Every rank on a GPU, or every rank on the CPU: a mixed job would wait for its slowest rank.
   const bool on_gpu = chosen != "cpu" && chosen != "ref";
-  std::array<double, 1> low{on_gpu ? 1.0 : 0.0}, high{low};
-  world.all_reduce(low, nets::ReduceOp::min);
-  world.all_reduce(high, nets::ReduceOp::max);
-  if (low[0] != high[0]) {
+  const std::array<double, 1> mine{on_gpu ? 1.0 : 0.0};
+  const nets::RangeOverRanks range = nets::range_over_ranks(world, mine);
+  if (range.low[0] != range.high[0]) {
     throw Error(
         fmt::format("rank {} trains on {}, but other ranks of the job train on {}", world.rank(),
                     on_gpu ? chosen : "the CPU", on_gpu ? "the CPU" : "a GPU"),

@@ -9,6 +9,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "nets/tensor.hpp"
 
@@ -54,6 +55,14 @@ class Communicator {
   /// Rank `root`'s host `bytes` to every rank (the same size on every rank).
   virtual void broadcast(std::span<std::byte> bytes, int root) = 0;
 };
+
+/// The smallest and the largest of each value over the ranks.
+struct RangeOverRanks {
+  std::vector<double> low, high;
+};
+/// `values`' range over the ranks of `world` in one collective (the maximum of the values and of
+/// their negatives).
+RangeOverRanks range_over_ranks(Communicator& world, std::span<const double> values);
 
 /// The communicator of a process that is its job's only rank: every collective is the identity.
 class SingleProcess final : public Communicator {

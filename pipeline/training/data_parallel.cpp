@@ -121,9 +121,9 @@ void check_replicas_agree(nets::Communicator& world, nets::Net& net, std::int64_
     sum += value;
     magnitude += std::abs(value);
   }
-  std::array<double, 2> low{sum, magnitude}, high{sum, magnitude};
-  world.all_reduce(low, nets::ReduceOp::min);
-  world.all_reduce(high, nets::ReduceOp::max);
+  const std::array<double, 2> mine{sum, magnitude};
+  const nets::RangeOverRanks range = nets::range_over_ranks(world, mine);
+  const std::vector<double>&low = range.low, &high = range.high;
   // Replicas that take the same steps from the same averaged gradients are identical; the
   // tolerance only allows for reductions that round differently on different ranks.
   const double tolerance = 1e-5 * std::max(high[1], 1.0);

@@ -53,6 +53,17 @@ void check_all_reduce(Communicator& world) {
   }
 }
 
+void check_range(Communicator& world) {
+  const double r = world.rank(), last = world.size() - 1;
+  const std::vector<double> values{r, -2 * r, 7};
+  const auto range = labpose::nets::range_over_ranks(world, values);
+  const std::vector<double> low{0, -2 * last, 7}, high{last, 0, 7};
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    expect(range.low[i], low[i], fmt::format("range_over_ranks low {}", i));
+    expect(range.high[i], high[i], fmt::format("range_over_ranks high {}", i));
+  }
+}
+
 // Three buckets in flight at once, of sizes around a page and one of a million floats; each
 // element's mean over the ranks is known: element i of rank r is i + r (mean i + (n-1)/2).
 void check_means(Communicator& world) {
@@ -90,6 +101,7 @@ int main(int argc, char** argv) {
     }
     check_broadcast(*world);
     check_all_reduce(*world);
+    check_range(*world);
     check_means(*world);
     fmt::print("rank {} of {} ok ({}; local rank {} of {})\n", rank, world->size(),
                world->description(), world->local_rank(), world->local_size());
