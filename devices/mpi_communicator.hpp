@@ -4,7 +4,6 @@
 // hang. Not the plugin's loading (world.hpp).
 #pragma once
 
-#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -60,8 +59,8 @@ class MpiCommunicator final : public nets::Communicator {
   std::condition_variable wake_;
   std::deque<Job> jobs_;
   bool stopping_ = false;
-  bool stuck_ = false;                  // a wait timed out: the thread may never return from MPI
-  std::atomic<bool> timed_out_{false};  // a collective timed out (set by the thread)
+  bool stuck_ = false;      // a wait timed out: the thread may never return from MPI
+  bool timed_out_ = false;  // the thread's own: a collective timed out and is still pending
   std::thread thread_;
 };
 

@@ -72,6 +72,19 @@ int answer_roll_calls(char* error, std::size_t error_size) {
   return report(answer_queries(), "answering a roll call", error, error_size);
 }
 
+// Calls `finished` until it returns true or `seconds` have passed, answering roll calls in
+// between; returns whether it finished.
+template <typename Finished>
+bool poll(double seconds, const Finished& finished) {
+  const double deadline = MPI_Wtime() + seconds;
+  for (;;) {
+    if (finished()) return true;
+    answer_queries();
+    if (MPI_Wtime() > deadline) return false;
+    sched_yield();
+  }
+}
+
 // "1, 3" from the ranks in `ranks`.
 std::string listed(const std::vector<int>& ranks) {
   std::string text;
@@ -95,15 +108,12 @@ int roll_call(const char* what, char* error, std::size_t error_size) {
     MPI_Irecv(&counts[static_cast<std::size_t>(r)], 1, MPI_UNSIGNED_LONG_LONG, r, kAnswerTag,
               g_roll, &answers[static_cast<std::size_t>(r)]);
   }
-  const double deadline = MPI_Wtime() + kRollCallSeconds;
-  std::vector<int> silent, behind;
-  for (;;) {
+  poll(kRollCallSeconds, [&] {
     int all = 0;
     MPI_Testall(size, answers.data(), &all, MPI_STATUSES_IGNORE);
-    answer_queries();
-    if (all != 0 || MPI_Wtime() > deadline) break;
-    sched_yield();
-  }
+    return all != 0;
+  });
+  std::vector<int> silent, behind;
   for (int r = 0; r < size; ++r) {
     MPI_Request& answer = answers[static_cast<std::size_t>(r)];
     if (answer != MPI_REQUEST_NULL) {
@@ -131,16 +141,14 @@ int roll_call(const char* what, char* error, std::size_t error_size) {
 // Completes `request` (a non-blocking collective), answering roll calls meanwhile; at the deadline
 // calls the roll and returns kLabposeMpiTimedOut.
 int complete(MPI_Request* request, const char* what, char* error, std::size_t error_size) {
-  const double deadline = MPI_Wtime() + g_timeout;
-  for (;;) {
+  int code = MPI_SUCCESS;
+  const bool finished = poll(g_timeout, [&] {
     int done = 0;
-    const int code = MPI_Test(request, &done, MPI_STATUS_IGNORE);
-    if (code != MPI_SUCCESS) return report(code, what, error, error_size);
-    if (done != 0) return 0;
-    answer_queries();
-    if (MPI_Wtime() > deadline) return roll_call(what, error, error_size);
-    sched_yield();
-  }
+    code = MPI_Test(request, &done, MPI_STATUS_IGNORE);
+    return code != MPI_SUCCESS || done != 0;
+  });
+  if (code != MPI_SUCCESS) return report(code, what, error, error_size);
+  return finished ? 0 : roll_call(what, error, error_size);
 }
 
 int init(int* rank, int* size, int* local_rank, int* local_size, double timeout_seconds,

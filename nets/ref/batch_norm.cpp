@@ -108,6 +108,14 @@ GradientSums gradient_sums(const Tensor& dy, const Tensor& x, const Tensor& mean
   return sums;
 }
 
+// dgamma = sum(dy * xhat), dbeta = sum(dy).
+void store_sums(const GradientSums& sums, Tensor& dgamma, Tensor& dbeta) {
+  for (std::size_t c = 0; c < sums.dy.size(); ++c) {
+    dgamma.data()[c] = static_cast<float>(sums.dy_xhat[c]);
+    dbeta.data()[c] = static_cast<float>(sums.dy[c]);
+  }
+}
+
 // dx with batch statistics from `count` values per channel whose gradient sums are `dy_sum` and
 // `dy_xhat_sum`.
 void statistics_gradient(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
@@ -141,10 +149,7 @@ void RefBackend::batch_norm_backward(const Tensor& dy, const Tensor& x, const Te
     statistics_gradient(dy, x, gamma, mean, sums.inv_std, sums.dy, sums.dy_xhat,
                         static_cast<double>(s.n() * s.h() * s.w()), dx);
   }
-  for (std::size_t c = 0; c < sums.dy.size(); ++c) {
-    dgamma.data()[c] = static_cast<float>(sums.dy_xhat[c]);
-    dbeta.data()[c] = static_cast<float>(sums.dy[c]);
-  }
+  store_sums(sums, dgamma, dbeta);
 }
 
 void RefBackend::batch_norm_statistics(const Tensor& x, Tensor& mean, Tensor& variance) {
@@ -162,10 +167,7 @@ void RefBackend::batch_norm_backward_reduce(const Tensor& dy, const Tensor& x, c
                                             Tensor& dbeta) {
   check_shape("batch_norm_backward_reduce", "dy", dy.shape(), x.shape());
   const GradientSums sums = gradient_sums(dy, x, mean, variance, epsilon);
-  for (std::size_t c = 0; c < sums.dy.size(); ++c) {
-    dgamma.data()[c] = static_cast<float>(sums.dy_xhat[c]);
-    dbeta.data()[c] = static_cast<float>(sums.dy[c]);
-  }
+  store_sums(sums, dgamma, dbeta);
 }
 
 void RefBackend::batch_norm_backward_data(const Tensor& dy, const Tensor& x, const Tensor& gamma,
