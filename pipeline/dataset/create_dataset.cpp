@@ -395,15 +395,6 @@ void choose_split(ShufflePlan& plan, const Context& context, const std::optional
   }
 }
 
-// The fine-tuning recipe for a pretrained backbone (docs/training.md, "Fine-tuning"): the whole
-// backbone frozen, its batch norms in inference mode, for the first tenth of the run (of the time
-// under the time schedule), then trained at the head's learning rate.
-void use_fine_tuning_defaults(PoseConfig& pose) {
-  pose.freeze_backbone_stages = nets::backbone_stages(pose.net_type);
-  pose.unfreeze_backbone_after = std::max<std::int64_t>(1, pose.max_iters / 10);
-  pose.backbone_lr_multiplier = 1.0;
-}
-
 // Sets plan.pose, and keeps a train/pose_cfg.yaml that differs from it unless --force.
 void prepare_pose_config(ShufflePlan& plan, const Context& context, const std::string& net_type,
                          const std::string& weights) {
@@ -548,6 +539,14 @@ std::vector<std::pair<std::string, std::string>> symmetric_pairs(
     paired.insert(partner);
   }
   return pairs;
+}
+
+int largest_shuffle_number(const projects::ProjectConfig& config) {
+  const projects::ConfigValues& values = config.values();
+  const projects::ProjectLayout layout(config.project_dir());
+  return find_existing_shuffles(layout, values,
+                                layout.training_set_dir(values.iteration, values.task, values.date))
+      .largest;
 }
 
 std::uint64_t split_seed(std::optional<std::uint64_t> seed, int shuffle) {

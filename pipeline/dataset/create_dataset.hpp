@@ -65,6 +65,10 @@ CreatedDataset create_training_dataset(const projects::ProjectConfig& config,
 std::vector<std::pair<std::string, std::string>> symmetric_pairs(
     const std::vector<std::string>& bodyparts);
 
+/// The largest shuffle number of the config's iteration, of labpose or DeepLabCut (training-set
+/// files and model folders); 0 when there is none.
+int largest_shuffle_number(const projects::ProjectConfig& config);
+
 /// The seed of a new split: `seed` (default 0) mixed with the shuffle number, so that every shuffle
 /// differs and the same command draws the same split again.
 std::uint64_t split_seed(std::optional<std::uint64_t> seed, int shuffle);

@@ -189,11 +189,12 @@ Split make_split(const Dataset& dataset, double training_fraction, int shuffle,
 }
 
 void write_split(const Split& split, const fs::path& file) {
-  const nlohmann::json json = {{"training_fraction", split.training_fraction},
-                               {"shuffle", split.shuffle},
-                               {"seed", split.seed},
-                               {"train", split.train},
-                               {"test", split.test}};
+  nlohmann::json json = {{"training_fraction", split.training_fraction},
+                         {"shuffle", split.shuffle},
+                         {"seed", split.seed},
+                         {"train", split.train},
+                         {"test", split.test}};
+  if (!split.validation.empty()) json["validation"] = split.validation;
   write_file_atomically(file, json.dump(1) + "\n");
 }
 
@@ -206,6 +207,8 @@ Split read_split(const fs::path& file) {
     split.seed = json.at("seed").get<std::uint64_t>();
     split.train = json.at("train").get<std::vector<std::string>>();
     split.test = json.at("test").get<std::vector<std::string>>();
+    if (json.contains("validation"))
+      split.validation = json.at("validation").get<std::vector<std::string>>();
     return split;
   } catch (const nlohmann::json::exception& error) {
     throw Error(fmt::format("{} is not a labpose split file: {}", file.string(), error.what()),

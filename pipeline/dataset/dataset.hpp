@@ -48,6 +48,9 @@ struct Split {
   int shuffle = 1;
   std::uint64_t seed = 0;
   std::vector<std::string> train, test;  // image paths
+  // A sweep trial's: images taken out of the training images to choose between trials on, never
+  // trained on and never test images. Empty for an ordinary shuffle.
+  std::vector<std::string> validation;
 };
 
 /// DeepLabCut's split: a random permutation (from `seed`); the first int(n * fraction) images

@@ -15,6 +15,7 @@ namespace labpose::pipeline {
 namespace {
 
 constexpr const char* kStatsHeader = "iteration,loss,lr,test_error,seconds";
+constexpr const char* kValidationHeader = "iteration,loss,lr,validation_error,seconds";
 
 // The comma-separated cells of `line`; a trailing comma gives a last empty cell.
 std::vector<std::string> cells_of(const std::string& line) {
@@ -41,8 +42,9 @@ LearningStatsRow parse_row(const std::vector<std::string>& fields) {
 }  // namespace
 
 void write_learning_stats(const std::filesystem::path& file,
-                          const std::vector<LearningStatsRow>& rows) {
-  std::string text = std::string(kStatsHeader) + "\n";
+                          const std::vector<LearningStatsRow>& rows, HeldOutImages held_out) {
+  std::string text =
+      std::string(held_out == HeldOutImages::validation ? kValidationHeader : kStatsHeader) + "\n";
   for (const auto& row : rows) {
     text += fmt::format("{},{:.6g},{:.6g},{},{:.1f}\n", row.iteration, row.loss, row.learning_rate,
                         row.test_error ? fmt::format("{:.3f}", *row.test_error) : std::string(),
@@ -58,7 +60,7 @@ std::vector<LearningStatsRow> read_learning_stats(const std::filesystem::path& f
   int number = 0;
   while (std::getline(in, line)) {
     ++number;
-    if (number == 1 && line == kStatsHeader) continue;
+    if (number == 1 && (line == kStatsHeader || line == kValidationHeader)) continue;
     if (line.empty()) continue;
     try {
       rows.push_back(parse_row(cells_of(line)));

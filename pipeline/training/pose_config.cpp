@@ -2,12 +2,14 @@
 #include "pipeline/training/pose_config.hpp"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <set>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "nets/models/models.hpp"
 #include "projects/yaml_reader.hpp"
 #include "projects/yaml_text.hpp"
 
@@ -265,7 +267,16 @@ PoseConfig read_pose_config(const fs::path& file, std::vector<std::string>* warn
     throw Error(fmt::format("the training configuration {} does not exist", file.string()),
                 "make the training set first: labpose create-dataset <config.yaml>");
   }
-  const YAML::Node root = projects::parse_yaml(read_file(file), file, "pose_cfg.yaml");
+  return parse_pose_config(read_file(file), file, warnings);
+}
+
+bool is_pose_config_key(const std::string& key) {
+  return known_keys().count(key) != 0;
+}
+
+PoseConfig parse_pose_config(const std::string& text, const fs::path& file,
+                             std::vector<std::string>* warnings) {
+  const YAML::Node root = projects::parse_yaml(text, file, "pose_cfg.yaml");
   if (!root.IsMap())
     throw Error(
         fmt::format("{}: pose_cfg.yaml must be a mapping of `key: value` lines", file.string()));
@@ -397,6 +408,41 @@ std::string test_pose_config_text(const PoseConfig& c) {
 
 void write_test_pose_config(const PoseConfig& config, const fs::path& file) {
   write_file_atomically(file, test_pose_config_text(config));
+}
+
+void check_pose_config(const PoseConfig& pose, const fs::path& file) {
+  if (pose.max_iters < 1 || pose.batch_size < 1) {
+    throw UsageError(fmt::format("{}: max_iters and batch_size must be at least 1", file.string()));
+  }
+  if (nets::find_backbone(pose.net_type) == nullptr) {
+    throw UsageError(fmt::format("{}: net_type {} is not a network labpose can train",
+                                 file.string(), pose.net_type),
+                     fmt::format("use one of {}", fmt::join(nets::pose_architectures(), ", ")));
+  }
+  const int stages = nets::backbone_stages(pose.net_type);
+  if (pose.freeze_backbone_stages < 0 || pose.freeze_backbone_stages > stages) {
+    throw UsageError(fmt::format("cannot freeze {} backbone stages: {} has {}",
+                                 pose.freeze_backbone_stages, pose.net_type, stages),
+                     fmt::format("use 0 (train everything) to {}", stages));
+  }
+  if (pose.unfreeze_backbone_after < 0) {
+    throw UsageError(
+        fmt::format("unfreeze_backbone_after must be 0 (never) or a positive iteration (found {})",
+                    pose.unfreeze_backbone_after));
+  }
+  if (pose.backbone_warmup < 0 || pose.backbone_warmup >= 1) {
+    throw UsageError(
+        fmt::format("{}: backbone_warmup must be a fraction of the run from 0 up to, "
+                    "but not including, 1 (found {})",
+                    file.string(), pose.backbone_warmup),
+        "0 turns the warm-up off; 0.05 ramps the backbone's rate up over 5 % of the run");
+  }
+}
+
+void use_fine_tuning_defaults(PoseConfig& pose) {
+  pose.freeze_backbone_stages = nets::backbone_stages(pose.net_type);
+  pose.unfreeze_backbone_after = std::max<std::int64_t>(1, pose.max_iters / 10);
+  pose.backbone_lr_multiplier = 1.0;
 }
 
 }  // namespace labpose::pipeline

@@ -85,6 +85,19 @@ struct PoseConfig {
 /// file:line:col and the key.
 PoseConfig read_pose_config(const std::filesystem::path& file,
                             std::vector<std::string>* warnings = nullptr);
+/// The same from `text`, with `file` naming the place in messages.
+PoseConfig parse_pose_config(const std::string& text, const std::filesystem::path& file,
+                             std::vector<std::string>* warnings = nullptr);
+/// Whether read_pose_config knows `key`.
+bool is_pose_config_key(const std::string& key);
+/// What train refuses in a configuration that reads: counts below 1, an unknown network, more
+/// frozen stages than the backbone has, a negative unfreeze point, a warm-up outside [0, 1).
+/// Throws UsageError naming `file`.
+void check_pose_config(const PoseConfig& pose, const std::filesystem::path& file);
+/// The fine-tuning recipe for a pretrained backbone (docs/training.md, "Fine-tuning"): the whole
+/// backbone frozen, its batch norms in inference mode, for the first tenth of the run (of the time
+/// under the time schedule), then trained at the head's learning rate.
+void use_fine_tuning_defaults(PoseConfig& pose);
 /// Writes pose_cfg.yaml atomically, every key with a comment line per group.
 void write_pose_config(const PoseConfig& config, const std::filesystem::path& file);
 /// The text write_pose_config writes (to compare with a file the user may have edited).

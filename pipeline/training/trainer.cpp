@@ -71,7 +71,6 @@ class Trainer {
   // Setup, in this order.
   void setup();
   void read_settings();
-  void check_settings(const fs::path& pose_file) const;
   void read_training_set();
   LoadedSnapshot resume_network(const std::optional<SnapshotFile>& newest);
   void restore_progress(const SnapshotMetadata& metadata);
@@ -115,6 +114,13 @@ class Trainer {
   double agreed_elapsed() const { return parallel() ? agreed_.seconds : elapsed(); }
   bool agreed_interrupt() const { return parallel() ? agreed_.interrupted : interrupt_requested(); }
   bool parallel() const { return world_.size() > 1; }
+  const char* held_out_name() const {
+    return result_.held_out == HeldOutImages::validation ? "validation" : "test";
+  }
+  bool reached_stop_point(double seconds) const {
+    return (options_.stop_at_minutes > 0 && seconds >= options_.stop_at_minutes * 60.0) ||
+           (options_.stop_at_iteration > 0 && iteration_ >= options_.stop_at_iteration);
+  }
   bool writer() const { return world_.rank() == 0; }
 
   const TrainOptions& options_;
@@ -126,7 +132,7 @@ class Trainer {
   StepAgreement agreed_;
   PoseConfig pose_;
   Dataset dataset_;
-  std::vector<std::size_t> train_, test_;
+  std::vector<std::size_t> train_, held_out_;  // held out: the test or the validation images
   std::unique_ptr<nets::Backend> backend_;
   std::unique_ptr<nets::Net> net_;
   std::unique_ptr<nets::Optimizer> optimizer_;
@@ -182,9 +188,9 @@ void Trainer::setup() {
   if (parallel() && pose_.sync_batch_norm) synchronize_batch_norms(*net_, world_);
   result_.first_iteration = iteration_;
   console::info(
-      "training {} on {} ({}): {} training and {} test images, batch {} of {}x{}, {} iterations",
-      pose_.net_type, backend_->name(), backend_->description(), train_.size(), test_.size(),
-      pose_.batch_size, pose_.crop_width, pose_.crop_height, pose_.max_iters);
+      "training {} on {} ({}): {} training and {} {} images, batch {} of {}x{}, {} iterations",
+      pose_.net_type, backend_->name(), backend_->description(), train_.size(), held_out_.size(),
+      held_out_name(), pose_.batch_size, pose_.crop_width, pose_.crop_height, pose_.max_iters);
   if (parallel()) {
     console::info(
         "data-parallel over {}: each rank takes {} images of every batch of {}; batch "
@@ -224,34 +230,8 @@ void Trainer::read_settings() {
   if (options_.backbone_warmup) pose_.backbone_warmup = *options_.backbone_warmup;
   if (options_.schedule) pose_.schedule = *options_.schedule;
   if (options_.weights) pose_.init_weights = *options_.weights;
-  check_settings(pose_file);
+  check_pose_config(pose_, pose_file);
   slice_ = batch_slice(pose_.batch_size, world_, pose_file);
-}
-
-// What the overrides may have broken: counts, and stages the backbone has.
-void Trainer::check_settings(const fs::path& pose_file) const {
-  if (pose_.max_iters < 1 || pose_.batch_size < 1) {
-    throw UsageError(
-        fmt::format("{}: max_iters and batch_size must be at least 1", pose_file.string()));
-  }
-  const int stages = nets::backbone_stages(pose_.net_type);
-  if (pose_.freeze_backbone_stages < 0 || pose_.freeze_backbone_stages > stages) {
-    throw UsageError(fmt::format("cannot freeze {} backbone stages: {} has {}",
-                                 pose_.freeze_backbone_stages, pose_.net_type, stages),
-                     fmt::format("use 0 (train everything) to {}", stages));
-  }
-  if (pose_.unfreeze_backbone_after < 0) {
-    throw UsageError(
-        fmt::format("unfreeze_backbone_after must be 0 (never) or a positive iteration (found {})",
-                    pose_.unfreeze_backbone_after));
-  }
-  if (pose_.backbone_warmup < 0 || pose_.backbone_warmup >= 1) {
-    throw UsageError(
-        fmt::format("{}: backbone_warmup must be a fraction of the run from 0 up to, "
-                    "but not including, 1 (found {})",
-                    pose_file.string(), pose_.backbone_warmup),
-        "0 turns the warm-up off; 0.05 ramps the backbone's rate up over 5 % of the run");
-  }
 }
 
 // The labels and the saved split.
@@ -266,9 +246,19 @@ void Trainer::read_training_set() {
   const fs::path split_file = project / pose_.split;
   const Split split = read_split(split_file);
   train_ = indices_of(dataset_, split.train, split_file);
-  test_ = indices_of(dataset_, split.test, split_file);
+  if (!split.validation.empty()) {
+    // A sweep's trial: chosen on its validation images; the test images wait for the chosen one.
+    result_.held_out = HeldOutImages::validation;
+    held_out_ = indices_of(dataset_, split.validation, split_file);
+    console::info(
+        "errors during training are measured on the {} validation images of {}, not on "
+        "the {} test images",
+        held_out_.size(), split_file.filename().string(), split.test.size());
+    return;
+  }
+  held_out_ = indices_of(dataset_, split.test, split_file);
   const std::string note =
-      small_test_set_note(test_.size(), options_.train_dir.parent_path().filename().string());
+      small_test_set_note(held_out_.size(), options_.train_dir.parent_path().filename().string());
   if (!note.empty() && pose_.evaluate_iters > 0) {
     console::warn("{}; the best snapshot is the one with the lowest mean over {} evaluations", note,
                   BestSnapshot::kWindow);
@@ -359,6 +349,11 @@ void Trainer::check_resumed_schedule(const fs::path& file) const {
         "the run keeps its time schedule of {:g} minutes ({} done); --max-minutes {:g} only "
         "stops this sitting early",
         schedule_->budget_seconds() / 60, format_duration(seconds_before_), options_.max_minutes);
+  }
+  if (reached_stop_point(seconds_before_)) {
+    throw UsageError(fmt::format("{} is already past the stop point (iteration {}, {} of training)",
+                                 file.string(), iteration_, format_duration(seconds_before_)),
+                     "give a later --stop-at-minutes or --stop-at-iteration, or none");
   }
   if (!schedule_->finished(iteration_, seconds_before_)) return;
   if (schedule_->timed()) {
@@ -534,6 +529,7 @@ std::optional<TrainResult::Stop> Trainer::stop_requested() const {
   if (sitting_limit_ > 0 && seconds - seconds_before_ >= sitting_limit_) {
     return TrainResult::Stop::time_limit;
   }
+  if (reached_stop_point(seconds)) return TrainResult::Stop::time_limit;
   return std::nullopt;
 }
 
@@ -560,7 +556,7 @@ void Trainer::finish() {
 // The test error, measured by rank 0 and shared, so that every rank keeps the same best and
 // early-stopping count; the ranks check their replicas agree at the same time.
 void Trainer::evaluate_test_set() {
-  if (test_.empty()) return;
+  if (held_out_.empty()) return;
   double error = std::nan("");
   if (writer()) error = measure_test_error();
   if (parallel()) {
@@ -579,8 +575,8 @@ double Trainer::measure_test_error() {
   decode.locref_stdev = pose_.locref_stdev;
   decode.location_refinement = pose_.location_refinement;
   ImagePredictor predictor(*backend_, *net_, decode);  // compiled from the current parameters
-  const auto predictions = predict_images(predictor, dataset_, test_, options_.project);
-  return summarize_errors(dataset_, test_, predictions, options_.pcutoff).mean;
+  const auto predictions = predict_images(predictor, dataset_, held_out_, options_.project);
+  return summarize_errors(dataset_, held_out_, predictions, options_.pcutoff).mean;
 }
 
 void Trainer::save(bool best) {
@@ -645,7 +641,7 @@ void Trainer::append_stats_row(bool force) {
     if (test_error_ && !stats_.empty() && stats_.back().iteration == iteration_ &&
         !stats_.back().test_error) {
       stats_.back().test_error = test_error_;
-      write_learning_stats(options_.train_dir / "learning_stats.csv", stats_);
+      write_learning_stats(options_.train_dir / "learning_stats.csv", stats_, result_.held_out);
     }
     return;
   }
@@ -658,7 +654,7 @@ void Trainer::append_stats_row(bool force) {
   stats_.push_back(row);
   window_loss_ = 0.0;
   window_steps_ = 0;
-  write_learning_stats(options_.train_dir / "learning_stats.csv", stats_);
+  write_learning_stats(options_.train_dir / "learning_stats.csv", stats_, result_.held_out);
 }
 
 // The progress line's detail; by time, with what is left of the schedule instead of an ETA.
@@ -671,8 +667,8 @@ std::string Trainer::progress_detail(double images_per_second) const {
                           schedule_->budget_seconds() / 60);
   }
   if (best_.best()) {
-    detail += fmt::format("  best test {:.2f} px (mean of {} evaluations)", *best_.best(),
-                          BestSnapshot::kWindow);
+    detail += fmt::format("  best {} {:.2f} px (mean of {} evaluations)", held_out_name(),
+                          *best_.best(), BestSnapshot::kWindow);
   }
   return detail;
 }

@@ -45,6 +45,12 @@ struct TrainOptions {
   // Minutes of training time: the time schedule's budget, else (by iterations, or a resumed time
   // schedule) a stop with a snapshot, as an interrupt; 0: none.
   double max_minutes = 0.0;
+  // Stop points of this sitting, whatever the schedule: once the run's training time (resumed
+  // sittings included) reaches stop_at_minutes, or its iteration reaches stop_at_iteration, it
+  // stops with a snapshot as at a time limit, to be continued with `resume` (a sweep's rungs);
+  // 0: none.
+  double stop_at_minutes = 0.0;
+  std::int64_t stop_at_iteration = 0;
   /// The training clock in seconds (elapsed time, the time schedule and the time limit); empty:
   /// std::chrono::steady_clock. Tests simulate a machine of a given speed with it.
   std::function<double()> clock;
@@ -59,7 +65,7 @@ struct TrainResult {
     finished,       // reached max_iters, or spent the time schedule's budget
     early_stopped,  // the test error stopped improving
     interrupted,    // Ctrl-C or SIGTERM (core/interrupt.hpp)
-    time_limit,     // max_minutes, stopping a run by iterations or a resumed time schedule
+    time_limit,     // max_minutes (a run by iterations or a resumed time schedule), or a stop point
   };
   Stop stop = Stop::finished;        // a snapshot of the last iteration is saved in every case
   std::int64_t first_iteration = 0;  // where this run started (0, or the resumed snapshot's)
@@ -68,6 +74,9 @@ struct TrainResult {
   std::filesystem::path best_snapshot;    // empty when the test error was never measured
   std::optional<double> best_test_error;  // the best running mean of test errors (BestSnapshot)
   std::optional<double> last_test_error;
+  // What the two errors above were measured on: the test images, or a sweep trial's validation
+  // images (the split's `validation`).
+  HeldOutImages held_out = HeldOutImages::test;
   double seconds = 0.0;           // wall time of this run
   double schedule_seconds = 0.0;  // the time schedule's budget; 0: by iterations
 };

@@ -219,6 +219,43 @@ TEST(TimeSchedule, AResumedRunContinuesExactly) {
   EXPECT_THROW(train(rest), UsageError) << "the schedule is over";
 }
 
+// A sweep's rungs: stop points in training minutes and iterations that leave the schedule as it is.
+TEST(TimeSchedule, StopPointsKeepTheScheduleAndResumeExactly) {
+  TrainingFixture fixture;
+  use_time_recipe(fixture);
+  TrainOptions options = fixture.options();
+  options.max_minutes = 1;
+  SimulatedMachine straight;
+  straight.step_seconds = 3.0;
+  straight.attach(options);
+  const TrainResult whole = train(options);
+  ASSERT_EQ(whole.iterations, 20);
+
+  clear_training_outputs(fixture.train_dir);
+  SimulatedMachine pieces;
+  pieces.step_seconds = 3.0;
+  TrainOptions first = fixture.options();
+  first.max_minutes = 1;
+  first.stop_at_minutes = 0.3;  // 18 s: after step 6
+  pieces.attach(first);
+  const TrainResult at_minutes = train(first);
+  EXPECT_EQ(at_minutes.stop, TrainResult::Stop::time_limit);
+  EXPECT_EQ(at_minutes.iterations, 6);
+  EXPECT_EQ(at_minutes.schedule_seconds, 60.0) << "the budget is the run's, not the stop's";
+  TrainOptions second = fixture.options();
+  second.resume = true;
+  second.stop_at_iteration = 15;
+  pieces.attach(second);
+  EXPECT_EQ(train(second).iterations, 15);
+  EXPECT_THROW(train(second), UsageError) << "already at the stop point";
+  TrainOptions rest = fixture.options();
+  rest.resume = true;
+  pieces.attach(rest);
+  EXPECT_EQ(train(rest).iterations, 20);
+  EXPECT_EQ(pieces.losses, straight.losses) << "the same loss at every step";
+  EXPECT_EQ(pieces.drops(), straight.drops());
+}
+
 TEST(TimeSchedule, ByIterationsTheClockOnlyStops) {
   for (const bool time_without_limit : {false, true}) {
     SCOPED_TRACE(time_without_limit);

@@ -1,7 +1,8 @@
 // labpose train <config> [--shuffle K] [--training-fraction F] [--device D] [--max-iters N]
 //   [--batch-size B] [--resume] [--early-stop P] [--seed S] [--weights F]
 //   [--freeze-backbone-stages N] [--unfreeze-after K] [--backbone-lr-multiplier X]
-//   [--backbone-warmup F] [--schedule time|iterations] [--max-minutes M]
+//   [--backbone-warmup F] [--schedule time|iterations] [--max-minutes M] [--stop-at-minutes M]
+//   [--stop-at-iteration N]
 #include <fmt/core.h>
 
 #include <array>
@@ -68,9 +69,11 @@ int train_rank(const TrainCommandOptions& options, nets::Communicator& world) {
   const pipeline::TrainResult result = pipeline::train(run);
   const std::string best =
       result.best_test_error
-          ? fmt::format("; best test error {:.2f} px ({}; mean of the last {} evaluations)",
-                        *result.best_test_error, result.best_snapshot.filename().string(),
-                        pipeline::BestSnapshot::kWindow)
+          ? fmt::format(
+                "; best {} error {:.2f} px ({}; mean of the last {} evaluations)",
+                result.held_out == pipeline::HeldOutImages::validation ? "validation" : "test",
+                *result.best_test_error, result.best_snapshot.filename().string(),
+                pipeline::BestSnapshot::kWindow)
           : std::string();
   switch (result.stop) {
     case pipeline::TrainResult::Stop::finished:
@@ -193,6 +196,14 @@ Command train_command() {
     app.add_option("--max-minutes", options->max_minutes,
                    "train this long: with schedule time the run's length (the learning rate "
                    "decays over it), else a stop with a snapshot (continue with --resume)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--stop-at-minutes", train.stop_at_minutes,
+                   "stop (with a snapshot; continue with --resume) once the run has trained this "
+                   "many minutes in all, without changing its schedule")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--stop-at-iteration", train.stop_at_iteration,
+                   "stop (with a snapshot; continue with --resume) at this iteration, without "
+                   "changing the schedule")
         ->check(CLI::NonNegativeNumber);
     app.footer(
         "Trains the shuffle made by create-dataset with the recipe in its train/pose_cfg.yaml. "
