@@ -224,6 +224,15 @@ std::string read_file(const fs::path& path) {
   return buffer.str();
 }
 
+void create_folder(const fs::path& folder) {
+  std::error_code error;
+  fs::create_directories(folder, error);
+  if (error) {
+    throw Error(fmt::format("cannot create the folder {}: {}", folder.string(), error.message()),
+                "check that you may write to its parent folder and that the disk is not full");
+  }
+}
+
 fs::path keep_backup(const fs::path& file) {
   fs::path backup = file;
   backup += ".bak";

@@ -39,6 +39,10 @@ void write_file_atomically(const std::filesystem::path& target, std::string_view
 /// Reads a whole file; errors name the path.
 std::string read_file(const std::filesystem::path& path);
 
+/// Creates `folder` and its parents (nothing when it exists); throws an Error naming the folder and
+/// the reason.
+void create_folder(const std::filesystem::path& folder);
+
 /// Copies `file` to `<file>.bak` (atomically, replacing an older backup) and returns that path.
 std::filesystem::path keep_backup(const std::filesystem::path& file);
 
