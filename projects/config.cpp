@@ -745,6 +745,12 @@ void ProjectConfig::set_training_fraction(const std::vector<double>& fractions) 
   set_collection("TrainingFraction", list);
 }
 
+void ProjectConfig::set_default_net_type(const std::string& net_type) {
+  if (net_type.empty()) throw Error("default_net_type must name a network (found nothing)");
+  set_scalar("default_net_type", yaml_text::string_node(net_type));
+  validate();
+}
+
 void ProjectConfig::set_numframes2pick(int frames) {
   if (frames < 0 || frames > kMaxCount) {
     throw Error(fmt::format("numframes2pick must be a whole number from 0 to {} (found {})",

@@ -117,6 +117,8 @@ class ProjectConfig {
   /// Replaces TrainingFraction. Throws Error (and changes nothing) for an empty list or a fraction
   /// outside (0, 1].
   void set_training_fraction(const std::vector<double>& fractions);
+  /// Sets default_net_type, the network of new shuffles.
+  void set_default_net_type(const std::string& net_type);
   /// Sets numframes2pick, the frames extract-frames picks per video.
   void set_numframes2pick(int frames);
 

@@ -87,8 +87,7 @@ Command analyze_command() {
     return [options]() {
       const projects::ProjectConfig config = load_project_config(options->config);
       pipeline::AnalyzeOptions analyze = options->analyze;
-      analyze.shuffle = options->model.shuffle;
-      analyze.training_fraction = options->model.training_fraction;
+      std::tie(analyze.shuffle, analyze.training_fraction) = options->model.chosen_shuffle(config);
       std::tie(analyze.snapshot_index, analyze.best_snapshot) = options->model.snapshot_choice();
       if (!options->crop.empty()) analyze.crop = parse_crop_option(options->crop);
       if (!options->shard.empty()) {

@@ -41,6 +41,7 @@ Command demo_command();
 Command doctor_command();
 Command net_command();
 Command weights_command();
+Command sweep_command();
 Command bench_command();
 
 }  // namespace labpose::tools

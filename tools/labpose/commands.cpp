@@ -13,6 +13,7 @@ const std::vector<Command>& command_table() {
       convert_labels_command(),
       create_dataset_command(),
       train_command(),
+      sweep_command(),
       evaluate_command(),
       analyze_command(),
       filter_command(),

@@ -4,11 +4,13 @@
 
 #include <cmath>
 #include <iostream>
+#include <tuple>
 
 #include "core/console.hpp"
 #include "core/error.hpp"
 #include "pipeline/evaluation/evaluate.hpp"
 #include "projects/layout.hpp"
+#include "projects/promoted_model.hpp"
 #include "projects/yaml_text.hpp"
 #include "tools/labpose/command.hpp"
 #include "tools/labpose/config_loading.hpp"
@@ -60,13 +62,14 @@ Command evaluate_command() {
   command.define = [](CLI::App& app) -> std::function<int()> {
     struct Options {
       std::string config, snapshot, device = "cpu";
-      int shuffle = 1;
+      std::optional<int> shuffle;
       std::optional<double> training_fraction;
       bool plot = false;
     };
     auto options = std::make_shared<Options>();
     app.add_option("config", options->config, "the project's config.yaml")->required();
-    app.add_option("--shuffle", options->shuffle, "the shuffle (default 1)")
+    app.add_option("--shuffle", options->shuffle,
+                   "the shuffle (default: the model labpose sweep --promote chose, else 1)")
         ->check(CLI::PositiveNumber);
     app.add_option("--training-fraction", options->training_fraction,
                    "only this training fraction (default: every TrainingFraction of config.yaml)")
@@ -87,8 +90,8 @@ Command evaluate_command() {
     return [options]() {
       const projects::ProjectConfig config = load_project_config(options->config);
       pipeline::EvaluateOptions evaluate;
-      evaluate.shuffle = options->shuffle;
-      evaluate.training_fraction = options->training_fraction;
+      std::tie(evaluate.shuffle, evaluate.training_fraction) =
+          projects::default_model_shuffle(config, options->shuffle, options->training_fraction);
       if (!options->snapshot.empty()) evaluate.snapshots = parse_snapshot(options->snapshot);
       evaluate.device = options->device;
       evaluate.plot = options->plot;

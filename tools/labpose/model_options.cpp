@@ -6,12 +6,15 @@
 #include "core/console.hpp"
 #include "core/error.hpp"
 #include "projects/layout.hpp"
+#include "projects/promoted_model.hpp"
 #include "projects/yaml_text.hpp"
 
 namespace labpose::tools {
 
 void ModelOptions::add_to(CLI::App& app, const std::string& purpose) {
-  app.add_option("--shuffle", shuffle, "the shuffle " + purpose + " (default 1)")
+  app.add_option(
+         "--shuffle", shuffle,
+         "the shuffle " + purpose + " (default: the model labpose sweep --promote chose, else 1)")
       ->check(CLI::PositiveNumber);
   app.add_option("--training-fraction", training_fraction,
                  "the training fraction (default: the first TrainingFraction)")
@@ -31,9 +34,15 @@ std::pair<std::optional<int>, bool> ModelOptions::snapshot_choice() const {
                    "-1 is the last snapshot (the best one when there is one), 0 the first");
 }
 
+std::pair<int, std::optional<double>> ModelOptions::chosen_shuffle(
+    const projects::ProjectConfig& config) const {
+  return projects::default_model_shuffle(config, shuffle, training_fraction);
+}
+
 pipeline::AnalysisModel ModelOptions::find(const projects::ProjectConfig& config) const {
   const auto [index, best] = snapshot_choice();
-  return pipeline::find_analysis_model(config, shuffle, training_fraction, index, best);
+  const auto [chosen, fraction] = chosen_shuffle(config);
+  return pipeline::find_analysis_model(config, chosen, fraction, index, best);
 }
 
 void for_each_tracked_video(const pipeline::AnalysisModel& model,

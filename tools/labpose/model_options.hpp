@@ -15,7 +15,7 @@
 namespace labpose::tools {
 
 struct ModelOptions {
-  int shuffle = 1;
+  std::optional<int> shuffle;  // unset: the promoted model's (labpose sweep --promote), else 1
   std::optional<double> training_fraction;
   std::string snapshot;  // an index, "best", or empty (config.yaml's snapshotindex)
 
@@ -23,6 +23,8 @@ struct ModelOptions {
   /// The snapshot choice: (index, best). Throws UsageError for text that is neither.
   std::pair<std::optional<int>, bool> snapshot_choice() const;
   pipeline::AnalysisModel find(const projects::ProjectConfig& config) const;
+  /// The shuffle and training fraction to use (see projects::default_model_shuffle).
+  std::pair<int, std::optional<double>> chosen_shuffle(const projects::ProjectConfig& config) const;
 };
 
 /// A video and the tracks of it that a command reads.
