@@ -68,7 +68,7 @@ std::optional<long> local_writer(std::string_view name) {
 }
 
 void fsync_path(const fs::path& path, bool directory, const fs::path& target) {
-  const int fd = ::open(path.c_str(), directory ? O_RDONLY | O_DIRECTORY : O_RDONLY);
+  const int fd = ::open(path.c_str(), (directory ? O_RDONLY | O_DIRECTORY : O_RDONLY) | O_CLOEXEC);
   if (fd < 0) throw write_error(target, errno);
   const int result = ::fsync(fd);
   const int saved = errno;

@@ -14,8 +14,12 @@ struct sigaction g_previous_int, g_previous_term;
 std::atomic<bool> g_installed{false};
 
 extern "C" void on_signal(int number) {
-  if (g_signal.load() != 0) {  // the second Ctrl-C: give up waiting and die as usual
-    sigaction(number, number == SIGINT ? &g_previous_int : &g_previous_term, nullptr);
+  if (g_signal.load() != 0) {
+    // The second Ctrl-C: give up waiting and die as usual. A repeated SIGTERM is not a person
+    // insisting but a process manager saying it twice (a cluster signals every process of a job,
+    // a parent forwards it): the job is stopping already.
+    if (number != SIGINT) return;
+    sigaction(number, &g_previous_int, nullptr);
     std::raise(number);
     return;
   }

@@ -1,7 +1,8 @@
 // Stopping long jobs cleanly on Ctrl-C or SIGTERM (a cluster's time limit): while an
 // InterruptHandler lives, those signals only set a flag that the job polls between steps, so it can
 // save its state (a training snapshot, analysed rows) and exit with ErrorKind::interrupted. A
-// second Ctrl-C while the first is being handled kills the process as usual. Not a general signal
+// second Ctrl-C while the first is being handled kills the process as usual; a repeated SIGTERM
+// (a cluster and a parent process both passing on a job's end) does not. Not a general signal
 // framework: one handler at a time, process-wide.
 #pragma once
 

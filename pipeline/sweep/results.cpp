@@ -114,10 +114,16 @@ std::string results_table(const SweepState& state) {
     while (!line.empty() && line.back() == ' ') line.pop_back();
     text += line + "\n";
   }
-  if (state.chosen && state.test_error) {
-    text += fmt::format("chosen: trial {} (shuffle {}); its test error: {:.2f} px ({})\n",
-                        *state.chosen, trial_by_id(state, *state.chosen).shuffle, *state.test_error,
-                        state.test_snapshot);
+  for (const auto& trial : state.trials) {
+    if (trial.state == TrialState::failed)
+      text += fmt::format("trial {} failed: {}\n", trial.id, trial.message);
+  }
+  if (state.chosen) {
+    text += fmt::format("chosen: trial {} (shuffle {}); ", *state.chosen,
+                        trial_by_id(state, *state.chosen).shuffle);
+    text += state.test_error ? fmt::format("its test error: {:.2f} px ({})\n", *state.test_error,
+                                           state.test_snapshot)
+                             : std::string("no test images to measure it on\n");
   }
   return text;
 }

@@ -321,6 +321,27 @@ bool is_grid(const SweepSpace& space) {
   return true;
 }
 
+std::uint64_t grid_size(const SweepSpace& space) {
+  constexpr std::uint64_t kMost = std::uint64_t{1} << 62;
+  std::uint64_t count = 1;
+  for (const auto& parameter : space.parameters) {
+    const std::uint64_t choices = std::max<std::uint64_t>(parameter.choices.size(), 1);
+    count = count > kMost / choices ? kMost : count * choices;
+  }
+  return count;
+}
+
+TrialParameters grid_trial(const SweepSpace& space, std::uint64_t index) {
+  TrialParameters trial(space.parameters.size());
+  for (std::size_t i = space.parameters.size(); i-- > 0;) {
+    const SweepParameter& parameter = space.parameters[i];
+    const std::uint64_t choices = std::max<std::uint64_t>(parameter.choices.size(), 1);
+    trial[i] = {parameter.key, parameter.choices.at(static_cast<std::size_t>(index % choices))};
+    index /= choices;
+  }
+  return trial;
+}
+
 std::vector<TrialParameters> grid_trials(const SweepSpace& space) {
   for (const auto& parameter : space.parameters) {
     if (parameter.kind != SweepParameter::Kind::choices) {
@@ -330,19 +351,16 @@ std::vector<TrialParameters> grid_trials(const SweepSpace& space) {
                        "--algo halving");
     }
   }
-  std::vector<TrialParameters> trials(1);
-  for (const auto& parameter : space.parameters) {
-    std::vector<TrialParameters> longer;
-    longer.reserve(trials.size() * parameter.choices.size());
-    for (const auto& trial : trials) {
-      for (const auto& choice : parameter.choices) {
-        TrialParameters next = trial;
-        next.emplace_back(parameter.key, choice);
-        longer.push_back(std::move(next));
-      }
-    }
-    trials = std::move(longer);
+  const std::uint64_t count = grid_size(space);
+  if (count > kMaxGridTrials) {
+    throw UsageError(fmt::format("{} makes a grid of {} combinations: more than the {} a grid "
+                                 "trains",
+                                 space.file.string(), count, kMaxGridTrials),
+                     "draw some of them with --algo halving --trials N (or --budget-minutes M)");
   }
+  std::vector<TrialParameters> trials;
+  trials.reserve(static_cast<std::size_t>(count));
+  for (std::uint64_t index = 0; index < count; ++index) trials.push_back(grid_trial(space, index));
   return trials;
 }
 

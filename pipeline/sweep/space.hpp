@@ -40,8 +40,14 @@ std::string parameter_place(const SweepSpace& space, const SweepParameter& param
 
 /// Whether every parameter is a list of choices (a grid can be made).
 bool is_grid(const SweepSpace& space);
-/// Every combination of the choices, the last parameter varying fastest. Throws UsageError naming
-/// the first range.
+/// The most combinations a grid trains (a larger one is sampled by random or halving).
+constexpr std::uint64_t kMaxGridTrials = 10000;
+/// How many combinations the choices make (saturating at 2^62; a range counts as one).
+std::uint64_t grid_size(const SweepSpace& space);
+/// Combination `index` (from 0, below grid_size), the last parameter varying fastest.
+TrialParameters grid_trial(const SweepSpace& space, std::uint64_t index);
+/// Every combination of the choices, in grid_trial's order. Throws UsageError naming the first
+/// range, or when there are more than kMaxGridTrials.
 std::vector<TrialParameters> grid_trials(const SweepSpace& space);
 /// Trial `index` (from 0) drawn from the space with `seed`: uniform over a list, uniform or
 /// log-uniform over a range (3 significant digits; whole-number keys rounded). The same seed and

@@ -3,7 +3,10 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <utility>
 
 #include "core/atomic_file.hpp"
@@ -64,6 +67,44 @@ TrialRecord trial_of(const json& item) {
   trial.iterations = item.at("iterations").get<std::int64_t>();
   trial.message = item.at("message").get<std::string>();
   return trial;
+}
+
+[[noreturn]] void damaged(const std::string& what) {
+  throw json::other_error::create(501, what, nullptr);
+}
+
+// What the rest of the sweep relies on, so that a damaged file is an error here and not a crash
+// or a trial stuck forever later.
+void check_state(const SweepState& state) {
+  if (state.rungs.empty() || state.trials.empty() || state.eta < 2)
+    damaged("no rungs, no trials or eta below 2");
+  if (!(state.budget.minutes > 0) && state.budget.iterations <= 0) damaged("no budget");
+  for (std::size_t k = 0; k < state.rungs.size(); ++k) {
+    if (!std::isfinite(state.rungs[k]) || state.rungs[k] <= 0 ||
+        (k > 0 && state.rungs[k] <= state.rungs[k - 1])) {
+      damaged("the rungs are not increasing positive numbers");
+    }
+  }
+  if (state.device.empty()) damaged("no device");
+  const int top = static_cast<int>(state.rungs.size()) - 1;
+  std::set<int> ids;
+  for (const auto& trial : state.trials) {
+    const std::string which = fmt::format("trial {}: ", trial.id);
+    if (trial.id < 1 || !ids.insert(trial.id).second) damaged(which + "a missing or repeated id");
+    if (trial.rung < -1 || trial.rung > top) damaged(which + "rung out of range");
+    if (trial.target_rung < 0 || trial.target_rung > top)
+      damaged(which + "target_rung out of range");
+    if (trial.errors.size() != static_cast<std::size_t>(trial.rung + 1))
+      damaged(which + "not one error per finished rung");
+    for (const double error : trial.errors) {
+      if (!std::isfinite(error) || error < 0) damaged(which + "an error that is not a distance");
+    }
+  }
+  if (state.chosen && std::find_if(state.trials.begin(), state.trials.end(), [&](const auto& t) {
+                        return t.id == *state.chosen;
+                      }) == state.trials.end()) {
+    damaged("the chosen trial does not exist");
+  }
 }
 
 }  // namespace
@@ -141,9 +182,7 @@ SweepState parse_sweep_state(const std::string& text, const fs::path& file) {
     if (root.contains("test_error")) state.test_error = root.at("test_error").get<double>();
     if (root.contains("test_snapshot"))
       state.test_snapshot = root.at("test_snapshot").get<std::string>();
-    if (state.rungs.empty() || state.trials.empty() || state.eta < 2) {
-      throw json::other_error::create(501, "no rungs, no trials or eta below 2", nullptr);
-    }
+    check_state(state);
     return state;
   } catch (const json::exception& error) {
     throw Error(fmt::format("{} is not a labpose sweep state: {}", file.string(), error.what()),

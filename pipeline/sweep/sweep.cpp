@@ -10,6 +10,7 @@
 #include <cmath>
 #include <mutex>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "core/atomic_file.hpp"
@@ -51,15 +52,6 @@ struct Plan {
   std::vector<TrialParameters> trials;
 };
 
-std::size_t grid_count(const SweepSpace& space) {
-  std::size_t count = 1;
-  for (const auto& parameter : space.parameters) {
-    count = std::min<std::size_t>(count * std::max<std::size_t>(parameter.choices.size(), 1),
-                                  1'000'000);
-  }
-  return count;
-}
-
 // The budget of each trial from the options (budget_minutes spread over `trials` for a grid).
 TrialBudget trial_budget(const SweepOptions& options) {
   TrialBudget budget;
@@ -84,16 +76,33 @@ void check_budget_options(const SweepOptions& options) {
   }
 }
 
-// `count` trials from a space of lists: a seeded order of its grid, without repeats.
+// `count` trials from a space of lists: combinations in a seeded order, each once (all of them
+// when there are fewer).
 std::vector<TrialParameters> grid_sample(const SweepSpace& space, std::size_t count,
                                          std::uint64_t seed) {
-  std::vector<TrialParameters> grid = grid_trials(space);
+  const std::uint64_t size = grid_size(space);
   nets::Random random(seed * 0x2545F4914F6CDD1DULL + 7);
-  for (std::size_t i = grid.size() - 1; i > 0; --i) {
-    std::swap(grid[i], grid[static_cast<std::size_t>(random.next() % (i + 1))]);
+  std::vector<std::uint64_t> chosen;
+  if (size <= 4 * static_cast<std::uint64_t>(count) + 1000) {
+    // A seeded shuffle of every index.
+    chosen.resize(static_cast<std::size_t>(size));
+    for (std::size_t i = 0; i < chosen.size(); ++i) chosen[i] = i;
+    for (std::size_t i = chosen.size(); i-- > 1;) {
+      std::swap(chosen[i], chosen[static_cast<std::size_t>(random.next() % (i + 1))]);
+    }
+    chosen.resize(std::min<std::size_t>(count, chosen.size()));
+  } else {
+    // Far more combinations than trials: distinct indices drawn one by one.
+    std::set<std::uint64_t> seen;
+    while (chosen.size() < count) {
+      const std::uint64_t index = random.next() % size;
+      if (seen.insert(index).second) chosen.push_back(index);
+    }
   }
-  grid.resize(std::min(count, grid.size()));
-  return grid;
+  std::vector<TrialParameters> trials;
+  trials.reserve(chosen.size());
+  for (const std::uint64_t index : chosen) trials.push_back(grid_trial(space, index));
+  return trials;
 }
 
 Plan plan_sweep(const SweepSpace& space, const SweepOptions& options, std::uint64_t seed) {
@@ -101,12 +110,12 @@ Plan plan_sweep(const SweepSpace& space, const SweepOptions& options, std::uint6
   Plan plan;
   const bool lists = is_grid(space);
   plan.algorithm = options.algorithm.value_or(
-      lists && grid_count(space) <= kGridByDefault && !options.trials ? "grid" : "halving");
+      lists && grid_size(space) <= kGridByDefault && !options.trials ? "grid" : "halving");
   if (plan.algorithm == "grid") {
     if (options.trials) {
       throw UsageError(fmt::format("a grid runs every combination of {} ({}); --trials does not "
                                    "apply",
-                                   space.file.string(), grid_count(space)),
+                                   space.file.string(), grid_size(space)),
                        "drop --trials, or draw that many with --algo random or --algo halving");
     }
     plan.trials = grid_trials(space);
@@ -206,9 +215,9 @@ std::vector<std::string> device_list(const std::string& devices) {
 }
 
 SweepState new_state(const projects::ProjectConfig& config, const SweepOptions& options,
-                     double fraction) {
+                     int base_shuffle, double fraction) {
   const std::uint64_t seed = options.seed.value_or(0);
-  const SweepBase base = read_sweep_base(config, options.shuffle, fraction);
+  const SweepBase base = read_sweep_base(config, base_shuffle, fraction);
   const SweepSpace space = read_sweep_space(*options.space);
   check_space_values(base.pose, space);
   const Plan plan = plan_sweep(space, options, seed);
@@ -230,15 +239,27 @@ SweepState new_state(const projects::ProjectConfig& config, const SweepOptions& 
     trial.parameters = plan.trials[i];
     state.trials.push_back(std::move(trial));
   }
+  std::set<std::string> from_scratch;
+  const bool weights_searched =
+      std::any_of(space.parameters.begin(), space.parameters.end(),
+                  [](const SweepParameter& parameter) { return parameter.key == "init_weights"; });
+  for (const auto& shuffle : shuffles) {
+    if (!weights_searched && !base.pose.init_weights.empty() && shuffle.pose.init_weights.empty())
+      from_scratch.insert(shuffle.pose.net_type);
+  }
+  for (const auto& net : from_scratch) {
+    console::info(
+        "trials of {} train from scratch: the weights cache has no ImageNet weights of it", net);
+  }
   state.name = options.name;
   state.algorithm = plan.algorithm;
   state.eta = kEta;
   state.budget = plan.budget;
   state.rungs = plan.rungs;
   state.training_fraction = fraction;
-  state.base_shuffle = options.shuffle;
+  state.base_shuffle = base_shuffle;
   state.iteration = config.values().iteration;
-  state.device = options.devices;
+  state.device = options.devices.value_or("auto");
   state.seed = seed;
   state.space_file = fs::absolute(*options.space).lexically_normal().string();
   state.space_text = space.text;
@@ -259,20 +280,22 @@ SweepState new_state(const projects::ProjectConfig& config, const SweepOptions& 
                           return fmt::format("{}", fmt::join(ends, ", "));
                         }())
           : std::string(),
-      state.validation.size(), options.shuffle, base.split.train.size(), base.split.test.size(),
+      state.validation.size(), base_shuffle, base.split.train.size(), base.split.test.size(),
       base.split.test.size() == 1 ? "" : "s");
   return state;
 }
 
 // The options given that differ from the existing sweep's.
-void check_same_sweep(const SweepState& state, const SweepOptions& options, double fraction) {
+void check_same_sweep(const SweepState& state, const SweepOptions& options) {
   std::vector<std::string> differ;
-  if (options.shuffle != state.base_shuffle)
+  if (options.shuffle && *options.shuffle != state.base_shuffle) {
     differ.push_back(
-        fmt::format("--shuffle {} (the sweep's: {})", options.shuffle, state.base_shuffle));
-  if (fraction != state.training_fraction)
-    differ.push_back(fmt::format("--training-fraction {:g} (the sweep's: {:g})", fraction,
-                                 state.training_fraction));
+        fmt::format("--shuffle {} (the sweep's: {})", *options.shuffle, state.base_shuffle));
+  }
+  if (options.training_fraction && *options.training_fraction != state.training_fraction) {
+    differ.push_back(fmt::format("--training-fraction {:g} (the sweep's: {:g})",
+                                 *options.training_fraction, state.training_fraction));
+  }
   const bool planned = options.space || options.algorithm || options.trials ||
                        options.minutes_per_trial || options.iterations_per_trial ||
                        options.budget_minutes || options.seed;
@@ -359,7 +382,7 @@ class SweepRunner {
       : config_(config),
         options_(options),
         store_(store),
-        devices_(device_list(state.device)),
+        devices_(device_list(options.devices.value_or(state.device))),
         fraction_(state.training_fraction),
         top_(static_cast<int>(state.rungs.size()) - 1) {
     const int workers = std::max(1, options.parallel);
@@ -501,7 +524,7 @@ class SweepRunner {
                     claim.trial.id, state.trials.size(), values, rung_text(state, rung), rung + 1,
                     state.rungs.size(), device, command.log_file.string());
       {
-        std::FILE* log = std::fopen(command.log_file.c_str(), "a");
+        std::FILE* log = std::fopen(command.log_file.c_str(), "ae");
         if (log != nullptr) {
           std::fprintf(log, "\n== labpose sweep %s: trial %d, rung %d of %zu: %s\n",
                        state.name.c_str(), claim.trial.id, rung + 1, state.rungs.size(),
@@ -529,16 +552,15 @@ class SweepRunner {
       trial.iterations = progress.iterations;
       switch (exit.kind) {
         case TrialExit::Kind::finished:
-          if (!progress.error) {
+          if (!progress.error || !std::isfinite(*progress.error)) {
             trial.state = TrialState::failed;
             trial.message = "training ended without a validation error";
             break;
           }
           trial.state = TrialState::done;
           trial.rung = rung;
-          trial.errors.resize(static_cast<std::size_t>(rung) + 1,
-                              std::numeric_limits<double>::quiet_NaN());
-          trial.errors[static_cast<std::size_t>(rung)] = *progress.error;
+          trial.errors.resize(static_cast<std::size_t>(rung));  // one per rung before
+          trial.errors.push_back(*progress.error);
           break;
         case TrialExit::Kind::interrupted:
           trial.state = TrialState::stopped;
@@ -587,8 +609,11 @@ class SweepRunner {
   }
 
   static std::string promotion_note(const SweepState& state, int rung) {
-    int finished = 0;
-    for (const auto& trial : state.trials) finished += trial.rung >= rung ? 1 : 0;
+    int finished = 0;  // as the scheduler counts them: a failure in the rung counts too
+    for (const auto& trial : state.trials) {
+      const bool failed_here = trial.state == TrialState::failed && trial.target_rung == rung;
+      finished += trial.rung >= rung || failed_here ? 1 : 0;
+    }
     return fmt::format("; {} trial{} finished rung {}, the best {} go on", finished,
                        finished == 1 ? "" : "s", rung + 1, finished / state.eta);
   }
@@ -607,11 +632,11 @@ void measure_test_error(const projects::ProjectConfig& config, const SweepStore&
                         const std::string& devices) {
   SweepState state = store.read();
   const auto best = best_trial(state);
-  if (!best || state.test_error) return;
+  if (!best || state.chosen) return;
   const auto lock = FileLock::try_take(store.folder() / "locks" / "test.lock");
   if (!lock) return;  // another process measures it
   state = store.read();
-  if (state.test_error) return;
+  if (state.chosen) return;
   const TrialRecord& trial = trial_by_id(state, *best);
   console::info(
       "the sweep is over: trial {} is the best on the validation images; its test "
@@ -624,8 +649,13 @@ void measure_test_error(const projects::ProjectConfig& config, const SweepStore&
   const auto evaluations = evaluate_network(config, evaluate);
   if (evaluations.empty() || evaluations.back().test_images == 0 ||
       std::isnan(evaluations.back().test.mean)) {
-    console::warn("shuffle {} has no test images: there is no test error to report",
-                  state.base_shuffle);
+    console::warn("shuffle {} has no test images: trial {} is chosen without a test error",
+                  state.base_shuffle, trial.id);
+    store.update([&](SweepState& current) {
+      current.chosen = trial.id;
+      write_sweep_results(current, store.folder());
+      return true;
+    });
     return;
   }
   const SnapshotEvaluation& result = evaluations.back();
@@ -652,9 +682,7 @@ SweepState open_sweep(const projects::ProjectConfig& config, const SweepOptions&
                      "or digit");
   }
   if (options.parallel < 1) throw UsageError("--parallel must be at least 1");
-  check_devices(options.devices);
-  const double fraction =
-      options.training_fraction.value_or(config.values().training_fraction.front());
+  if (options.devices) check_devices(*options.devices);
   const SweepStore store(sweep_folder(config, options.name));
   const fs::path sweeps = config.project_dir() / "sweeps";
   create_folder(sweeps);
@@ -662,7 +690,7 @@ SweepState open_sweep(const projects::ProjectConfig& config, const SweepOptions&
   const FileLock creating = FileLock::wait_for(sweeps / ".create.lock");
   if (store.exists()) {
     const SweepState state = store.read();
-    check_same_sweep(state, options, fraction);
+    check_same_sweep(state, options);
     return state;
   }
   if (!options.space) {
@@ -670,7 +698,9 @@ SweepState open_sweep(const projects::ProjectConfig& config, const SweepOptions&
         fmt::format("there is no sweep {} in {} to continue", options.name, sweeps.string()),
         "start one with --space sweep.yaml (labpose sweep --example writes one)");
   }
-  const SweepState state = new_state(config, options, fraction);
+  const SweepState state =
+      new_state(config, options, options.shuffle.value_or(1),
+                options.training_fraction.value_or(config.values().training_fraction.front()));
   store.create(state);
   write_sweep_results(state, store.folder());
   return state;
@@ -683,7 +713,8 @@ SweepRun run_sweep(const projects::ProjectConfig& config, const SweepOptions& op
   const SweepStore store(sweep_folder(config, options.name));
   SweepRunner runner(config, options, store, run.state);
   run.interrupted = !runner.run();
-  if (!run.interrupted) measure_test_error(config, store, run.state.device);
+  if (!run.interrupted)
+    measure_test_error(config, store, options.devices.value_or(run.state.device));
   run.state = store.read();
   return run;
 }
@@ -698,7 +729,7 @@ Promotion promote_sweep_trial(projects::ProjectConfig& config, const std::string
                 "sweep the current iteration's training set, then promote that sweep's trial");
   }
   if (!state.chosen) {
-    throw Error(fmt::format("sweep {} is not over: no trial has been chosen and tested yet", name),
+    throw Error(fmt::format("sweep {} is not over: no trial has been chosen yet", name),
                 fmt::format("run it to the end first: labpose sweep {} --name {}",
                             config.file().string(), name));
   }

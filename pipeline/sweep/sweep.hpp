@@ -19,20 +19,22 @@
 namespace labpose::pipeline {
 
 struct SweepOptions {
-  std::string name;                            // sweeps/<name>/
-  int shuffle = 1;                             // the base shuffle
-  std::optional<double> training_fraction;     // default: config.yaml's first
+  std::string name;            // sweeps/<name>/
+  std::optional<int> shuffle;  // the base shuffle; default 1 (a sweep's own when it continues)
+  std::optional<double> training_fraction;     // default: config.yaml's first (the sweep's own)
   std::optional<std::filesystem::path> space;  // sweep.yaml; needed to start a sweep
   std::optional<std::string> algorithm;        // grid, random or halving
   std::optional<int> trials;
   std::optional<double> minutes_per_trial;  // default 15
   std::optional<std::int64_t> iterations_per_trial;
-  std::optional<double> budget_minutes;       // training minutes of all trials together
-  int parallel = 1;                           // trials at once in this process
-  std::string devices = "auto";               // one, or a comma-separated list (cuda:0,cuda:1)
-  std::optional<std::uint64_t> seed;          // draws and the validation images; default 0
-  std::optional<double> validation_fraction;  // default 0.15
-  std::filesystem::path executable;           // labpose, which trains each trial
+  std::optional<double> budget_minutes;  // training minutes of all trials together
+  int parallel = 1;                      // trials at once in this process
+  // One device, or a comma-separated list (cuda:0,cuda:1); default: auto, or what the sweep was
+  // started with. Given when a sweep continues, it replaces that (another node, other GPUs).
+  std::optional<std::string> devices;
+  std::optional<std::uint64_t> seed;                   // draws and the validation images; default 0
+  std::optional<double> validation_fraction;           // default 0.15
+  std::filesystem::path executable;                    // labpose, which trains each trial
   std::optional<std::filesystem::path> weights_cache;  // ImageNet weights for init_weights
   bool prepare_only = false;                           // create or check the sweep, train nothing
 };

@@ -50,11 +50,17 @@ std::string without_place(const std::string& message, const std::string& label) 
 // `key: value` (value as YAML text) set in the configuration, read back as train reads it.
 PoseConfig with_value(const PoseConfig& pose, const std::string& key, const std::string& value) {
   YAML::Node root = YAML::Load(pose_config_text(pose));
-  if (key == "crop_size") {
-    const YAML::Node crop = YAML::Load(value);
-    root[key] = crop.IsSequence() ? crop : YAML::Load(fmt::format("[{0}, {0}]", value));
-  } else {
-    root[key] = YAML::Load(value);
+  try {
+    if (key == "crop_size") {
+      const YAML::Node crop = YAML::Load(value);
+      root[key] = crop.IsSequence() ? crop : YAML::Load(fmt::format("[{0}, {0}]", value));
+    } else {
+      const YAML::Node node = YAML::Load(value);
+      // A value that reads as a list or mapping (a quoted "[x" in sweep.yaml) stays text.
+      root[key] = node.IsScalar() ? node : YAML::Node(value);
+    }
+  } catch (const YAML::Exception&) {
+    root[key] = YAML::Node(value);  // not YAML on its own: the text itself
   }
   std::string text;
   projects::yaml_text::emit_mapping(text, root, 0);
@@ -123,8 +129,11 @@ void set_start(PoseConfig& pose, const PoseConfig& base, const TrialParameters& 
       pose.init_weights = fs::absolute(weights_value).lexically_normal().string();
     }
   } else if (pose.net_type != base.net_type && !base.init_weights.empty()) {
-    // The base's weights belong to its network: a trial of another one starts from its own.
-    pose.init_weights = imagenet_weights_of(pose.net_type, imagenet, space, "net_type");
+    // The base's weights belong to its network: a trial of another one starts from its own
+    // ImageNet weights where the cache has them, else from scratch (init_weights: [imagenet]
+    // asks for them).
+    const auto own = imagenet ? imagenet(pose.net_type) : std::nullopt;
+    pose.init_weights = own.value_or(std::string());
   }
   const bool pretrained = !pose.init_weights.empty(), base_pretrained = !base.init_weights.empty();
   const int stages = nets::backbone_stages(pose.net_type);

@@ -1,6 +1,8 @@
 // A sweep trial's training configuration: the base shuffle's pose_cfg.yaml with the trial's values
 // applied (lr scales multi_step's rates; init_weights imagenet takes the cached ImageNet weights of
-// the trial's network; a pretrained trial gets the fine-tuning recipe unless the space sets it) and
+// the trial's network; without init_weights, a trial of another network than a pretrained base's
+// starts from that network's cached weights, or from scratch when there are none; a pretrained
+// trial gets the fine-tuning recipe unless the space sets it) and
 // the schedule set by the sweep's budget. Every value is checked the way train checks it, with
 // errors that name sweep.yaml:line. Not the trial's files (trials.hpp).
 #pragma once

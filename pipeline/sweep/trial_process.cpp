@@ -57,6 +57,12 @@ std::vector<char*> pointers_to(std::vector<std::string>& texts) {
   // SIGTERM when the sweep's process ends, however it ends (a snapshot is saved).
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (::getppid() != parent) ::_exit(3);
+  // A process group of its own: a Ctrl-C at the terminal reaches the sweep alone, which passes a
+  // single SIGTERM on (a second signal would stop the trial before its snapshot).
+  ::setpgid(0, 0);
+  // A copy without close-on-exec keeps the trial's lock held until the child ends too; made first,
+  // while no standard descriptor has been replaced.
+  if (held >= 0) ::fcntl(held, F_DUPFD, 10);
   sigset_t none;
   ::sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -67,8 +73,6 @@ std::vector<char*> pointers_to(std::vector<std::string>& texts) {
   }
   const int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
-  // A copy without close-on-exec keeps the trial's lock held until the child ends too.
-  if (held >= 0) ::fcntl(held, F_DUPFD, 10);
   ::execve(executable, argv, envp);
   const char message[] = "error: cannot start labpose for this trial\n";
   [[maybe_unused]] const auto written = ::write(STDERR_FILENO, message, sizeof(message) - 1);
@@ -119,7 +123,8 @@ TrialExit run_trial_process(const TrialCommand& command, const std::function<boo
                                           : TrialExit::Kind::failed;
   } else if (WIFSIGNALED(status)) {
     result.signal = WTERMSIG(status);
-    const bool asked = stop_sent && (result.signal == SIGTERM || result.signal == SIGKILL);
+    const bool asked = stop_sent && (result.signal == SIGTERM || result.signal == SIGINT ||
+                                     result.signal == SIGKILL);
     result.kind = asked ? TrialExit::Kind::interrupted : TrialExit::Kind::crashed;
   }
   return result;

@@ -350,11 +350,6 @@ void Trainer::check_resumed_schedule(const fs::path& file) const {
         "stops this sitting early",
         schedule_->budget_seconds() / 60, format_duration(seconds_before_), options_.max_minutes);
   }
-  if (reached_stop_point(seconds_before_)) {
-    throw UsageError(fmt::format("{} is already past the stop point (iteration {}, {} of training)",
-                                 file.string(), iteration_, format_duration(seconds_before_)),
-                     "give a later --stop-at-minutes or --stop-at-iteration, or none");
-  }
   if (!schedule_->finished(iteration_, seconds_before_)) return;
   if (schedule_->timed()) {
     throw UsageError(fmt::format("{} has finished its time schedule of {:g} minutes (iteration {})",
@@ -680,6 +675,15 @@ TrainResult Trainer::run() {
                     "iterations");
   const double start = now();
   const std::int64_t first = iteration_;
+  if (reached_stop_point(seconds_before_)) {
+    // Resumed at or past its stop point (a sweep's rung, reached by a sitting that stopped before
+    // its evaluation): evaluated and saved, nothing trained.
+    console::info("iteration {} is at the stop point already: nothing to train", iteration_);
+    result_.stop = TrainResult::Stop::time_limit;
+    progress.finish();
+    finish();
+    return result_;
+  }
   for (;;) {  // setup() refuses a run that is over: there is at least one step to take
     step();
     test_error_.reset();

@@ -80,6 +80,20 @@ TEST(SweepSpace, TheExampleReads) {
   EXPECT_GE(space.parameters.size(), 4u);
 }
 
+TEST(SweepSpace, LargeGridsAreRefusedAndSampledByIndex) {
+  std::string text;
+  for (const char* key : {"rotation", "brightness", "contrast", "noise_stddev", "global_scale"})
+    text += std::string(key) + ": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]\n";
+  const SweepSpace space = space_of(text);
+  EXPECT_EQ(grid_size(space), 100000u);
+  EXPECT_TRUE(contains(error_text([&] { grid_trials(space); }),
+                       "sweep.yaml makes a grid of 100000 combinations: more than the 10000"));
+  const TrialParameters last = grid_trial(space, 99999);
+  for (const auto& [key, value] : last) EXPECT_EQ(value, "1.0") << key;
+  EXPECT_EQ(grid_trial(space, 1)[4].second, "0.2");  // the last parameter varies fastest
+  EXPECT_EQ(grid_trial(space, 1)[3].second, "0.1");
+}
+
 TEST(SweepSpace, GridIsEveryCombination) {
   const SweepSpace space = space_of("batch_size: [8, 16]\nrotation: [0, 25, 40]\n");
   const auto trials = grid_trials(space);
@@ -161,6 +175,22 @@ TEST(TrialConfig, PretrainedTrialsGetTheFineTuningRecipe) {
   EXPECT_EQ(pose.freeze_backbone_stages, nets::backbone_stages("efficientnet_lite0"));
   EXPECT_EQ(pose.unfreeze_backbone_after, 1000);  // a tenth of max_iters
 
+  // Another network than a pretrained base's: its own weights, or from scratch without them.
+  PoseConfig pretrained_base = base_config();
+  pretrained_base.net_type = "efficientnet_lite0";
+  pretrained_base.init_weights = "/cache/efficientnet_lite0.safetensors";
+  use_fine_tuning_defaults(pretrained_base);
+  const SweepSpace nets = space_of("net_type: [mobilenet_v2_0.35, efficientnet_lite0]\n");
+  const PoseConfig scratch =
+      trial_pose_config(pretrained_base, grid_trials(nets)[0], nets, cache, TrialBudget{10, 0});
+  EXPECT_EQ(scratch.init_weights, "");
+  EXPECT_EQ(scratch.freeze_backbone_stages, 0);
+  EXPECT_EQ(scratch.unfreeze_backbone_after, 0);
+  const PoseConfig same =
+      trial_pose_config(pretrained_base, grid_trials(nets)[1], nets, cache, TrialBudget{10, 0});
+  EXPECT_EQ(same.init_weights, pretrained_base.init_weights);
+  EXPECT_EQ(same.freeze_backbone_stages, pretrained_base.freeze_backbone_stages);
+
   const SweepSpace missing = space_of("init_weights: [imagenet]\n");
   EXPECT_TRUE(contains(error_text([&] {
                          trial_pose_config(base_config(), grid_trials(missing)[0], missing, cache,
@@ -222,6 +252,8 @@ SweepState halving_state(int trials) {
   SweepState state;
   state.name = "test";
   state.algorithm = "halving";
+  state.budget.iterations = 9;
+  state.device = "cpu";
   state.rungs = {1, 3, 9};
   state.trials.resize(static_cast<std::size_t>(trials));
   for (std::size_t i = 0; i < state.trials.size(); ++i) {
@@ -318,6 +350,21 @@ TEST(SweepState, RoundTripsAndRefusesDamage) {
   EXPECT_EQ(back.trials[0].errors, state.trials[0].errors);
   EXPECT_TRUE(contains(error_text([&] { parse_sweep_state(text.substr(0, 100), "state.json"); }),
                        "state.json is not a labpose sweep state"));
+  // Damage that would crash or stall the sweep later is an error now.
+  const auto damaged = [&](const std::string& from, const std::string& to) {
+    std::string changed = text;
+    const std::size_t at = changed.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) changed.replace(at, from.size(), to);
+    return error_text([&] { parse_sweep_state(changed, "state.json"); });
+  };
+  EXPECT_TRUE(contains(damaged("\"rung\": 0", "\"rung\": 7"), "trial 1: rung out of range"));
+  EXPECT_TRUE(
+      contains(damaged("\"target_rung\": 0", "\"target_rung\": -5"), "target_rung out of range"));
+  EXPECT_TRUE(contains(damaged("\"id\": 2", "\"id\": 1"), "a missing or repeated id"));
+  EXPECT_TRUE(
+      contains(damaged("\"chosen\": 1", "\"chosen\": 9"), "the chosen trial does not exist"));
+  EXPECT_TRUE(contains(damaged("4.25", "-1"), "an error that is not a distance"));
 }
 
 TEST(SweepState, ATrialLockIsHeldUntilItsLastHolderCloses) {

@@ -309,6 +309,29 @@ TEST(SweepCli, SigtermStopsTheTrialsWithSnapshotsAndExitsThree) {
   EXPECT_TRUE(contains(read_text(log), "training stopped by SIGTERM")) << read_text(log);
 }
 
+TEST(SweepCli, AFailingTrialIsMarkedWithItsErrorAndTheSweepGoesOn) {
+  const SweepProject p;
+  const fs::path space = p.write_space("failing", "rotation: [0, 20]\n");
+  const std::string options =
+      "--space " + shell_quote(space.string()) + " --iterations-per-trial 2";
+  ASSERT_EQ(p.sweep(options + " --slurm-array").exit_code, 0);
+  // A trial's configuration damaged by hand after the sweep was prepared.
+  testing::set_yaml_values(p.shuffle_dir(2) / "train" / "pose_cfg.yaml", {{"batch_size", "lots"}});
+  const CommandResult result = p.sweep("--name failing");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(contains(result.output, "warning: trial 1 (rotation 0) failed: ")) << result.output;
+  EXPECT_TRUE(contains(result.output, "batch_size")) << result.output;
+  const auto rows = results(p.folder("failing") / "results.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("state"), "failed");
+  EXPECT_EQ(rows[1].at("state"), "done");
+  EXPECT_TRUE(contains(result.output, "chosen: trial 2 ")) << result.output;
+  const std::string state = read_text(p.folder("failing") / "state.json");
+  EXPECT_TRUE(contains(state, "batch_size")) << state;
+  const CommandResult status = p.sweep("--name failing --status");
+  EXPECT_TRUE(contains(status.output, "trial 1 failed: ")) << status.output;
+}
+
 TEST(SweepCli, TwoSweepProcessesNeverTrainATrialTwice) {
   const SweepProject p;
   const fs::path space = p.write_space("shared", "batch_size: [2, 4]\nrotation: [0, 20]\n");

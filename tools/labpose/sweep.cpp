@@ -48,7 +48,8 @@ fs::path write_slurm_script(const projects::ProjectConfig& config,
                             const pipeline::SweepOptions& options, const std::string& labpose,
                             int tasks) {
   const fs::path folder = pipeline::sweep_folder(config, options.name);
-  const bool gpu = options.devices.find("cuda") != std::string::npos;
+  const std::string devices = options.devices.value_or("auto");
+  const bool gpu = devices.find("cuda") != std::string::npos;
   std::string text = fmt::format(
       "#!/bin/bash\n"
       "# labpose sweep {0}: each array task trains the sweep's next trials until none is left;\n"
@@ -61,7 +62,7 @@ fs::path write_slurm_script(const projects::ProjectConfig& config,
   if (gpu) text += "#SBATCH --gres=gpu:1\n";
   text += fmt::format("cd {}\nexec {} sweep {} --name {} --devices {}\n",
                       config.project_dir().string(), labpose, config.file().string(), options.name,
-                      gpu ? "cuda:0" : (options.devices == "auto" ? "auto" : "cpu"));
+                      gpu ? "cuda:0" : (devices == "auto" ? "auto" : "cpu"));
   const fs::path script = folder / "slurm-array.sh";
   write_file_atomically(script, text);
   fs::permissions(script, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
