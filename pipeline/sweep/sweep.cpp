@@ -614,8 +614,13 @@ class SweepRunner {
       const bool failed_here = trial.state == TrialState::failed && trial.target_rung == rung;
       finished += trial.rung >= rung || failed_here ? 1 : 0;
     }
-    return fmt::format("; {} trial{} finished rung {}, the best {} go on", finished,
-                       finished == 1 ? "" : "s", rung + 1, finished / state.eta);
+    const int going_on = finished / state.eta;
+    if (going_on == 0) {
+      return fmt::format("; rung {}: {} trial{} finished (the best third go on)", rung + 1,
+                         finished, finished == 1 ? "" : "s");
+    }
+    return fmt::format("; rung {}: {} trials finished, the best {} go on", rung + 1, finished,
+                       going_on);
   }
 
   const projects::ProjectConfig& config_;
