@@ -379,11 +379,11 @@ TEST(SweepCli, BadSpacesAndOptionsAreRefusedBeforeAnythingRuns) {
 
   // A sweep continues only with the settings it started with.
   const fs::path space = p.write_space("first", "rotation: [0, 20]\n");
-  ASSERT_EQ(p.sweep("--space " + shell_quote(space.string()) +
-                    " --iterations-per-trial 2 --slurm-array --parallel 3")
-                .exit_code,
-            0);
+  const CommandResult prepared = p.sweep("--space " + shell_quote(space.string()) +
+                                         " --iterations-per-trial 2 --slurm-array --parallel 3");
+  ASSERT_EQ(prepared.exit_code, 0) << prepared.output;
   const std::string script = read_text(p.folder("first") / "slurm-array.sh");
+  EXPECT_TRUE(contains(prepared.output, script)) << prepared.output;  // printed as written
   EXPECT_TRUE(contains(script, "#SBATCH --array=1-3\n")) << script;
   EXPECT_TRUE(contains(script, " sweep " + p.config.string() + " --name first --devices cpu\n"))
       << script;

@@ -118,6 +118,7 @@ int run_sweep_command(SweepCommandOptions& options) {
     pipeline::run_sweep(config, sweep);
     const fs::path script =
         write_slurm_script(config, sweep, sweep.executable.string(), sweep.parallel);
+    std::cout << read_file(script) << std::flush;
     console::info("wrote {}; submit it with: sbatch {}", script.string(), script.string());
     return 0;
   }
