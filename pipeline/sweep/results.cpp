@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/atomic_file.hpp"
+#include "core/text_table.hpp"
 #include "pipeline/sweep/scheduler.hpp"
 #include "projects/yaml_text.hpp"
 
@@ -47,10 +48,6 @@ std::string cell(const std::string& text) {
 std::string error_text(const TrialRecord& trial, int rung) {
   const double error = error_at(trial, rung);
   return std::isfinite(error) ? fmt::format("{:.2f}", error) : std::string();
-}
-
-std::string pad(const std::string& text, std::size_t width) {
-  return text.size() >= width ? text : text + std::string(width - text.size(), ' ');
 }
 
 }  // namespace
@@ -103,17 +100,7 @@ std::string results_table(const SweepState& state) {
     row.push_back(trial_state_name(trial->state));
     rows.push_back(row);
   }
-  std::vector<std::size_t> widths(header.size(), 0);
-  for (const auto& row : rows) {
-    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
-  }
-  std::string text;
-  for (const auto& row : rows) {
-    std::string line;
-    for (std::size_t i = 0; i < row.size(); ++i) line += pad(row[i], widths[i] + 2);
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    text += line + "\n";
-  }
+  std::string text = text_table(rows);
   for (const auto& trial : state.trials) {
     if (trial.state == TrialState::failed)
       text += fmt::format("trial {} failed: {}\n", trial.id, trial.message);

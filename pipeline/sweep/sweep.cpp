@@ -188,21 +188,6 @@ ImageNetWeights imagenet_lookup(const SweepOptions& options) {
   };
 }
 
-void check_devices(const std::string& devices) {
-  static const std::regex device(R"(auto|cpu|ref|cuda(:[0-9]+)?)");
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t comma = devices.find(',', start);
-    const std::string one = devices.substr(start, comma - start);
-    if (!std::regex_match(one, device)) {
-      throw UsageError(fmt::format("--devices {}: '{}' is not a device", devices, one),
-                       "give cpu, auto, cuda or cuda:N, or a list such as cuda:0,cuda:1");
-    }
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-}
-
 std::vector<std::string> device_list(const std::string& devices) {
   std::vector<std::string> list;
   std::size_t start = 0;
@@ -211,6 +196,16 @@ std::vector<std::string> device_list(const std::string& devices) {
     list.push_back(devices.substr(start, comma - start));
     if (comma == std::string::npos) return list;
     start = comma + 1;
+  }
+}
+
+void check_devices(const std::string& devices) {
+  static const std::regex device(R"(auto|cpu|ref|cuda(:[0-9]+)?)");
+  for (const std::string& one : device_list(devices)) {
+    if (!std::regex_match(one, device)) {
+      throw UsageError(fmt::format("--devices {}: '{}' is not a device", devices, one),
+                       "give cpu, auto, cuda or cuda:N, or a list such as cuda:0,cuda:1");
+    }
   }
 }
 
@@ -516,7 +511,7 @@ class SweepRunner {
     const SweepState state = store_.read();
     const fs::path dir = train_dir(claim.trial);
     const int rung = claim.job.rung;
-    const std::string values = describe(claim.trial);
+    const std::string values = describe_trial(claim.trial.parameters);
     TrialExit exit;
     if (!rung_reached(progress_of(dir), state, rung)) {
       const TrialCommand command = command_for(claim, state, dir, device);
@@ -535,12 +530,6 @@ class SweepRunner {
       exit = run_trial_process(command, [] { return interrupt_requested(); });
     }
     record(claim, exit, progress_of(dir), values);
-  }
-
-  static std::string describe(const TrialRecord& trial) {
-    std::vector<std::string> items;
-    for (const auto& [key, value] : trial.parameters) items.push_back(key + " " + value);
-    return fmt::format("{}", fmt::join(items, ", "));
   }
 
   void record(const Claim& claim, const TrialExit& exit, const TrialProgress& progress,

@@ -32,13 +32,6 @@ std::string place_of(const SweepSpace& space, const std::string& key) {
   return parameter != nullptr ? parameter_place(space, *parameter) : space.file.string();
 }
 
-std::string describe_trial(const TrialParameters& parameters) {
-  std::vector<std::string> items;
-  items.reserve(parameters.size());
-  for (const auto& [key, value] : parameters) items.push_back(key + " " + value);
-  return fmt::format("{}", fmt::join(items, ", "));
-}
-
 // The message of an Error from reading a generated pose_cfg text, without its place (which names
 // a line of that text, not of a file the user has).
 std::string without_place(const std::string& message, const std::string& label) {
@@ -219,6 +212,13 @@ PoseConfig applied(const PoseConfig& base, const TrialParameters& parameters,
 }
 
 }  // namespace
+
+std::string describe_trial(const TrialParameters& parameters) {
+  std::vector<std::string> items;
+  items.reserve(parameters.size());
+  for (const auto& [key, value] : parameters) items.push_back(key + " " + value);
+  return fmt::format("{}", fmt::join(items, ", "));
+}
 
 PoseConfig trial_pose_config(const PoseConfig& base, const TrialParameters& parameters,
                              const SweepSpace& space, const ImageNetWeights& imagenet,

@@ -29,6 +29,9 @@ struct TrialBudget {
 /// The file of ImageNet weights of a network (the weights cache), or nullopt when there is none.
 using ImageNetWeights = std::function<std::optional<std::string>(const std::string& net_type)>;
 
+/// A trial's values as one line: "lr 0.001, batch_size 8".
+std::string describe_trial(const TrialParameters& parameters);
+
 /// The configuration of a trial with `parameters`. Throws UsageError naming the space's line of the
 /// value at fault (or the trial's values, for a combination train would refuse).
 PoseConfig trial_pose_config(const PoseConfig& base, const TrialParameters& parameters,

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -135,6 +136,26 @@ void use_time_recipe(TrainingFixture& fixture) {
   fixture.write();
 }
 
+// The uninterrupted one-minute run of the time recipe at 3 s a step, against which a run in pieces
+// is compared; its outputs are cleared afterwards so that the pieces start afresh.
+struct StraightRun {
+  SimulatedMachine machine;
+  TrainResult result;
+  std::map<std::string, std::string> metadata;  // of its last snapshot
+};
+
+StraightRun straight_run(TrainingFixture& fixture) {
+  StraightRun run;
+  TrainOptions options = fixture.options();
+  options.max_minutes = 1;
+  run.machine.step_seconds = 3.0;
+  run.machine.attach(options);
+  run.result = train(options);
+  run.metadata = read_snapshot(run.result.last_snapshot).metadata.extra;
+  clear_training_outputs(fixture.train_dir);
+  return run;
+}
+
 std::int64_t unfreeze_iteration(const TrainResult& result) {
   const auto metadata = read_snapshot(result.last_snapshot).metadata.extra;
   return static_cast<std::int64_t>(exact_number(metadata, "schedule_unfreeze", -1));
@@ -174,17 +195,10 @@ TEST(TimeSchedule, DropsAndUnfreezeFallAtTheSameFractionOfTheTimeAtAnySpeed) {
 TEST(TimeSchedule, AResumedRunContinuesExactly) {
   TrainingFixture fixture;
   use_time_recipe(fixture);
-  TrainOptions options = fixture.options();
-  options.max_minutes = 1;
-  SimulatedMachine straight;
-  straight.step_seconds = 3.0;
-  straight.attach(options);
-  const TrainResult whole = train(options);
-  const auto whole_metadata = read_snapshot(whole.last_snapshot).metadata.extra;
+  const StraightRun straight = straight_run(fixture);
 
   // Interrupted after step 14 (past the unfreeze and the first drop), resumed with --max-minutes
   // 0.1 (stops this sitting after 2 steps, the budget kept), then resumed to the end.
-  clear_training_outputs(fixture.train_dir);
   SimulatedMachine pieces;
   pieces.step_seconds = 3.0;
   TrainOptions first = fixture.options();
@@ -212,10 +226,10 @@ TEST(TimeSchedule, AResumedRunContinuesExactly) {
   const TrainResult resumed = train(rest);
   EXPECT_EQ(resumed.stop, TrainResult::Stop::finished);
   EXPECT_EQ(resumed.iterations, 20);
-  EXPECT_EQ(pieces.losses, straight.losses) << "the same loss at every step";
+  EXPECT_EQ(pieces.losses, straight.machine.losses) << "the same loss at every step";
   const auto metadata = read_snapshot(resumed.last_snapshot).metadata.extra;
   for (const char* key : {"schedule", "schedule_seconds", "schedule_drops", "schedule_unfreeze"})
-    EXPECT_EQ(metadata.at(key), whole_metadata.at(key)) << key;
+    EXPECT_EQ(metadata.at(key), straight.metadata.at(key)) << key;
   EXPECT_THROW(train(rest), UsageError) << "the schedule is over";
 }
 
@@ -223,15 +237,9 @@ TEST(TimeSchedule, AResumedRunContinuesExactly) {
 TEST(TimeSchedule, StopPointsKeepTheScheduleAndResumeExactly) {
   TrainingFixture fixture;
   use_time_recipe(fixture);
-  TrainOptions options = fixture.options();
-  options.max_minutes = 1;
-  SimulatedMachine straight;
-  straight.step_seconds = 3.0;
-  straight.attach(options);
-  const TrainResult whole = train(options);
-  ASSERT_EQ(whole.iterations, 20);
+  const StraightRun straight = straight_run(fixture);
+  ASSERT_EQ(straight.result.iterations, 20);
 
-  clear_training_outputs(fixture.train_dir);
   SimulatedMachine pieces;
   pieces.step_seconds = 3.0;
   TrainOptions first = fixture.options();
@@ -255,8 +263,8 @@ TEST(TimeSchedule, StopPointsKeepTheScheduleAndResumeExactly) {
   rest.resume = true;
   pieces.attach(rest);
   EXPECT_EQ(train(rest).iterations, 20);
-  EXPECT_EQ(pieces.losses, straight.losses) << "the same loss at every step";
-  EXPECT_EQ(pieces.drops(), straight.drops());
+  EXPECT_EQ(pieces.losses, straight.machine.losses) << "the same loss at every step";
+  EXPECT_EQ(pieces.drops(), straight.machine.drops());
 }
 
 TEST(TimeSchedule, ByIterationsTheClockOnlyStops) {
