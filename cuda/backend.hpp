@@ -30,6 +30,7 @@ class CudaBackend final : public nets::Backend {
 
   std::string name() const override;
   std::string description() const override;
+  nets::PlanPrecision plan_precision() const override;
   bool host_memory() const override { return false; }
   /// The memory pool's peak: the most device memory held at once.
   std::int64_t peak_memory_bytes() const override;

@@ -3,6 +3,7 @@
 
 #include <fmt/core.h>
 
+#include "core/error.hpp"
 #include "cuda/backend.hpp"
 #include "cuda/device_query.hpp"
 #include "cuda/nccl_communicator.hpp"
@@ -17,6 +18,8 @@ DataType data_type(nets::PlanPrecision precision) {
     case nets::PlanPrecision::bf16:
       return DataType::bf16;
     case nets::PlanPrecision::fp32:
+    case nets::PlanPrecision::int8:       // refused by make below
+    case nets::PlanPrecision::automatic:  // resolved before a backend is made
       break;
   }
   return DataType::f32;
@@ -64,6 +67,11 @@ nets::BackendKind backend_kind() {
   kind.problem = [](int index) { return gpu_problem(query_cuda(), index); };
   kind.candidates = usable_gpus;
   kind.make = [](int index, nets::PlanPrecision precision) -> std::unique_ptr<nets::Backend> {
+    if (precision == nets::PlanPrecision::int8) {
+      throw UsageError(
+          "int8 inference plans are the CPU's (VNNI); GPUs compute in fp32, fp16 or bf16",
+          "use --precision fp16 or bf16 on a GPU, or --device cpu --precision int8");
+    }
     return std::make_unique<CudaBackend>(CudaOptions{index, data_type(precision)});
   };
   kind.report = gpu_report;

@@ -114,6 +114,18 @@ std::string CudaBackend::description() const {
                      cudnn_version_text(cudnnGetVersion()), name_of(state_->plan_precision));
 }
 
+nets::PlanPrecision CudaBackend::plan_precision() const {
+  switch (state_->plan_precision) {
+    case DataType::f16:
+      return nets::PlanPrecision::fp16;
+    case DataType::bf16:
+      return nets::PlanPrecision::bf16;
+    case DataType::f32:
+      break;
+  }
+  return nets::PlanPrecision::fp32;
+}
+
 PoolStatistics CudaBackend::memory_statistics() const {
   return state_->pool->statistics();
 }

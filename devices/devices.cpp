@@ -45,11 +45,36 @@ DeviceName parse_device(const std::string& device) {
   return parsed;
 }
 
-// The CPU for --device auto without a usable GPU (plans there are fp32 whatever was asked).
+// `precision` on device `index` of `kind`: --precision auto resolved to the kind's choice.
+PlanPrecision resolved(const nets::BackendKind& kind, int index, PlanPrecision precision) {
+  if (precision != PlanPrecision::automatic) return precision;
+  return kind.automatic_precision ? kind.automatic_precision(index) : PlanPrecision::fp32;
+}
+
+// Says what --precision auto picked when it is not fp32.
+void say_automatic_choice(PlanPrecision asked, const nets::Backend& backend, PlanPrecision chosen) {
+  if (asked != PlanPrecision::automatic || chosen == PlanPrecision::fp32) return;
+  console::info(
+      "--precision auto: inference plans on {} in {} (--precision fp32 for full "
+      "precision)",
+      backend.name(), nets::precision_name(chosen));
+}
+
+// The CPU for --device auto without a usable GPU: fp16 becomes fp32, and bf16 too where the CPU
+// has no bf16 units.
 std::unique_ptr<nets::Backend> cpu_for_auto(PlanPrecision precision, const std::string& why) {
-  auto backend = find_kind("cpu")->make(0, PlanPrecision::fp32);
+  const nets::BackendKind& cpu = *find_kind("cpu");
+  PlanPrecision chosen = resolved(cpu, 0, precision);
+  const bool lowered =
+      chosen == PlanPrecision::fp16 ||
+      (chosen == PlanPrecision::bf16 && resolved(cpu, 0, PlanPrecision::automatic) != chosen);
+  if (lowered) chosen = PlanPrecision::fp32;
+  auto backend = cpu.make(0, chosen);
   console::info("device: cpu ({}); {}{}", backend->description(), why,
-                precision == PlanPrecision::fp32 ? "" : " (inference plans in fp32)");
+                lowered ? fmt::format(" (--precision {} needs a GPU or bf16 units here)",
+                                      nets::precision_name(precision))
+                        : std::string());
+  say_automatic_choice(precision, *backend, chosen);
   return backend;
 }
 
@@ -61,8 +86,10 @@ std::unique_ptr<nets::Backend> automatic_backend(PlanPrecision precision) {
     std::string why_none;
     for (const nets::GpuCandidate& gpu : kind.candidates(why_none)) {
       try {
-        auto backend = kind.make(gpu.index, precision);
+        const PlanPrecision chosen = resolved(kind, gpu.index, precision);
+        auto backend = kind.make(gpu.index, chosen);
         console::info("device: {} ({})", backend->name(), backend->description());
+        say_automatic_choice(precision, *backend, chosen);
         return backend;
       } catch (const Error& error) {
         console::warn("cannot start GPU {}:{} ({}): {}; using the CPU", kind.name, gpu.index,
@@ -86,10 +113,14 @@ std::vector<std::string> compiled_backends() {
 }
 
 PlanPrecision parse_plan_precision(const std::string& text) {
-  if (text == "fp32") return PlanPrecision::fp32;
-  if (text == "fp16") return PlanPrecision::fp16;
-  if (text == "bf16") return PlanPrecision::bf16;
-  throw UsageError(fmt::format("unknown precision \"{}\"", text), "use fp32, fp16 or bf16");
+  for (const PlanPrecision precision :
+       {PlanPrecision::automatic, PlanPrecision::fp32, PlanPrecision::bf16, PlanPrecision::int8,
+        PlanPrecision::fp16}) {
+    if (text == nets::precision_name(precision)) return precision;
+  }
+  throw UsageError(fmt::format("unknown precision \"{}\"", text),
+                   "use auto (bf16 where the device computes it natively, else fp32), fp32, bf16, "
+                   "int8 (a CPU with VNNI) or fp16 (GPUs)");
 }
 
 std::string device_problem(const std::string& device) {
@@ -103,9 +134,11 @@ std::unique_ptr<nets::Backend> make_backend(const std::string& device, PlanPreci
   const DeviceName parsed = parse_device(device);
   if (parsed.kind == nullptr) unknown_device(device);
   const nets::BackendKind& kind = *parsed.kind;
-  if (!kind.reduced_precision && kind.compiled && precision != PlanPrecision::fp32) {
-    throw UsageError(fmt::format("--device {} computes in fp32; fp16 and bf16 need a GPU", device),
-                     "leave out --precision, or use --device cuda");
+  const PlanPrecision chosen = resolved(kind, parsed.index, precision);
+  if (!kind.reduced_precision && kind.compiled && chosen != PlanPrecision::fp32) {
+    throw UsageError(fmt::format("--device {} computes in fp32 only", device),
+                     "leave out --precision, or use --device cpu (bf16 on a CPU with bf16 units) "
+                     "or cuda");
   }
   if (!kind.compiled) {
     throw Error(fmt::format("--device {}: {}", device, kind.problem(parsed.index)),
@@ -117,7 +150,9 @@ std::unique_ptr<nets::Backend> make_backend(const std::string& device, PlanPreci
                 "run `labpose doctor` for the GPUs and drivers of this machine, or use "
                 "--device cpu");
   }
-  return kind.make(parsed.index, precision);
+  auto backend = kind.make(parsed.index, chosen);
+  say_automatic_choice(precision, *backend, chosen);
+  return backend;
 }
 
 CudaSummary cuda_summary() {

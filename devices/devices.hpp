@@ -19,13 +19,15 @@ using CudaSummary = nets::GpuReport;
 /// The backends compiled into this build: "ref", "cpu" (and "cuda" when built with CUDA).
 std::vector<std::string> compiled_backends();
 
-/// "fp32", "fp16" or "bf16"; a UsageError otherwise.
+/// "auto", "fp32", "bf16" or "fp16"; a UsageError otherwise.
 PlanPrecision parse_plan_precision(const std::string& text);
 
 /// A backend for `device`: "cpu", "ref" (the slow reference, for checks), "cuda", "cuda:N", or
-/// "auto" (the first usable GPU, else the CPU; the choice is logged). Throws a UsageError for an
-/// unknown name and an Error when the device is not usable, saying why (no driver, no GPU, compute
-/// capability too old, or no CUDA in this build).
+/// "auto" (the first usable GPU, else the CPU; the choice is logged). Its inference plans compute
+/// in `precision`; PlanPrecision::automatic picks bf16 on a CPU with bf16 units, else fp32, and
+/// says so when it is not fp32. Throws a UsageError for an unknown name or a precision the device
+/// never computes, and an Error when the device is not usable, saying why (no driver, no GPU,
+/// compute capability too old, no CUDA in this build, no bf16 units).
 std::unique_ptr<nets::Backend> make_backend(const std::string& device,
                                             PlanPrecision precision = PlanPrecision::fp32);
 

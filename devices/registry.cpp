@@ -11,14 +11,32 @@
 namespace labpose::devices {
 namespace {
 
-template <typename HostBackend>
 nets::BackendKind host_kind(const std::string& name) {
   nets::BackendKind kind;
   kind.name = name;
   kind.problem = [](int) { return std::string(); };
   kind.candidates = [](std::string&) { return std::vector<nets::GpuCandidate>(); };
+  return kind;
+}
+
+// The reference loops: fp32 only.
+nets::BackendKind ref_kind() {
+  nets::BackendKind kind = host_kind("ref");
   kind.make = [](int, nets::PlanPrecision) -> std::unique_ptr<nets::Backend> {
-    return std::make_unique<HostBackend>();
+    return std::make_unique<nets::ref::RefBackend>();
+  };
+  return kind;
+}
+
+// The CPU: fp32, and bf16 where it has bf16 units (auto's choice there).
+nets::BackendKind cpu_kind() {
+  nets::BackendKind kind = host_kind("cpu");
+  kind.reduced_precision = true;
+  kind.automatic_precision = [](int) {
+    return nets::cpu::cpu_has_bf16() ? nets::PlanPrecision::bf16 : nets::PlanPrecision::fp32;
+  };
+  kind.make = [](int, nets::PlanPrecision precision) -> std::unique_ptr<nets::Backend> {
+    return std::make_unique<nets::cpu::CpuBackend>(precision);
   };
   return kind;
 }
@@ -47,8 +65,8 @@ nets::BackendKind host_kind(const std::string& name) {
 
 const std::vector<nets::BackendKind>& backend_kinds() {
   static const std::vector<nets::BackendKind> kinds = {
-    host_kind<nets::ref::RefBackend>("ref"),
-    host_kind<nets::cpu::CpuBackend>("cpu"),
+    ref_kind(),
+    cpu_kind(),
 #if LABPOSE_WITH_CUDA
     cuda::backend_kind(),
 #else

@@ -60,6 +60,30 @@ struct AdamSettings {
   bool decoupled = true;
 };
 
+/// The arithmetic of inference plans: fp32 (the default and the reference), fp16 / bf16 on a GPU's
+/// tensor cores (bf16 needs compute capability 8.0), bf16 on a CPU with bf16 units, or int8 on a
+/// CPU with VNNI (post-training quantization: a graph calibrated with ActivationRanges).
+/// `automatic` (--precision auto) is a request, resolved per device by its kind's
+/// automatic_precision before a backend is made; it never picks int8. Training computes in fp32.
+enum class PlanPrecision { fp32, fp16, bf16, int8, automatic };
+
+/// "fp32", "fp16", "bf16", "int8" or "auto".
+inline const char* precision_name(PlanPrecision precision) {
+  switch (precision) {
+    case PlanPrecision::fp16:
+      return "fp16";
+    case PlanPrecision::bf16:
+      return "bf16";
+    case PlanPrecision::int8:
+      return "int8";
+    case PlanPrecision::automatic:
+      return "auto";
+    case PlanPrecision::fp32:
+      break;
+  }
+  return "fp32";
+}
+
 class InferencePlan;
 struct FusedGraph;
 
@@ -79,6 +103,11 @@ class Backend {
   /// The most device memory this backend has held at once, in bytes (0 on backends whose tensors
   /// are in host memory: the process's peak resident size measures those).
   virtual std::int64_t peak_memory_bytes() const { return 0; }
+  /// The arithmetic of the plans compile() makes (never `automatic`).
+  virtual PlanPrecision plan_precision() const { return PlanPrecision::fp32; }
+  /// The arithmetic of the convolutions of the training ops: fp32, or bf16 for mixed precision
+  /// (fp32 tensors, bf16 operands inside the convolutions, fp32 results).
+  virtual PlanPrecision training_precision() const { return PlanPrecision::fp32; }
 
   // ---- memory -------------------------------------------------------------------------------
   /// A new tensor: rank-4 shapes in activation_layout(), other ranks flat.

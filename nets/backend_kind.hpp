@@ -15,10 +15,6 @@
 
 namespace labpose::nets {
 
-/// The arithmetic of inference plans: fp32 (the default and the reference), or fp16 / bf16 on a
-/// GPU's tensor cores (bf16 needs compute capability 8.0). Training and the CPU compute in fp32.
-enum class PlanPrecision { fp32, fp16, bf16 };
-
 /// What `labpose doctor` shows about the GPUs of one kind.
 struct GpuReport {
   struct Gpu {
@@ -43,7 +39,9 @@ struct BackendKind {
   std::string name;       // "ref", "cpu", "cuda": what --device names
   bool compiled = true;   // false: a row saying this build lacks the kind (problem() says why)
   bool numbered = false;  // a GPU kind: devices are "<name>" (the first) and "<name>:N"
-  bool reduced_precision = false;  // its inference plans can compute in fp16 / bf16
+  bool reduced_precision = false;  // its inference plans can compute in fp16 or bf16
+  /// The precision --precision auto picks on device `index` (fp32 unless set).
+  std::function<PlanPrecision(int index)> automatic_precision;
   /// Why device `index` of this kind cannot be used on this machine, or "" when it can.
   std::function<std::string(int index)> problem;
   /// The usable devices --device auto may try, best first; `why_none` says why there are none.

@@ -156,6 +156,8 @@ FusedGraph Net::fuse(bool include_normalization) const {
   }
   for (int node : outputs_) graph.outputs.push_back(op_of[static_cast<std::size_t>(node)]);
   graph.output_names = output_names_;
+  if (include_normalization && activation_ranges_.values.size() == graph.ops.size())
+    graph.ranges = activation_ranges_;
   return graph;
 }
 

@@ -33,10 +33,19 @@ struct FusedOp {
   PoolGeometry pool;
 };
 
+/// What an int8 plan quantizes with: the largest magnitude of the network input and of each op's
+/// output over calibration images (nets/calibration.hpp). Empty for an uncalibrated graph.
+struct ActivationRanges {
+  float input = 0.0F;
+  std::vector<float> values;  // one per op of the graph, in its order
+  bool empty() const { return values.empty(); }
+};
+
 struct FusedGraph {
   std::vector<FusedOp> ops;  // in execution order; an op reads only earlier ops
   std::vector<int> outputs;
   std::vector<std::string> output_names;
+  ActivationRanges ranges;  // for int8 plans (Net::set_activation_ranges)
 };
 
 }  // namespace labpose::nets

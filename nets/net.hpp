@@ -9,8 +9,10 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "nets/fused_graph.hpp"
 #include "nets/layer.hpp"
 
 namespace labpose::nets {
@@ -71,6 +73,9 @@ class Net {
   /// The graph for inference compilation: batch norm folded into the preceding convolution,
   /// activations and residual adds attached to the producing convolution.
   FusedGraph fuse(bool include_normalization) const;
+  /// Calibration for int8 plans, measured on fuse(true)'s graph (nets/calibration.hpp): fuse(true)
+  /// carries it from now on.
+  void set_activation_ranges(ActivationRanges ranges) { activation_ranges_ = std::move(ranges); }
 
  private:
   struct Node {
@@ -98,6 +103,7 @@ class Net {
   std::vector<Tensor> output_views_;
   std::map<std::int64_t, Tensor> accumulation_scratch_;  // by element count
   bool have_training_forward_ = false;
+  ActivationRanges activation_ranges_;  // of fuse(true)'s graph; empty: none
   Tensor
       last_input_;  // the input of the last training forward (backward of the first layer reads it)
 };

@@ -1,7 +1,8 @@
 // The CPU backend: oneDNN primitives (cached per shape) over NHWC host memory, hand-written
 // OpenMP loops for the memory-bound ops (ReLU, add, losses, optimizers), and inference plans with
-// batch norm folded, post-op fusion and oneDNN's blocked layouts. Not thread-safe: one training
-// loop or one plan runner per backend object.
+// batch norm folded, post-op fusion and oneDNN's blocked layouts; in fp32 or, on a CPU with bf16
+// units, in bf16 (plans in bf16, training convolutions in mixed precision). Not thread-safe: one
+// training loop or one plan runner per backend object.
 #pragma once
 
 #include <map>
@@ -12,9 +13,26 @@
 
 namespace labpose::nets::cpu {
 
+/// The vector instructions oneDNN uses on this CPU, in words ("AVX2", "AVX-512 + BF16"). oneDNN's
+/// ONEDNN_MAX_CPU_ISA environment variable can lower them.
+std::string cpu_instructions();
+
+/// Whether this CPU computes bf16 in hardware (AVX-512 BF16 or AMX) as oneDNN sees it: only then
+/// are bf16 plans offered, never emulated.
+bool cpu_has_bf16();
+
+/// Whether this CPU has VNNI (AVX-512 or AVX2), the dot-product instructions of fast int8, as
+/// oneDNN sees it: only then are int8 plans offered.
+bool cpu_has_int8();
+
 class CpuBackend final : public Backend {
  public:
-  CpuBackend();
+  /// A backend whose compile()d plans and whose convolutions compute in `plan_precision`: fp32,
+  /// bf16 on a CPU with bf16 units, or int8 (plans only, from calibrated graphs) on a CPU with VNNI
+  /// (an Error saying so elsewhere; fp16 is a UsageError: no CPU path has it). In bf16 the
+  /// training ops are mixed precision: tensors stay fp32, convolutions read bf16 copies of their
+  /// operands and write fp32; every other op is fp32. In int8 the training ops are fp32.
+  explicit CpuBackend(PlanPrecision plan_precision = PlanPrecision::fp32);
   ~CpuBackend() override;
   CpuBackend(const CpuBackend&) = delete;
   CpuBackend& operator=(const CpuBackend&) = delete;
@@ -22,6 +40,10 @@ class CpuBackend final : public Backend {
   bool host_memory() const override { return true; }
   std::string name() const override { return "cpu"; }
   std::string description() const override;
+  PlanPrecision plan_precision() const override { return plan_precision_; }
+  PlanPrecision training_precision() const override {
+    return plan_precision_ == PlanPrecision::bf16 ? plan_precision_ : PlanPrecision::fp32;
+  }
   Layout activation_layout() const override { return Layout::nhwc; }
 
   Tensor allocate(const Shape& shape) override;
@@ -93,6 +115,7 @@ class CpuBackend final : public Backend {
 
  private:
   std::unique_ptr<State> state_;
+  PlanPrecision plan_precision_ = PlanPrecision::fp32;
 };
 
 }  // namespace labpose::nets::cpu

@@ -1,5 +1,9 @@
 // CPU convolution and transposed convolution on oneDNN: NHWC activations, weights reordered from
-// PyTorch's layout into the primitive's preferred one (and gradients back) on every call.
+// PyTorch's layout into the primitive's preferred one (and gradients back) on every call. In mixed
+// precision (a bf16 CpuBackend) the operands a kernel reads (inputs, weights, incoming gradients)
+// are converted from their fp32 tensors to bf16 on each call, and what it writes (outputs,
+// gradients of inputs, weights and biases) is fp32: the tensors, master weights and optimizer state
+// stay fp32.
 #include <fmt/core.h>
 
 #include "core/error.hpp"
@@ -36,10 +40,11 @@ Window transpose_window(const ConvGeometry& g, const Shape& x, const Shape& w, c
   return window;
 }
 
-memory::desc any_weights(const Shape& w, int groups, bool transposed) {
-  if (!transposed) return conv_weights_desc(w, groups, tag::any);
-  if (groups == 1) return memory::desc({w[1], w[0], w[2], w[3]}, dt::f32, tag::any);
-  return memory::desc({groups, w[1], w[0] / groups, w[2], w[3]}, dt::f32, tag::any);
+memory::desc any_weights(const Shape& w, int groups, bool transposed, dt type) {
+  if (!transposed)
+    return memory::desc(conv_weights_desc(w, groups, tag::any).dims(), type, tag::any);
+  if (groups == 1) return memory::desc({w[1], w[0], w[2], w[3]}, type, tag::any);
+  return memory::desc({groups, w[1], w[0] / groups, w[2], w[3]}, type, tag::any);
 }
 
 memory::desc user_weights(const Shape& w, int groups, bool transposed) {
@@ -81,21 +86,21 @@ ForwardDesc forward_desc(bool transposed, const memory::desc& src, const memory:
 
 struct ForwardEntry : CacheEntry {
   primitive run;
-  memory src, bias, dst;
-  std::unique_ptr<Converted> weights;
+  memory bias, dst;
+  std::unique_ptr<Converted> src, weights;
   bool has_bias = false;
 };
 
 struct BackwardDataEntry : CacheEntry {
   primitive run;
-  memory diff_src, diff_dst;
-  std::unique_ptr<Converted> weights;
+  memory diff_src;
+  std::unique_ptr<Converted> diff_dst, weights;
 };
 
 struct BackwardWeightsEntry : CacheEntry {
   primitive run;
-  memory src, diff_dst, diff_bias;
-  std::unique_ptr<Converted> diff_weights;
+  memory diff_bias;
+  std::unique_ptr<Converted> src, diff_dst, diff_weights;
   bool has_bias = false;
 };
 
@@ -120,15 +125,15 @@ primitive_desc_base forward_pd(bool transposed, const engine& eng, const memory:
       eng);
 }
 
-void forward(CpuBackend::State& state, bool transposed, const Tensor& x, const Tensor& w,
-             const Tensor& bias, Tensor& y, const ConvGeometry& g) {
+void forward(CpuBackend::State& state, dt compute, bool transposed, const Tensor& x,
+             const Tensor& w, const Tensor& bias, Tensor& y, const ConvGeometry& g) {
   const char* op = transposed ? "conv_transpose2d_forward" : "conv2d_forward";
   const Shape expected = transposed ? conv_transpose2d_output_shape(x.shape(), w.shape(), g)
                                     : conv2d_output_shape(x.shape(), w.shape(), g);
   check_shape(op, "y", y.shape(), expected);
   LABPOSE_ASSERT(w.layout() == Layout::flat);
-  const std::string key = fmt::format("{}|{}|{}|{}|{}", op, x.shape().text(), w.shape().text(),
-                                      bias.empty(), geometry_key(g));
+  const std::string key = fmt::format("{}|{}|{}|{}|{}|{}", op, x.shape().text(), w.shape().text(),
+                                      bias.empty(), geometry_key(g), static_cast<int>(compute));
   with_dnnl_errors(op, shapes_text(x, w, y), [&] {
     auto& entry = state.cached<ForwardEntry>(key, [&] {
       auto e = std::make_unique<ForwardEntry>();
@@ -136,22 +141,22 @@ void forward(CpuBackend::State& state, bool transposed, const Tensor& x, const T
           transposed ? transpose_window(g, x.shape(), w.shape(), y.shape()) : conv_window(g);
       e->has_bias = !bias.empty();
       const memory::desc bias_md = e->has_bias ? bias_desc(y.shape().c()) : memory::desc();
-      auto pd =
-          forward_pd(transposed, state.engine, desc_of(x),
-                     any_weights(w.shape(), g.groups, transposed), bias_md, desc_of(y), window);
+      auto pd = forward_pd(transposed, state.engine, desc_of(x, compute),
+                           any_weights(w.shape(), g.groups, transposed, compute), bias_md,
+                           desc_of(y), window);
       e->run = transposed ? primitive(deconvolution_forward::primitive_desc(pd.get()))
                           : primitive(convolution_forward::primitive_desc(pd.get()));
-      e->src = memory(desc_of(x), state.engine, DNNL_MEMORY_NONE);
+      e->src = std::make_unique<Converted>(desc_of(x), desc_of(x, compute), state.engine);
       e->dst = memory(desc_of(y), state.engine, DNNL_MEMORY_NONE);
       if (e->has_bias) e->bias = memory(bias_md, state.engine, DNNL_MEMORY_NONE);
       e->weights = std::make_unique<Converted>(user_weights(w.shape(), g.groups, transposed),
                                                pd.query_md(query::weights_md), state.engine);
       return e;
     });
-    bind(entry.src, x);
+    bind(entry.src->user, x);
     bind(entry.dst, y);
     bind(entry.weights->user, w);
-    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, entry.src},
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, entry.src->in(state.stream)},
                                             {DNNL_ARG_WEIGHTS, entry.weights->in(state.stream)},
                                             {DNNL_ARG_DST, entry.dst}};
     if (entry.has_bias) {
@@ -163,28 +168,29 @@ void forward(CpuBackend::State& state, bool transposed, const Tensor& x, const T
   });
 }
 
-void backward_data(CpuBackend::State& state, bool transposed, const Tensor& dy, const Tensor& w,
-                   Tensor& dx, const ConvGeometry& g) {
+void backward_data(CpuBackend::State& state, dt compute, bool transposed, const Tensor& dy,
+                   const Tensor& w, Tensor& dx, const ConvGeometry& g) {
   const char* op = transposed ? "conv_transpose2d_backward_data" : "conv2d_backward_data";
   const Shape expected = transposed ? conv_transpose2d_output_shape(dx.shape(), w.shape(), g)
                                     : conv2d_output_shape(dx.shape(), w.shape(), g);
   check_shape(op, "dy", dy.shape(), expected);
   LABPOSE_ASSERT(w.layout() == Layout::flat);
-  const std::string key =
-      fmt::format("{}|{}|{}|{}", op, dx.shape().text(), w.shape().text(), geometry_key(g));
+  const std::string key = fmt::format("{}|{}|{}|{}|{}", op, dx.shape().text(), w.shape().text(),
+                                      geometry_key(g), static_cast<int>(compute));
   with_dnnl_errors(op, shapes_text(dy, w, dx), [&] {
     auto& entry = state.cached<BackwardDataEntry>(key, [&] {
       auto e = std::make_unique<BackwardDataEntry>();
       const Window window =
           transposed ? transpose_window(g, dx.shape(), w.shape(), dy.shape()) : conv_window(g);
-      const memory::desc weights_md = any_weights(w.shape(), g.groups, transposed);
-      auto hint = forward_pd(transposed, state.engine, desc_of(dx), weights_md, memory::desc(),
-                             desc_of(dy), window);
+      const memory::desc weights_md = any_weights(w.shape(), g.groups, transposed, compute);
+      const memory::desc diff_dst_md = desc_of(dy, compute);
+      auto hint = forward_pd(transposed, state.engine, desc_of(dx, compute), weights_md,
+                             memory::desc(), diff_dst_md, window);
       memory::desc internal_weights;
       if (transposed) {
         deconvolution_backward_data::primitive_desc pd(
             deconvolution_backward_data::desc(algorithm::deconvolution_direct, desc_of(dx),
-                                              weights_md, desc_of(dy), window.strides,
+                                              weights_md, diff_dst_md, window.strides,
                                               window.dilates, window.pad_left, window.pad_right),
             state.engine, deconvolution_forward::primitive_desc(hint.get()));
         e->run = deconvolution_backward_data(pd);
@@ -192,37 +198,37 @@ void backward_data(CpuBackend::State& state, bool transposed, const Tensor& dy, 
       } else {
         convolution_backward_data::primitive_desc pd(
             convolution_backward_data::desc(algorithm::convolution_direct, desc_of(dx), weights_md,
-                                            desc_of(dy), window.strides, window.dilates,
+                                            diff_dst_md, window.strides, window.dilates,
                                             window.pad_left, window.pad_right),
             state.engine, convolution_forward::primitive_desc(hint.get()));
         e->run = convolution_backward_data(pd);
         internal_weights = pd.weights_desc();
       }
       e->diff_src = memory(desc_of(dx), state.engine, DNNL_MEMORY_NONE);
-      e->diff_dst = memory(desc_of(dy), state.engine, DNNL_MEMORY_NONE);
+      e->diff_dst = std::make_unique<Converted>(desc_of(dy), diff_dst_md, state.engine);
       e->weights = std::make_unique<Converted>(user_weights(w.shape(), g.groups, transposed),
                                                internal_weights, state.engine);
       return e;
     });
     bind(entry.diff_src, dx);
-    bind(entry.diff_dst, dy);
+    bind(entry.diff_dst->user, dy);
     bind(entry.weights->user, w);
     entry.run.execute(state.stream, {{DNNL_ARG_DIFF_SRC, entry.diff_src},
                                      {DNNL_ARG_WEIGHTS, entry.weights->in(state.stream)},
-                                     {DNNL_ARG_DIFF_DST, entry.diff_dst}});
+                                     {DNNL_ARG_DIFF_DST, entry.diff_dst->in(state.stream)}});
     state.stream.wait();
   });
 }
 
-void backward_weights(CpuBackend::State& state, bool transposed, const Tensor& x, const Tensor& dy,
-                      Tensor& dw, Tensor& dbias, const ConvGeometry& g) {
+void backward_weights(CpuBackend::State& state, dt compute, bool transposed, const Tensor& x,
+                      const Tensor& dy, Tensor& dw, Tensor& dbias, const ConvGeometry& g) {
   const char* op = transposed ? "conv_transpose2d_backward_weights" : "conv2d_backward_weights";
   const Shape expected = transposed ? conv_transpose2d_output_shape(x.shape(), dw.shape(), g)
                                     : conv2d_output_shape(x.shape(), dw.shape(), g);
   check_shape(op, "dy", dy.shape(), expected);
   LABPOSE_ASSERT(dw.layout() == Layout::flat);
-  const std::string key = fmt::format("{}|{}|{}|{}|{}", op, x.shape().text(), dw.shape().text(),
-                                      dbias.empty(), geometry_key(g));
+  const std::string key = fmt::format("{}|{}|{}|{}|{}|{}", op, x.shape().text(), dw.shape().text(),
+                                      dbias.empty(), geometry_key(g), static_cast<int>(compute));
   with_dnnl_errors(op, shapes_text(x, dy, dw), [&] {
     auto& entry = state.cached<BackwardWeightsEntry>(key, [&] {
       auto e = std::make_unique<BackwardWeightsEntry>();
@@ -230,39 +236,42 @@ void backward_weights(CpuBackend::State& state, bool transposed, const Tensor& x
           transposed ? transpose_window(g, x.shape(), dw.shape(), dy.shape()) : conv_window(g);
       e->has_bias = !dbias.empty();
       const memory::desc bias_md = e->has_bias ? bias_desc(dy.shape().c()) : memory::desc();
-      const memory::desc weights_md = any_weights(dw.shape(), g.groups, transposed);
-      auto hint = forward_pd(transposed, state.engine, desc_of(x), weights_md, bias_md, desc_of(dy),
-                             window);
+      // Weight and bias gradients in fp32 from operands in `compute`.
+      const memory::desc weights_md = any_weights(dw.shape(), g.groups, transposed, dt::f32);
+      const memory::desc src_md = desc_of(x, compute), diff_dst_md = desc_of(dy, compute);
+      auto hint = forward_pd(transposed, state.engine, src_md,
+                             any_weights(dw.shape(), g.groups, transposed, compute), bias_md,
+                             diff_dst_md, window);
       memory::desc internal_weights;
       if (transposed) {
         deconvolution_backward_weights::primitive_desc pd(
-            deconvolution_backward_weights::desc(algorithm::deconvolution_direct, desc_of(x),
-                                                 weights_md, bias_md, desc_of(dy), window.strides,
+            deconvolution_backward_weights::desc(algorithm::deconvolution_direct, src_md,
+                                                 weights_md, bias_md, diff_dst_md, window.strides,
                                                  window.dilates, window.pad_left, window.pad_right),
             state.engine, deconvolution_forward::primitive_desc(hint.get()));
         e->run = deconvolution_backward_weights(pd);
         internal_weights = pd.diff_weights_desc();
       } else {
         convolution_backward_weights::primitive_desc pd(
-            convolution_backward_weights::desc(algorithm::convolution_direct, desc_of(x),
-                                               weights_md, bias_md, desc_of(dy), window.strides,
-                                               window.dilates, window.pad_left, window.pad_right),
+            convolution_backward_weights::desc(algorithm::convolution_direct, src_md, weights_md,
+                                               bias_md, diff_dst_md, window.strides, window.dilates,
+                                               window.pad_left, window.pad_right),
             state.engine, convolution_forward::primitive_desc(hint.get()));
         e->run = convolution_backward_weights(pd);
         internal_weights = pd.diff_weights_desc();
       }
-      e->src = memory(desc_of(x), state.engine, DNNL_MEMORY_NONE);
-      e->diff_dst = memory(desc_of(dy), state.engine, DNNL_MEMORY_NONE);
+      e->src = std::make_unique<Converted>(desc_of(x), src_md, state.engine);
+      e->diff_dst = std::make_unique<Converted>(desc_of(dy), diff_dst_md, state.engine);
       if (e->has_bias) e->diff_bias = memory(bias_md, state.engine, DNNL_MEMORY_NONE);
       e->diff_weights = std::make_unique<Converted>(user_weights(dw.shape(), g.groups, transposed),
                                                     internal_weights, state.engine);
       return e;
     });
-    bind(entry.src, x);
-    bind(entry.diff_dst, dy);
+    bind(entry.src->user, x);
+    bind(entry.diff_dst->user, dy);
     bind(entry.diff_weights->user, dw);
-    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, entry.src},
-                                            {DNNL_ARG_DIFF_DST, entry.diff_dst},
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, entry.src->in(state.stream)},
+                                            {DNNL_ARG_DIFF_DST, entry.diff_dst->in(state.stream)},
                                             {DNNL_ARG_DIFF_WEIGHTS, entry.diff_weights->internal}};
     if (entry.has_bias) {
       bind(entry.diff_bias, dbias);
@@ -274,31 +283,36 @@ void backward_weights(CpuBackend::State& state, bool transposed, const Tensor& x
   });
 }
 
+// The arithmetic of the training convolutions: the backend's precision.
+dt compute_type_of(PlanPrecision precision) {
+  return precision == PlanPrecision::bf16 ? dt::bf16 : dt::f32;
+}
+
 }  // namespace
 
 void CpuBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
                                 const ConvGeometry& g) {
-  forward(state(), false, x, w, bias, y, g);
+  forward(state(), compute_type_of(plan_precision_), false, x, w, bias, y, g);
 }
 void CpuBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, Tensor& dx,
                                       const ConvGeometry& g) {
-  backward_data(state(), false, dy, w, dx, g);
+  backward_data(state(), compute_type_of(plan_precision_), false, dy, w, dx, g);
 }
 void CpuBackend::conv2d_backward_weights(const Tensor& x, const Tensor& dy, Tensor& dw,
                                          Tensor& dbias, const ConvGeometry& g) {
-  backward_weights(state(), false, x, dy, dw, dbias, g);
+  backward_weights(state(), compute_type_of(plan_precision_), false, x, dy, dw, dbias, g);
 }
 void CpuBackend::conv_transpose2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias,
                                           Tensor& y, const ConvGeometry& g) {
-  forward(state(), true, x, w, bias, y, g);
+  forward(state(), compute_type_of(plan_precision_), true, x, w, bias, y, g);
 }
 void CpuBackend::conv_transpose2d_backward_data(const Tensor& dy, const Tensor& w, Tensor& dx,
                                                 const ConvGeometry& g) {
-  backward_data(state(), true, dy, w, dx, g);
+  backward_data(state(), compute_type_of(plan_precision_), true, dy, w, dx, g);
 }
 void CpuBackend::conv_transpose2d_backward_weights(const Tensor& x, const Tensor& dy, Tensor& dw,
                                                    Tensor& dbias, const ConvGeometry& g) {
-  backward_weights(state(), true, x, dy, dw, dbias, g);
+  backward_weights(state(), compute_type_of(plan_precision_), true, x, dy, dw, dbias, g);
 }
 
 }  // namespace labpose::nets::cpu

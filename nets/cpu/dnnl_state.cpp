@@ -21,22 +21,22 @@ memory::dims dims_of(const Shape& shape) {
   return dims;
 }
 
-memory::desc desc_of(const Shape& shape, Layout layout) {
+memory::desc desc_of(const Shape& shape, Layout layout, dt type) {
   switch (shape.rank()) {
     case 1:
-      return memory::desc(dims_of(shape), dt::f32, tag::a);
+      return memory::desc(dims_of(shape), type, tag::a);
     case 2:
-      return memory::desc(dims_of(shape), dt::f32, tag::ab);
+      return memory::desc(dims_of(shape), type, tag::ab);
     case 3:
-      return memory::desc(dims_of(shape), dt::f32, tag::abc);
+      return memory::desc(dims_of(shape), type, tag::abc);
     default:
       break;
   }
-  return memory::desc(dims_of(shape), dt::f32, layout == Layout::nhwc ? tag::nhwc : tag::nchw);
+  return memory::desc(dims_of(shape), type, layout == Layout::nhwc ? tag::nhwc : tag::nchw);
 }
 
-memory::desc desc_of(const Tensor& tensor) {
-  return desc_of(tensor.shape(), tensor.layout());
+memory::desc desc_of(const Tensor& tensor, dt type) {
+  return desc_of(tensor.shape(), tensor.layout(), type);
 }
 
 memory::desc conv_weights_desc(const Shape& w, int groups, memory::format_tag tag_if_plain) {
@@ -72,7 +72,63 @@ std::string geometry_key(const ConvGeometry& g) {
                      g.output_pad_h, g.output_pad_w);
 }
 
-CpuBackend::CpuBackend() {
+std::string cpu_instructions() {
+  switch (dnnl_get_effective_cpu_isa()) {
+    case dnnl_cpu_isa_sse41:
+      return "SSE4.1";
+    case dnnl_cpu_isa_avx:
+      return "AVX";
+    case dnnl_cpu_isa_avx2:
+      return "AVX2";
+    case dnnl_cpu_isa_avx2_vnni:
+      return "AVX2 + VNNI";
+    case dnnl_cpu_isa_avx512_core:
+      return "AVX-512";
+    case dnnl_cpu_isa_avx512_core_vnni:
+      return "AVX-512 + VNNI";
+    case dnnl_cpu_isa_avx512_core_bf16:
+      return "AVX-512 + BF16";
+    case dnnl_cpu_isa_avx512_core_amx:
+      return "AVX-512 + AMX";
+    default:
+      return "generic";
+  }
+}
+
+bool cpu_has_bf16() {
+  // The ISA values are nested bit sets: each contains the bits of those below it.
+  const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+  const auto bf16 = static_cast<unsigned>(dnnl_cpu_isa_avx512_core_bf16);
+  return (isa & bf16) == bf16;
+}
+
+bool cpu_has_int8() {
+  // VNNI (AVX-512 or AVX2 flavour): without it int8 sums take three instructions and gain little.
+  const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+  const auto avx512 = static_cast<unsigned>(dnnl_cpu_isa_avx512_core_vnni);
+  const auto avx2 = static_cast<unsigned>(dnnl_cpu_isa_avx2_vnni);
+  return (isa & avx512) == avx512 || (isa & avx2) == avx2;
+}
+
+CpuBackend::CpuBackend(PlanPrecision plan_precision) : plan_precision_(plan_precision) {
+  if (plan_precision == PlanPrecision::fp16) {
+    throw UsageError("the CPU computes inference plans in fp32, bf16 or int8, not fp16",
+                     "use --precision auto, fp32, bf16 or int8 (fp16 is for --device cuda)");
+  }
+  if (plan_precision == PlanPrecision::int8 && !cpu_has_int8()) {
+    throw Error(fmt::format("this CPU has no VNNI instructions for int8 (oneDNN uses {} here)",
+                            cpu_instructions()),
+                "use --precision fp32 or auto: int8 without VNNI would be no faster than fp32");
+  }
+  if (plan_precision == PlanPrecision::bf16 && !cpu_has_bf16()) {
+    throw Error(fmt::format("this CPU has no bf16 units (oneDNN uses {} here; bf16 needs AVX-512 "
+                            "BF16 or AMX)",
+                            cpu_instructions()),
+                "use --precision fp32 or auto: bf16 is never emulated, which would be slower "
+                "than fp32");
+  }
+  LABPOSE_ASSERT(plan_precision == PlanPrecision::fp32 || plan_precision == PlanPrecision::bf16 ||
+                 plan_precision == PlanPrecision::int8);
   try {
     state_ = std::make_unique<State>();
   } catch (const dnnl::error& error) {
@@ -84,7 +140,8 @@ CpuBackend::~CpuBackend() = default;
 
 std::string CpuBackend::description() const {
   const dnnl_version_t* version = dnnl_version();
-  return fmt::format("oneDNN {}.{}.{}", version->major, version->minor, version->patch);
+  return fmt::format("oneDNN {}.{}.{}, inference plans in {}", version->major, version->minor,
+                     version->patch, precision_name(plan_precision_));
 }
 
 Tensor CpuBackend::allocate(const Shape& shape) {

@@ -37,9 +37,11 @@ using dnnl::memory;
 
 /// oneDNN dims of a shape.
 memory::dims dims_of(const Shape& shape);
-/// The description of a tensor as it is stored: NHWC for images, plain for the rest.
-memory::desc desc_of(const Tensor& tensor);
-memory::desc desc_of(const Shape& shape, Layout layout);
+/// The description of a tensor as it is stored: NHWC for images, plain for the rest; the same
+/// layout with elements of `type` (a bf16 copy of an fp32 tensor).
+memory::desc desc_of(const Tensor& tensor, memory::data_type type = memory::data_type::f32);
+memory::desc desc_of(const Shape& shape, Layout layout,
+                     memory::data_type type = memory::data_type::f32);
 /// Weights of a (grouped) convolution in PyTorch's layout (K, C/g, R, S) as oneDNN sees them.
 memory::desc conv_weights_desc(const Shape& w, int groups, memory::format_tag tag_if_plain);
 /// The same for PyTorch ConvTranspose2d weights (C, K/g, R, S).

@@ -2,12 +2,23 @@
 // batch norm as weights and bias, ReLU/ReLU6 and the residual sum as post-ops), activations stay in
 // the blocked layouts oneDNN picks, weights are reordered once, and buffers are reused as soon as a
 // value is dead (a residual sum writes into its residual's buffer when nothing reads it later).
+// In bf16 (a CPU with bf16 units), weights are converted once and activations stay bf16 from the
+// normalized input to the last layers, which write their outputs in fp32; bias, accumulation and
+// post-ops are fp32 inside oneDNN's kernels. In int8 (VNNI), weights are quantized per output
+// channel, activations are u8/s8 with the scales of the graph's calibration (value_formats.hpp),
+// each convolution rescales its int32 sums to its output's scale, and outputs are fp32.
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <type_traits>
 
 #include "core/error.hpp"
 #include "nets/cpu/dnnl_state.hpp"
+#include "nets/cpu/value_formats.hpp"
 #include "nets/fused_graph.hpp"
 #include "nets/generic_plan.hpp"
 
@@ -18,18 +29,65 @@ using namespace dnnl;
 using tag = memory::format_tag;
 using dt = memory::data_type;
 
+// `value` rounded to the nearest bf16 (ties to even), as its 16 bits; NaN stays NaN.
+std::uint16_t bf16_bits(float value) {
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, &value, sizeof bits);
+  if ((bits & 0x7fffffffU) > 0x7f800000U) return static_cast<std::uint16_t>((bits >> 16) | 0x40U);
+  bits += 0x7fffU + ((bits >> 16) & 1U);
+  return static_cast<std::uint16_t>(bits >> 16);
+}
+
+// y[p, c] = x[p, c] * scale[c] + shift[c] over NHWC pixels, written as float, as bf16 bits, or as
+// int8 steps of `step` (rounded to nearest, saturated).
+template <typename Out>
+void normalize_pixels(const float* in, Out* out, std::int64_t pixels, std::int64_t channels,
+                      const std::vector<float>& scale, const std::vector<float>& shift,
+                      float step) {
+  const float per_step = 1.0F / step;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t p = 0; p < pixels; ++p) {
+    for (std::int64_t c = 0; c < channels; ++c) {
+      const float y = in[p * channels + c] * scale[static_cast<std::size_t>(c)] +
+                      shift[static_cast<std::size_t>(c)];
+      if constexpr (std::is_same_v<Out, float>) {
+        out[p * channels + c] = y;
+      } else if constexpr (std::is_same_v<Out, std::uint16_t>) {
+        out[p * channels + c] = bf16_bits(y);
+      } else {
+        out[p * channels + c] =
+            static_cast<std::int8_t>(std::clamp(std::nearbyint(y * per_step), -128.0F, 127.0F));
+      }
+    }
+  }
+}
+
+// A reorder that multiplies by `scales` on the way (one value, or one per index of the dims in
+// `mask`): quantizes into int8 steps or dequantizes out of them.
+reorder scaled_reorder(const memory& from, const memory& to, int mask,
+                       const std::vector<float>& scales) {
+  primitive_attr attributes;
+  attributes.set_output_scales(mask, scales);
+  return reorder(reorder::primitive_desc(from, to, attributes));
+}
+
 class CpuPlan final : public InferencePlan {
  public:
   CpuPlan(CpuBackend& backend, const FusedGraph& graph, const Shape& input)
-      : backend_(backend), state_(backend.state()), input_shape_(input) {
+      : backend_(backend),
+        state_(backend.state()),
+        input_shape_(input),
+        precision_(backend.plan_precision()),
+        formats_(value_formats(graph, precision_)),
+        input_format_(input_format(graph, precision_)) {
     const std::vector<Shape> shapes = fused_shapes(graph, input);
     const std::size_t count = graph.ops.size();
     // The last op reading each value (outputs live to the end).
     std::vector<std::size_t> last_use(count, 0);
     for (std::size_t i = 0; i < count; ++i) {
-      const FusedOp& op = graph.ops[i];
-      if (op.input >= 0) last_use[static_cast<std::size_t>(op.input)] = i;
-      if (op.residual >= 0) last_use[static_cast<std::size_t>(op.residual)] = i;
+      for (const int value : {graph.ops[i].input, graph.ops[i].residual}) {
+        if (value >= 0) last_use[static_cast<std::size_t>(value)] = i;
+      }
     }
     for (int output : graph.outputs) last_use[static_cast<std::size_t>(output)] = count;
 
@@ -37,8 +95,9 @@ class CpuPlan final : public InferencePlan {
     values_.resize(count);
     for (std::size_t i = 0; i < count; ++i) {
       const FusedOp& op = graph.ops[i];
-      const memory& source =
-          op.input < 0 ? input_memory_ : values_[static_cast<std::size_t>(op.input)];
+      const memory source = op.input >= 0 ? values_[static_cast<std::size_t>(op.input)]
+                            : op.kind == FusedOp::Kind::normalize ? input_memory_
+                                                                  : network_input();
       std::string where = fmt::format("{} at input {}", op.name, input.text());
       with_dnnl_errors("compiling an inference plan", where, [&] {
         switch (op.kind) {
@@ -66,7 +125,7 @@ class CpuPlan final : public InferencePlan {
       outputs_.push_back(backend_.allocate(shapes[index]));
       output_shapes_.push_back(shapes[index]);
       memory target(desc_of(outputs_.back()), state_.engine, outputs_.back().data());
-      steps_.push_back({reorder(values_[index], target),
+      steps_.push_back({scaled_reorder(values_[index], target, 0, {formats_[index].scale}),
                         {{DNNL_ARG_FROM, values_[index]}, {DNNL_ARG_TO, target}},
                         {}});
     }
@@ -123,21 +182,51 @@ class CpuPlan final : public InferencePlan {
     buffer_of_[i] = buffer;
   }
 
+  // The network's input in input_format_, for ops other than normalize that read it (a graph
+  // fused without its normalization): in a bf16 or int8 plan, converted once per run.
+  memory network_input() {
+    if (input_format_.type == dt::f32) return input_memory_;
+    if (!converted_input_) {
+      const memory::desc desc(dims_of(input_shape_), input_format_.type, tag::nhwc);
+      const auto buffer = static_cast<std::size_t>(acquire(desc.get_size()));
+      converted_input_ = memory(desc, state_.engine, buffers_[buffer]->data());
+      steps_.push_back(
+          {scaled_reorder(input_memory_, *converted_input_, 0, {1.0F / input_format_.scale}),
+           {{DNNL_ARG_FROM, input_memory_}, {DNNL_ARG_TO, *converted_input_}},
+           {}});
+    }
+    return *converted_input_;
+  }
+
+  // The format of what op `op` reads.
+  const ValueFormat& source_format(const FusedOp& op) const {
+    return op.input >= 0 ? formats_[static_cast<std::size_t>(op.input)] : input_format_;
+  }
+
   void add_normalize(const FusedOp& op, const memory& source, const Shape& shape, std::size_t i) {
-    const memory::desc desc = desc_of(shape, Layout::nhwc);
+    const ValueFormat format = formats_[i];
+    const memory::desc desc(dims_of(shape), format.type, tag::nhwc);
     set_value(i, desc, acquire(desc.get_size()));
     memory target = values_[i];
     const std::int64_t pixels = shape.n() * shape.h() * shape.w(), channels = shape.c();
     steps_.push_back(
-        {primitive(), {}, [source, target, pixels, channels, scale = op.scale, shift = op.shift]() {
+        {primitive(),
+         {},
+         [source, target, pixels, channels, format, scale = op.scale, shift = op.shift]() {
            const auto* in = static_cast<const float*>(source.get_data_handle());
-           auto* out = static_cast<float*>(target.get_data_handle());
-#pragma omp parallel for schedule(static)
-           for (std::int64_t p = 0; p < pixels; ++p) {
-             for (std::int64_t c = 0; c < channels; ++c) {
-               out[p * channels + c] = in[p * channels + c] * scale[static_cast<std::size_t>(c)] +
-                                       shift[static_cast<std::size_t>(c)];
-             }
+           void* out = target.get_data_handle();
+           switch (format.type) {
+             case dt::bf16:
+               normalize_pixels(in, static_cast<std::uint16_t*>(out), pixels, channels, scale,
+                                shift, format.scale);
+               break;
+             case dt::s8:
+               normalize_pixels(in, static_cast<std::int8_t*>(out), pixels, channels, scale, shift,
+                                format.scale);
+               break;
+             default:
+               normalize_pixels(in, static_cast<float*>(out), pixels, channels, scale, shift,
+                                format.scale);
            }
          }});
   }
@@ -145,22 +234,23 @@ class CpuPlan final : public InferencePlan {
   void add_pool(const FusedOp& op, const memory& source, const Shape& shape, std::size_t i) {
     const auto& g = op.pool;
     pooling_forward::primitive_desc pd(
-        pooling_forward::desc(prop_kind::forward_inference, algorithm::pooling_max,
-                              source.get_desc(), memory::desc(dims_of(shape), dt::f32, tag::any),
-                              {g.stride_h, g.stride_w}, {g.kernel_h, g.kernel_w},
-                              {g.pad_top, g.pad_left}, {g.pad_bottom, g.pad_right}),
+        pooling_forward::desc(
+            prop_kind::forward_inference, algorithm::pooling_max, source.get_desc(),
+            memory::desc(dims_of(shape), formats_[i].type, tag::any), {g.stride_h, g.stride_w},
+            {g.kernel_h, g.kernel_w}, {g.pad_top, g.pad_left}, {g.pad_bottom, g.pad_right}),
         state_.engine);
     set_value(i, pd.dst_desc(), acquire(pd.dst_desc().get_size()));
     steps_.push_back(
         {pooling_forward(pd), {{DNNL_ARG_SRC, source}, {DNNL_ARG_DST, values_[i]}}, {}});
   }
 
-  static void append_activation(post_ops& ops, float cap) {
+  // ReLU (cap 0) or ReLU capped at `cap`, on values counted in steps of `step`.
+  static void append_activation(post_ops& ops, float cap, float step) {
     if (cap < 0) return;
     if (cap == 0) {
       ops.append_eltwise(1.0F, algorithm::eltwise_relu, 0.0F, 0.0F);
     } else {
-      ops.append_eltwise(1.0F, algorithm::eltwise_clip, 0.0F, cap);
+      ops.append_eltwise(1.0F, algorithm::eltwise_clip, 0.0F, cap / step);
     }
   }
 
@@ -169,18 +259,35 @@ class CpuPlan final : public InferencePlan {
     const bool transposed = op.kind == FusedOp::Kind::conv_transpose;
     const auto& g = op.geometry;
     const Shape& w = op.weight_shape;
+    // In int8 the kernel computes out = scale[k] * (sum + bias[k]) in output steps: scale[k] =
+    // input step * weight step[k] / output step, bias in sum units; post-ops in output steps.
+    const bool int8 = precision_ == PlanPrecision::int8;
+    const ValueFormat& in_format = source_format(op);
+    const ValueFormat& out_format = formats_[i];
+    const std::vector<float> weight_steps = int8 ? weight_scales(op) : std::vector<float>();
     post_ops ops;
-    append_activation(ops, op.activation);
-    if (op.residual >= 0) ops.append_sum(1.0F);
-    append_activation(ops, op.activation_after_residual);
+    append_activation(ops, op.activation, out_format.scale);
+    if (op.residual >= 0)
+      ops.append_sum(formats_[static_cast<std::size_t>(op.residual)].scale / out_format.scale);
+    append_activation(ops, op.activation_after_residual, out_format.scale);
     primitive_attr attributes;
     attributes.set_post_ops(ops);
+    std::vector<float> bias = op.bias;
+    if (int8) {
+      std::vector<float> output_scales(weight_steps.size());
+      for (std::size_t k = 0; k < weight_steps.size(); ++k) {
+        output_scales[k] = in_format.scale * weight_steps[k] / out_format.scale;
+        bias[k] /= in_format.scale * weight_steps[k];
+      }
+      attributes.set_output_scales(1 << 1, output_scales);
+    }
+    const dt weight_type = int8 ? dt::s8 : precision_ == PlanPrecision::bf16 ? dt::bf16 : dt::f32;
 
     // With a residual the output must have the residual's layout (the sum adds in place).
     const memory::desc dst_any = op.residual >= 0
                                      ? values_[static_cast<std::size_t>(op.residual)].get_desc()
-                                     : memory::desc(dims_of(shape), dt::f32, tag::any);
-    const memory::desc bias_md({static_cast<std::int64_t>(op.bias.size())}, dt::f32, tag::a);
+                                     : memory::desc(dims_of(shape), out_format.type, tag::any);
+    const memory::desc bias_md({static_cast<std::int64_t>(bias.size())}, dt::f32, tag::a);
     const memory::dims strides{g.stride_h, g.stride_w}, dilates{g.dilation_h - 1, g.dilation_w - 1};
     const memory::dims pad_left{g.pad_top, g.pad_left};
     primitive run;
@@ -193,15 +300,16 @@ class CpuPlan final : public InferencePlan {
           (in.w() - 1) * g.stride_w - g.pad_left + (w[3] - 1) * g.dilation_w + 1 - shape.w()};
       const memory::desc weights_any =
           g.groups == 1
-              ? memory::desc({outputs, w[0], w[2], w[3]}, dt::f32, tag::any)
-              : memory::desc({g.groups, w[1], w[0] / g.groups, w[2], w[3]}, dt::f32, tag::any);
+              ? memory::desc({outputs, w[0], w[2], w[3]}, weight_type, tag::any)
+              : memory::desc({g.groups, w[1], w[0] / g.groups, w[2], w[3]}, weight_type, tag::any);
       // oneDNN 2.6 has no optimized transposed convolution for an `any` destination or for
       // inference (it falls back to its reference loops): ask for NHWC and the training flavour.
       deconvolution_forward::primitive_desc pd(
-          deconvolution_forward::desc(prop_kind::forward_training, algorithm::deconvolution_direct,
-                                      source.get_desc(), weights_any, bias_md,
-                                      op.residual >= 0 ? dst_any : desc_of(shape, Layout::nhwc),
-                                      strides, dilates, pad_left, pad_right),
+          deconvolution_forward::desc(
+              prop_kind::forward_training, algorithm::deconvolution_direct, source.get_desc(),
+              weights_any, bias_md,
+              op.residual >= 0 ? dst_any : memory::desc(dims_of(shape), out_format.type, tag::nhwc),
+              strides, dilates, pad_left, pad_right),
           attributes, state_.engine);
       run = deconvolution_forward(pd);
       weights_desc = pd.weights_desc();
@@ -210,9 +318,10 @@ class CpuPlan final : public InferencePlan {
     } else {
       const memory::dims pad_right{g.pad_bottom, g.pad_right};
       convolution_forward::primitive_desc pd(
-          convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct,
-                                    source.get_desc(), conv_weights_desc(w, g.groups, tag::any),
-                                    bias_md, dst_any, strides, dilates, pad_left, pad_right),
+          convolution_forward::desc(
+              prop_kind::forward_inference, algorithm::convolution_direct, source.get_desc(),
+              memory::desc(conv_weights_desc(w, g.groups, tag::any).dims(), weight_type, tag::any),
+              bias_md, dst_any, strides, dilates, pad_left, pad_right),
           attributes, state_.engine);
       run = convolution_forward(pd);
       weights_desc = pd.weights_desc();
@@ -220,15 +329,21 @@ class CpuPlan final : public InferencePlan {
       user_weights = conv_weights_desc(w, g.groups, tag::oihw);
     }
 
-    // Weights: folded on the host, reordered once into the primitive's layout.
+    // Weights: folded on the host, reordered once into the primitive's layout and type (in int8
+    // divided by their channel's step on the way: dims (K, ...) or grouped (G, K/G, ...)).
     memory plain(user_weights, state_.engine, const_cast<float*>(op.weights.data()));
     memory weights(weights_desc, state_.engine);
-    reorder(plain, weights).execute(state_.stream, plain, weights);
-    memory bias(bias_md, state_.engine);
-    std::copy(op.bias.begin(), op.bias.end(), static_cast<float*>(bias.get_data_handle()));
+    std::vector<float> per_step(weight_steps.size());
+    for (std::size_t k = 0; k < weight_steps.size(); ++k) per_step[k] = 1.0F / weight_steps[k];
+    const reorder to_weights = int8
+                                   ? scaled_reorder(plain, weights, g.groups == 1 ? 1 : 3, per_step)
+                                   : reorder(plain, weights);
+    to_weights.execute(state_.stream, plain, weights);
+    memory bias_memory(bias_md, state_.engine);
+    std::copy(bias.begin(), bias.end(), static_cast<float*>(bias_memory.get_data_handle()));
     state_.stream.wait();
     constants_.push_back(weights);
-    constants_.push_back(bias);
+    constants_.push_back(bias_memory);
 
     if (op.residual >= 0) {
       const auto residual = static_cast<std::size_t>(op.residual);
@@ -248,7 +363,7 @@ class CpuPlan final : public InferencePlan {
     steps_.push_back({run,
                       {{DNNL_ARG_SRC, source},
                        {DNNL_ARG_WEIGHTS, weights},
-                       {DNNL_ARG_BIAS, bias},
+                       {DNNL_ARG_BIAS, bias_memory},
                        {DNNL_ARG_DST, values_[i]}},
                       {}});
   }
@@ -256,8 +371,12 @@ class CpuPlan final : public InferencePlan {
   CpuBackend& backend_;
   CpuBackend::State& state_;
   Shape input_shape_;
+  PlanPrecision precision_;
+  std::vector<ValueFormat> formats_;  // of each op's value
+  ValueFormat input_format_;          // of the network input, for ops other than normalize
   std::vector<Shape> output_shapes_;
   memory input_memory_;
+  std::optional<memory> converted_input_;  // bf16/int8 plans whose first op is not normalize
   std::vector<memory> values_;
   std::vector<int> buffer_of_;
   std::vector<bool> buffer_taken_over_;

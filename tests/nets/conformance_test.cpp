@@ -445,6 +445,13 @@ TEST_P(Conformance, DeviceFaceMemoryAndCopies) {
   }
 }
 
+// Backends compute in fp32 unless a precision is asked for (bf16_test.cpp, gpu_test.cpp).
+TEST_P(Conformance, Fp32ByDefault) {
+  EXPECT_EQ(backend_->plan_precision(), PlanPrecision::fp32);
+  EXPECT_EQ(backend_->training_precision(), PlanPrecision::fp32);
+  EXPECT_EQ(ref_.plan_precision(), PlanPrecision::fp32);
+}
+
 // A whole compiled inference plan (batch norm folded, post-ops fused) against the reference's.
 TEST_P(Conformance, CompiledPlanOfAPoseNet) {
   const Shape input{2, 3, 40, 56};
