@@ -74,6 +74,7 @@ const std::set<std::string>& known_keys() {
                                              "schedule",
                                              "backbone_warmup",
                                              "sync_batch_norm",
+                                             "precision",
                                              "stride",
                                              "pos_dist_thresh",
                                              "locref_stdev",
@@ -184,7 +185,8 @@ void read_schedule_keys(const projects::YamlMapReader& reader, PoseConfig& c) {
   }
 }
 
-// Optimization: optimizer ... backbone_lr_multiplier, schedule, backbone_warmup, sync_batch_norm.
+// Optimization: optimizer ... backbone_lr_multiplier, schedule, backbone_warmup, sync_batch_norm,
+// precision.
 void read_optimization_keys(const projects::YamlMapReader& reader, PoseConfig& c) {
   c.optimizer = reader.text("optimizer", false, c.optimizer);
   if (c.optimizer != "adamw" && c.optimizer != "sgd") {
@@ -212,6 +214,13 @@ void read_optimization_keys(const projects::YamlMapReader& reader, PoseConfig& c
                                  .value_or(c.backbone_lr_multiplier);
   read_schedule_keys(reader, c);
   c.sync_batch_norm = reader.optional_bool("sync_batch_norm").value_or(c.sync_batch_norm);
+  c.precision = reader.text("precision", false, c.precision);
+  if (c.precision != "fp32" && c.precision != "bf16" && c.precision != "auto") {
+    reader.fail(
+        "precision", reader.value("precision"),
+        fmt::format("precision must be fp32, bf16 or auto (found \"{}\")", c.precision),
+        "bf16 needs a CPU with bf16 units (see labpose doctor); auto picks it where there are");
+  }
 }
 
 // Targets and loss: stride ... location_refinement.
@@ -361,6 +370,10 @@ std::string pose_config_text(const PoseConfig& c) {
       "# sync_batch_norm: with several ranks (mpirun, srun), batch statistics over the whole "
       "batch\n# rather than each rank's share\n";
   line("sync_batch_norm", yes_no(c.sync_batch_norm));
+  out +=
+      "# precision: fp32, bf16 (mixed precision: bf16 convolutions, fp32 weights, batch norm and "
+      "losses;\n# a CPU with bf16 units) or auto (bf16 where the CPU has bf16 units)\n";
+  line("precision", c.precision);
   out += "\n# Targets and loss (score maps: disks of pos_dist_thresh pixels at stride 8)\n";
   line("stride", std::to_string(c.stride));
   line("pos_dist_thresh", yaml_float_text(c.pos_dist_thresh));

@@ -79,6 +79,7 @@ class Trainer {
   void build_network(const std::optional<SnapshotFile>& newest);
   void read_earlier_stats();
   BatchGeometry allocate_step_buffers();
+  void make_backend();
   void start_exchange();
 
   // One step.
@@ -165,7 +166,7 @@ void Trainer::setup() {
     read_settings();
     read_training_set();
   });
-  backend_ = devices::make_backend(options_.device);
+  make_backend();
   const std::optional<SnapshotFile> newest = newest_snapshot(options_.train_dir);
   std::optional<LoadedSnapshot> resumed;
   if (options_.resume) {
@@ -188,9 +189,13 @@ void Trainer::setup() {
   if (parallel() && pose_.sync_batch_norm) synchronize_batch_norms(*net_, world_);
   result_.first_iteration = iteration_;
   console::info(
-      "training {} on {} ({}): {} training and {} {} images, batch {} of {}x{}, {} iterations",
-      pose_.net_type, backend_->name(), backend_->description(), train_.size(), held_out_.size(),
-      held_out_name(), pose_.batch_size, pose_.crop_width, pose_.crop_height, pose_.max_iters);
+      "training {} on {} ({}){}: {} training and {} {} images, batch {} of {}x{}, {} iterations",
+      pose_.net_type, backend_->name(), backend_->description(),
+      backend_->training_precision() == nets::PlanPrecision::bf16
+          ? "; mixed precision: bf16 convolutions, fp32 weights, batch norm and losses"
+          : "",
+      train_.size(), held_out_.size(), held_out_name(), pose_.batch_size, pose_.crop_width,
+      pose_.crop_height, pose_.max_iters);
   if (parallel()) {
     console::info(
         "data-parallel over {}: each rank takes {} images of every batch of {}; batch "
@@ -200,6 +205,21 @@ void Trainer::setup() {
                               : "per rank (sync_batch_norm: false)");
   }
   console::info("{}", schedule_->description());
+}
+
+// The backend of the device, computing in pose_cfg.yaml's precision. Mixed precision is the CPU's
+// (bf16 units); a device whose training ops stay fp32 in that precision is refused, not ignored.
+void Trainer::make_backend() {
+  const nets::PlanPrecision asked = devices::parse_plan_precision(pose_.precision);
+  backend_ = devices::make_backend(options_.device, asked);
+  if (backend_->training_precision() != backend_->plan_precision()) {
+    throw UsageError(
+        fmt::format("precision {}: {} trains in fp32 only; mixed-precision training is the CPU's "
+                    "(with bf16 units)",
+                    pose_.precision, backend_->name()),
+        "set precision: fp32 in train/pose_cfg.yaml (or --precision fp32), or train on --device "
+        "cpu");
+  }
 }
 
 // The gradients' exchange of a rank of a job: over the world's MPI for host memory, over the
@@ -230,6 +250,7 @@ void Trainer::read_settings() {
   if (options_.backbone_warmup) pose_.backbone_warmup = *options_.backbone_warmup;
   if (options_.schedule) pose_.schedule = *options_.schedule;
   if (options_.weights) pose_.init_weights = *options_.weights;
+  if (options_.precision) pose_.precision = *options_.precision;
   check_pose_config(pose_, pose_file);
   slice_ = batch_slice(pose_.batch_size, world_, pose_file);
 }

@@ -36,6 +36,7 @@ PoseConfig sample() {
   c.schedule = ScheduleKind::iterations;
   c.backbone_warmup = 0.05;
   c.sync_batch_norm = true;
+  c.precision = "auto";
   return c;
 }
 
@@ -62,6 +63,7 @@ TEST(PoseConfig, RoundTripsEveryValue) {
   EXPECT_EQ(back.schedule, ScheduleKind::iterations);
   EXPECT_DOUBLE_EQ(back.backbone_warmup, 0.05);
   EXPECT_TRUE(back.sync_batch_norm);
+  EXPECT_EQ(back.precision, "auto");
   EXPECT_DOUBLE_EQ(back.locref_stdev, 7.2801);
   EXPECT_DOUBLE_EQ(back.learning_rate(0), 1e-5);
   EXPECT_DOUBLE_EQ(back.learning_rate(100), 2.5e-4);
@@ -115,6 +117,8 @@ TEST(PoseConfig, BadValuesNameTheLine) {
             "not including, 1 (found 1)");
   EXPECT_NE(error_of(base + "sync_batch_norm: maybe\n").find("pose_cfg.yaml:4:18: sync_batch_norm"),
             std::string::npos);
+  EXPECT_EQ(error_of(base + "precision: int8\n"),
+            "pose_cfg.yaml:4:12: precision must be fp32, bf16 or auto (found \"int8\")");
   EXPECT_EQ(error_of(base + "optimizer: lbfgs\n"),
             "pose_cfg.yaml:4:12: optimizer must be adamw or sgd (found \"lbfgs\")");
   EXPECT_NE(error_of(base + "multi_step: [[0.001, 100], [0.0001, 50]]\n")

@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "devices/devices.hpp"
+#include "nets/cpu/backend.hpp"
 #include "nets/models/models.hpp"
 #include "nets/safetensors.hpp"
 #include "pipeline/dataset/dataset.hpp"
@@ -245,6 +246,53 @@ TEST(Trainer, ResumingGivesTheSameLossesAsAnUninterruptedRun) {
   }
   rest.on_step = nullptr;
   EXPECT_THROW(train(rest), UsageError) << "already at max_iters";
+}
+
+// Mixed precision (a CPU with bf16 units): the same recipe learns as in fp32, and a run changes
+// precision on --resume (snapshots are always fp32).
+TEST(Trainer, MixedPrecisionLearnsAndResumesAcrossAPrecisionChange) {
+  if (!nets::cpu::cpu_has_bf16()) {
+    GTEST_SKIP() << "this CPU has no bf16 units (oneDNN uses " << nets::cpu::cpu_instructions()
+                 << "): training is fp32 here";
+  }
+  TrainingFixture fixture;
+  fixture.pose.max_iters = 40;
+  fixture.pose.save_iters = 20;
+  fixture.pose.evaluate_iters = 20;
+  fixture.write();
+  std::vector<double> losses[2];
+  for (int k = 0; k < 2; ++k) {
+    clear_training_outputs(fixture.train_dir);
+    TrainOptions options = fixture.options();
+    options.precision = k == 0 ? "fp32" : "bf16";
+    options.on_step = [&](std::int64_t, double loss) { losses[k].push_back(loss); };
+    EXPECT_EQ(train(options).stop, TrainResult::Stop::finished);
+  }
+  ASSERT_EQ(losses[1].size(), 40u);
+  EXPECT_NEAR(losses[1][0], losses[0][0], 0.01 * losses[0][0]) << "the first step's loss";
+  EXPECT_NE(losses[1][0], losses[0][0]) << "computed in bf16";
+  double last[2] = {0.0, 0.0};
+  for (int k = 0; k < 2; ++k) {
+    for (std::size_t i = 30; i < 40; ++i) last[k] += losses[k][i] / 10;
+  }
+  EXPECT_LT(last[1], 0.6 * losses[1][0]) << "the loss falls";
+  EXPECT_NEAR(last[1], last[0], 0.2 * last[0]) << "as in fp32";
+
+  // 20 iterations in fp32, then resumed in bf16 (pose_cfg.yaml's precision) to the end.
+  clear_training_outputs(fixture.train_dir);
+  TrainOptions first = fixture.options();
+  first.stop_at_iteration = 20;
+  EXPECT_EQ(train(first).iterations, 20);
+  fixture.pose.precision = "bf16";
+  fixture.write();
+  TrainOptions rest = fixture.options();
+  rest.resume = true;
+  const TrainResult resumed = train(rest);
+  EXPECT_EQ(resumed.stop, TrainResult::Stop::finished);
+  EXPECT_EQ(resumed.iterations, 40);
+  const std::string header = testing::read_text(resumed.last_snapshot).substr(0, 4096);
+  EXPECT_NE(header.find("\"F32\""), std::string::npos);
+  EXPECT_EQ(header.find("BF16"), std::string::npos) << "snapshots are fp32";
 }
 
 TEST(Trainer, LearnsAndKeepsTheNewestSnapshots) {
