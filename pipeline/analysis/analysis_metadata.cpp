@@ -81,6 +81,7 @@ json meta_json(const AnalysisModel& model, const VideoAnalysis& result, const Vi
                {"shuffle", model.shuffle},
                {"device", run.device},
                {"device_description", run.device_description},
+               {"precision", run.precision},
                {"batch_size", run.batch_size},
                {"undecodable_frames", result.undecodable_frames},
                {"damaged_frames", result.damaged_frames},

@@ -17,6 +17,7 @@ namespace labpose::pipeline {
 struct AnalysisRun {
   int iteration = 0;  // config.yaml's active-learning iteration
   std::string device, device_description;
+  std::string precision;  // of the network's arithmetic: "fp32", "bf16", "fp16"
   int batch_size = 0;
   bool csv = false;          // the outputs include the .csv
   double started = 0.0;      // seconds since the epoch

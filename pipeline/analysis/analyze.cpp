@@ -6,10 +6,13 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <set>
 
+#include "core/atomic_file.hpp"
 #include "core/console.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
@@ -19,6 +22,7 @@
 #include "pipeline/analysis/checkpoint.hpp"
 #include "pipeline/analysis/runner.hpp"
 #include "pipeline/analysis/stages.hpp"
+#include "pipeline/pose/int8_calibration.hpp"
 #include "pipeline/pose/pose_runner.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "pipeline/video/reader.hpp"
@@ -157,6 +161,7 @@ void write_outputs(const VideoRun& run, const VideoAnalysis& result, const Video
   record.iteration = run.config.values().iteration;
   record.device = run.backend.name();
   record.device_description = run.backend.description();
+  record.precision = nets::precision_name(run.backend.plan_precision());
   record.batch_size = run.batch_size;
   record.csv = run.options.csv;
   record.started = stopped - result.seconds;
@@ -178,9 +183,10 @@ VideoAnalysis analyze_one(const VideoRun& run, const fs::path& video, const fs::
     console::warn("{} has no usable timestamps: frames are numbered in decoding order",
                   video.string());
   }
-  const AnalysisIdentity identity =
+  AnalysisIdentity identity =
       AnalysisIdentity::of_video(video, frames, run.model.scorer,
                                  run.model.snapshot.filename().string(), crop, run.batch_size);
+  identity.precision = nets::precision_name(run.backend.plan_precision());
   if (!run.options.overwrite && analysis_complete(result.files, identity)) {
     report_finished(run, result);
     result.outcome = VideoAnalysis::Outcome::skipped;
@@ -223,6 +229,55 @@ std::unique_ptr<nets::Net> load_analysis_network(nets::Backend& backend,
   return load_snapshot_network(backend, loaded, model.snapshot);
 }
 
+// The same network in fp32 on the same device, for --against-fp32: it analyzes a video again into
+// a temporary folder beside the outputs, compares the tracks and removes the folder.
+class Fp32Reference {
+ public:
+  explicit Fp32Reference(const VideoRun& reduced)
+      : backend_(devices::make_backend(reduced.options.device)),
+        net_(load_analysis_network(*backend_, reduced.model)),
+        options_(reduced.options),
+        run_{reduced.config, reduced.model, options_, *backend_, *net_, reduced.batch_size},
+        precision_(nets::precision_name(reduced.backend.plan_precision())) {
+    options_.overwrite = true;
+    options_.csv = false;
+    options_.on_batch = nullptr;
+  }
+
+  void compare(VideoAnalysis& result, const fs::path& folder) {
+    const fs::path temporary =
+        folder / fmt::format(".labpose-fp32-{}-{}", ::getpid(), result.video.stem().string());
+    create_folder(temporary);
+    const TemporaryFolder removed{temporary};
+    console::info("{}: analyzing it again in fp32, to compare (--against-fp32)",
+                  result.video.filename().string());
+    const VideoAnalysis fp32 = analyze_one(run_, result.video, temporary);
+    PrecisionComparison comparison =
+        compare_tracks(result.files.h5, fp32.files.h5, run_.config.values().pcutoff);
+    comparison.precision = precision_;
+    comparison.frames_per_second = result.frames_per_second;
+    comparison.fp32_frames_per_second = fp32.frames_per_second;
+    record_comparison(result.files.meta_json, comparison);
+    console::info("{}", comparison_text(result.video.filename().string(), comparison));
+    result.against_fp32 = comparison;
+  }
+
+ private:
+  struct TemporaryFolder {
+    fs::path path;
+    ~TemporaryFolder() {
+      std::error_code error;
+      fs::remove_all(path, error);
+    }
+  };
+
+  std::unique_ptr<nets::Backend> backend_;
+  std::unique_ptr<nets::Net> net_;
+  AnalyzeOptions options_;
+  VideoRun run_;
+  std::string precision_;
+};
+
 // A video that could not be analyzed, with why.
 VideoAnalysis failed_video(const fs::path& video, const fs::path& folder,
                            const AnalysisModel& model, const Error& error) {
@@ -255,12 +310,23 @@ std::vector<VideoAnalysis> analyze_videos(const projects::ProjectConfig& config,
           "pick another --dest");
     }
   }
-  const auto backend = devices::make_backend(options.device);
+  const auto backend = devices::make_backend(options.device, options.precision);
   const auto net = load_analysis_network(*backend, model);
-  console::info("analyzing {} video{} with {} ({}) on {}, batch {}", videos.size(),
+  if (backend->plan_precision() == nets::PlanPrecision::int8)
+    calibrate_for_int8(*net, model.snapshot,
+                       calibration_images(model.snapshot, config.project_dir()));
+  console::info("analyzing {} video{} with {} ({}) on {} in {}, batch {}", videos.size(),
                 videos.size() == 1 ? "" : "s", model.scorer, model.snapshot.filename().string(),
-                backend->name(), batch_size);
+                backend->name(), nets::precision_name(backend->plan_precision()), batch_size);
   const VideoRun run{config, model, options, *backend, *net, batch_size};
+  std::optional<Fp32Reference> reference;
+  if (options.against_fp32) {
+    if (backend->plan_precision() == nets::PlanPrecision::fp32) {
+      console::info("--against-fp32: this analysis is fp32 already; nothing to compare");
+    } else {
+      reference.emplace(run);
+    }
+  }
   std::vector<VideoAnalysis> results;
   for (std::size_t i = 0; i < videos.size(); ++i) {
     const fs::path& video = videos[i];
@@ -269,6 +335,14 @@ std::vector<VideoAnalysis> analyze_videos(const projects::ProjectConfig& config,
     const fs::path folder = options.dest ? *options.dest : video.parent_path();
     try {
       results.push_back(analyze_one(run, video, folder));
+      if (reference && results.back().outcome == VideoAnalysis::Outcome::analyzed) {
+        reference->compare(results.back(), folder);
+      } else if (reference) {
+        console::info(
+            "{}: not analyzed now, so not compared with fp32 (--overwrite analyzes it "
+            "again)",
+            video.filename().string());
+      }
     } catch (const Error& error) {
       if (error.kind() == ErrorKind::interrupted) throw;
       results.push_back(failed_video(video, folder, model, error));

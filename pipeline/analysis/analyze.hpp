@@ -16,7 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "nets/backend.hpp"
 #include "pipeline/analysis/model_choice.hpp"
+#include "pipeline/analysis/precision_comparison.hpp"
 #include "pipeline/analysis/video_list.hpp"
 #include "projects/config.hpp"
 
@@ -28,13 +30,18 @@ struct AnalyzeOptions {
   std::optional<int> snapshot_index;  // default: config.yaml's snapshotindex
   bool best_snapshot = false;         // the best snapshot by test error instead
   std::string device = "cpu";
-  int batch_size = 0;  // 0: config.yaml's batch_size
+  nets::PlanPrecision precision = nets::PlanPrecision::fp32;  // automatic: bf16 where fast
+  int batch_size = 0;                                         // 0: config.yaml's batch_size
   bool csv = false;
   std::optional<std::filesystem::path> dest;  // default: beside each video
   std::optional<projects::CropBox> crop;      // default: config.yaml's when `cropping` is on
   int shard_index = 0, shard_count = 1;       // analyze videos shard_index, +shard_count, ...
   bool overwrite = false;
   int decoder_threads = 0;  // 0: one when the network runs on the CPU, else one per core
+  /// With a precision other than fp32: each video analyzed is analyzed again in fp32 (into a
+  /// temporary folder, removed after) and how far the keypoints moved is reported, kept in
+  /// VideoAnalysis::against_fp32 and in the _meta.json.
+  bool against_fp32 = false;
   /// Called after each batch's rows are on disk with the video's rows written so far (tests).
   std::function<void(std::int64_t rows)> on_batch;
 };
@@ -55,13 +62,14 @@ struct VideoAnalysis {
   std::filesystem::path video;
   AnalysisFiles files;
   enum class Outcome { analyzed, skipped, failed } outcome = Outcome::analyzed;
-  std::string error;                             // why it failed (Outcome::failed)
-  std::int64_t frames = 0;                       // rows written (= the video's frames)
-  std::int64_t resumed_from = 0;                 // rows found in the checkpoint
-  std::vector<std::int64_t> undecodable_frames;  // NaN rows
-  std::vector<std::int64_t> damaged_frames;      // decoded with concealed errors
-  double seconds = 0.0;                          // wall time of this run on the video
-  double frames_per_second = 0.0;                // frames analyzed in this run / seconds
+  std::string error;                                // why it failed (Outcome::failed)
+  std::int64_t frames = 0;                          // rows written (= the video's frames)
+  std::int64_t resumed_from = 0;                    // rows found in the checkpoint
+  std::vector<std::int64_t> undecodable_frames;     // NaN rows
+  std::vector<std::int64_t> damaged_frames;         // decoded with concealed errors
+  double seconds = 0.0;                             // wall time of this run on the video
+  double frames_per_second = 0.0;                   // frames analyzed in this run / seconds
+  std::optional<PrecisionComparison> against_fp32;  // AnalyzeOptions::against_fp32
 };
 
 /// Analyzes each video. A video whose outputs are complete for this scorer (by its _meta.json,

@@ -49,8 +49,9 @@ AnalysisIdentity AnalysisIdentity::of_video(const fs::path& video, std::int64_t 
 }
 
 json AnalysisIdentity::to_json() const {
-  json out = {{"video", video},   {"video_bytes", video_bytes}, {"frames", frames},
-              {"scorer", scorer}, {"snapshot", snapshot},       {"batch_size", batch_size}};
+  json out = {{"video", video},        {"video_bytes", video_bytes}, {"frames", frames},
+              {"scorer", scorer},      {"snapshot", snapshot},       {"batch_size", batch_size},
+              {"precision", precision}};
   out["crop"] = crop ? json::array({crop->x1, crop->x2, crop->y1, crop->y2}) : json(nullptr);
   return out;
 }
@@ -58,7 +59,8 @@ json AnalysisIdentity::to_json() const {
 bool AnalysisIdentity::matches(const json& other, bool batch_size_too) const {
   const json mine = to_json();
   for (const auto& [key, value] : mine.items()) {
-    if (key == "batch_size" && !batch_size_too) continue;
+    if ((key == "batch_size" || key == "precision") && !batch_size_too) continue;
+    if (key == "precision" && !other.contains(key) && value == "fp32") continue;
     if (!other.contains(key) || other[key] != value) return false;
   }
   return true;

@@ -29,14 +29,16 @@ struct AnalysisIdentity {
   std::string scorer, snapshot;
   std::optional<projects::CropBox> crop;
   int batch_size = 0;
+  std::string precision = "fp32";  // of the network's arithmetic
 
   /// The identity of analyzing `video` (its absolute path and present size) of `frames` frames.
   static AnalysisIdentity of_video(const std::filesystem::path& video, std::int64_t frames,
                                    std::string scorer, std::string snapshot,
                                    std::optional<projects::CropBox> crop, int batch_size);
   nlohmann::json to_json() const;
-  /// The batch size matters to resuming (the same batches as an uninterrupted run), not to whether
-  /// a finished analysis is this one.
+  /// The batch size and the precision matter to resuming (the same batches, computed the same way,
+  /// as an uninterrupted run), not to whether a finished analysis is this one. A checkpoint written
+  /// before the precision was recorded was fp32's.
   bool matches(const nlohmann::json& other, bool batch_size_too = true) const;
 };
 

@@ -5,6 +5,7 @@
 
 #include <opencv2/core.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 namespace labpose::pipeline {
@@ -57,6 +58,44 @@ ErrorSummary summarize_errors(const Dataset& dataset, const std::vector<std::siz
                              ? total_cut / static_cast<double>(summary.points_pcutoff)
                              : std::nan("");
   return summary;
+}
+
+namespace {
+
+ShiftPercentiles percentiles(std::vector<double> distances) {
+  ShiftPercentiles result;
+  if (distances.empty()) return result;
+  std::sort(distances.begin(), distances.end());
+  const std::size_t n = distances.size();
+  result.keypoints = n;
+  result.median = distances[(n - 1) / 2];
+  result.p99 = distances[(99 * n + 99) / 100 - 1];  // the ceil(0.99 n)-th smallest
+  result.largest = distances.back();
+  return result;
+}
+
+}  // namespace
+
+KeypointShift keypoint_shift(const std::vector<std::vector<KeypointPrediction>>& reference,
+                             const std::vector<std::vector<KeypointPrediction>>& other,
+                             double pcutoff) {
+  std::vector<double> all, confident;
+  KeypointShift shift;
+  for (std::size_t image = 0; image < reference.size(); ++image) {
+    for (std::size_t j = 0; j < reference[image].size(); ++j) {
+      const KeypointPrediction& a = reference[image][j];
+      const KeypointPrediction& b = other.at(image).at(j);
+      shift.likelihood_change =
+          std::max(shift.likelihood_change, std::abs(a.likelihood - b.likelihood));
+      const double distance = std::hypot(a.x - b.x, a.y - b.y);
+      if (std::isnan(distance)) continue;
+      all.push_back(distance);
+      if (a.likelihood >= pcutoff) confident.push_back(distance);
+    }
+  }
+  shift.all = percentiles(std::move(all));
+  shift.confident = percentiles(std::move(confident));
+  return shift;
 }
 
 std::string small_test_set_note(std::size_t test_images, const std::string& shuffle) {

@@ -29,6 +29,25 @@ ErrorSummary summarize_errors(const Dataset& dataset, const std::vector<std::siz
                               const std::vector<std::vector<KeypointPrediction>>& predictions,
                               double pcutoff);
 
+/// Percentiles of the distances between the keypoints of two precisions, in pixels.
+struct ShiftPercentiles {
+  double median = 0.0, p99 = 0.0, largest = 0.0;  // p99: the 99th percentile (nearest rank)
+  std::size_t keypoints = 0;
+};
+
+/// How far the keypoints of another precision (bf16, int8) are from fp32's on the same images:
+/// over every keypoint both placed, and over those fp32 placed with likelihood >= pcutoff (the
+/// ones a user keeps: below it the argmax of a flat score map is arbitrary in any precision).
+struct KeypointShift {
+  ShiftPercentiles all, confident;
+  double likelihood_change = 0.0;  // the largest, over every keypoint
+};
+
+/// `other` against `reference`, image by image and bodypart by bodypart (the same shapes).
+KeypointShift keypoint_shift(const std::vector<std::vector<KeypointPrediction>>& reference,
+                             const std::vector<std::vector<KeypointPrediction>>& other,
+                             double pcutoff);
+
 /// Test sets smaller than this give a noisy mean error: one frame more or less right moves it a
 /// lot.
 constexpr std::size_t kFewTestImages = 10;

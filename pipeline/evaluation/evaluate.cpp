@@ -18,6 +18,7 @@
 #include "pipeline/evaluation/result_files.hpp"
 #include "pipeline/plots/colormap.hpp"
 #include "pipeline/plots/markers.hpp"
+#include "pipeline/pose/int8_calibration.hpp"
 #include "pipeline/training/pose_config.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "projects/layout.hpp"
@@ -26,6 +27,29 @@ namespace labpose::pipeline {
 namespace fs = std::filesystem;
 
 namespace {
+
+// Every image of the training set predicted at full size by the snapshot's network on `backend`,
+// with a progress bar named `label`; in int8, calibrated on the images `train` indexes.
+std::vector<std::vector<KeypointPrediction>> predict_all(
+    nets::Backend& backend, const LoadedSnapshot& loaded, const fs::path& snapshot,
+    const DecodeSettings& settings, const Dataset& dataset, const std::vector<std::size_t>& train,
+    const fs::path& project, const std::string& label) {
+  const auto net = load_snapshot_network(backend, loaded, snapshot);
+  if (backend.plan_precision() == nets::PlanPrecision::int8) {
+    std::vector<fs::path> images;
+    for (const std::size_t index : train) images.push_back(project / dataset.images[index].path);
+    calibrate_for_int8(*net, snapshot, images);
+  }
+  ImagePredictor predictor(backend, *net, settings);
+  std::vector<std::vector<KeypointPrediction>> predictions;
+  predictions.reserve(dataset.images.size());
+  Progress progress(label, static_cast<std::int64_t>(dataset.images.size()), "images");
+  for (const auto& image : dataset.images) {
+    predictions.push_back(predictor.predict(load_rgb_image(project / image.path)));
+    progress.advance();
+  }
+  return predictions;
+}
 
 // One training fraction of the shuffle, with what it needs.
 struct TrainedShuffle {
@@ -153,6 +177,15 @@ std::vector<SnapshotEvaluation> evaluate_network(const projects::ProjectConfig& 
       layout.evaluation_iteration_dir(values.iteration) / projects::combined_evaluation_name();
   check_combined_evaluation(combined);
   const auto backend = devices::make_backend(options.device);
+  std::unique_ptr<nets::Backend> reduced;  // --precision other than fp32: the comparison's
+  if (options.precision != nets::PlanPrecision::fp32) {
+    reduced = devices::make_backend(options.device, options.precision);
+    if (reduced->plan_precision() == nets::PlanPrecision::fp32) {
+      console::info("--precision {}: {} computes in fp32 here, so there is nothing to compare",
+                    nets::precision_name(options.precision), reduced->name());
+      reduced.reset();
+    }
+  }
   std::vector<SnapshotEvaluation> results;
   for (const TrainedShuffle& shuffle : shuffles) {
     const Dataset dataset = read_dataset(project / shuffle.pose.dataset, project);
@@ -176,9 +209,6 @@ std::vector<SnapshotEvaluation> evaluate_network(const projects::ProjectConfig& 
                                 shuffle.pose.dataset, fmt::join(dataset.bodyparts, ", ")),
                     "the labels changed since training: train again (or evaluate another shuffle)");
       }
-      const auto net = load_snapshot_network(*backend, loaded, snapshot.path);
-      ImagePredictor predictor(*backend, *net, settings);
-
       SnapshotEvaluation result;
       result.training_fraction = shuffle.fraction;
       result.shuffle = options.shuffle;
@@ -192,22 +222,25 @@ std::vector<SnapshotEvaluation> evaluate_network(const projects::ProjectConfig& 
       result.test_images = test.size();
       result.folder = folder;
 
-      std::vector<std::vector<KeypointPrediction>> predictions;
-      predictions.reserve(dataset.images.size());
-      {
-        Progress progress(
-            fmt::format("{} {}",
-                        projects::shuffle_folder_name(values.task, values.date, shuffle.fraction,
-                                                      options.shuffle),
-                        result.snapshot),
-            static_cast<std::int64_t>(dataset.images.size()), "images");
-        for (const auto& image : dataset.images) {
-          predictions.push_back(predictor.predict(load_rgb_image(project / image.path)));
-          progress.advance();
-        }
-      }
+      const std::string label =
+          fmt::format("{} {}",
+                      projects::shuffle_folder_name(values.task, values.date, shuffle.fraction,
+                                                    options.shuffle),
+                      result.snapshot);
+      const auto predictions =
+          predict_all(*backend, loaded, snapshot.path, settings, dataset, train, project, label);
       result.train = summarize_errors(dataset, train, subset(predictions, train), values.pcutoff);
       result.test = summarize_errors(dataset, test, subset(predictions, test), values.pcutoff);
+      if (reduced) {
+        const nets::PlanPrecision precision = reduced->plan_precision();
+        const auto other =
+            predict_all(*reduced, loaded, snapshot.path, settings, dataset, train, project,
+                        fmt::format("{} in {}", label, nets::precision_name(precision)));
+        result.reduced = ReducedPrecisionEvaluation{
+            precision, summarize_errors(dataset, train, subset(other, train), values.pcutoff),
+            summarize_errors(dataset, test, subset(other, test), values.pcutoff),
+            keypoint_shift(predictions, other, values.pcutoff)};
+      }
 
       std::error_code error;
       fs::create_directories(folder, error);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "nets/backend.hpp"
 #include "pipeline/evaluation/errors.hpp"
 #include "projects/config.hpp"
 
@@ -21,7 +22,18 @@ struct EvaluateOptions {
   std::optional<double> training_fraction;           // default: every TrainingFraction
   std::optional<projects::SnapshotIndex> snapshots;  // default: config.yaml's snapshotindex
   std::string device = "cpu";
+  /// Other than fp32: the images are predicted in this precision too, and its errors and how far
+  /// its keypoints are from fp32's are reported (SnapshotEvaluation::reduced); the files always
+  /// hold fp32's. `automatic` compares only where it picks a precision other than fp32.
+  nets::PlanPrecision precision = nets::PlanPrecision::fp32;
   bool plot = false;  // PNGs of the test and training frames, labels vs predictions
+};
+
+/// A snapshot's errors in a precision other than fp32, and how far its keypoints moved.
+struct ReducedPrecisionEvaluation {
+  nets::PlanPrecision precision = nets::PlanPrecision::bf16;
+  ErrorSummary train, test;
+  KeypointShift shift;  // against fp32, over every image of the training set
 };
 
 struct SnapshotEvaluation {
@@ -34,8 +46,9 @@ struct SnapshotEvaluation {
   double pcutoff = 0.6;
   std::size_t train_images = 0, test_images = 0;
   ErrorSummary train, test;
-  std::filesystem::path folder;                // the shuffle's evaluation folder
-  std::vector<std::filesystem::path> written;  // files written for this snapshot
+  std::filesystem::path folder;                       // the shuffle's evaluation folder
+  std::vector<std::filesystem::path> written;         // files written for this snapshot
+  std::optional<ReducedPrecisionEvaluation> reduced;  // with EvaluateOptions::precision
 };
 
 /// Evaluates the chosen snapshots of `options.shuffle` for each training fraction and writes the

@@ -24,6 +24,7 @@
 #include "nets/safetensors.hpp"
 #include "pipeline/dataset/dataset.hpp"
 #include "pipeline/evaluation/errors.hpp"
+#include "pipeline/pose/int8_calibration.hpp"
 #include "pipeline/pose/predict.hpp"
 #include "pipeline/training/best_snapshot.hpp"
 #include "pipeline/training/data_parallel.hpp"
@@ -631,12 +632,19 @@ SnapshotMetadata Trainer::snapshot_metadata() const {
   return metadata;
 }
 
+// A snapshot and what was derived from it beside it (int8's calibration).
+void remove_snapshot(const fs::path& snapshot) {
+  fs::remove(snapshot);
+  std::error_code error;
+  fs::remove(int8_calibration_file(snapshot), error);
+}
+
 // Once `kept` is safely written: one best snapshot (the previous best goes), or the newest
 // keep_snapshots regular ones.
 void Trainer::remove_old_snapshots(bool best, const fs::path& kept) {
   if (best) {
     for (const auto& old : list_snapshots(options_.train_dir)) {
-      if (old.best && old.path != kept) fs::remove(old.path);
+      if (old.best && old.path != kept) remove_snapshot(old.path);
     }
     return;
   }
@@ -645,7 +653,7 @@ void Trainer::remove_old_snapshots(bool best, const fs::path& kept) {
     if (!snapshot.best) regular.push_back(snapshot);
   }
   const auto keep = static_cast<std::size_t>(std::max(pose_.keep_snapshots, 1));
-  for (std::size_t i = 0; i + keep < regular.size(); ++i) fs::remove(regular[i].path);
+  for (std::size_t i = 0; i + keep < regular.size(); ++i) remove_snapshot(regular[i].path);
 }
 
 void Trainer::append_stats_row(bool force) {

@@ -384,6 +384,48 @@ TEST(Cli, BenchPrintsFiguresAndJson) {
       << "no such device in this build";
 }
 
+// --precision auto follows the CPU's bf16 units; with them and VNNI hidden from oneDNN (its
+// ONEDNN_MAX_CPU_ISA setting), auto is fp32, bf16 and int8 are refused, never emulated, and doctor
+// says so.
+TEST(Cli, BenchPrecisionFollowsTheCpu) {
+  const std::string bench = " bench --arch mobilenet_v2_0.35 --size 64x48 --repeats 1 --warmup 0 ";
+  const auto precision_of = [](const std::string& output) {
+    const std::size_t at = output.rfind("\"precision\": \"");
+    return at == std::string::npos ? std::string() : output.substr(at + 14, 4);
+  };
+  const std::string binary = shell_quote(testing::labpose_binary());
+  const CommandResult hidden =
+      testing::run("ONEDNN_MAX_CPU_ISA=AVX2 " + binary + bench + "--precision auto --json");
+  ASSERT_EQ(hidden.exit_code, 0) << hidden.output;
+  EXPECT_EQ(precision_of(hidden.output), "fp32") << hidden.output;
+  const CommandResult refused =
+      testing::run("ONEDNN_MAX_CPU_ISA=AVX2 " + binary + bench + "--precision bf16");
+  EXPECT_EQ(refused.exit_code, 1) << refused.output;
+  EXPECT_TRUE(contains(refused.output, "error: this CPU has no bf16 units (oneDNN uses "))
+      << refused.output;
+  EXPECT_TRUE(contains(refused.output, "never emulated")) << refused.output;
+  const CommandResult no_vnni =
+      testing::run("ONEDNN_MAX_CPU_ISA=AVX2 " + binary + bench + "--precision int8");
+  EXPECT_EQ(no_vnni.exit_code, 1) << no_vnni.output;
+  EXPECT_TRUE(contains(no_vnni.output, "error: this CPU has no VNNI instructions for int8"))
+      << no_vnni.output;
+  const std::string doctor_without =
+      testing::run("ONEDNN_MAX_CPU_ISA=AVX2 " + binary + " doctor").output;
+  EXPECT_TRUE(contains(doctor_without, "CPU precisions fp32 (no bf16 units")) << doctor_without;
+  EXPECT_TRUE(contains(doctor_without, "no int8 (VNNI)")) << doctor_without;
+  const std::string doctor = labpose("doctor").output;
+  if (contains(doctor, "int8 (--precision int8)")) {
+    const CommandResult int8 = labpose(bench + "--precision int8 --json");
+    ASSERT_EQ(int8.exit_code, 0) << int8.output;
+    EXPECT_EQ(precision_of(int8.output), "int8") << int8.output;
+  }
+  const CommandResult automatic = labpose(bench + "--precision auto --json");
+  ASSERT_EQ(automatic.exit_code, 0) << automatic.output;
+  const bool bf16_units = contains(doctor, "CPU precisions fp32, bf16");
+  EXPECT_EQ(precision_of(automatic.output), bf16_units ? "bf16" : "fp32") << automatic.output;
+  EXPECT_EQ(labpose(bench + "--precision fp64").exit_code, 2);
+}
+
 std::vector<std::string> lines(const std::string& text) {
   std::vector<std::string> out;
   std::size_t start = 0;

@@ -1,6 +1,6 @@
 // labpose analyze <config> <video|folder>... [--shuffle K] [--training-fraction F] [--snapshot S]
-//   [--device D] [--batch-size B] [--csv] [--dest D] [--crop x1,x2,y1,y2] [--shard i/n]
-//   [--overwrite]
+//   [--device D] [--precision P] [--against-fp32] [--batch-size B] [--csv] [--dest D]
+//   [--crop x1,x2,y1,y2] [--shard i/n] [--overwrite]
 #include <fmt/core.h>
 
 #include <iostream>
@@ -9,6 +9,7 @@
 #include "core/console.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "devices/devices.hpp"
 #include "devices/world.hpp"
 #include "pipeline/analysis/analyze.hpp"
 #include "projects/yaml_text.hpp"
@@ -50,7 +51,7 @@ Command analyze_command() {
   command.summary = "track the bodyparts in videos with a trained network (DeepLabCut's .h5/.csv)";
   command.define = [](CLI::App& app) -> std::function<int()> {
     struct Options {
-      std::string config, crop, shard, dest;
+      std::string config, crop, shard, dest, precision = "fp32";
       std::vector<std::string> videos;
       ModelOptions model;
       pipeline::AnalyzeOptions analyze;
@@ -60,6 +61,14 @@ Command analyze_command() {
     app.add_option("videos", options->videos, "videos, or folders of videos")->required();
     options->model.add_to(app, "whose network to use");
     app.add_option("--device", options->analyze.device, "cpu (default), auto, cuda or cuda:N");
+    app.add_option("--precision", options->precision,
+                   "the network's arithmetic: fp32 (default); bf16 on a CPU with bf16 units "
+                   "(AVX-512 BF16 or AMX) or a GPU of compute capability 8.0+; int8 on a CPU with "
+                   "VNNI (calibrated once on the shuffle's training images); fp16 on a GPU; "
+                   "auto: bf16 where the CPU has bf16 units, else fp32");
+    app.add_flag("--against-fp32", options->analyze.against_fp32,
+                 "with --precision bf16 or int8: also analyze each video in fp32 and report how "
+                 "far the keypoints moved (printed, and in the _meta.json)");
     app.add_option("--batch-size", options->analyze.batch_size,
                    "frames per batch (default: config.yaml's batch_size)")
         ->check(CLI::Range(1, 4096));
@@ -87,6 +96,7 @@ Command analyze_command() {
     return [options]() {
       const projects::ProjectConfig config = load_project_config(options->config);
       pipeline::AnalyzeOptions analyze = options->analyze;
+      analyze.precision = devices::parse_plan_precision(options->precision);
       std::tie(analyze.shuffle, analyze.training_fraction) = options->model.chosen_shuffle(config);
       std::tie(analyze.snapshot_index, analyze.best_snapshot) = options->model.snapshot_choice();
       if (!options->crop.empty()) analyze.crop = parse_crop_option(options->crop);

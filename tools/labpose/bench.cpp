@@ -16,6 +16,7 @@
 #include "core/console.hpp"
 #include "core/error.hpp"
 #include "devices/devices.hpp"
+#include "nets/calibration.hpp"
 #include "nets/fused_graph.hpp"
 #include "nets/generic_plan.hpp"
 #include "nets/models/models.hpp"
@@ -102,6 +103,15 @@ void measure(const BenchOptions& options, nets::Backend& backend, nets::Net& net
   nets::Tensor x = backend.allocate(input);
   const auto pixels = random_vector(input.elements(), 2, 0.0, 255.0);
   backend.copy_from_host(pixels.data(), x);
+  if (!options.train && backend.plan_precision() == nets::PlanPrecision::int8) {
+    // The random weights calibrated on the random input itself, in fp32.
+    const auto fp32 = devices::make_backend("cpu");
+    nets::Tensor calibration_input = fp32->allocate(input);
+    fp32->copy_from_host(pixels.data(), calibration_input);
+    nets::RangeObserver observer(*fp32, net.fuse(true));
+    observer.observe(calibration_input);
+    net.set_activation_ranges(observer.ranges());
+  }
   const nets::FusedGraph graph = net.fuse(true);
   const double gflop_per_image = forward_gflop(graph, input);
 
@@ -168,7 +178,9 @@ void measure(const BenchOptions& options, nets::Backend& backend, nets::Net& net
             backend.name(), backend.description(), threads, options.repeats, median, times.front(),
             times.back(), gflop_per_image, gflops, peak_memory_mib(),
             static_cast<double>(backend.peak_memory_bytes()) / (1024.0 * 1024.0),
-            options.train ? "fp32" : options.precision, per_second)
+            nets::precision_name(options.train ? backend.training_precision()
+                                               : backend.plan_precision()),
+            per_second)
             .c_str());
   } else {
     std::printf(
@@ -196,7 +208,8 @@ int run_bench(const BenchOptions& options) {
   if (options.repeats < 1 || options.warmup < 0) {
     throw UsageError("--repeats must be at least 1 and --warmup at least 0");
   }
-  // Training steps are fp32 everywhere; --precision is the arithmetic of inference plans.
+  // --precision is the arithmetic of inference plans, and of training steps where the backend
+  // trains in mixed precision (the CPU in bf16); other training steps are fp32.
   auto backend =
       devices::make_backend(options.device, devices::parse_plan_precision(options.precision));
   auto net = nets::build_pose_net(*backend, {options.architecture, options.bodyparts, true});
@@ -219,8 +232,11 @@ Command bench_command() {
     app.add_option("--batch", options->batches,
                    "images per batch, or a list such as 1,8,32,64 (default 1)");
     app.add_option("--device", options->device, "cpu, cuda, cuda:N, auto or ref (default cpu)");
-    app.add_option("--precision", options->precision,
-                   "inference plans on a GPU: fp32 (default), fp16 or bf16 (tensor cores)");
+    app.add_option(
+        "--precision", options->precision,
+        "arithmetic: fp32 (default), bf16 (a GPU's tensor cores, or a CPU with bf16 units, where "
+        "--train steps are mixed precision), int8 (a CPU with VNNI; inference, calibrated on the "
+        "random input), fp16 (GPUs), or auto (bf16 on a CPU with bf16 units, else fp32)");
     app.add_option("--bodyparts", options->bodyparts, "bodyparts J of the head (default 4)");
     app.add_option("--repeats", options->repeats,
                    "timed repeats; the median is reported (default 10)");

@@ -16,6 +16,8 @@
 #include "core/console.hpp"
 #include "core/error.hpp"
 #include "devices/devices.hpp"
+#include "devices/precision_speed.hpp"
+#include "nets/cpu/backend.hpp"
 #include "pipeline/video/probe.hpp"
 #include "pipeline/video/writer.hpp"
 #include "tools/labpose/command.hpp"
@@ -35,27 +37,27 @@ std::string cpu_model() {
   return "unknown CPU";
 }
 
-std::string isa_name(dnnl_cpu_isa_t isa) {
-  switch (isa) {
-    case dnnl_cpu_isa_sse41:
-      return "SSE4.1";
-    case dnnl_cpu_isa_avx:
-      return "AVX";
-    case dnnl_cpu_isa_avx2:
-      return "AVX2";
-    case dnnl_cpu_isa_avx2_vnni:
-      return "AVX2 + VNNI";
-    case dnnl_cpu_isa_avx512_core:
-      return "AVX-512";
-    case dnnl_cpu_isa_avx512_core_vnni:
-      return "AVX-512 + VNNI";
-    case dnnl_cpu_isa_avx512_core_bf16:
-      return "AVX-512 + BF16";
-    case dnnl_cpu_isa_avx512_core_amx:
-      return "AVX-512 + AMX";
-    default:
-      return "generic";
+// The precisions this CPU runs fast, in the order of preference: bf16 where it has bf16 units
+// (what --precision auto picks), int8 only where it beats the next best.
+std::string cpu_precisions(const devices::PrecisionSpeeds& speeds) {
+  std::string text = "fp32";
+  std::string notes = speeds.bf16
+                          ? "--precision auto picks bf16 for analysis"
+                          : "no bf16 units (AVX-512 BF16 or AMX): --precision auto picks fp32";
+  if (speeds.bf16) text += ", bf16";
+  const double best = speeds.bf16.value_or(speeds.fp32);
+  if (speeds.int8 && *speeds.int8 > best) {
+    text += ", int8";
+    notes += fmt::format("; int8 (--precision int8) {:.1f}x {}", *speeds.int8 / best,
+                         speeds.bf16 ? "bf16" : "fp32");
+  } else if (speeds.int8) {
+    notes += fmt::format("; int8 runs but is not faster than {} here ({:.2f}x): use {}",
+                         speeds.bf16 ? "bf16" : "fp32", *speeds.int8 / best,
+                         speeds.bf16 ? "bf16" : "fp32");
+  } else {
+    notes += "; no int8 (VNNI)";
   }
+  return text + " (" + notes + ")";
 }
 
 void row(const std::string& name, const std::string& value) {
@@ -85,7 +87,12 @@ Command doctor_command() {
       row("CPU", cpu_model());
       const dnnl_version_t* dnnl = dnnl_version();
       row("oneDNN", fmt::format("{}.{}.{} (CPU instructions used: {})", dnnl->major, dnnl->minor,
-                                dnnl->patch, isa_name(dnnl_get_effective_cpu_isa())));
+                                dnnl->patch, nets::cpu::cpu_instructions()));
+      const devices::PrecisionSpeeds speeds = devices::measure_cpu_precision_speeds();
+      row("CPU precisions", cpu_precisions(speeds));
+      row("", fmt::format("   a 3x3 convolution: fp32 {:.0f} GFLOP/s{}{}", speeds.fp32,
+                          speeds.bf16 ? fmt::format(", bf16 {:.0f}", *speeds.bf16) : "",
+                          speeds.int8 ? fmt::format(", int8 {:.0f}", *speeds.int8) : ""));
 
       const devices::CudaSummary cuda = devices::cuda_summary();
       row("CUDA backend", cuda.compiled ? "compiled (" + cuda.versions + ")" : "not compiled");

@@ -1,5 +1,5 @@
 // labpose evaluate <config> [--shuffle K] [--training-fraction F] [--snapshot S|all|best]
-//   [--device cpu] [--plot]
+//   [--device cpu] [--precision P] [--plot]
 #include <fmt/core.h>
 
 #include <cmath>
@@ -8,6 +8,8 @@
 
 #include "core/console.hpp"
 #include "core/error.hpp"
+#include "core/text_table.hpp"
+#include "devices/devices.hpp"
 #include "pipeline/evaluation/evaluate.hpp"
 #include "projects/layout.hpp"
 #include "projects/promoted_model.hpp"
@@ -37,20 +39,26 @@ std::string pixels(double value) {
   return std::isnan(value) ? "-" : fmt::format("{:.2f}", value);
 }
 
-// Prints rows with columns padded to their widest cell.
-void print_table(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<std::size_t> widths;
-  for (const auto& row : rows) {
-    widths.resize(std::max(widths.size(), row.size()), 0);
-    for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
-  }
-  for (const auto& row : rows) {
-    std::string line;
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      line += c + 1 == row.size() ? row[c] : fmt::format("{:<{}}  ", row[c], widths[c]);
-    }
-    std::cout << line << '\n';
-  }
+// How far another precision's errors and keypoints are from fp32's.
+void print_precision_comparison(const pipeline::SnapshotEvaluation& result) {
+  const pipeline::ReducedPrecisionEvaluation& reduced = *result.reduced;
+  const char* name = nets::precision_name(reduced.precision);
+  std::cout << '\n'
+            << fmt::format("{} against fp32 ({}): test {} px (fp32 {}), train {} px (fp32 {})\n",
+                           name, result.snapshot, pixels(reduced.test.mean),
+                           pixels(result.test.mean), pixels(reduced.train.mean),
+                           pixels(result.train.mean))
+            << fmt::format(
+                   "keypoints moved {:.3f} px (median), {:.3f} px (99th percentile), {:.3f} px at "
+                   "most, over the {} with likelihood >= pcutoff ({}) in fp32\n",
+                   reduced.shift.confident.median, reduced.shift.confident.p99,
+                   reduced.shift.confident.largest, reduced.shift.confident.keypoints,
+                   result.pcutoff)
+            << fmt::format(
+                   "  over all {} keypoints: {:.3f} px (median), {:.3f} px (99th percentile), "
+                   "{:.3f} px at most; likelihoods changed by {:.4f} at most\n",
+                   reduced.shift.all.keypoints, reduced.shift.all.median, reduced.shift.all.p99,
+                   reduced.shift.all.largest, reduced.shift.likelihood_change);
 }
 
 }  // namespace
@@ -61,7 +69,7 @@ Command evaluate_command() {
   command.summary = "measure train and test error of trained snapshots";
   command.define = [](CLI::App& app) -> std::function<int()> {
     struct Options {
-      std::string config, snapshot, device = "cpu";
+      std::string config, snapshot, device = "cpu", precision = "fp32";
       std::optional<int> shuffle;
       std::optional<double> training_fraction;
       bool plot = false;
@@ -78,6 +86,11 @@ Command evaluate_command() {
                    "which snapshots: an index as snapshotindex (-1 = the last, the best one when "
                    "there is one), all, or best (default: snapshotindex in config.yaml)");
     app.add_option("--device", options->device, "cpu (default), auto, cuda or cuda:N");
+    app.add_option("--precision", options->precision,
+                   "also predict in this precision and report its errors and how far its "
+                   "keypoints are from fp32's: bf16, int8 (a CPU with VNNI), fp16 (GPUs) or auto "
+                   "(bf16 where the CPU has bf16 units); the files always hold fp32's (default "
+                   "fp32: no comparison)");
     app.add_flag("--plot", options->plot,
                  "also draw the test and training frames: labels '+', predictions '.' (likelihood "
                  "above pcutoff) or 'x'");
@@ -94,6 +107,7 @@ Command evaluate_command() {
           projects::default_model_shuffle(config, options->shuffle, options->training_fraction);
       if (!options->snapshot.empty()) evaluate.snapshots = parse_snapshot(options->snapshot);
       evaluate.device = options->device;
+      evaluate.precision = devices::parse_plan_precision(options->precision);
       evaluate.plot = options->plot;
       const auto results = pipeline::evaluate_network(config, evaluate);
 
@@ -109,7 +123,7 @@ Command evaluate_command() {
              pixels(result.test.mean_pcutoff),
              fmt::format("{}/{}", result.train_images, result.test_images)});
       }
-      print_table(summary);
+      std::cout << text_table(summary);
       for (const auto& result : results) {
         std::cout << '\n'
                   << result.scorer << " (trainset"
@@ -123,7 +137,10 @@ Command evaluate_command() {
                           pixels(result.train.per_bodypart_pcutoff[j]),
                           pixels(result.test.per_bodypart_pcutoff[j])});
         }
-        print_table(rows);
+        std::cout << text_table(rows);
+      }
+      for (const auto& result : results) {
+        if (result.reduced) print_precision_comparison(result);
       }
       for (const auto& result : results) {
         for (const auto& path : result.written) console::info("wrote {}", path.string());
