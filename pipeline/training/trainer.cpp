@@ -19,6 +19,7 @@
 #include "core/progress.hpp"
 #include "devices/devices.hpp"
 #include "devices/world.hpp"
+#include "nets/models/backbones.hpp"
 #include "nets/models/models.hpp"
 #include "nets/optimizers.hpp"
 #include "nets/safetensors.hpp"
@@ -210,8 +211,16 @@ void Trainer::setup() {
 
 // The backend of the device, computing in pose_cfg.yaml's precision. Mixed precision is the CPU's
 // (bf16 units); a device whose training ops stay fp32 in that precision is refused, not ignored.
+// `auto` is bf16 only for a network whose training steps it speeds up (Backbone's
+// faster_in_mixed_precision), fp32 otherwise.
 void Trainer::make_backend() {
-  const nets::PlanPrecision asked = devices::parse_plan_precision(pose_.precision);
+  nets::PlanPrecision asked = devices::parse_plan_precision(pose_.precision);
+  if (asked == nets::PlanPrecision::automatic &&
+      !nets::backbone(pose_.net_type).faster_in_mixed_precision) {
+    console::info("precision auto: fp32, as mixed precision does not speed up {}'s training steps",
+                  pose_.net_type);
+    asked = nets::PlanPrecision::fp32;
+  }
   backend_ = devices::make_backend(options_.device, asked);
   if (backend_->training_precision() != backend_->plan_precision()) {
     throw UsageError(

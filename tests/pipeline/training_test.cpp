@@ -12,6 +12,7 @@
 #include "core/interrupt.hpp"
 #include "devices/devices.hpp"
 #include "nets/cpu/backend.hpp"
+#include "nets/models/backbones.hpp"
 #include "nets/models/models.hpp"
 #include "nets/safetensors.hpp"
 #include "pipeline/dataset/dataset.hpp"
@@ -260,15 +261,17 @@ TEST(Trainer, MixedPrecisionLearnsAndResumesAcrossAPrecisionChange) {
   fixture.pose.save_iters = 20;
   fixture.pose.evaluate_iters = 20;
   fixture.write();
-  std::vector<double> losses[2];
-  for (int k = 0; k < 2; ++k) {
+  ASSERT_FALSE(nets::backbone(fixture.pose.net_type).faster_in_mixed_precision);
+  std::vector<double> losses[3];
+  for (int k = 0; k < 3; ++k) {
     clear_training_outputs(fixture.train_dir);
     TrainOptions options = fixture.options();
-    options.precision = k == 0 ? "fp32" : "bf16";
+    options.precision = k == 0 ? "fp32" : k == 1 ? "bf16" : "auto";
     options.on_step = [&](std::int64_t, double loss) { losses[k].push_back(loss); };
     EXPECT_EQ(train(options).stop, TrainResult::Stop::finished);
   }
   ASSERT_EQ(losses[1].size(), 40u);
+  EXPECT_EQ(losses[2], losses[0]) << "auto trains this network in fp32: bf16 would not be faster";
   EXPECT_NEAR(losses[1][0], losses[0][0], 0.01 * losses[0][0]) << "the first step's loss";
   EXPECT_NE(losses[1][0], losses[0][0]) << "computed in bf16";
   double last[2] = {0.0, 0.0};
