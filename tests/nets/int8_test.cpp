@@ -158,30 +158,7 @@ void expect_within_quantization_bound(FusedOp op, const Shape& input) {
 
 TEST(Int8Plan, ConvolutionsWithinTheQuantizationBound) {
   LABPOSE_SKIP_WITHOUT_INT8();
-  const Shape input{2, 16, 13, 17};
-  struct Case {
-    const char* name;
-    FusedOp op;
-    Shape input;
-  };
-  std::vector<Case> cases = {
-      {"3x3, ReLU6", conv_op(FusedOp::Kind::conv, {24, 16, 3, 3}, ConvGeometry::symmetric(1, 1), 1),
-       input},
-      {"1x1, stride 2, ReLU",
-       conv_op(FusedOp::Kind::conv, {8, 16, 1, 1}, ConvGeometry::symmetric(2, 0), 2), input},
-      {"depthwise 3x3, dilation 2",
-       conv_op(FusedOp::Kind::conv, {16, 1, 3, 3}, ConvGeometry::symmetric(1, 2, 2, 16), 3), input},
-      {"first layer: 3 channels, 3x3 stride 2",
-       conv_op(FusedOp::Kind::conv, {32, 3, 3, 3}, ConvGeometry::symmetric(2, 1), 4),
-       {2, 3, 30, 41}},
-  };
-  cases[0].op.activation = 6.0F;
-  cases[1].op.activation = 0.0F;
-  ConvGeometry head = ConvGeometry::symmetric(2, 1);  // the pose head's
-  head.output_pad_h = head.output_pad_w = 1;
-  cases.push_back({"transposed 3x3 stride 2",
-                   conv_op(FusedOp::Kind::conv_transpose, {16, 5, 3, 3}, head, 5), input});
-  for (const Case& c : cases) {
+  for (const testing::ConvolutionCase& c : testing::convolution_cases()) {
     SCOPED_TRACE(c.name);
     expect_within_quantization_bound(c.op, c.input);
   }
