@@ -1,0 +1,116 @@
+#!/usr/bin/python3
+"""labpose inference in each precision against the strongest CPU peers, in one run: frames/s of
+`labpose bench` (fp32, bf16, int8 where the CPU runs them) and of ONNX Runtime and OpenVINO (f32 and
+its default precision, bf16 on a CPU with avx512_bf16) from ../shared/bench/infer_peers.py, case by
+case in turn so that drift of a shared machine falls on every engine alike.
+
+    /usr/bin/python3 tools/bench/precision_peers.py --peers-python PEERS_VENV/bin/python
+        [--nets resnet_50,mobilenet_v2_0.35] [--batches 1,8] [--size 640x480] [--seconds 15]
+        [--precisions fp32,bf16,int8] [--labpose build/tools/labpose] [--rounds 1]
+
+PEERS_VENV is a virtualenv with torch, onnx, onnxruntime and openvino from PyPI (see
+../shared/bench/README.md). Both sides: random weights, 4 bodyparts, 2 threads. With --rounds R each
+case is measured R times (labpose and the peers alternating) and the medians are printed. The issue
+targets are printed as ratios: labpose's fastest precision against OpenVINO's default (>= 1.1) and
+labpose fp32 against OpenVINO f32 (>= 1.0).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PEER_NAMES = {"resnet_50": "resnet50", "mobilenet_v2_0.35": "mnv2_035", "mobilenet_v2_1.0": "mnv2_100"}
+PEER_ENGINES = ["ort", "ov_f32", "ov_default"]
+
+
+def labpose_fps(a, net, batch, precision):
+    """Median frames/s of `labpose bench` with repeats covering about --seconds."""
+    base = [a.labpose, "--quiet", "bench", "--arch", net, "--size", a.size, "--batch", str(batch),
+            "--precision", precision, "--json"]
+    probe = json.loads(subprocess.check_output(base + ["--repeats", "1", "--warmup", "1"],
+                                               text=True).strip().splitlines()[-1])
+    repeats = max(3, int(a.seconds / max(probe["median_s"], 1e-3)))
+    result = json.loads(subprocess.check_output(base + ["--repeats", str(repeats), "--warmup", "2"],
+                                                text=True).strip().splitlines()[-1])
+    if result["precision"] != precision:
+        sys.exit(f"error: labpose bench computed in {result['precision']}, not {precision}")
+    return result["fps"]
+
+
+def peer_fps(a, net, batch):
+    """frames/s of each peer engine for one case, from infer_peers.py's RESULT lines."""
+    command = [a.peers_python, a.peers_script, "--nets", PEER_NAMES[net], "--batches", str(batch),
+               "--engines", ",".join(PEER_ENGINES), "--size", a.size, "--seconds", str(a.seconds),
+               "--threads", str(a.threads)]
+    output = subprocess.run(command, text=True, capture_output=True, check=True).stdout
+    found = {}
+    for line in output.splitlines():
+        if line.startswith("RESULT "):
+            result = json.loads(line[len("RESULT "):])
+            found[result["engine"]] = result
+    missing = [engine for engine in PEER_ENGINES if engine not in found]
+    if missing:
+        sys.exit(f"error: infer_peers.py gave no result for {missing}:\n{output}")
+    return {engine: found[engine]["fps"] for engine in PEER_ENGINES}, found["ov_default"].get("ov_precision")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--peers-python", required=True, help="the python of a virtualenv with the peers")
+    ap.add_argument("--peers-script",
+                    default=os.path.join(os.path.dirname(ROOT), "shared", "bench", "infer_peers.py"))
+    ap.add_argument("--labpose", default=os.path.join(ROOT, "build", "tools", "labpose"))
+    ap.add_argument("--nets", default="resnet_50,mobilenet_v2_0.35")
+    ap.add_argument("--batches", default="1,8")
+    ap.add_argument("--size", default="640x480")
+    ap.add_argument("--precisions", default="fp32,bf16,int8",
+                    help="labpose's; those this CPU does not run fast are left out")
+    ap.add_argument("--seconds", type=float, default=15.0, help="timed seconds per case and engine")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=1)
+    a = ap.parse_args()
+    os.environ["OMP_NUM_THREADS"] = str(a.threads)
+
+    doctor = subprocess.check_output([a.labpose, "doctor"], text=True)
+    fast = next((line.split(None, 2)[2] for line in doctor.splitlines()
+                 if line.strip().startswith("CPU precisions")), "fp32")
+    offered = fast.split(" (")[0].split(", ")
+    precisions = [p for p in a.precisions.split(",") if p in offered]
+    print(f"labpose doctor: CPU precisions {fast}", flush=True)
+    print(f"measuring labpose in {', '.join(precisions)} against {', '.join(PEER_ENGINES)}", flush=True)
+
+    rows = []
+    for net in a.nets.split(","):
+        for batch in [int(b) for b in a.batches.split(",")]:
+            measured = {name: [] for name in precisions + PEER_ENGINES}
+            ov_precision = None
+            for _ in range(a.rounds):
+                for precision in precisions:
+                    measured[precision].append(labpose_fps(a, net, batch, precision))
+                peers, ov_precision = peer_fps(a, net, batch)
+                for engine, fps in peers.items():
+                    measured[engine].append(fps)
+            row = {name: statistics.median(values) for name, values in measured.items()}
+            row.update(net=net, batch=batch, ov_precision=ov_precision)
+            rows.append(row)
+            print("RESULT " + json.dumps(row), flush=True)
+
+    header = ["net, batch"] + [f"labpose {p}" for p in precisions] + [
+        "ONNX Runtime", "OpenVINO f32", "OpenVINO default", "fastest / OV default", "fp32 / OV f32"]
+    print("\n| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for row in rows:
+        fastest = max(row[p] for p in precisions)
+        cells = [f"{row['net']}, {row['batch']}"] + [f"{row[p]:.2f}" for p in precisions] + [
+            f"{row['ort']:.2f}", f"{row['ov_f32']:.2f}", f"{row['ov_default']:.2f} ({row['ov_precision']})",
+            f"{fastest / row['ov_default']:.2f}", f"{row['fp32'] / row['ov_f32']:.2f}"]
+        print("| " + " | ".join(cells) + " |")
+    print(f"\nframes/s at {a.size}, {a.threads} threads, median of {a.rounds} round(s) of {a.seconds:g} s "
+          "per case and engine")
+
+
+if __name__ == "__main__":
+    main()
