@@ -65,22 +65,11 @@ def test_errors(evaluate_output):
     return rows
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--labpose", default=os.path.join(ROOT, "build", "tools", "labpose"))
-    ap.add_argument("--project", default=os.path.join(ROOT, "..", "shared", "data", "openfield-Pranav-2018-10-30"))
-    ap.add_argument("--work", default="/tmp/labpose-sweep-openfield")
-    ap.add_argument("--budget", type=float, default=90.0, help="training minutes of all trials (default 90)")
-    ap.add_argument("--minutes-per-trial", type=float, default=15.0)
-    ap.add_argument("--evaluate-iters", type=int, default=80,
-                    help="test/validation cadence in iterations (80: about a minute of efficientnet_lite0)")
-    a = ap.parse_args()
-    labpose = os.path.abspath(a.labpose)
+def prepare(a, labpose, project, config, space):
+    """A fresh copy of the project with an 80/20 split, shuffle 1 from the default recipe, the space."""
     if os.path.exists(a.work):
         shutil.rmtree(a.work)
-    project = os.path.join(a.work, "openfield")
     shutil.copytree(a.project, project, ignore=shutil.ignore_patterns("dlc-models*", "labpose-*", "sweeps"))
-    config = os.path.join(project, "config.yaml")
     with open(config) as f:
         text = f.read()
     text = re.sub(r"(?m)^TrainingFraction:\n(- .*\n)+", "TrainingFraction:\n- 0.8\n", text)
@@ -95,14 +84,37 @@ def main():
             sys.exit("error: efficientnet_lite0 has no ImageNet weights in the cache: "
                      "labpose weights fetch efficientnet_lite0")
     set_keys(base, {"evaluate_iters": a.evaluate_iters, "display_iters": a.evaluate_iters})
-    space = os.path.join(a.work, "space.yaml")
     with open(space, "w") as f:
         f.write(SPACE)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--labpose", default=os.path.join(ROOT, "build", "tools", "labpose"))
+    ap.add_argument("--project", default=os.path.join(ROOT, "..", "shared", "data", "openfield-Pranav-2018-10-30"))
+    ap.add_argument("--work", default="/tmp/labpose-sweep-openfield")
+    ap.add_argument("--budget", type=float, default=90.0, help="training minutes of all trials (default 90)")
+    ap.add_argument("--minutes-per-trial", type=float, default=15.0)
+    ap.add_argument("--evaluate-iters", type=int, default=80,
+                    help="test/validation cadence in iterations (80: about a minute of efficientnet_lite0)")
+    ap.add_argument("--resume", action="store_true",
+                    help="continue the sweep already begun in --work (after a reboot or a kill) instead of "
+                         "starting again")
+    a = ap.parse_args()
+    labpose = os.path.abspath(a.labpose)
+    project = os.path.join(a.work, "openfield")
+    config = os.path.join(project, "config.yaml")
+    space = os.path.join(a.work, "space.yaml")
+    if a.resume and os.path.exists(space):
+        print(f"resuming the sweep begun in {a.work}", flush=True)
+    else:
+        prepare(a, labpose, project, config, space)
 
     print(f"sweep: {a.budget:g} minutes of {a.minutes_per_trial:g}-minute trials", flush=True)
     sweep_log = run([labpose, "sweep", config, "--space", space, "--name", "openfield", "--algo", "halving",
                      "--budget-minutes", str(a.budget), "--minutes-per-trial", str(a.minutes_per_trial),
-                     "--devices", "cpu"], os.path.join(a.work, "sweep.log"))
+                     "--devices", "cpu"],
+                    os.path.join(a.work, "sweep-resumed.log" if a.resume else "sweep.log"))
     print(f"default recipe: train shuffle 1 for {a.minutes_per_trial:g} minutes", flush=True)
     run([labpose, "train", config, "--shuffle", "1", "--device", "cpu", "--max-minutes", str(a.minutes_per_trial)],
         os.path.join(a.work, "default-train.log"))
