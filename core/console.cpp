@@ -21,13 +21,29 @@ std::atomic<bool> g_headless{env_flag("LABPOSE_HEADLESS")};
 const bool g_terminal = isatty(STDERR_FILENO) == 1 && !env_flag("LABPOSE_PLAIN_OUTPUT");
 std::mutex g_mutex;
 std::string g_status;  // the live status line currently drawn, guarded by g_mutex
+std::function<void(std::string_view)> g_writer;  // guarded by g_mutex; empty: stderr
+std::atomic<bool> g_writer_live{false};
+std::atomic<bool> g_has_writer{false};
+
+void emit_locked(std::string_view text) {
+  if (g_writer) {
+    g_writer(text);
+  } else {
+    std::fwrite(text.data(), 1, text.size(), stderr);
+  }
+}
+
+void flush_locked() {
+  if (!g_writer) std::fflush(stderr);
+}
 
 void clear_status_locked() {
-  if (!g_status.empty()) std::fputs("\r\033[K", stderr);
+  // A terminal erases the line; a notebook's output replaces the text after a carriage return.
+  if (!g_status.empty()) emit_locked(g_writer ? "\r" : "\r\033[K");
 }
 
 void draw_status_locked() {
-  if (!g_status.empty()) std::fputs(g_status.c_str(), stderr);
+  if (!g_status.empty()) emit_locked(g_status);
 }
 
 }  // namespace
@@ -45,16 +61,23 @@ void set_headless(bool headless) {
   g_headless = headless;
 }
 bool stderr_is_terminal() {
-  return g_terminal;
+  return g_has_writer ? g_writer_live.load() : g_terminal;
+}
+
+void set_writer(std::function<void(std::string_view text)> writer, bool live) {
+  std::lock_guard lock(g_mutex);
+  g_status.clear();
+  g_has_writer = static_cast<bool>(writer);
+  g_writer_live = live;
+  g_writer = std::move(writer);
 }
 
 void write_line(std::string_view line) {
   std::lock_guard lock(g_mutex);
   clear_status_locked();
-  std::fwrite(line.data(), 1, line.size(), stderr);
-  std::fputc('\n', stderr);
+  emit_locked(std::string(line) + '\n');
   draw_status_locked();
-  std::fflush(stderr);
+  flush_locked();
 }
 
 void set_status_line(std::string_view line) {
@@ -62,16 +85,15 @@ void set_status_line(std::string_view line) {
   clear_status_locked();
   g_status.assign(line);
   draw_status_locked();
-  std::fflush(stderr);
+  flush_locked();
 }
 
 void print_error(std::string_view message, std::string_view hint) {
   set_status_line("");
   std::lock_guard lock(g_mutex);
-  std::fprintf(stderr, "error: %.*s\n", static_cast<int>(message.size()), message.data());
-  if (!hint.empty())
-    std::fprintf(stderr, "hint: %.*s\n", static_cast<int>(hint.size()), hint.data());
-  std::fflush(stderr);
+  emit_locked(fmt::format("error: {}\n", message));
+  if (!hint.empty()) emit_locked(fmt::format("hint: {}\n", hint));
+  flush_locked();
 }
 
 }  // namespace labpose::console

@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -23,6 +24,12 @@ void set_headless(bool headless);
 /// True when stderr is an interactive terminal and LABPOSE_PLAIN_OUTPUT is not set (progress bars
 /// redraw in place there; log files get plain lines).
 bool stderr_is_terminal();
+
+/// Sends what would go to stderr to `writer` instead (text exactly as stderr would get it, "\r"
+/// redraws included); `live`: status lines redraw in place there (a notebook's output), else
+/// progress is written as plain log lines. An empty writer restores stderr. The Python bindings use
+/// it; the writer may be called from any thread, one call at a time.
+void set_writer(std::function<void(std::string_view text)> writer, bool live);
 
 /// Writes one line to stderr unless quiet; clears and redraws a live progress bar around it.
 void write_line(std::string_view line);

@@ -13,6 +13,7 @@
 #include "labeling/server.hpp"
 #include "tools/labpose/command.hpp"
 #include "tools/labpose/config_loading.hpp"
+#include "tools/labpose/label.hpp"
 
 namespace labpose::tools {
 namespace {
@@ -32,6 +33,30 @@ void open_browser(const std::string& url) {
 }
 
 }  // namespace
+
+std::unique_ptr<labeling::LabelServer> start_label_server(const std::string& config_path,
+                                                          const labeling::ServerOptions& options) {
+  const projects::ProjectConfig config = load_project_config(config_path);
+  auto server = std::make_unique<labeling::LabelServer>(config, options);
+  for (const auto& note : server->store().merge_other_scorers()) {
+    console::info(
+        "labeled-data/{}: {} point{} from {} merged into CollectedData_{} ({} kept as it is)",
+        note.video, note.points, note.points == 1 ? "" : "s", note.source, config.values().scorer,
+        note.source);
+  }
+  if (!labeling::is_loopback_host(options.host)) {
+    console::warn(
+        "serving on {}, not 127.0.0.1: anyone who can reach this machine and has the token can "
+        "read the frames and change the labels (plain HTTP, no encryption)",
+        options.host);
+  }
+  server->start();
+  console::info(
+      "labeling {} on port {}; from another computer: ssh -L {}:127.0.0.1:{} <this machine>, then "
+      "open the URL there",
+      config.project_dir().string(), server->port(), server->port(), server->port());
+  return server;
+}
 
 Command label_command() {
   Command command;
@@ -59,38 +84,19 @@ Command label_command() {
         "(the previous version kept as .bak, the files as they were when the session started in "
         ".labpose-backups/<date-time>/). Stop with Ctrl-C.");
     return [options]() {
-      const projects::ProjectConfig config = load_project_config(options->config);
       labeling::ServerOptions server_options;
       server_options.host = options->host;
       server_options.port = options->port;
       server_options.refine = options->refine;
-      labeling::LabelServer server(config, server_options);
-      for (const auto& note : server.store().merge_other_scorers()) {
-        console::info(
-            "labeled-data/{}: {} point{} from {} merged into CollectedData_{} ({} kept "
-            "as it is)",
-            note.video, note.points, note.points == 1 ? "" : "s", note.source,
-            config.values().scorer, note.source);
-      }
-      if (!labeling::is_loopback_host(options->host)) {
-        console::warn(
-            "serving on {}, not 127.0.0.1: anyone who can reach this machine and has "
-            "the token can read the frames and change the labels (plain HTTP, no "
-            "encryption)",
-            options->host);
-      }
       // Before the URL is printed: whoever waits for it (a script, a test) may press Ctrl-C at
       // once.
       InterruptHandler interrupt;
-      server.start();
-      std::cout << server.url() << std::endl;
-      console::info(
-          "labeling {} on port {}; from another computer: ssh -L {}:127.0.0.1:{} "
-          "<this machine>, then open the URL there. Ctrl-C stops.",
-          config.project_dir().string(), server.port(), server.port(), server.port());
-      if (!options->no_browser && !console::headless()) open_browser(server.url());
+      const auto server = start_label_server(options->config, server_options);
+      std::cout << server->url() << std::endl;
+      console::info("Ctrl-C stops the labeling server");
+      if (!options->no_browser && !console::headless()) open_browser(server->url());
       while (!interrupt_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      server.stop();
+      server->stop();
       console::info("labeling server stopped; every change was already saved");
       return 0;
     };
