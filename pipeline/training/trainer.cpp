@@ -248,6 +248,9 @@ void Trainer::read_settings() {
   pose_ = read_pose_config(pose_file, &warnings);
   for (const auto& warning : warnings) console::warn("{}", warning);
   if (options_.max_iters) pose_.max_iters = *options_.max_iters;
+  if (options_.display_iters) pose_.display_iters = *options_.display_iters;
+  if (options_.save_iters) pose_.save_iters = *options_.save_iters;
+  if (options_.keep_snapshots) pose_.keep_snapshots = *options_.keep_snapshots;
   if (options_.batch_size) pose_.batch_size = *options_.batch_size;
   if (options_.early_stop_patience) pose_.early_stop_patience = *options_.early_stop_patience;
   if (options_.seed) pose_.seed = *options_.seed;

@@ -33,6 +33,8 @@ struct TrainOptions {
   double pcutoff = 0.6;  // config.yaml's, for the test error with likelihood cut-off
   // Overrides of pose_cfg.yaml (unset: the file's value).
   std::optional<std::int64_t> max_iters;
+  std::optional<std::int64_t> display_iters, save_iters;
+  std::optional<int> keep_snapshots;
   std::optional<int> batch_size;
   std::optional<int> early_stop_patience;
   std::optional<std::uint64_t> seed;

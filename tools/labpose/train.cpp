@@ -1,5 +1,6 @@
 // labpose train <config> [--shuffle K] [--training-fraction F] [--device D] [--max-iters N]
-//   [--batch-size B] [--resume] [--early-stop P] [--seed S] [--weights F]
+//   [--display-iters N] [--save-iters N] [--keep-snapshots N] [--batch-size B] [--resume]
+//   [--early-stop P] [--seed S] [--weights F]
 //   [--freeze-backbone-stages N] [--unfreeze-after K] [--backbone-lr-multiplier X]
 //   [--backbone-warmup F] [--schedule time|iterations] [--max-minutes M] [--stop-at-minutes M]
 //   [--stop-at-iteration N]
@@ -158,6 +159,17 @@ Command train_command() {
                    "auto (a GPU when there is one, else the CPU), cpu, cuda or cuda:N");
     app.add_option("--max-iters", train.max_iters,
                    "train to this many iterations (default: pose_cfg.yaml's max_iters)")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--display-iters", train.display_iters,
+                   "a learning_stats.csv row and a log line every N iterations (pose_cfg.yaml's "
+                   "display_iters)")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--save-iters", train.save_iters,
+                   "a snapshot every N iterations (pose_cfg.yaml's save_iters)")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--keep-snapshots", train.keep_snapshots,
+                   "keep the newest N regular snapshots (pose_cfg.yaml's keep_snapshots; "
+                   "DeepLabCut's max_snapshots_to_keep)")
         ->check(CLI::PositiveNumber);
     app.add_option("--batch-size", train.batch_size,
                    "images per step (default: pose_cfg.yaml's batch_size)")
