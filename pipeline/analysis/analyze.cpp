@@ -20,9 +20,9 @@
 #include "devices/devices.hpp"
 #include "pipeline/analysis/analysis_metadata.hpp"
 #include "pipeline/analysis/checkpoint.hpp"
+#include "pipeline/analysis/predictor.hpp"
 #include "pipeline/analysis/runner.hpp"
 #include "pipeline/analysis/stages.hpp"
-#include "pipeline/pose/int8_calibration.hpp"
 #include "pipeline/pose/pose_runner.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "pipeline/video/reader.hpp"
@@ -214,28 +214,13 @@ VideoAnalysis analyze_one(const VideoRun& run, const fs::path& video, const fs::
   return result;
 }
 
-// The network of `model` on `backend`, after checking that the snapshot is the shuffle's.
-std::unique_ptr<nets::Net> load_analysis_network(nets::Backend& backend,
-                                                 const AnalysisModel& model) {
-  const LoadedSnapshot loaded = read_snapshot(model.snapshot);
-  if (loaded.metadata.bodyparts != model.bodyparts ||
-      loaded.metadata.architecture != model.net_type) {
-    throw Error(fmt::format("{} is a {} for {}, but its pose_cfg.yaml says {} for {}",
-                            model.snapshot.string(), loaded.metadata.architecture,
-                            fmt::join(loaded.metadata.bodyparts, ", "), model.net_type,
-                            fmt::join(model.bodyparts, ", ")),
-                "the snapshot does not belong to this shuffle: train it again");
-  }
-  return load_snapshot_network(backend, loaded, model.snapshot);
-}
-
 // The same network in fp32 on the same device, for --against-fp32: it analyzes a video again into
 // a temporary folder beside the outputs, compares the tracks and removes the folder.
 class Fp32Reference {
  public:
   explicit Fp32Reference(const VideoRun& reduced)
       : backend_(devices::make_backend(reduced.options.device)),
-        net_(load_analysis_network(*backend_, reduced.model)),
+        net_(load_model_network(*backend_, reduced.model, reduced.config.project_dir())),
         options_(reduced.options),
         run_{reduced.config, reduced.model, options_, *backend_, *net_, reduced.batch_size},
         precision_(nets::precision_name(reduced.backend.plan_precision())) {
@@ -311,10 +296,7 @@ std::vector<VideoAnalysis> analyze_videos(const projects::ProjectConfig& config,
     }
   }
   const auto backend = devices::make_backend(options.device, options.precision);
-  const auto net = load_analysis_network(*backend, model);
-  if (backend->plan_precision() == nets::PlanPrecision::int8)
-    calibrate_for_int8(*net, model.snapshot,
-                       calibration_images(model.snapshot, config.project_dir()));
+  const auto net = load_model_network(*backend, model, config.project_dir());
   console::info("analyzing {} video{} with {} ({}) on {} in {}, batch {}", videos.size(),
                 videos.size() == 1 ? "" : "s", model.scorer, model.snapshot.filename().string(),
                 backend->name(), nets::precision_name(backend->plan_precision()), batch_size);
