@@ -73,3 +73,32 @@ if(NOT LABPOSE_WITH_CUDA STREQUAL "OFF")
     message(STATUS "labpose: CUDA toolkit with cuDNN not found: building without the CUDA backend")
   endif()
 endif()
+
+# The Python package (tools/python): on where pybind11 (Debian's pybind11-dev) and the headers of
+# Python (python3-dev) are found; ON makes them required. Debian's /usr/bin/python3 unless
+# Python3_EXECUTABLE names another (pip install . passes the interpreter that installs). Every
+# library is then position-independent code, as the module links them in. Sanitizer builds leave it
+# out: an instrumented module cannot load into an uninstrumented interpreter.
+set(LABPOSE_PYTHON_FOUND FALSE)
+if(NOT LABPOSE_WITH_PYTHON STREQUAL "OFF" AND NOT LABPOSE_SANITIZE)
+  if(NOT DEFINED Python3_EXECUTABLE AND EXISTS /usr/bin/python3)
+    set(Python3_EXECUTABLE /usr/bin/python3 CACHE FILEPATH "the Python the package is built for")
+  endif()
+  find_package(Python3 3.9 QUIET COMPONENTS Interpreter Development.Module)
+  if(Python3_FOUND)
+    set(PYBIND11_FINDPYTHON ON)
+    find_package(pybind11 2.6 CONFIG QUIET)
+  endif()
+  if(Python3_FOUND AND pybind11_FOUND)
+    set(LABPOSE_PYTHON_FOUND TRUE)
+    set(CMAKE_POSITION_INDEPENDENT_CODE ON)
+    message(STATUS "labpose: Python package on (Python ${Python3_VERSION} at ${Python3_EXECUTABLE}, "
+                   "pybind11 ${pybind11_VERSION})")
+  elseif(LABPOSE_WITH_PYTHON STREQUAL "ON")
+    message(FATAL_ERROR "LABPOSE_WITH_PYTHON=ON but pybind11 or Python's headers were not found: "
+                        "apt-get install pybind11-dev python3-dev (tools/install-deps.sh)")
+  else()
+    message(STATUS "labpose: pybind11 or Python's headers not found: building without the Python "
+                   "package (apt-get install pybind11-dev python3-dev)")
+  endif()
+endif()

