@@ -14,10 +14,10 @@ nbclient, nbformat = require(["nbclient", "nbformat"],
 source = os.environ["LABPOSE_SOURCE_DIR"]
 with tempfile.TemporaryDirectory(prefix="labpose-notebook-") as folder:
     made = subprocess.run([os.environ["LABPOSE_BINARY"], "demo", "--project-only", "--dir", folder,
-                           "--frames", "60", "--labeled-frames", "20"],
+                           "--frames", "40", "--labeled-frames", "16"],
                           capture_output=True, text=True, check=True)
     os.environ["LABPOSE_CONFIG"] = made.stdout.strip().splitlines()[-1]
-    os.environ["LABPOSE_MAXITERS"] = "60"
+    os.environ["LABPOSE_MAXITERS"] = "30"
     notebook = nbformat.read(os.path.join(source, "examples", "workflow.ipynb"), as_version=4)
     nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3",
                             resources={"metadata": {"path": folder}}).execute()
