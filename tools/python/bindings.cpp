@@ -206,9 +206,8 @@ std::string scorer(const std::string& config_path, int shuffle, std::optional<do
 class LabelingServer {
  public:
   LabelingServer(const std::string& config, const labeling::ServerOptions& options,
-                 py::object write, bool live)
-      : write_(std::move(write)), live_(live) {
-    const Redirection redirection(write_, live_);
+                 py::object write, bool live) {
+    const Redirection redirection(std::move(write), live);
     const py::gil_scoped_release no_gil;
     server_ = tools::start_label_server(config, options);
     url_ = server_->url();
@@ -229,8 +228,6 @@ class LabelingServer {
   }
 
  private:
-  py::object write_;
-  bool live_ = false;
   std::unique_ptr<labeling::LabelServer> server_;
   std::string url_;
 };

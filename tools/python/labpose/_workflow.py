@@ -248,11 +248,12 @@ def evaluate_network(config, Shuffles=(1,), trainingsetindex=0, plotting=False, 
             modelprefix=(modelprefix, "", "labpose keeps one model folder per shuffle"))
     if isinstance(Shuffles, int):
         Shuffles = [Shuffles]
+    fraction = None if trainingsetindex == "all" else _fraction(config, trainingsetindex)
     for shuffle in Shuffles:
         arguments = ["evaluate", _path(config), "--shuffle", int(shuffle),
                      "--device", _device(gputouse, device)]
-        if trainingsetindex != "all":
-            arguments += ["--training-fraction", _fraction(config, trainingsetindex)]
+        if fraction is not None:
+            arguments += ["--training-fraction", fraction]
         if snapshot is not None:
             arguments += ["--snapshot", snapshot]
         if precision is not None:
@@ -285,9 +286,12 @@ def analyze_videos(config, videos, videotype="", shuffle=1, trainingsetindex=0, 
             identity_only=(identity_only, False, "labpose tracks one animal per video"),
             use_openvino=(bool(use_openvino), False, "use precision='bf16' or 'int8' for "
                                                      "labpose's own faster CPU arithmetic"))
+    fraction = _fraction(config, trainingsetindex)
     arguments = ["analyze", _path(config), *_videos(videos, videotype),
-                 "--device", _device(gputouse, device),
-                 *_model_arguments(config, shuffle, trainingsetindex, snapshot)]
+                 "--device", _device(gputouse, device), "--shuffle", int(shuffle),
+                 "--training-fraction", fraction]
+    if snapshot is not None:
+        arguments += ["--snapshot", snapshot]
     if save_as_csv:
         arguments.append("--csv")
     if destfolder is not None:
@@ -300,8 +304,7 @@ def analyze_videos(config, videos, videotype="", shuffle=1, trainingsetindex=0, 
         arguments += ["--precision", precision]
     _output.run(arguments)
     index, best = _snapshot_choice(snapshot)
-    return _output.call(_labpose.scorer, _path(config), int(shuffle),
-                        _fraction(config, trainingsetindex), index, best)
+    return _output.call(_labpose.scorer, _path(config), int(shuffle), fraction, index, best)
 
 
 def _snapshot_choice(snapshot):
