@@ -40,7 +40,6 @@ double epoch_seconds() {
 
 // What every video of one analyze_videos call shares.
 struct VideoRun {
-  const projects::ProjectConfig& config;
   const AnalysisModel& model;
   const AnalyzeOptions& options;
   nets::Backend& backend;
@@ -61,8 +60,7 @@ projects::Table track_table_header(const AnalysisModel& model) {
 
 // The crop of the video the network sees: --crop, else config.yaml's when cropping is on.
 std::optional<projects::CropBox> chosen_crop(const VideoRun& run) {
-  const auto& values = run.config.values();
-  return run.options.crop ? run.options.crop : (values.cropping ? values.crop : std::nullopt);
+  return run.options.crop ? run.options.crop : run.model.crop;
 }
 
 VideoReaderOptions reader_options(const VideoRun& run,
@@ -158,7 +156,7 @@ void write_outputs(const VideoRun& run, const VideoAnalysis& result, const Video
   projects::write_frames_table_hdf5(header, frames, rows, result.files.h5);
   if (run.options.csv) projects::write_frames_table_csv(header, frames, rows, result.files.csv);
   AnalysisRun record;
-  record.iteration = run.config.values().iteration;
+  record.iteration = run.model.iteration;
   record.device = run.backend.name();
   record.device_description = run.backend.description();
   record.precision = nets::precision_name(run.backend.plan_precision());
@@ -220,9 +218,9 @@ class Fp32Reference {
  public:
   explicit Fp32Reference(const VideoRun& reduced)
       : backend_(devices::make_backend(reduced.options.device)),
-        net_(load_model_network(*backend_, reduced.model, reduced.config.project_dir())),
+        net_(load_model_network(*backend_, reduced.model)),
         options_(reduced.options),
-        run_{reduced.config, reduced.model, options_, *backend_, *net_, reduced.batch_size},
+        run_{reduced.model, options_, *backend_, *net_, reduced.batch_size},
         precision_(nets::precision_name(reduced.backend.plan_precision())) {
     options_.overwrite = true;
     options_.csv = false;
@@ -238,7 +236,7 @@ class Fp32Reference {
                   result.video.filename().string());
     const VideoAnalysis fp32 = analyze_one(run_, result.video, temporary);
     PrecisionComparison comparison =
-        compare_tracks(result.files.h5, fp32.files.h5, run_.config.values().pcutoff);
+        compare_tracks(result.files.h5, fp32.files.h5, run_.model.pcutoff);
     comparison.precision = precision_;
     comparison.frames_per_second = result.frames_per_second;
     comparison.fp32_frames_per_second = fp32.frames_per_second;
@@ -281,11 +279,16 @@ VideoAnalysis failed_video(const fs::path& video, const fs::path& folder,
 std::vector<VideoAnalysis> analyze_videos(const projects::ProjectConfig& config,
                                           const std::vector<fs::path>& videos,
                                           const AnalyzeOptions& options) {
-  const AnalysisModel model =
-      find_analysis_model(config, options.shuffle, options.training_fraction,
-                          options.snapshot_index, options.best_snapshot);
+  return analyze_videos(find_analysis_model(config, options.shuffle, options.training_fraction,
+                                            options.snapshot_index, options.best_snapshot),
+                        videos, options);
+}
+
+std::vector<VideoAnalysis> analyze_videos(const AnalysisModel& model,
+                                          const std::vector<fs::path>& videos,
+                                          const AnalyzeOptions& options) {
   const int batch_size =
-      options.batch_size > 0 ? options.batch_size : std::max(1, config.values().batch_size);
+      options.batch_size > 0 ? options.batch_size : std::max(1, model.batch_size);
   if (options.dest) {
     std::error_code error;
     fs::create_directories(*options.dest, error);
@@ -296,11 +299,11 @@ std::vector<VideoAnalysis> analyze_videos(const projects::ProjectConfig& config,
     }
   }
   const auto backend = devices::make_backend(options.device, options.precision);
-  const auto net = load_model_network(*backend, model, config.project_dir());
+  const auto net = load_model_network(*backend, model);
   console::info("analyzing {} video{} with {} ({}) on {} in {}, batch {}", videos.size(),
                 videos.size() == 1 ? "" : "s", model.scorer, model.snapshot.filename().string(),
                 backend->name(), nets::precision_name(backend->plan_precision()), batch_size);
-  const VideoRun run{config, model, options, *backend, *net, batch_size};
+  const VideoRun run{model, options, *backend, *net, batch_size};
   std::optional<Fp32Reference> reference;
   if (options.against_fp32) {
     if (backend->plan_precision() == nets::PlanPrecision::fp32) {

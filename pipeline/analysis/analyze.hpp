@@ -80,5 +80,10 @@ struct VideoAnalysis {
 std::vector<VideoAnalysis> analyze_videos(const projects::ProjectConfig& config,
                                           const std::vector<std::filesystem::path>& videos,
                                           const AnalyzeOptions& options);
+/// The same with `model` chosen already (an exported model: exported_analysis_model()); the
+/// options that choose a shuffle's snapshot are not used.
+std::vector<VideoAnalysis> analyze_videos(const AnalysisModel& model,
+                                          const std::vector<std::filesystem::path>& videos,
+                                          const AnalyzeOptions& options);
 
 }  // namespace labpose::pipeline

@@ -3,8 +3,11 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include "core/console.hpp"
 #include "core/error.hpp"
+#include "pipeline/export/exported_model.hpp"
 #include "pipeline/training/pose_config.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "projects/layout.hpp"
@@ -96,6 +99,31 @@ AnalysisModel find_analysis_model(const projects::ProjectConfig& config, int shu
   model.location_refinement = pose.location_refinement;
   model.scorer =
       projects::scorer_name(pose.net_type, values.task, values.date, shuffle, chosen.iteration);
+  model.iteration = values.iteration;
+  model.pcutoff = values.pcutoff;
+  model.batch_size = std::max(1, values.batch_size);
+  if (values.cropping) model.crop = values.crop;
+  model.project = config.project_dir();
+  return model;
+}
+
+AnalysisModel exported_analysis_model(const fs::path& folder) {
+  const ExportedModel exported = read_exported_model(folder);
+  AnalysisModel model;
+  model.snapshot = exported_weights_file(folder);
+  model.net_type = exported.net_type;
+  model.scorer = exported.scorer;
+  model.bodyparts = exported.bodyparts;
+  model.training_fraction = exported.training_fraction;
+  model.shuffle = exported.shuffle;
+  model.iterations = exported.iterations;
+  model.stride = exported.stride;
+  model.locref_stdev = exported.locref_stdev;
+  model.location_refinement = exported.location_refinement;
+  model.iteration = exported.iteration;
+  model.pcutoff = exported.pcutoff;
+  model.batch_size = exported.batch_size;
+  model.exported_folder = folder;
   return model;
 }
 

@@ -14,31 +14,56 @@
 
 namespace labpose::pipeline {
 
-std::unique_ptr<nets::Net> load_model_network(nets::Backend& backend, const AnalysisModel& model,
-                                              const std::filesystem::path& project) {
-  const LoadedSnapshot loaded = read_snapshot(model.snapshot);
+std::unique_ptr<nets::Net> load_model_network(nets::Backend& backend, const AnalysisModel& model) {
+  const bool exported = !model.exported_folder.empty();
+  const LoadedSnapshot loaded = [&] {
+    try {
+      return read_snapshot(model.snapshot);
+    } catch (const Error& error) {
+      if (!exported || error.kind() == ErrorKind::interrupted) throw;
+      throw Error(error.what(),
+                  "the exported folder is damaged: copy it again from where it was "
+                  "made, or export the model again with labpose export");
+    }
+  }();
   if (loaded.metadata.bodyparts != model.bodyparts ||
       loaded.metadata.architecture != model.net_type) {
     throw Error(fmt::format("{} is a {} for {}, but its pose_cfg.yaml says {} for {}",
                             model.snapshot.string(), loaded.metadata.architecture,
                             fmt::join(loaded.metadata.bodyparts, ", "), model.net_type,
                             fmt::join(model.bodyparts, ", ")),
-                "the snapshot does not belong to this shuffle: train it again");
+                exported ? "the exported folder was edited or mixed with another: export the "
+                           "model again with labpose export"
+                         : "the snapshot does not belong to this shuffle: train it again");
   }
   auto net = load_snapshot_network(backend, loaded, model.snapshot);
-  if (backend.plan_precision() == nets::PlanPrecision::int8)
-    calibrate_for_int8(*net, model.snapshot, calibration_images(model.snapshot, project));
+  if (backend.plan_precision() != nets::PlanPrecision::int8) return net;
+  std::vector<std::filesystem::path> images;
+  if (!exported) {
+    images = calibration_images(model.snapshot, model.project);
+  } else if (std::error_code error;
+             !std::filesystem::exists(int8_calibration_file(model.snapshot), error)) {
+    throw Error(fmt::format("the exported model {} has no int8 calibration ({} is missing)",
+                            model.exported_folder.string(),
+                            int8_calibration_file(model.snapshot).filename().string()),
+                "export it again with labpose export, which calibrates it on the project's "
+                "labeled frames, or use --precision bf16 or fp32");
+  }
+  calibrate_for_int8(*net, model.snapshot, images);
   return net;
 }
 
 FramePredictor::FramePredictor(const projects::ProjectConfig& config,
                                const PredictorOptions& options)
-    : model_(find_analysis_model(config, options.shuffle, options.training_fraction,
-                                 options.snapshot_index, options.best_snapshot)),
+    : FramePredictor(find_analysis_model(config, options.shuffle, options.training_fraction,
+                                         options.snapshot_index, options.best_snapshot),
+                     options) {}
+
+FramePredictor::FramePredictor(AnalysisModel model, const PredictorOptions& options)
+    : model_(std::move(model)),
       backend_(devices::make_backend(options.device, options.precision)),
-      net_(load_model_network(*backend_, model_, config.project_dir())),
-      batch_size_(options.batch_size > 0 ? options.batch_size
-                                         : std::max(1, config.values().batch_size)) {}
+      net_(load_model_network(*backend_, model_)),
+      batch_size_(options.batch_size > 0 ? options.batch_size : std::max(1, model_.batch_size)) {}
 
 FramePredictor::~FramePredictor() = default;
 
@@ -78,6 +103,13 @@ void FramePredictor::predict(const std::uint8_t* pixels, std::size_t images, int
     }
     runner_->run(source, count, out + first * joints);
   }
+}
+
+std::vector<KeypointPrediction> FramePredictor::predict(const std::uint8_t* pixels, int height,
+                                                        int width) {
+  std::vector<KeypointPrediction> pose(static_cast<std::size_t>(joints()));
+  predict(pixels, 1, height, width, pose.data());
+  return pose;
 }
 
 }  // namespace labpose::pipeline

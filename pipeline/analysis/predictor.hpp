@@ -34,6 +34,9 @@ class FramePredictor {
   /// Loads the chosen snapshot of `config`'s shuffle onto `options.device` (int8: calibrated as
   /// analyze calibrates). Throws an Error naming what is missing (shuffle, snapshot, device).
   FramePredictor(const projects::ProjectConfig& config, const PredictorOptions& options);
+  /// Loads `model` (find_analysis_model(), exported_analysis_model()); of `options`, only device,
+  /// precision and batch_size apply (batch 0: the model's batch_size).
+  FramePredictor(AnalysisModel model, const PredictorOptions& options);
   ~FramePredictor();
   FramePredictor(const FramePredictor&) = delete;
   FramePredictor& operator=(const FramePredictor&) = delete;
@@ -50,6 +53,8 @@ class FramePredictor {
   /// packed 8-bit RGB; out: (images, J).
   void predict(const std::uint8_t* pixels, std::size_t images, int height, int width,
                KeypointPrediction* out);
+  /// The pose in one frame (height, width, 3 packed 8-bit RGB): J keypoints.
+  std::vector<KeypointPrediction> predict(const std::uint8_t* pixels, int height, int width);
 
  private:
   AnalysisModel model_;
@@ -62,8 +67,8 @@ class FramePredictor {
 };
 
 /// The network of `model` on `backend`, after checking that the snapshot is the shuffle's; with
-/// int8 plans, calibrated (calibrate_for_int8) on the shuffle's training images under `project`.
-std::unique_ptr<nets::Net> load_model_network(nets::Backend& backend, const AnalysisModel& model,
-                                              const std::filesystem::path& project);
+/// int8 plans, calibrated (calibrate_for_int8) on the shuffle's training images under
+/// model.project, or with the calibration an exported model carries.
+std::unique_ptr<nets::Net> load_model_network(nets::Backend& backend, const AnalysisModel& model);
 
 }  // namespace labpose::pipeline

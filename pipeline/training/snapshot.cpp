@@ -72,15 +72,20 @@ void write_snapshot(const fs::path& file, const nets::Net& net,
   nets::SafetensorsFile contents = nets::net_weights(net);
   for (const auto& [name, tensor] : optimizer_state)
     contents.tensors[kOptimizerPrefix + name] = tensor;
-  contents.metadata = metadata.extra;
-  contents.metadata["format"] = "labpose snapshot 1";
-  contents.metadata["iteration"] = std::to_string(metadata.iteration);
-  contents.metadata["architecture"] = metadata.architecture;
-  contents.metadata["bodyparts"] = nlohmann::json(metadata.bodyparts).dump();
-  contents.metadata["training_fraction"] = fmt::format("{}", metadata.training_fraction);
-  contents.metadata["shuffle"] = std::to_string(metadata.shuffle);
-  if (metadata.test_rmse) contents.metadata["test_rmse"] = fmt::format("{}", *metadata.test_rmse);
+  contents.metadata = snapshot_metadata_entries(metadata);
   nets::write_safetensors(contents, file);
+}
+
+std::map<std::string, std::string> snapshot_metadata_entries(const SnapshotMetadata& metadata) {
+  std::map<std::string, std::string> entries = metadata.extra;
+  entries["format"] = "labpose snapshot 1";
+  entries["iteration"] = std::to_string(metadata.iteration);
+  entries["architecture"] = metadata.architecture;
+  entries["bodyparts"] = nlohmann::json(metadata.bodyparts).dump();
+  entries["training_fraction"] = fmt::format("{}", metadata.training_fraction);
+  entries["shuffle"] = std::to_string(metadata.shuffle);
+  if (metadata.test_rmse) entries["test_rmse"] = fmt::format("{}", *metadata.test_rmse);
+  return entries;
 }
 
 LoadedSnapshot read_snapshot(const fs::path& file) {

@@ -55,6 +55,10 @@ void write_snapshot(const std::filesystem::path& file, const nets::Net& net,
                     const std::map<std::string, nets::HostTensor>& optimizer_state,
                     const SnapshotMetadata& metadata);
 
+/// The safetensors metadata of a snapshot: `metadata.extra` (the trainer's state) and the keys
+/// read_snapshot() requires.
+std::map<std::string, std::string> snapshot_metadata_entries(const SnapshotMetadata& metadata);
+
 struct LoadedSnapshot {
   SnapshotMetadata metadata;
   nets::SafetensorsFile file;  // the parameters (optimizer tensors removed) and the optimizer state

@@ -9,7 +9,10 @@
 #include <string>
 #include <utility>
 
+#include "nets/models/models.hpp"
+#include "nets/ref/backend.hpp"
 #include "pipeline/synthetic/demo_project.hpp"
+#include "pipeline/training/snapshot.hpp"
 #include "pipeline/video/writer.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -29,6 +32,30 @@ fs::path copy_demo_project(const fs::path& destination) {
   const fs::path copy = destination / made.second.filename();
   fs::copy(made.second, copy, fs::copy_options::recursive);
   return copy / "config.yaml";
+}
+
+fs::path demo_with_random_snapshot(const fs::path& dir, int frames) {
+  const fs::path config = demo_project_from_cli(dir, frames);
+  const CommandResult created = run_labpose(
+      "--quiet create-dataset " + shell_quote(config.string()) + " --net mobilenet_v2_0.35");
+  if (created.exit_code != 0) throw std::runtime_error("create-dataset failed: " + created.output);
+  fs::path train;
+  for (const auto& entry :
+       fs::directory_iterator(config.parent_path() / "labpose-models" / "iteration-0"))
+    train = entry.path() / "train";
+  write_random_snapshot(train / "snapshot-7.safetensors", 7, 11);
+  return config;
+}
+
+void write_random_snapshot(const fs::path& file, std::int64_t iteration, std::uint64_t seed) {
+  nets::ref::RefBackend backend;
+  auto net = nets::build_pose_net(backend, {"mobilenet_v2_0.35", 4, true});
+  nets::initialize_pose_net(*net, seed);
+  pipeline::SnapshotMetadata metadata;
+  metadata.iteration = iteration;
+  metadata.architecture = "mobilenet_v2_0.35";
+  metadata.bodyparts = {"snout", "leftear", "rightear", "tailbase"};
+  pipeline::write_snapshot(file, *net, {}, metadata);
 }
 
 void write_test_video(const fs::path& path, int frames, int width, int height) {

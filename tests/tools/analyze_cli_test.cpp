@@ -3,10 +3,8 @@
 // skipped, and bad input is named (the snapshot has random weights: training is not tested here).
 #include <gtest/gtest.h>
 
-#include "nets/models/models.hpp"
-#include "nets/ref/backend.hpp"
-#include "pipeline/training/snapshot.hpp"
 #include "pipeline/video/reader.hpp"
+#include "tests/support/media_support.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace labpose {
@@ -18,26 +16,8 @@ using testing::TempDir;
 
 using testing::contains;
 
-// A demo project of `frames` frames with shuffle 1 made and a snapshot-7 of random weights; returns
-// config.yaml.
 fs::path trained_demo(const TempDir& dir, int frames) {
-  const fs::path config = testing::demo_project_from_cli(dir.path(), frames);
-  const CommandResult created = testing::run_labpose(
-      "--quiet create-dataset " + shell_quote(config.string()) + " --net mobilenet_v2_0.35");
-  EXPECT_EQ(created.exit_code, 0) << created.output;
-  fs::path train;
-  for (const auto& entry :
-       fs::directory_iterator(config.parent_path() / "labpose-models" / "iteration-0"))
-    train = entry.path() / "train";
-  nets::ref::RefBackend backend;
-  auto net = nets::build_pose_net(backend, {"mobilenet_v2_0.35", 4, true});
-  nets::initialize_pose_net(*net, 11);
-  pipeline::SnapshotMetadata metadata;
-  metadata.iteration = 7;
-  metadata.architecture = "mobilenet_v2_0.35";
-  metadata.bodyparts = {"snout", "leftear", "rightear", "tailbase"};
-  pipeline::write_snapshot(train / "snapshot-7.safetensors", *net, {}, metadata);
-  return config;
+  return testing::demo_with_random_snapshot(dir.path(), frames);
 }
 
 TEST(AnalyzeCli, KilledMidVideoThenResumedGivesTheSameFiles) {

@@ -8,6 +8,7 @@
 #include "nets/safetensors.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "projects/labels.hpp"
+#include "tests/support/media_support.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace labpose {
@@ -49,16 +50,7 @@ TEST(TrainingCli, CreateDatasetThenEvaluateASnapshot) {
       << result.output;
   EXPECT_TRUE(contains(result.output, "hint: train the network first")) << result.output;
 
-  {
-    nets::ref::RefBackend backend;
-    auto net = nets::build_pose_net(backend, {"mobilenet_v2_0.35", 4, true});
-    nets::initialize_pose_net(*net, 3);
-    pipeline::SnapshotMetadata metadata;
-    metadata.iteration = 10;
-    metadata.architecture = "mobilenet_v2_0.35";
-    metadata.bodyparts = {"snout", "leftear", "rightear", "tailbase"};
-    pipeline::write_snapshot(model / "train" / "snapshot-10.safetensors", *net, {}, metadata);
-  }
+  testing::write_random_snapshot(model / "train" / "snapshot-10.safetensors", 10, 3);
   result = testing::run_labpose("evaluate " + c + " --plot");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_TRUE(contains(result.output, "trainset  shuffle  snapshot     train px  test px"))

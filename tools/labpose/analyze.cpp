@@ -1,6 +1,7 @@
 // labpose analyze <config> <video|folder>... [--shuffle K] [--training-fraction F] [--snapshot S]
 //   [--device D] [--precision P] [--against-fp32] [--batch-size B] [--csv] [--dest D]
 //   [--crop x1,x2,y1,y2] [--shard i/n] [--overwrite]
+// labpose analyze --model <exported folder> <video|folder>... [the same options]
 #include <fmt/core.h>
 
 #include <iostream>
@@ -51,15 +52,18 @@ Command analyze_command() {
   command.summary = "track the bodyparts in videos with a trained network (DeepLabCut's .h5/.csv)";
   command.define = [](CLI::App& app) -> std::function<int()> {
     struct Options {
-      std::string config, crop, shard, dest, precision = "fp32";
+      std::string config, crop, shard, dest, precision = "fp32", model_folder;
       std::vector<std::string> videos;
       ModelOptions model;
       pipeline::AnalyzeOptions analyze;
     };
     auto options = std::make_shared<Options>();
-    app.add_option("config", options->config, "the project's config.yaml")->required();
-    app.add_option("videos", options->videos, "videos, or folders of videos")->required();
+    app.add_option("config", options->config,
+                   "the project's config.yaml (not with --model: then every argument is a video)");
+    app.add_option("videos", options->videos, "videos, or folders of videos");
     options->model.add_to(app, "whose network to use");
+    app.add_option("--model", options->model_folder,
+                   "an exported model folder (labpose export) to use instead of a project's");
     app.add_option("--device", options->analyze.device, "cpu (default), auto, cuda or cuda:N");
     app.add_option("--precision", options->precision,
                    "the network's arithmetic: fp32 (default); bf16 on a CPU with bf16 units "
@@ -94,11 +98,37 @@ Command analyze_command() {
         "(--overwrite to redo them); an interrupted one (Ctrl-C, kill, a cluster time limit) "
         "resumes from its .labpose-checkpoint file when the command runs again.");
     return [options]() {
-      const projects::ProjectConfig config = load_project_config(options->config);
+      std::vector<std::string> video_arguments = options->videos;
+      std::optional<pipeline::AnalysisModel> model;
+      if (!options->model_folder.empty()) {
+        if (options->model.shuffle || options->model.training_fraction ||
+            !options->model.snapshot.empty()) {
+          throw UsageError("--model uses the exported model's snapshot",
+                           "leave out --shuffle, --training-fraction and --snapshot with --model");
+        }
+        if (!options->config.empty())
+          video_arguments.insert(video_arguments.begin(), options->config);
+        model = pipeline::exported_analysis_model(options->model_folder);
+      } else if (options->config.empty()) {
+        throw UsageError("analyze needs the project's config.yaml and the videos to analyze",
+                         "labpose analyze <config.yaml> <video>..., or labpose analyze --model "
+                         "<exported folder> <video>...");
+      }
+      if (video_arguments.empty()) {
+        throw UsageError("no videos to analyze",
+                         "name videos, or folders of videos, after " +
+                             std::string(model ? "--model" : "config.yaml"));
+      }
       pipeline::AnalyzeOptions analyze = options->analyze;
       analyze.precision = devices::parse_plan_precision(options->precision);
-      std::tie(analyze.shuffle, analyze.training_fraction) = options->model.chosen_shuffle(config);
-      std::tie(analyze.snapshot_index, analyze.best_snapshot) = options->model.snapshot_choice();
+      if (!model) {
+        const projects::ProjectConfig config = load_project_config(options->config);
+        std::tie(analyze.shuffle, analyze.training_fraction) =
+            options->model.chosen_shuffle(config);
+        std::tie(analyze.snapshot_index, analyze.best_snapshot) = options->model.snapshot_choice();
+        model = pipeline::find_analysis_model(config, analyze.shuffle, analyze.training_fraction,
+                                              analyze.snapshot_index, analyze.best_snapshot);
+      }
       if (!options->crop.empty()) analyze.crop = parse_crop_option(options->crop);
       if (!options->shard.empty()) {
         std::tie(analyze.shard_index, analyze.shard_count) = parse_shard(options->shard);
@@ -118,7 +148,7 @@ Command analyze_command() {
         analyze.device = devices::launched_device(analyze.device, launch);
       }
       if (!options->dest.empty()) analyze.dest = options->dest;
-      std::vector<std::filesystem::path> inputs(options->videos.begin(), options->videos.end());
+      std::vector<std::filesystem::path> inputs(video_arguments.begin(), video_arguments.end());
       const auto videos =
           pipeline::videos_to_analyze(inputs, analyze.shard_index, analyze.shard_count);
       if (videos.empty()) {
@@ -129,7 +159,7 @@ Command analyze_command() {
       std::vector<pipeline::VideoAnalysis> results;
       {
         const InterruptHandler interrupts;
-        results = pipeline::analyze_videos(config, videos, analyze);
+        results = pipeline::analyze_videos(*model, videos, analyze);
       }
       int failed = 0;
       for (const auto& result : results) {

@@ -32,6 +32,7 @@ Command create_dataset_command();
 Command train_command();
 Command evaluate_command();
 Command analyze_command();
+Command export_command();
 Command filter_command();
 Command labeled_video_command();
 Command extract_outliers_command();

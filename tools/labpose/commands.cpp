@@ -16,6 +16,7 @@ const std::vector<Command>& command_table() {
       sweep_command(),
       evaluate_command(),
       analyze_command(),
+      export_command(),
       filter_command(),
       plot_trajectories_command(),
       labeled_video_command(),

@@ -1,0 +1,159 @@
+// labpose export: a snapshot, its settings and its calibration in a folder of their own.
+#include "pipeline/export/export.hpp"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include "core/atomic_file.hpp"
+#include "core/console.hpp"
+#include "core/error.hpp"
+#include "devices/devices.hpp"
+#include "nets/models/models.hpp"
+#include "nets/safetensors.hpp"
+#include "pipeline/analysis/model_choice.hpp"
+#include "pipeline/export/exported_model.hpp"
+#include "pipeline/pose/int8_calibration.hpp"
+#include "pipeline/training/snapshot.hpp"
+
+namespace labpose::pipeline {
+namespace fs = std::filesystem;
+
+namespace {
+
+// A folder removed at the end of the scope unless released.
+class ScratchFolder {
+ public:
+  explicit ScratchFolder(fs::path path) : path_(std::move(path)) {
+    std::error_code error;
+    fs::remove_all(path_, error);
+    create_folder(path_);
+  }
+  ~ScratchFolder() {
+    std::error_code error;
+    if (!path_.empty()) fs::remove_all(path_, error);
+  }
+  ScratchFolder(const ScratchFolder&) = delete;
+  ScratchFolder& operator=(const ScratchFolder&) = delete;
+  const fs::path& path() const { return path_; }
+  void release() { path_.clear(); }
+
+ private:
+  fs::path path_;
+};
+
+std::string readme_text(const ExportedModel& model, const std::string& folder, bool onnx) {
+  std::string text = fmt::format(
+      "# {}\n\n"
+      "A pose network ({}) exported by `labpose export` from {} ({} iterations),\n"
+      "shuffle {}, trainset {:g} %, iteration {} of the project {} ({}).\nBodyparts: {}.\n\n"
+      "- Track videos without the project: `labpose analyze --model {} video.mp4`\n"
+      "  (outputs are named {}).\n"
+      "- Closed-loop, frame by frame: `labpose live --model {} --camera /dev/video0`.\n"
+      "- Python: `labpose.Predictor(\"{}\")`.\n",
+      folder, model.net_type, model.snapshot, model.iterations, model.shuffle,
+      model.training_fraction * 100, model.iteration, model.task, model.date,
+      fmt::join(model.bodyparts, ", "), folder, model.scorer, folder, folder);
+  if (onnx) {
+    text += fmt::format(
+        "- model.onnx (opset 17) takes `frames`, uint8 (N, H, W, 3) RGB of any size, and gives "
+        "`scoremap`\n  (logits) and `locref` at stride {}; a keypoint is x = col * {} + {} + "
+        "dx * {}, and its\n  likelihood is sigmoid(score).\n",
+        model.stride, model.stride, model.stride / 2, model.locref_stdev);
+  }
+  text += "\nmodel.safetensors holds the weights; pose_cfg.yaml what running them needs.\n";
+  return text;
+}
+
+// Replaces `target` (if any) with the finished `scratch` folder.
+void move_into_place(ScratchFolder& scratch, const fs::path& target) {
+  std::error_code error;
+  fs::path old;
+  if (fs::exists(target, error)) {
+    old = fs::path(target).concat(fmt::format(".old-{}", ::getpid()));
+    fs::rename(target, old, error);
+    if (error) {
+      throw Error(fmt::format("cannot replace {}: {}", target.string(), error.message()),
+                  "close programs that use it, or export with --dest elsewhere");
+    }
+  }
+  fs::rename(scratch.path(), target, error);
+  if (error) {
+    if (!old.empty()) fs::rename(old, target, error);
+    throw Error(fmt::format("cannot make {}: {}", target.string(), error.message()),
+                "check the folder's permissions and free space");
+  }
+  scratch.release();
+  if (!old.empty()) fs::remove_all(old, error);
+}
+
+}  // namespace
+
+ExportResult export_model(const projects::ProjectConfig& config, const ExportOptions& options) {
+  const AnalysisModel model =
+      find_analysis_model(config, options.shuffle, options.training_fraction,
+                          options.snapshot_index, options.best_snapshot);
+  ExportedModel exported;
+  exported.net_type = model.net_type;
+  exported.bodyparts = model.bodyparts;
+  exported.scorer = model.scorer;
+  exported.snapshot = model.snapshot.filename().string();
+  exported.iterations = model.iterations;
+  exported.task = config.values().task;
+  exported.date = config.values().date;
+  exported.iteration = model.iteration;
+  exported.shuffle = model.shuffle;
+  exported.training_fraction = model.training_fraction;
+  exported.stride = model.stride;
+  exported.locref_stdev = model.locref_stdev;
+  exported.location_refinement = model.location_refinement;
+  exported.pcutoff = model.pcutoff;
+  exported.batch_size = model.batch_size;
+  std::tie(exported.mean_pixel, exported.std_pixel) = nets::input_normalization(model.net_type);
+
+  const fs::path parent = options.dest.value_or(config.project_dir() / "exported-models");
+  const std::string name = exported_folder_name(exported);
+  const fs::path target = parent / name;
+  std::error_code error;
+  if (fs::exists(target, error) && !options.overwrite) {
+    throw UsageError(fmt::format("{} exists already", target.string()),
+                     "add --overwrite to replace it, or --dest to export elsewhere");
+  }
+  create_folder(parent);
+  ScratchFolder scratch(parent / fmt::format(".{}.partial-{}", name, ::getpid()));
+  ExportResult result;
+  result.folder = target;
+
+  // The weights without the optimizer's state or the trainer's.
+  LoadedSnapshot loaded = read_snapshot(model.snapshot);
+  SnapshotMetadata metadata = loaded.metadata;
+  metadata.extra = {{"exported_from", exported.snapshot}};
+  const fs::path weights = exported_weights_file(scratch.path());
+  nets::SafetensorsFile contents = loaded.file;
+  contents.metadata = snapshot_metadata_entries(metadata);
+  nets::write_safetensors(contents, weights);
+  result.files.push_back(weights.filename());
+
+  // The int8 calibration, measured now on the project's training images, as analyze would.
+  const auto backend = devices::make_backend("cpu");
+  const auto net = load_snapshot_network(*backend, loaded, weights);
+  try {
+    calibrate_for_int8(*net, weights, calibration_images(model.snapshot, model.project));
+    result.files.push_back(int8_calibration_file(weights).filename());
+    result.calibrated = true;
+  } catch (const Error& calibration_error) {
+    if (calibration_error.kind() == ErrorKind::interrupted) throw;
+    console::warn("the export has no int8 calibration ({}); it runs in fp32 and bf16",
+                  calibration_error.what());
+  }
+
+  write_file_atomically(exported_pose_config_file(scratch.path()),
+                        exported_pose_config_text(exported));
+  result.files.push_back("pose_cfg.yaml");
+  write_file_atomically(scratch.path() / "README.md", readme_text(exported, name, options.onnx));
+  result.files.push_back("README.md");
+  move_into_place(scratch, target);
+  return result;
+}
+
+}  // namespace labpose::pipeline
