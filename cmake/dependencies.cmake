@@ -20,6 +20,15 @@ pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)  # PyTorch zip checkpoints
 find_package(HDF5 REQUIRED COMPONENTS C)
 find_package(GTest REQUIRED)
+# ONNX export (nets/onnx): Debian's libonnx-dev 1.12. Its targets link protobuf::libprotobuf without
+# finding it, so Protobuf comes first; use the targets `onnx` and `onnx_proto` (its ONNX_INCLUDE_DIRS
+# points to /usr/lib/include).
+find_package(Protobuf REQUIRED)
+find_package(ONNX CONFIG)
+if(NOT ONNX_FOUND)
+  message(FATAL_ERROR "the ONNX library was not found: apt-get install libonnx-dev libprotobuf-dev "
+                      "(tools/install-deps.sh)")
+endif()
 # MPI for data-parallel training: only the plugin devices/mpi/ links it, so labpose runs without it.
 find_package(MPI REQUIRED COMPONENTS C)
 

