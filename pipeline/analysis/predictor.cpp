@@ -72,6 +72,17 @@ std::string FramePredictor::device_text() const {
                      nets::precision_name(backend_->plan_precision()));
 }
 
+void FramePredictor::prepare(int height, int width) {
+  if (runner_ && runner_height_ == height && runner_width_ == width) return;
+  runner_.reset();
+  runner_ = std::make_unique<PoseRunner>(
+      *backend_, *net_,
+      DecodeSettings{model_.stride, model_.locref_stdev, model_.location_refinement}, batch_size_,
+      height, width);
+  runner_height_ = height;
+  runner_width_ = width;
+}
+
 void FramePredictor::predict(const std::uint8_t* pixels, std::size_t images, int height, int width,
                              KeypointPrediction* out) {
   if (images == 0) return;
@@ -79,15 +90,7 @@ void FramePredictor::predict(const std::uint8_t* pixels, std::size_t images, int
     throw UsageError(fmt::format("frames of {}x{} pixels cannot be analyzed", width, height),
                      "frames are (N, height, width, 3) arrays of 8-bit RGB");
   }
-  if (!runner_ || runner_height_ != height || runner_width_ != width) {
-    runner_.reset();
-    runner_ = std::make_unique<PoseRunner>(
-        *backend_, *net_,
-        DecodeSettings{model_.stride, model_.locref_stdev, model_.location_refinement}, batch_size_,
-        height, width);
-    runner_height_ = height;
-    runner_width_ = width;
-  }
+  prepare(height, width);
   const std::size_t frame_bytes =
       static_cast<std::size_t>(height) * static_cast<std::size_t>(width) * 3;
   const auto batch = static_cast<std::size_t>(batch_size_);

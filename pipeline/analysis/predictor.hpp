@@ -48,6 +48,8 @@ class FramePredictor {
   /// "<backend> in <precision>", e.g. "cpu (oneDNN 2.6.3) in fp32".
   std::string device_text() const;
 
+  /// Builds the inference plan for frames of this size now (predict() builds it on first use).
+  void prepare(int height, int width);
   /// Keypoints of `images` frames, in batches of batch_size(); the inference plan is built for the
   /// first frame size and again only when the size changes. pixels: (images, height, width, 3)
   /// packed 8-bit RGB; out: (images, J).

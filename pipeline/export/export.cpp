@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "devices/devices.hpp"
 #include "nets/models/models.hpp"
+#include "nets/onnx/onnx_export.hpp"
 #include "nets/safetensors.hpp"
 #include "pipeline/analysis/model_choice.hpp"
 #include "pipeline/export/exported_model.hpp"
@@ -42,7 +43,8 @@ class ScratchFolder {
   fs::path path_;
 };
 
-std::string readme_text(const ExportedModel& model, const std::string& folder, bool onnx) {
+std::string readme_text(const ExportedModel& model, const std::string& folder, bool onnx,
+                        bool decoding) {
   std::string text = fmt::format(
       "# {}\n\n"
       "A pose network ({}) exported by `labpose export` from {} ({} iterations),\n"
@@ -56,10 +58,13 @@ std::string readme_text(const ExportedModel& model, const std::string& folder, b
       fmt::join(model.bodyparts, ", "), folder, model.scorer, folder, folder);
   if (onnx) {
     text += fmt::format(
-        "- model.onnx (opset 17) takes `frames`, uint8 (N, H, W, 3) RGB of any size, and gives "
-        "`scoremap`\n  (logits) and `locref` at stride {}; a keypoint is x = col * {} + {} + "
-        "dx * {}, and its\n  likelihood is sigmoid(score).\n",
-        model.stride, model.stride, model.stride / 2, model.locref_stdev);
+        "- model.onnx (ONNX opset 17; ONNX Runtime, OpenVINO, TensorRT) takes `frames`, uint8\n"
+        "  (N, H, W, 3) RGB of any size, and gives `scoremap` (logits, N x J x H/{0} x W/{0}) and\n"
+        "  `locref` (N x 2J x ..., dx and dy of each bodypart){1}. A keypoint is the score map's\n"
+        "  highest cell (row, col): x = col * {0} + {2} + dx * {3}, y likewise, likelihood =\n"
+        "  sigmoid(score).\n",
+        model.stride, decoding ? ", and `pose` (N x J x 3: x, y, likelihood)" : "",
+        model.stride / 2, model.locref_stdev);
   }
   text += "\nmodel.safetensors holds the weights; pose_cfg.yaml what running them needs.\n";
   return text;
@@ -147,10 +152,26 @@ ExportResult export_model(const projects::ProjectConfig& config, const ExportOpt
                   calibration_error.what());
   }
 
+  if (options.onnx) {
+    nets::OnnxExportOptions onnx;
+    onnx.with_decoding = options.onnx_decoding;
+    onnx.stride = model.stride;
+    onnx.locref_stdev = static_cast<float>(model.locref_stdev);
+    onnx.location_refinement = model.location_refinement;
+    onnx.producer_version = options.producer_version;
+    onnx.metadata = {{"net_type", model.net_type},
+                     {"bodyparts", fmt::format("{}", fmt::join(model.bodyparts, ","))},
+                     {"scorer", model.scorer},
+                     {"snapshot", exported.snapshot}};
+    nets::write_onnx(net->fuse(true), exported_onnx_file(scratch.path()), onnx);
+    result.files.push_back(exported_onnx_file(scratch.path()).filename());
+  }
+
   write_file_atomically(exported_pose_config_file(scratch.path()),
                         exported_pose_config_text(exported));
   result.files.push_back("pose_cfg.yaml");
-  write_file_atomically(scratch.path() / "README.md", readme_text(exported, name, options.onnx));
+  write_file_atomically(scratch.path() / "README.md",
+                        readme_text(exported, name, options.onnx, options.onnx_decoding));
   result.files.push_back("README.md");
   move_into_place(scratch, target);
   return result;

@@ -23,6 +23,7 @@ struct ExportOptions {
   bool overwrite = false;                     // replace an earlier export of the same model
   bool onnx = false;                          // also model.onnx
   bool onnx_decoding = false;                 // model.onnx with the `pose` output too
+  std::string producer_version;               // labpose's version, in model.onnx
 };
 
 struct ExportResult {

@@ -3,7 +3,11 @@
 // --overwrite and never leaves a partial folder, and a damaged or edited folder fails clearly.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
+#include "nets/npy.hpp"
 #include "nets/safetensors.hpp"
+#include "pipeline/video/reader.hpp"
 #include "tests/support/media_support.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -173,6 +177,78 @@ TEST(ExportCli, DamagedOrEditedFoldersFailClearly) {
   expect_failure(miscounted, "num_joints is 5 but all_joints_names lists 4 bodyparts");
 
   EXPECT_FALSE(fs::exists(dir / "out" / "synthetic_mouse.h5"));
+}
+
+// Frames 0, 7 and 19 of `video`, as (N, H, W, 3) for onnxruntime and (N, 3, H, W) for labpose net
+// forward, both 0-255.
+std::pair<nets::NpyArray, nets::NpyArray> video_frames(const fs::path& video) {
+  pipeline::VideoReader reader(video);
+  const auto h = static_cast<std::int64_t>(reader.height());
+  const auto w = static_cast<std::int64_t>(reader.width());
+  nets::NpyArray nhwc{{3, h, w, 3}, {}}, nchw{{3, 3, h, w}, {}};
+  nchw.values.resize(static_cast<std::size_t>(3 * 3 * h * w));
+  std::vector<std::uint8_t> pixels(reader.frame_bytes());
+  std::int64_t n = 0;
+  for (const std::int64_t index : {0, 7, 19}) {
+    reader.seek(index);
+    EXPECT_TRUE(reader.read(pixels.data()));
+    for (std::size_t i = 0; i < pixels.size(); ++i) {
+      nhwc.values.push_back(pixels[i]);
+      const auto pixel = static_cast<std::int64_t>(i / 3),
+                 channel = static_cast<std::int64_t>(i % 3);
+      nchw.values[static_cast<std::size_t>(((n * 3 + channel) * h * w) + pixel)] = pixels[i];
+    }
+    ++n;
+  }
+  return {nhwc, nchw};
+}
+
+TEST(ExportCli, TheOnnxModelComputesWhatLabposeComputes) {
+  const TempDir dir;
+  const fs::path config = testing::demo_with_random_snapshot(dir.path(), 20);
+  const CommandResult exported = testing::run_labpose(
+      "--quiet export " + shell_quote(config.string()) + " --onnx --with-decoding");
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  const fs::path folder =
+      config.parent_path() / "exported-models" / "DLC_demo_mobilenet_v2_0.35_iteration-0_shuffle-1";
+  ASSERT_TRUE(fs::exists(folder / "model.onnx"));
+  EXPECT_TRUE(contains(testing::read_text(folder / "README.md"), "model.onnx (ONNX opset 17"));
+
+  const auto [nhwc, nchw] = video_frames(config.parent_path() / "videos" / "synthetic_mouse.mp4");
+  nets::write_npy(nhwc, dir / "nhwc.npy");
+  nets::write_npy(nchw, dir / "nchw.npy");
+  const CommandResult ours =
+      testing::run_labpose("--quiet net forward --arch mobilenet_v2_0.35 --bodyparts 4 --weights " +
+                           shell_quote((folder / "model.safetensors").string()) + " --input " +
+                           shell_quote((dir / "nchw.npy").string()) + " --output-dir " +
+                           shell_quote(dir.path().string()));
+  ASSERT_EQ(ours.exit_code, 0) << ours.output;
+  const CommandResult runtime = testing::run(
+      "/usr/bin/python3 " +
+      shell_quote((testing::python_scripts_dir() / "onnx_reference.py").string()) + " --venv " +
+      shell_quote(LABPOSE_ONNX_VENV) + " --model " + shell_quote((folder / "model.onnx").string()) +
+      " --out " + shell_quote(dir.path().string()) + " --run " +
+      shell_quote("clip=" + (dir / "nhwc.npy").string()));
+  if (runtime.exit_code == 77) {
+    if (std::getenv("LABPOSE_REQUIRE_INTEROP_PYTHON") != nullptr)
+      FAIL() << "onnxruntime must be installable here:\n" << runtime.output;
+    GTEST_SKIP() << "PyPI is not reachable, so onnxruntime cannot be installed:\n"
+                 << runtime.output;
+  }
+  ASSERT_EQ(runtime.exit_code, 0) << runtime.output;
+  for (const char* output : {"scoremap", "locref"}) {
+    const nets::NpyArray expected = nets::read_npy(dir / (std::string(output) + ".npy"));
+    const nets::NpyArray actual = nets::read_npy(dir / ("clip_" + std::string(output) + ".npy"));
+    ASSERT_EQ(actual.shape, expected.shape) << output;
+    float scale = 0.0F, difference = 0.0F;
+    for (std::size_t i = 0; i < expected.values.size(); ++i) {
+      scale = std::max(scale, std::abs(expected.values[i]));
+      difference = std::max(difference, std::abs(actual.values[i] - expected.values[i]));
+    }
+    EXPECT_LE(difference, 1e-4F * scale) << output << ": largest |onnxruntime - labpose|";
+  }
+  const nets::NpyArray pose = nets::read_npy(dir / "clip_pose.npy");
+  EXPECT_EQ(pose.shape, (std::vector<std::int64_t>{3, 4, 3}));
 }
 
 }  // namespace

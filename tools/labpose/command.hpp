@@ -33,6 +33,7 @@ Command train_command();
 Command evaluate_command();
 Command analyze_command();
 Command export_command();
+Command live_command();
 Command filter_command();
 Command labeled_video_command();
 Command extract_outliers_command();

@@ -17,6 +17,7 @@ const std::vector<Command>& command_table() {
       evaluate_command(),
       analyze_command(),
       export_command(),
+      live_command(),
       filter_command(),
       plot_trajectories_command(),
       labeled_video_command(),

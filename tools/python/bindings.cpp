@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "devices/devices.hpp"
 #include "pipeline/analysis/predictor.hpp"
+#include "pipeline/export/exported_model.hpp"
 #include "pipeline/video/reader.hpp"
 #include "projects/layout.hpp"
 #include "tools/labpose/cli.hpp"
@@ -95,8 +96,12 @@ class Predictor {
             bool live) {
     Redirection redirection(std::move(write), live);
     const py::gil_scoped_release no_gil;
-    predictor_ =
-        std::make_unique<pipeline::FramePredictor>(tools::load_project_config(config), options);
+    // An exported model folder (labpose export), or a project's config.yaml.
+    predictor_ = pipeline::is_exported_model(config)
+                     ? std::make_unique<pipeline::FramePredictor>(
+                           pipeline::exported_analysis_model(config), options)
+                     : std::make_unique<pipeline::FramePredictor>(
+                           tools::load_project_config(config), options);
   }
 
   // frames: (N, H, W, 3) uint8 RGB -> (N, J, 3) float32 x, y, likelihood.

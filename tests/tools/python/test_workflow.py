@@ -88,6 +88,16 @@ def test_analysis_is_the_programs_and_predictor_agrees(trained_project, tmp_path
     # Another frame size rebuilds the plan and still runs.
     assert predictor.predict(frames[:3, :64, :80]).shape == (3, len(predictor.bodyparts), 3)
 
+    # The same network exported, with the project out of sight: the same poses.
+    folder = labpose.export_model(config, shuffle=1, destfolder=tmp_path / "exported",
+                                  make_tar=False)
+    assert os.path.isfile(os.path.join(folder, "model.safetensors"))
+    exported = labpose.Predictor(folder, device="cpu")
+    assert exported.scorer == scorer and exported.bodyparts == predictor.bodyparts
+    assert numpy.abs(exported.predict(frames) - poses).max() <= 1e-4
+    with pytest.raises(labpose.UsageError, match="exported model"):
+        labpose.Predictor(folder, shuffle=2)
+
 
 def test_evaluation_and_the_rest_of_the_loop(trained_project, tmp_path):
     config = trained_project

@@ -8,7 +8,8 @@ from labpose._errors import Error, Interrupted, UsageError
 from labpose._predictor import Predictor, read_frames
 from labpose._workflow import (LabelingSession, add_new_videos, analyze_videos, check_labels,
                                create_labeled_video, create_new_project, create_training_dataset,
-                               evaluate_network, extract_frames, extract_outlier_frames,
+                               evaluate_network, export_model, extract_frames,
+                               extract_outlier_frames,
                                filterpredictions, label_frames, merge_datasets, plot_trajectories,
                                refine_labels, train_network)
 
@@ -16,7 +17,7 @@ __all__ = [
     "Error", "Interrupted", "UsageError", "Predictor", "read_frames", "LabelingSession",
     "label_frames", "refine_labels", "add_new_videos",
     "analyze_videos", "check_labels", "create_labeled_video", "create_new_project",
-    "create_training_dataset", "evaluate_network", "extract_frames", "extract_outlier_frames",
+    "create_training_dataset", "evaluate_network", "export_model", "extract_frames", "extract_outlier_frames",
     "filterpredictions", "merge_datasets", "plot_trajectories", "train_network",
 ]
 
@@ -28,7 +29,8 @@ def _document_commands():
                 create_training_dataset: "create-dataset", train_network: "train",
                 evaluate_network: "evaluate", analyze_videos: "analyze", filterpredictions: "filter",
                 plot_trajectories: "plot-trajectories", create_labeled_video: "labeled-video",
-                extract_outlier_frames: "extract-outliers", merge_datasets: "merge"}
+                extract_outlier_frames: "extract-outliers", merge_datasets: "merge",
+                export_model: "export"}
     from labpose import _labpose
 
     for function, command in commands.items():

@@ -119,6 +119,11 @@ def extract_outlier_frames(config: Path, videos: Videos, videotype: str = ..., s
                            destfolder: Optional[Path] = ..., modelprefix: str = ...,
                            track_method: str = ..., seed: Optional[int] = ...) -> None: ...
 def merge_datasets(config: Path, forceiterate: Optional[int] = ...) -> None: ...
+def export_model(cfg_path: Path, iteration: Optional[int] = ..., shuffle: int = ...,
+                 trainingsetindex: int = ..., snapshotindex: Union[None, int, str] = ...,
+                 TFGPUinference: bool = ..., overwrite: bool = ..., make_tar: bool = ...,
+                 wipepaths: bool = ..., modelprefix: str = ..., destfolder: Optional[Path] = ...,
+                 onnx: bool = ..., with_decoding: bool = ...) -> str: ...
 
 class LabelingSession:
     @property

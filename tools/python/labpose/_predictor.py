@@ -14,6 +14,8 @@ class Predictor:
     frame size; the network's plan is built again only when the size changes. DeepLabCut-Live's
     ``init_inference(frame)`` and ``get_pose(frame)`` take one (H, W, 3) frame and return (J, 3).
 
+    config: a project's config.yaml, or an exported model folder (labpose export), which needs no
+    project: then shuffle, trainingsetindex and snapshot do not apply.
     snapshot: None (config.yaml's snapshotindex), "best", or an index as snapshotindex.
     precision: "fp32", "bf16", "int8" (CPU) or "fp16" (GPU), or "auto"."""
 
@@ -22,9 +24,14 @@ class Predictor:
         from labpose._workflow import _fraction, _snapshot_choice
 
         options = _labpose.PredictorOptions()
-        options.shuffle = int(shuffle)
-        options.training_fraction = _fraction(config, trainingsetindex)
-        options.snapshot_index, options.best_snapshot = _snapshot_choice(snapshot)
+        if os.path.isfile(os.path.join(os.fspath(config), "pose_cfg.yaml")):
+            if (shuffle, trainingsetindex, snapshot) != (1, 0, None):
+                raise UsageError(f"{os.fspath(config)} is an exported model, which holds one "
+                                 "snapshot", "leave out shuffle, trainingsetindex and snapshot")
+        else:
+            options.shuffle = int(shuffle)
+            options.training_fraction = _fraction(config, trainingsetindex)
+            options.snapshot_index, options.best_snapshot = _snapshot_choice(snapshot)
         options.device = str(device)
         options.batch_size = 0 if batch_size is None else int(batch_size)
         options.precision = str(precision)

@@ -434,6 +434,33 @@ def merge_datasets(config, forceiterate=None):
     _output.run(arguments)
 
 
+def export_model(cfg_path, iteration=None, shuffle=1, trainingsetindex=0, snapshotindex=None,
+                 TFGPUinference=True, overwrite=False, make_tar=True, wipepaths=False,
+                 modelprefix="", destfolder=None, onnx=False, with_decoding=False):
+    """Exports the shuffle's snapshot as a folder that runs without the project
+    (exported-models/DLC_<Task>_<net>_iteration-<K>_shuffle-<S>/: model.safetensors, pose_cfg.yaml,
+    its int8 calibration, a README and, with onnx=True, model.onnx). Returns the folder's path;
+    labpose.Predictor and labpose analyze --model take it."""
+    _refuse("export_model",
+            iteration=(iteration, None, "labpose exports the project's current iteration"),
+            modelprefix=(modelprefix, "", "labpose keeps one model folder per shuffle"))
+    if make_tar:
+        _ignored("export_model", "make_tar", "labpose writes the folder; tar it if you need one "
+                                             "file")
+    del TFGPUinference, wipepaths  # no TensorFlow graph; the folder holds no paths of this machine
+    arguments = ["export", _path(cfg_path), *_model_arguments(cfg_path, shuffle, trainingsetindex,
+                                                              snapshotindex)]
+    if overwrite:
+        arguments.append("--overwrite")
+    if destfolder is not None:
+        arguments += ["--dest", _path(destfolder)]
+    if onnx:
+        arguments.append("--onnx")
+    if with_decoding:
+        arguments.append("--with-decoding")
+    return _output.run(arguments).strip().splitlines()[-1]
+
+
 class LabelingSession:
     """The labeling page of a project, served in the background: open ``url`` in a browser (from
     another computer through ``ssh -L``, as the command line says). ``stop()`` ends it; it also ends
