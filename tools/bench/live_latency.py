@@ -71,8 +71,10 @@ def exported_model(labpose, work, net):
     folder = os.path.join(work, net)
     if os.path.exists(os.path.join(folder, "model.onnx")):
         return folder
-    config = run([labpose, "--quiet", "demo", "--project-only", "--dir", os.path.join(work, "p-" + net),
-                  "--frames", 30, "--labeled-frames", 10]).strip().splitlines()[0]
+    project = os.path.join(work, "p-" + net)
+    os.makedirs(project, exist_ok=True)
+    config = run([labpose, "--quiet", "demo", "--project-only", "--dir", project, "--frames", 30,
+                  "--labeled-frames", 10]).strip().splitlines()[0]
     run([labpose, "--quiet", "create-dataset", config, "--net", net])
     run([labpose, "--quiet", "train", config, "--max-iters", 1, "--batch-size", 1])
     run([labpose, "--quiet", "export", config, "--onnx", "--dest", work])
@@ -101,25 +103,32 @@ def main():
         if not os.path.exists(clip):
             run([make_clip, clip, "--frames", args.frames, "--size", f"{width}x{height}"])
         clips[(width, height)] = clip
-    print(f"batch-1 latency, fp32, {args.frames} frames per clip, {threads} cores")
-    print("| net | size | labpose live p50 / p99 (ms) | frames/s | ONNX Runtime p50 / p99 (ms) "
-          "| frames/s |")
-    print("|---|---|---|---|---|---|")
+    # bf16 where this CPU has bf16 units (labpose live --precision auto picks it then).
+    doctor = [line for line in run([labpose, "doctor"]).splitlines() if "CPU precisions" in line]
+    bf16 = bool(doctor) and "bf16" in doctor[0]
+    print(f"batch-1 latency, {args.frames} frames per clip, {threads} cores")
+    print("| net | size | labpose fp32 p50 / p99 (ms) | frames/s |"
+          + (" labpose bf16 p50 / p99 (ms) | frames/s |" if bf16 else "")
+          + " ONNX Runtime fp32 p50 / p99 (ms) | frames/s |")
+    print("|---|---|---|---|" + ("---|---|" if bf16 else "") + "---|---|")
     pattern = re.compile(r"live: (\d+) frames, latency p50 ([\d.]+) ms, p95 ([\d.]+) ms, "
                          r"p99 ([\d.]+) ms, ([\d.]+) frames/s")
     version = ""
     for net in NETS:
         folder = exported_model(labpose, work, net)
         for size, clip in clips.items():
-            output = run([labpose, "live", "--model", folder, "--video", clip,
-                          "--report-every", 0])
-            match = pattern.findall(output)[-1]
+            cells = []
+            for precision in ["fp32", "bf16"] if bf16 else ["fp32"]:
+                output = run([labpose, "live", "--model", folder, "--video", clip,
+                              "--report-every", 0, "--precision", precision])
+                match = pattern.findall(output)[-1]
+                cells.append(f"{float(match[1]):.1f} / {float(match[3]):.1f} | "
+                             f"{float(match[4]):.1f}")
             onnx = json.loads(run([python, "-c", ONNX_TIMER, os.path.join(folder, "model.onnx"),
                                    clip, threads], env=environment).strip().splitlines()[-1])
             version = onnx["version"]
-            print(f"| {net} | {size[0]}×{size[1]} | {float(match[1]):.1f} / {float(match[3]):.1f} "
-                  f"| {float(match[4]):.1f} | {onnx['p50']:.1f} / {onnx['p99']:.1f} "
-                  f"| {onnx['fps']:.1f} |", flush=True)
+            print(f"| {net} | {size[0]}×{size[1]} | {' | '.join(cells)} | "
+                  f"{onnx['p50']:.1f} / {onnx['p99']:.1f} | {onnx['fps']:.1f} |", flush=True)
     print(f"ONNX Runtime {version}, CPUExecutionProvider, {threads} intra-op threads; "
           f"models in {work}")
 
