@@ -31,6 +31,7 @@ struct LiveCapture::State {
   ffmpeg::InputContext input;
   ffmpeg::CodecContext decoder;
   int stream = -1;
+  int width = 0, height = 0;  // the header's, read before the thread starts
   std::atomic<bool> stopping{false};
   std::thread thread;
   int fifo = -1;  // a FIFO's descriptor, read without blocking so that stop() is never stuck
@@ -213,6 +214,8 @@ LiveCapture::LiveCapture(const std::string& source, const CaptureOptions& option
     throw Error(fmt::format("cannot decode {}: {}", source, ffmpeg::error_text(result)),
                 "the stream's codec is not supported by this FFmpeg");
   }
+  s.width = s.decoder->width;
+  s.height = s.decoder->height;
   s.thread = std::thread([&s] { s.run(); });
 }
 
