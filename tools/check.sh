@@ -32,7 +32,7 @@ for step in "${steps[@]}"; do
         -DLABPOSE_SANITIZE=thread -DLABPOSE_WITH_CUDA=OFF
       cmake --build "$root/build-tsan" -j "$jobs" --target core_tests pipeline_tests labeling_tests
       (cd "$root/build-tsan" && OMP_NUM_THREADS=1 ctest --output-on-failure -j "$jobs" \
-        -R '^(AtomicFile|Analyze|BatchLoader|VideoReader|LabelServerTest|LabelStore[A-Za-z]*)[.]|^Trainer[.](Resuming|Unfreezing)')
+        -R '^(AtomicFile|Analyze|BatchLoader|VideoReader|LiveCapture|LabelServerTest|LabelStore[A-Za-z]*)[.]|^Trainer[.](Resuming|Unfreezing)')
       ;;
     fuzz)
       configure_fuzz_build

@@ -3,7 +3,11 @@
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
+#include <signal.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
 
 #include "core/atomic_file.hpp"
 #include "core/console.hpp"
@@ -70,6 +74,36 @@ std::string readme_text(const ExportedModel& model, const std::string& folder, b
   return text;
 }
 
+// Whether process `pid` is gone (so its scratch folders are left over from a kill).
+bool process_gone(const std::string& pid) {
+  char* end = nullptr;
+  const long number = std::strtol(pid.c_str(), &end, 10);
+  return end != pid.c_str() && *end == '\0' && number > 0 &&
+         ::kill(static_cast<pid_t>(number), 0) != 0 && errno == ESRCH;
+}
+
+// What an export killed midway left beside `target` (in `parent`): its scratch folders
+// (".<name>.partial-<pid>") are removed, and an earlier export it had moved aside
+// ("<name>.old-<pid>") is put back when nothing replaced it.
+void recover_interrupted_exports(const fs::path& parent, const fs::path& target) {
+  const std::string name = target.filename().string();
+  const std::string partial = "." + name + ".partial-", old = name + ".old-";
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(parent, error)) {
+    const std::string entry_name = entry.path().filename().string();
+    if (entry_name.rfind(partial, 0) == 0 && process_gone(entry_name.substr(partial.size()))) {
+      fs::remove_all(entry.path(), error);
+    } else if (entry_name.rfind(old, 0) == 0 && process_gone(entry_name.substr(old.size()))) {
+      if (!fs::exists(target, error)) {
+        fs::rename(entry.path(), target, error);
+        console::warn("put back {}, which an interrupted export had moved aside", target.string());
+      } else {
+        fs::remove_all(entry.path(), error);
+      }
+    }
+  }
+}
+
 // Replaces `target` (if any) with the finished `scratch` folder.
 void move_into_place(ScratchFolder& scratch, const fs::path& target) {
   std::error_code error;
@@ -120,6 +154,7 @@ ExportResult export_model(const projects::ProjectConfig& config, const ExportOpt
   const std::string name = exported_folder_name(exported);
   const fs::path target = parent / name;
   std::error_code error;
+  if (fs::is_directory(parent, error)) recover_interrupted_exports(parent, target);
   if (fs::exists(target, error) && !options.overwrite) {
     throw UsageError(fmt::format("{} exists already", target.string()),
                      "add --overwrite to replace it, or --dest to export elsewhere");

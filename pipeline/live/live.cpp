@@ -61,9 +61,14 @@ class LatencyLog {
 // The frames of a source, one at a time: a file's every frame, or a capture's newest.
 class FrameSource {
  public:
-  explicit FrameSource(const LiveSource& source) {
+  FrameSource(const LiveSource& source, const std::optional<double>& seconds) {
     if (!source.camera.empty()) {
-      capture_.emplace(source.camera, source.capture);
+      CaptureOptions options = source.capture;
+      if (seconds) {
+        options.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                              std::chrono::duration<double>(*seconds));
+      }
+      capture_.emplace(source.camera, options);
       return;
     }
     VideoReaderOptions options;
@@ -124,7 +129,7 @@ std::string latency_text(const LiveSummary& s) {
 
 LiveSummary run_live(FramePredictor& predictor, const LiveSource& source,
                      const LiveOptions& options, const std::vector<PoseProcessor*>& processors) {
-  FrameSource frames(source);
+  FrameSource frames(source, options.seconds);
   if (frames.width() > 0 && frames.height() > 0) predictor.prepare(frames.height(), frames.width());
   const Clock::time_point started = Clock::now();
   LatencyLog log(started);

@@ -33,6 +33,7 @@ struct LiveCapture::State {
   int stream = -1;
   int width = 0, height = 0;  // the header's, read before the thread starts
   std::atomic<bool> stopping{false};
+  std::optional<std::chrono::steady_clock::time_point> deadline;
   std::thread thread;
   int fifo = -1;  // a FIFO's descriptor, read without blocking so that stop() is never stuck
 
@@ -59,7 +60,9 @@ namespace {
 
 // FFmpeg's blocking reads give up when the capture stops or Ctrl-C/SIGTERM arrives.
 int interrupted(void* opaque) {
-  return static_cast<LiveCapture::State*>(opaque)->stopping.load() || interrupt_requested() ? 1 : 0;
+  const auto* state = static_cast<const LiveCapture::State*>(opaque);
+  const bool late = state->deadline && std::chrono::steady_clock::now() >= *state->deadline;
+  return state->stopping.load() || interrupt_requested() || late ? 1 : 0;
 }
 
 bool is_camera(const std::string& source) {
@@ -114,7 +117,8 @@ void LiveCapture::State::run() {
         continue;
       }
       if (result < 0) {
-        if (result != AVERROR_EOF && !stopping.load())
+        // AVERROR_EXIT: stop(), Ctrl-C or the deadline asked for it.
+        if (result != AVERROR_EOF && result != AVERROR_EXIT && !stopping.load())
           failure = "reading stopped: " + ffmpeg::error_text(result);
         avcodec_send_packet(decoder.get(), nullptr);  // drain what the decoder holds
         take_frames();
@@ -144,6 +148,7 @@ LiveCapture::LiveCapture(const std::string& source, const CaptureOptions& option
   ffmpeg::quiet_logging();
   State& s = *state_;
   s.source = source;
+  s.deadline = options.deadline;
   const AVInputFormat* format = nullptr;
   AVDictionary* settings = nullptr;
   if (is_camera(source)) {
@@ -186,6 +191,10 @@ LiveCapture::LiveCapture(const std::string& source, const CaptureOptions& option
   const auto check_stopped = [&] {
     if (interrupt_requested())
       throw Error("stopped while opening " + source, "", ErrorKind::interrupted);
+    if (s.deadline && std::chrono::steady_clock::now() >= *s.deadline) {
+      throw Error(fmt::format("{} sent no video to recognize within the time given", source),
+                  "check that the camera or the stream is running");
+    }
   };
   check_stopped();
   if (result < 0) {

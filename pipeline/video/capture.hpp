@@ -17,6 +17,8 @@ namespace labpose::pipeline {
 struct CaptureOptions {
   int width = 0, height = 0;  // a camera's requested size (0: its default)
   double fps = 0.0;           // a camera's requested frame rate (0: its default)
+  /// Give up opening or reading at this time (a source that never sends a frame).
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
 /// One captured frame: packed 8-bit RGB, numbered in arrival order from 0.

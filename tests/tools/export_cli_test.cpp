@@ -127,6 +127,24 @@ TEST(ExportCli, ASecondExportNeedsOverwriteAndLeavesNoPartialFolder) {
   EXPECT_FALSE(fs::exists(exported.folder.parent_path()));
 }
 
+TEST(ExportCli, WhatAKilledExportLeftIsCleanedUpOrPutBack) {
+  const TempDir dir;
+  const Exported exported = export_demo(dir, 20);
+  // As a kill -9 leaves them: a scratch folder, and the earlier export moved aside with nothing
+  // in its place (the process ids are above any Linux pid_max, so no such process exists).
+  const fs::path parent = exported.folder.parent_path();
+  const std::string name = exported.folder.filename().string();
+  fs::create_directories(parent / ("." + name + ".partial-99999999") / "junk");
+  fs::rename(exported.folder, parent / (name + ".old-99999998"));
+  const CommandResult again =
+      testing::run_labpose("export " + shell_quote(exported.config.string()));
+  EXPECT_EQ(again.exit_code, 2) << again.output;  // the earlier export is back: not overwritten
+  EXPECT_TRUE(contains(again.output, "put back " + exported.folder.string())) << again.output;
+  EXPECT_TRUE(fs::exists(exported.folder / "model.safetensors"));
+  for (const auto& entry : fs::directory_iterator(parent))
+    EXPECT_EQ(entry.path().filename().string(), name);
+}
+
 TEST(ExportCli, DamagedOrEditedFoldersFailClearly) {
   const TempDir dir;
   const Exported exported = export_demo(dir, 30);

@@ -166,8 +166,8 @@ TEST(LiveCli, CtrlCStopsASilentStreamWithItsRowsWritten) {
   const fs::path csv = dir / "live.csv";
   CommandResult stopped;
   {
-    // Half the stream, then silence with the FIFO open: live waits for the next frame.
-    const FifoFeeder feeder(fifo, stream, fs::file_size(stream) / 2);
+    // Most of the stream, then silence with the FIFO open: live waits for the next frame.
+    const FifoFeeder feeder(fifo, stream, fs::file_size(stream) * 4 / 5);
     stopped = testing::run_until_then_signal(
         shell_quote(testing::labpose_binary()) + " live --model " + shell_quote(config.string()) +
             " --camera " + shell_quote(fifo.string()) + " --output " + shell_quote(csv.string()) +
@@ -181,6 +181,20 @@ TEST(LiveCli, CtrlCStopsASilentStreamWithItsRowsWritten) {
   EXPECT_LT(processed + dropped, 40) << stopped.output;
   EXPECT_EQ(lines_of(testing::read_text(csv)).size(), static_cast<std::size_t>(processed + 3));
   EXPECT_FALSE(fs::exists(dir / "live.csv.part"));
+}
+
+TEST(LiveCli, AStreamThatNeverSendsAFrameEndsWithFor) {
+  const TempDir dir;
+  const StreamProject project(dir);
+  CommandResult live;
+  {
+    const FifoFeeder silent(project.fifo, project.stream, 100);  // a few bytes, then nothing
+    live = testing::run_labpose("live --model " + shell_quote(project.config.string()) +
+                                " --camera " + shell_quote(project.fifo.string()) + " --for 1");
+  }
+  EXPECT_EQ(live.exit_code, 1) << live.output;
+  EXPECT_TRUE(contains(live.output, "sent no video to recognize within the time given"))
+      << live.output;
 }
 
 TEST(LiveCli, BadUsageIsNamed) {
