@@ -246,6 +246,18 @@ std::string quote_string(std::string_view text) {
   return out + "\"";
 }
 
+std::string quoted_list(const std::vector<std::string>& names) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + quote_string(names[i]);
+  return out + "]";
+}
+
+std::string all_joints_text(std::size_t count) {
+  std::string out = "[";
+  for (std::size_t j = 0; j < count; ++j) out += (j ? ", [" : "[") + std::to_string(j) + "]";
+  return out + "]";
+}
+
 std::string scalar_for_file(const YAML::Node& scalar) {
   const std::string& text = scalar.Scalar();
   const std::string& tag = scalar.Tag();

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace labpose::projects::yaml_text {
 
@@ -18,6 +19,12 @@ PlainType plain_type(std::string_view text);
 
 /// `text` as it must appear in a YAML file so that it reads back as the string `text`.
 std::string quote_string(std::string_view text);
+
+/// A flow list of quoted strings: `[nose, 'left ear']`.
+std::string quoted_list(const std::vector<std::string>& names);
+
+/// pose_cfg.yaml's `all_joints` for `count` bodyparts, each its own joint: `[[0], [1], [2]]`.
+std::string all_joints_text(std::size_t count);
 
 /// A scalar node's text for the file: plain when it was plain (tag "?") and is safe, quoted
 /// otherwise; an explicit tag (`!!str`, `!local`) is written before it as it was read.

@@ -17,14 +17,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using projects::yaml_text::all_joints_text;
 using projects::yaml_text::quote_string;
+using projects::yaml_text::quoted_list;
 using projects::yaml_text::yaml_float_text;
-
-std::string quoted_list(const std::vector<std::string>& names) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + quote_string(names[i]);
-  return out + "]";
-}
 
 std::string number_list(const std::vector<float>& values) {
   std::string out = "[";
@@ -64,10 +60,6 @@ fs::path exported_onnx_file(const fs::path& folder) {
 }
 
 std::string exported_pose_config_text(const ExportedModel& m) {
-  std::string joints = "[";
-  for (std::size_t j = 0; j < m.bodyparts.size(); ++j)
-    joints += fmt::format("{}[{}]", j ? ", " : "", j);
-  joints += "]";
   std::string out =
       "# A labpose model exported by labpose export: model.safetensors holds the weights, this\n"
       "# file what running them needs. Frames go in as 8-bit RGB; mean_pixel and std_pixel are\n"
@@ -76,7 +68,7 @@ std::string exported_pose_config_text(const ExportedModel& m) {
     out += fmt::format("{}: {}\n", key, value);
   };
   // Sorted by key, as DeepLabCut writes an exported pose_cfg.yaml.
-  line("all_joints", joints);
+  line("all_joints", all_joints_text(m.bodyparts.size()));
   line("all_joints_names", quoted_list(m.bodyparts));
   line("batch_size", std::to_string(m.batch_size));
   line("date", quote_string(m.date));

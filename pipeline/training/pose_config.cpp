@@ -15,7 +15,9 @@
 
 namespace labpose::pipeline {
 namespace fs = std::filesystem;
+using projects::yaml_text::all_joints_text;
 using projects::yaml_text::quote_string;
+using projects::yaml_text::quoted_list;
 using projects::yaml_text::yaml_float_text;
 
 double PoseConfig::learning_rate(std::int64_t step) const {
@@ -30,12 +32,6 @@ std::string_view schedule_name(ScheduleKind kind) {
 }
 
 namespace {
-
-std::string list_of_names(const std::vector<std::string>& names) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + quote_string(names[i]);
-  return out + "]";
-}
 
 std::string yes_no(bool value) {
   return value ? "true" : "false";
@@ -327,15 +323,12 @@ std::string pose_config_text(const PoseConfig& c) {
   line("shuffle", std::to_string(c.shuffle));
   line("iteration", std::to_string(c.iteration));
   line("num_joints", std::to_string(c.bodyparts.size()));
-  std::string joints = "[";
-  for (std::size_t j = 0; j < c.bodyparts.size(); ++j)
-    joints += fmt::format("{}[{}]", j ? ", " : "", j);
-  line("all_joints", joints + "]");
-  line("all_joints_names", list_of_names(c.bodyparts));
+  line("all_joints", all_joints_text(c.bodyparts.size()));
+  line("all_joints_names", quoted_list(c.bodyparts));
   std::string pairs = "[";
   for (std::size_t k = 0; k < c.symmetric_pairs.size(); ++k) {
     pairs +=
-        (k ? ", " : "") + list_of_names({c.symmetric_pairs[k].first, c.symmetric_pairs[k].second});
+        (k ? ", " : "") + quoted_list({c.symmetric_pairs[k].first, c.symmetric_pairs[k].second});
   }
   line("symmetric_pairs", pairs + "]");
   out += "\n# Optimization (multi_step: [learning rate, until iteration])\n";
@@ -406,11 +399,8 @@ std::string test_pose_config_text(const PoseConfig& c) {
       "# The test-time settings of this shuffle (DeepLabCut keeps these in test/pose_cfg.yaml).\n";
   out += "dataset: " + quote_string(c.dataset) + "\n";
   out += fmt::format("num_joints: {}\n", c.bodyparts.size());
-  std::string joints = "[";
-  for (std::size_t j = 0; j < c.bodyparts.size(); ++j)
-    joints += fmt::format("{}[{}]", j ? ", " : "", j);
-  out += "all_joints: " + joints + "]\n";
-  out += "all_joints_names: " + list_of_names(c.bodyparts) + "\n";
+  out += "all_joints: " + all_joints_text(c.bodyparts.size()) + "\n";
+  out += "all_joints_names: " + quoted_list(c.bodyparts) + "\n";
   out += "net_type: " + quote_string(c.net_type) + "\n";
   out += "init_weights:" +
          (c.init_weights.empty() ? std::string() : " " + quote_string(c.init_weights)) + "\n";

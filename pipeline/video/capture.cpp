@@ -27,7 +27,6 @@ extern "C" {
 namespace labpose::pipeline {
 
 struct LiveCapture::State {
-  std::string source;
   ffmpeg::InputContext input;
   ffmpeg::CodecContext decoder;
   int stream = -1;
@@ -147,7 +146,6 @@ LiveCapture::LiveCapture(const std::string& source, const CaptureOptions& option
   std::call_once(registered, [] { avdevice_register_all(); });
   ffmpeg::quiet_logging();
   State& s = *state_;
-  s.source = source;
   s.deadline = options.deadline;
   const AVInputFormat* format = nullptr;
   AVDictionary* settings = nullptr;

@@ -101,11 +101,7 @@ Command analyze_command() {
       std::vector<std::string> video_arguments = options->videos;
       std::optional<pipeline::AnalysisModel> model;
       if (!options->model_folder.empty()) {
-        if (options->model.shuffle || options->model.training_fraction ||
-            !options->model.snapshot.empty()) {
-          throw UsageError("--model uses the exported model's snapshot",
-                           "leave out --shuffle, --training-fraction and --snapshot with --model");
-        }
+        options->model.refuse_with_exported_model();
         if (!options->config.empty())
           video_arguments.insert(video_arguments.begin(), options->config);
         model = pipeline::exported_analysis_model(options->model_folder);

@@ -93,11 +93,7 @@ Command live_command() {
       }
       pipeline::AnalysisModel model;
       if (pipeline::is_exported_model(options->model)) {
-        if (options->choice.shuffle || options->choice.training_fraction ||
-            !options->choice.snapshot.empty()) {
-          throw UsageError("--model names an exported folder, which holds one snapshot",
-                           "leave out --shuffle, --training-fraction and --snapshot");
-        }
+        options->choice.refuse_with_exported_model();
         model = pipeline::exported_analysis_model(options->model);
       } else if (std::filesystem::is_directory(options->model)) {
         model = pipeline::exported_analysis_model(options->model);  // says what is missing

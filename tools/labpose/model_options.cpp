@@ -39,6 +39,13 @@ std::pair<int, std::optional<double>> ModelOptions::chosen_shuffle(
   return projects::default_model_shuffle(config, shuffle, training_fraction);
 }
 
+void ModelOptions::refuse_with_exported_model() const {
+  if (shuffle || training_fraction || !snapshot.empty()) {
+    throw UsageError("--model names an exported folder, which holds one snapshot",
+                     "leave out --shuffle, --training-fraction and --snapshot with --model");
+  }
+}
+
 pipeline::AnalysisModel ModelOptions::find(const projects::ProjectConfig& config) const {
   const auto [index, best] = snapshot_choice();
   const auto [chosen, fraction] = chosen_shuffle(config);

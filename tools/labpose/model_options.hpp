@@ -25,6 +25,9 @@ struct ModelOptions {
   pipeline::AnalysisModel find(const projects::ProjectConfig& config) const;
   /// The shuffle and training fraction to use (see projects::default_model_shuffle).
   std::pair<int, std::optional<double>> chosen_shuffle(const projects::ProjectConfig& config) const;
+  /// Throws UsageError when any of --shuffle, --training-fraction, --snapshot was given with an
+  /// exported folder (`--model`), which holds one snapshot.
+  void refuse_with_exported_model() const;
 };
 
 /// A video and the tracks of it that a command reads.

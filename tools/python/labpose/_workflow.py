@@ -81,8 +81,9 @@ def _device(gputouse, device):
     return "auto"
 
 
-def _model_arguments(config, shuffle, trainingsetindex, snapshot=None):
-    arguments = ["--shuffle", int(shuffle), "--training-fraction", _fraction(config, trainingsetindex)]
+def _model_arguments(shuffle, fraction, snapshot=None):
+    """--shuffle, --training-fraction (`fraction`, from _fraction) and --snapshot when given."""
+    arguments = ["--shuffle", int(shuffle), "--training-fraction", fraction]
     if snapshot is not None:
         arguments += ["--snapshot", snapshot]
     return arguments
@@ -222,7 +223,7 @@ def train_network(config, shuffle=1, trainingsetindex=0, max_snapshots_to_keep=N
                                                         "set it up"),
             modelprefix=(modelprefix, "", "labpose keeps one model folder per shuffle"))
     arguments = ["train", _path(config), "--device", _device(gputouse, device),
-                 *_model_arguments(config, shuffle, trainingsetindex)]
+                 *_model_arguments(shuffle, _fraction(config, trainingsetindex))]
     for flag, value in (("--keep-snapshots", max_snapshots_to_keep),
                         ("--display-iters", displayiters), ("--save-iters", saveiters),
                         ("--max-iters", maxiters), ("--batch-size", batch_size),
@@ -288,10 +289,8 @@ def analyze_videos(config, videos, videotype="", shuffle=1, trainingsetindex=0, 
                                                      "labpose's own faster CPU arithmetic"))
     fraction = _fraction(config, trainingsetindex)
     arguments = ["analyze", _path(config), *_videos(videos, videotype),
-                 "--device", _device(gputouse, device), "--shuffle", int(shuffle),
-                 "--training-fraction", fraction]
-    if snapshot is not None:
-        arguments += ["--snapshot", snapshot]
+                 "--device", _device(gputouse, device),
+                 *_model_arguments(shuffle, fraction, snapshot)]
     if save_as_csv:
         arguments.append("--csv")
     if destfolder is not None:
@@ -325,7 +324,7 @@ def filterpredictions(config, video, videotype="", shuffle=1, trainingsetindex=0
             modelprefix=(modelprefix, "", "labpose keeps one model folder per shuffle"),
             track_method=(track_method, "", "labpose tracks one animal per video"))
     arguments = ["filter", _path(config), *_videos(video, videotype),
-                 *_model_arguments(config, shuffle, trainingsetindex),
+                 *_model_arguments(shuffle, _fraction(config, trainingsetindex)),
                  "--type", filtertype, "--window", int(windowlength), "--p-bound", p_bound,
                  "--ar-degree", int(ARdegree), "--ma-degree", int(MAdegree)]
     if not save_as_csv:
@@ -349,7 +348,7 @@ def plot_trajectories(config, videos, videotype="", shuffle=1, trainingsetindex=
     if showfigures:
         _ignored("plot_trajectories", "showfigures", "labpose opens no windows; open the PNG files")
     arguments = ["plot-trajectories", _path(config), *_videos(videos, videotype),
-                 *_model_arguments(config, shuffle, trainingsetindex)]
+                 *_model_arguments(shuffle, _fraction(config, trainingsetindex))]
     if filtered:
         arguments.append("--filtered")
     if pcutoff is not None:
@@ -377,7 +376,7 @@ def create_labeled_video(config, videos, videotype="", shuffle=1, trainingsetind
             modelprefix=(modelprefix, "", "labpose keeps one model folder per shuffle"),
             track_method=(track_method, "", "labpose tracks one animal per video"))
     arguments = ["labeled-video", _path(config), *_videos(videos, videotype),
-                 *_model_arguments(config, shuffle, trainingsetindex)]
+                 *_model_arguments(shuffle, _fraction(config, trainingsetindex))]
     if filtered:
         arguments.append("--filtered")
     if draw_skeleton:
@@ -409,7 +408,7 @@ def extract_outlier_frames(config, videos, videotype="", shuffle=1, trainingseti
         raise UsageError("extract_outlier_frames: outlieralgorithm='manual' is not supported by "
                          "labpose", "use jump, uncertain or fitting")
     arguments = ["extract-outliers", _path(config), *_videos(videos, videotype),
-                 *_model_arguments(config, shuffle, trainingsetindex),
+                 *_model_arguments(shuffle, _fraction(config, trainingsetindex)),
                  "--algo", outlieralgorithm, "--epsilon", epsilon, "--p-bound", p_bound,
                  "--ar-degree", int(ARdegree), "--ma-degree", int(MAdegree), "--alpha", alpha,
                  "--extraction", extractionalgorithm,
@@ -448,8 +447,8 @@ def export_model(cfg_path, iteration=None, shuffle=1, trainingsetindex=0, snapsh
         _ignored("export_model", "make_tar", "labpose writes the folder; tar it if you need one "
                                              "file")
     del TFGPUinference, wipepaths  # no TensorFlow graph; the folder holds no paths of this machine
-    arguments = ["export", _path(cfg_path), *_model_arguments(cfg_path, shuffle, trainingsetindex,
-                                                              snapshotindex)]
+    arguments = ["export", _path(cfg_path),
+                 *_model_arguments(shuffle, _fraction(cfg_path, trainingsetindex), snapshotindex)]
     if overwrite:
         arguments.append("--overwrite")
     if destfolder is not None:
