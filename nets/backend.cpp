@@ -50,6 +50,35 @@ Shape max_pool_output_shape(const Shape& x, const PoolGeometry& g) {
                conv_output_size(x.w(), g.kernel_w, g.stride_w, g.pad_left, g.pad_right, 1)};
 }
 
+void Backend::conv2d_forward_training(const Tensor& x, const Tensor& w, const Tensor& bias,
+                                      Tensor& y, const ConvGeometry& geometry,
+                                      std::unique_ptr<SavedInput>& saved) {
+  saved.reset();
+  conv2d_forward(x, w, bias, y, geometry);
+}
+
+void Backend::conv2d_backward(const Tensor& x, const Tensor& dy, const Tensor& w, Tensor* dx,
+                              Tensor& dw, Tensor& dbias, const ConvGeometry& geometry,
+                              const SavedInput*) {
+  conv2d_backward_weights(x, dy, dw, dbias, geometry);
+  if (dx != nullptr) conv2d_backward_data(dy, w, *dx, geometry);
+}
+
+void Backend::conv_transpose2d_forward_training(const Tensor& x, const Tensor& w,
+                                                const Tensor& bias, Tensor& y,
+                                                const ConvGeometry& geometry,
+                                                std::unique_ptr<SavedInput>& saved) {
+  saved.reset();
+  conv_transpose2d_forward(x, w, bias, y, geometry);
+}
+
+void Backend::conv_transpose2d_backward(const Tensor& x, const Tensor& dy, const Tensor& w,
+                                        Tensor* dx, Tensor& dw, Tensor& dbias,
+                                        const ConvGeometry& geometry, const SavedInput*) {
+  conv_transpose2d_backward_weights(x, dy, dw, dbias, geometry);
+  if (dx != nullptr) conv_transpose2d_backward_data(dy, w, *dx, geometry);
+}
+
 void check_shape(const char* op, const char* what, const Shape& actual, const Shape& expected) {
   if (actual != expected) {
     throw Error(fmt::format("internal error: {}: {} has shape {}, expected {}", op, what,

@@ -87,6 +87,15 @@ inline const char* precision_name(PlanPrecision precision) {
 class InferencePlan;
 struct FusedGraph;
 
+/// What a backend keeps of a convolution's input between a layer's training forward and its
+/// backward: in mixed precision, the bf16 copy the forward made, so that each step converts x once.
+/// A backend that reads x itself keeps nothing. Owned by the layer; it describes x as the forward
+/// saw it, which the backward needs unchanged in any case.
+class SavedInput {
+ public:
+  virtual ~SavedInput() = default;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -137,6 +146,15 @@ class Backend {
   // computed)
   virtual void conv2d_backward_weights(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& dbias,
                                        const ConvGeometry& geometry) = 0;
+  // A layer's training step: conv2d_forward_training keeps in `saved` what the backward needs of
+  // x (see SavedInput); conv2d_backward computes both gradients (dx when it is not null) and
+  // converts dy once where the arithmetic needs a copy. The defaults call the ops above.
+  virtual void conv2d_forward_training(const Tensor& x, const Tensor& w, const Tensor& bias,
+                                       Tensor& y, const ConvGeometry& geometry,
+                                       std::unique_ptr<SavedInput>& saved);
+  virtual void conv2d_backward(const Tensor& x, const Tensor& dy, const Tensor& w, Tensor* dx,
+                               Tensor& dw, Tensor& dbias, const ConvGeometry& geometry,
+                               const SavedInput* saved);
 
   // ---- transposed convolution (PyTorch ConvTranspose2d weights) -------------------------------
   // x: (N, C, H, W), w: (C, K/groups, R, S), bias: (K) or empty, y: (N, K, P, Q)
@@ -148,6 +166,14 @@ class Backend {
   // x: (N, C, H, W), dy: (N, K, P, Q) -> dw: (C, K/groups, R, S), dbias: (K) or empty
   virtual void conv_transpose2d_backward_weights(const Tensor& x, const Tensor& dy, Tensor& dw,
                                                  Tensor& dbias, const ConvGeometry& geometry) = 0;
+  // A layer's training step, as conv2d_forward_training and conv2d_backward.
+  virtual void conv_transpose2d_forward_training(const Tensor& x, const Tensor& w,
+                                                 const Tensor& bias, Tensor& y,
+                                                 const ConvGeometry& geometry,
+                                                 std::unique_ptr<SavedInput>& saved);
+  virtual void conv_transpose2d_backward(const Tensor& x, const Tensor& dy, const Tensor& w,
+                                         Tensor* dx, Tensor& dw, Tensor& dbias,
+                                         const ConvGeometry& geometry, const SavedInput* saved);
 
   // ---- batch normalization --------------------------------------------------------------------
   // x, y: (N, C, H, W); gamma, beta, running_mean, running_var: (C)

@@ -102,6 +102,8 @@ class ConvolutionLayer : public Layer {
   /// Throws unless inputs are one (N, in_channels, H, W) image.
   void check_input(const std::vector<Shape>& inputs) const;
   const Tensor& bias_value() const { return bias_ != nullptr ? bias_->value : no_bias_; }
+  /// What the backend kept of the input at the last training forward, for the backward.
+  std::unique_ptr<SavedInput>& saved_input() { return saved_input_; }
 
  private:
   int in_channels_, out_channels_;
@@ -111,6 +113,7 @@ class ConvolutionLayer : public Layer {
   Parameter* weight_ = nullptr;
   Parameter* bias_ = nullptr;
   Tensor no_bias_;
+  std::unique_ptr<SavedInput> saved_input_;
 };
 
 /// PyTorch's Conv2d (weights (K, C/groups, R, S)).

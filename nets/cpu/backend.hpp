@@ -67,6 +67,18 @@ class CpuBackend final : public Backend {
                                       const ConvGeometry& geometry) override;
   void conv_transpose2d_backward_weights(const Tensor& x, const Tensor& dy, Tensor& dw,
                                          Tensor& dbias, const ConvGeometry& geometry) override;
+  void conv2d_forward_training(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+                               const ConvGeometry& geometry,
+                               std::unique_ptr<SavedInput>& saved) override;
+  void conv2d_backward(const Tensor& x, const Tensor& dy, const Tensor& w, Tensor* dx, Tensor& dw,
+                       Tensor& dbias, const ConvGeometry& geometry,
+                       const SavedInput* saved) override;
+  void conv_transpose2d_forward_training(const Tensor& x, const Tensor& w, const Tensor& bias,
+                                         Tensor& y, const ConvGeometry& geometry,
+                                         std::unique_ptr<SavedInput>& saved) override;
+  void conv_transpose2d_backward(const Tensor& x, const Tensor& dy, const Tensor& w, Tensor* dx,
+                                 Tensor& dw, Tensor& dbias, const ConvGeometry& geometry,
+                                 const SavedInput* saved) override;
   void batch_norm_forward_inference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                     const Tensor& running_mean, const Tensor& running_var,
                                     float epsilon, Tensor& y) override;

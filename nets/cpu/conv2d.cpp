@@ -57,27 +57,46 @@ memory::desc bias_desc(std::int64_t channels) {
 }
 
 // A memory in the primitive's format, fed from (or drained to) a user memory by a reorder when the
-// two differ.
+// two differ. The primitive's copy is allocated on first use: a training forward that converts
+// into the layer's SavedInput never needs its own.
 struct Converted {
-  memory user, internal;
+  memory user;
+  memory::desc internal_desc;
   reorder to_internal, to_user;
   bool differs = false;
 
-  Converted(const memory::desc& user_desc, const memory::desc& internal_desc, const engine& eng)
-      : user(user_desc, eng, DNNL_MEMORY_NONE), differs(user_desc != internal_desc) {
-    internal = differs ? memory(internal_desc, eng) : user;
+  Converted(const memory::desc& user_desc, const memory::desc& internal, const engine& eng)
+      : user(user_desc, eng, DNNL_MEMORY_NONE),
+        internal_desc(internal),
+        differs(user_desc != internal),
+        engine_(eng) {
     if (differs) {
-      to_internal = reorder(user, internal);
-      to_user = reorder(internal, user);
+      to_internal = reorder(reorder::primitive_desc(eng, user_desc, eng, internal));
+      to_user = reorder(reorder::primitive_desc(eng, internal, eng, user_desc));
     }
   }
+  /// The primitive's copy: the user memory itself when the formats agree.
+  memory& internal() {
+    if (!differs) return user;
+    if (!buffer_) buffer_ = memory(internal_desc, engine_);
+    return buffer_;
+  }
   memory& in(stream& s) {
-    if (differs) to_internal.execute(s, user, internal);
-    return internal;
+    if (differs) to_internal.execute(s, user, internal());
+    return internal();
   }
   void out(stream& s) {
-    if (differs) to_user.execute(s, internal, user);
+    if (differs) to_user.execute(s, internal(), user);
   }
+
+ private:
+  engine engine_;
+  memory buffer_;
+};
+
+// A layer's input converted by its training forward, kept for its backward (see SavedInput).
+struct ConvertedInput final : SavedInput {
+  memory copy;
 };
 
 template <typename ForwardDesc>
@@ -125,8 +144,11 @@ primitive_desc_base forward_pd(bool transposed, const engine& eng, const memory:
       eng);
 }
 
+// With `saved` (a training forward), x is converted into the layer's own copy, which its backward
+// then reads instead of converting x again.
 void forward(CpuBackend::State& state, dt compute, bool transposed, const Tensor& x,
-             const Tensor& w, const Tensor& bias, Tensor& y, const ConvGeometry& g) {
+             const Tensor& w, const Tensor& bias, Tensor& y, const ConvGeometry& g,
+             std::unique_ptr<SavedInput>* saved = nullptr) {
   const char* op = transposed ? "conv_transpose2d_forward" : "conv2d_forward";
   const Shape expected = transposed ? conv_transpose2d_output_shape(x.shape(), w.shape(), g)
                                     : conv2d_output_shape(x.shape(), w.shape(), g);
@@ -156,7 +178,22 @@ void forward(CpuBackend::State& state, dt compute, bool transposed, const Tensor
     bind(entry.src->user, x);
     bind(entry.dst, y);
     bind(entry.weights->user, w);
-    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, entry.src->in(state.stream)},
+    memory* src = nullptr;
+    if (saved != nullptr && entry.src->differs) {
+      auto* kept = dynamic_cast<ConvertedInput*>(saved->get());
+      if (kept == nullptr || kept->copy.get_desc() != entry.src->internal_desc) {
+        auto made = std::make_unique<ConvertedInput>();
+        made->copy = memory(entry.src->internal_desc, state.engine);
+        kept = made.get();
+        *saved = std::move(made);
+      }
+      entry.src->to_internal.execute(state.stream, entry.src->user, kept->copy);
+      src = &kept->copy;
+    } else {
+      if (saved != nullptr) saved->reset();  // x is read as it is
+      src = &entry.src->in(state.stream);
+    }
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, *src},
                                             {DNNL_ARG_WEIGHTS, entry.weights->in(state.stream)},
                                             {DNNL_ARG_DST, entry.dst}};
     if (entry.has_bias) {
@@ -168,8 +205,10 @@ void forward(CpuBackend::State& state, dt compute, bool transposed, const Tensor
   });
 }
 
+// `converted_dy`, when given, is dy already in the primitive's format (backward_weights' copy).
 void backward_data(CpuBackend::State& state, dt compute, bool transposed, const Tensor& dy,
-                   const Tensor& w, Tensor& dx, const ConvGeometry& g) {
+                   const Tensor& w, Tensor& dx, const ConvGeometry& g,
+                   const memory* converted_dy = nullptr) {
   const char* op = transposed ? "conv_transpose2d_backward_data" : "conv2d_backward_data";
   const Shape expected = transposed ? conv_transpose2d_output_shape(dx.shape(), w.shape(), g)
                                     : conv2d_output_shape(dx.shape(), w.shape(), g);
@@ -213,15 +252,22 @@ void backward_data(CpuBackend::State& state, dt compute, bool transposed, const 
     bind(entry.diff_src, dx);
     bind(entry.diff_dst->user, dy);
     bind(entry.weights->user, w);
+    const bool reuse =
+        converted_dy != nullptr && converted_dy->get_desc() == entry.diff_dst->internal_desc;
     entry.run.execute(state.stream, {{DNNL_ARG_DIFF_SRC, entry.diff_src},
                                      {DNNL_ARG_WEIGHTS, entry.weights->in(state.stream)},
-                                     {DNNL_ARG_DIFF_DST, entry.diff_dst->in(state.stream)}});
+                                     {DNNL_ARG_DIFF_DST,
+                                      reuse ? *converted_dy : entry.diff_dst->in(state.stream)}});
     state.stream.wait();
   });
 }
 
-void backward_weights(CpuBackend::State& state, dt compute, bool transposed, const Tensor& x,
-                      const Tensor& dy, Tensor& dw, Tensor& dbias, const ConvGeometry& g) {
+// Returns dy as the primitive read it when that was a converted copy (valid until the next call
+// with the same shapes), else null.
+// `saved`, when given, is what the training forward kept of x.
+const memory* backward_weights(CpuBackend::State& state, dt compute, bool transposed,
+                               const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& dbias,
+                               const ConvGeometry& g, const SavedInput* saved = nullptr) {
   const char* op = transposed ? "conv_transpose2d_backward_weights" : "conv2d_backward_weights";
   const Shape expected = transposed ? conv_transpose2d_output_shape(x.shape(), dw.shape(), g)
                                     : conv2d_output_shape(x.shape(), dw.shape(), g);
@@ -229,6 +275,7 @@ void backward_weights(CpuBackend::State& state, dt compute, bool transposed, con
   LABPOSE_ASSERT(dw.layout() == Layout::flat);
   const std::string key = fmt::format("{}|{}|{}|{}|{}|{}", op, x.shape().text(), dw.shape().text(),
                                       dbias.empty(), geometry_key(g), static_cast<int>(compute));
+  const memory* converted_dy = nullptr;
   with_dnnl_errors(op, shapes_text(x, dy, dw), [&] {
     auto& entry = state.cached<BackwardWeightsEntry>(key, [&] {
       auto e = std::make_unique<BackwardWeightsEntry>();
@@ -270,9 +317,12 @@ void backward_weights(CpuBackend::State& state, dt compute, bool transposed, con
     bind(entry.src->user, x);
     bind(entry.diff_dst->user, dy);
     bind(entry.diff_weights->user, dw);
-    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, entry.src->in(state.stream)},
-                                            {DNNL_ARG_DIFF_DST, entry.diff_dst->in(state.stream)},
-                                            {DNNL_ARG_DIFF_WEIGHTS, entry.diff_weights->internal}};
+    const auto* kept = dynamic_cast<const ConvertedInput*>(saved);
+    const bool reuse = kept != nullptr && kept->copy.get_desc() == entry.src->internal_desc;
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, reuse ? kept->copy : entry.src->in(state.stream)},
+        {DNNL_ARG_DIFF_DST, entry.diff_dst->in(state.stream)},
+        {DNNL_ARG_DIFF_WEIGHTS, entry.diff_weights->internal()}};
     if (entry.has_bias) {
       bind(entry.diff_bias, dbias);
       args[DNNL_ARG_DIFF_BIAS] = entry.diff_bias;
@@ -280,7 +330,9 @@ void backward_weights(CpuBackend::State& state, dt compute, bool transposed, con
     entry.run.execute(state.stream, args);
     entry.diff_weights->out(state.stream);
     state.stream.wait();
+    if (entry.diff_dst->differs) converted_dy = &entry.diff_dst->internal();
   });
+  return converted_dy;
 }
 
 // The arithmetic of the training convolutions: the backend's precision.
@@ -302,6 +354,19 @@ void CpuBackend::conv2d_backward_weights(const Tensor& x, const Tensor& dy, Tens
                                          Tensor& dbias, const ConvGeometry& g) {
   backward_weights(state(), compute_type_of(plan_precision_), false, x, dy, dw, dbias, g);
 }
+void CpuBackend::conv2d_forward_training(const Tensor& x, const Tensor& w, const Tensor& bias,
+                                         Tensor& y, const ConvGeometry& g,
+                                         std::unique_ptr<SavedInput>& saved) {
+  forward(state(), compute_type_of(plan_precision_), false, x, w, bias, y, g, &saved);
+}
+void CpuBackend::conv2d_backward(const Tensor& x, const Tensor& dy, const Tensor& w, Tensor* dx,
+                                 Tensor& dw, Tensor& dbias, const ConvGeometry& g,
+                                 const SavedInput* saved) {
+  const dt compute = compute_type_of(plan_precision_);
+  const memory* converted_dy =
+      backward_weights(state(), compute, false, x, dy, dw, dbias, g, saved);
+  if (dx != nullptr) backward_data(state(), compute, false, dy, w, *dx, g, converted_dy);
+}
 void CpuBackend::conv_transpose2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias,
                                           Tensor& y, const ConvGeometry& g) {
   forward(state(), compute_type_of(plan_precision_), true, x, w, bias, y, g);
@@ -313,6 +378,20 @@ void CpuBackend::conv_transpose2d_backward_data(const Tensor& dy, const Tensor& 
 void CpuBackend::conv_transpose2d_backward_weights(const Tensor& x, const Tensor& dy, Tensor& dw,
                                                    Tensor& dbias, const ConvGeometry& g) {
   backward_weights(state(), compute_type_of(plan_precision_), true, x, dy, dw, dbias, g);
+}
+
+void CpuBackend::conv_transpose2d_forward_training(const Tensor& x, const Tensor& w,
+                                                   const Tensor& bias, Tensor& y,
+                                                   const ConvGeometry& g,
+                                                   std::unique_ptr<SavedInput>& saved) {
+  forward(state(), compute_type_of(plan_precision_), true, x, w, bias, y, g, &saved);
+}
+void CpuBackend::conv_transpose2d_backward(const Tensor& x, const Tensor& dy, const Tensor& w,
+                                           Tensor* dx, Tensor& dw, Tensor& dbias,
+                                           const ConvGeometry& g, const SavedInput* saved) {
+  const dt compute = compute_type_of(plan_precision_);
+  const memory* converted_dy = backward_weights(state(), compute, true, x, dy, dw, dbias, g, saved);
+  if (dx != nullptr) backward_data(state(), compute, true, dy, w, *dx, g, converted_dy);
 }
 
 }  // namespace labpose::nets::cpu

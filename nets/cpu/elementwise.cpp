@@ -13,8 +13,13 @@ void CpuBackend::relu_forward(const Tensor& x, Tensor& y, float cap) {
   float* out = y.data();
   const std::int64_t count = x.elements();
   const float upper = cap > 0.0F ? cap : std::numeric_limits<float>::infinity();
+  // Written without branches so that the loop vectorizes: a branch per element mispredicts on
+  // activations that are half negative and costs several times the memory traffic.
 #pragma omp parallel for simd schedule(static)
-  for (std::int64_t i = 0; i < count; ++i) out[i] = std::min(std::max(in[i], 0.0F), upper);
+  for (std::int64_t i = 0; i < count; ++i) {
+    const float positive = in[i] < 0.0F ? 0.0F : in[i];  // NaN stays NaN, as in PyTorch
+    out[i] = positive > upper ? upper : positive;
+  }
 }
 
 void CpuBackend::relu_backward(const Tensor& dy, const Tensor& y, Tensor& dx, float cap) {
@@ -25,8 +30,10 @@ void CpuBackend::relu_backward(const Tensor& dy, const Tensor& y, Tensor& dx, fl
   const std::int64_t count = y.elements();
   const float upper = cap > 0.0F ? cap : std::numeric_limits<float>::infinity();
 #pragma omp parallel for simd schedule(static)
-  for (std::int64_t i = 0; i < count; ++i)
-    result[i] = (out[i] > 0.0F && out[i] < upper) ? gradient[i] : 0.0F;
+  for (std::int64_t i = 0; i < count; ++i) {
+    const float value = out[i], incoming = gradient[i];  // both read: a select, not a branch
+    result[i] = (value > 0.0F) & (value < upper) ? incoming : 0.0F;
+  }
 }
 
 void CpuBackend::add(const Tensor& a, const Tensor& b, Tensor& y) {

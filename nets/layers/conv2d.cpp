@@ -57,19 +57,21 @@ Shape Conv2d::output_shape(const std::vector<Shape>& inputs) const {
 }
 
 void Conv2d::forward(Backend& backend, const std::vector<const Tensor*>& inputs, Tensor& output,
-                     bool) {
-  backend.conv2d_forward(*inputs[0], weight().value, bias_value(), output, geometry());
+                     bool training) {
+  if (training) {
+    backend.conv2d_forward_training(*inputs[0], weight().value, bias_value(), output, geometry(),
+                                    saved_input());
+  } else {
+    backend.conv2d_forward(*inputs[0], weight().value, bias_value(), output, geometry());
+  }
 }
 
 void Conv2d::backward(Backend& backend, const std::vector<const Tensor*>& inputs, const Tensor&,
                       const Tensor& doutput, const std::vector<Tensor*>& dinputs) {
   Tensor no_bias_gradient;
-  backend.conv2d_backward_weights(*inputs[0], doutput, weight().gradient,
-                                  bias() != nullptr ? bias()->gradient : no_bias_gradient,
-                                  geometry());
-  if (dinputs[0] != nullptr) {
-    backend.conv2d_backward_data(doutput, weight().value, *dinputs[0], geometry());
-  }
+  backend.conv2d_backward(*inputs[0], doutput, weight().value, dinputs[0], weight().gradient,
+                          bias() != nullptr ? bias()->gradient : no_bias_gradient, geometry(),
+                          saved_input().get());
 }
 
 ConvTranspose2d::ConvTranspose2d(std::string name, int in_channels, int out_channels, int kernel,
@@ -84,20 +86,22 @@ Shape ConvTranspose2d::output_shape(const std::vector<Shape>& inputs) const {
 }
 
 void ConvTranspose2d::forward(Backend& backend, const std::vector<const Tensor*>& inputs,
-                              Tensor& output, bool) {
-  backend.conv_transpose2d_forward(*inputs[0], weight().value, bias_value(), output, geometry());
+                              Tensor& output, bool training) {
+  if (training) {
+    backend.conv_transpose2d_forward_training(*inputs[0], weight().value, bias_value(), output,
+                                              geometry(), saved_input());
+  } else {
+    backend.conv_transpose2d_forward(*inputs[0], weight().value, bias_value(), output, geometry());
+  }
 }
 
 void ConvTranspose2d::backward(Backend& backend, const std::vector<const Tensor*>& inputs,
                                const Tensor&, const Tensor& doutput,
                                const std::vector<Tensor*>& dinputs) {
   Tensor no_bias_gradient;
-  backend.conv_transpose2d_backward_weights(*inputs[0], doutput, weight().gradient,
-                                            bias() != nullptr ? bias()->gradient : no_bias_gradient,
-                                            geometry());
-  if (dinputs[0] != nullptr) {
-    backend.conv_transpose2d_backward_data(doutput, weight().value, *dinputs[0], geometry());
-  }
+  backend.conv_transpose2d_backward(
+      *inputs[0], doutput, weight().value, dinputs[0], weight().gradient,
+      bias() != nullptr ? bias()->gradient : no_bias_gradient, geometry(), saved_input().get());
 }
 
 }  // namespace labpose::nets

@@ -1,8 +1,8 @@
 // The CPU backend in bf16 (a CPU with bf16 units; every test skips, saying why, elsewhere):
 // inference plans (each kind of fused op against the reference within the bound that bf16's unit
 // round-off u = 2^-8 gives, whole networks against the fp32 plan), the mixed-precision training
-// convolutions in all directions within the same bound, and how the precision is chosen and
-// refused.
+// convolutions in all directions within the same bound (and a layer's training step equal to the
+// separate ops), and how the precision is chosen and refused.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -218,6 +218,80 @@ TEST(Bf16Training, ConvolutionsInAllDirectionsWithinTheRoundOffBound) {
         EXPECT_GT(relative_l2_error(actual[r], expected[r]), 0.0) << "computed in bf16";
       }
     }
+  }
+}
+
+// In mixed precision a layer's training step (conv*_forward_training, then conv*_backward with what
+// it saved) computes what the separate ops compute, bit for bit: the saved copy of x and the shared
+// copy of dy are the conversions the separate ops make. The backward reads the copy the forward
+// saved (the test changes x in between to see it). The conformance suite checks the step against
+// ref on every backend.
+struct StepResults {
+  std::vector<float> y, dx, dw, db;
+  bool saved = false;
+};
+
+StepResults run_step(Backend& be, bool transposed, bool combined, bool change_x_before_backward) {
+  const Shape xs{2, 8, 9, 11};
+  ConvGeometry g = ConvGeometry::symmetric(transposed ? 2 : 1, 1);
+  if (transposed) g.output_pad_h = g.output_pad_w = 1;
+  const Shape ws = transposed ? Shape{8, 4, 3, 3} : Shape{12, 8, 3, 3};
+  const Shape ys =
+      transposed ? conv_transpose2d_output_shape(xs, ws, g) : conv2d_output_shape(xs, ws, g);
+  const std::int64_t outputs = ys.c();
+  Tensor tx = upload(be, xs, random_values(xs.elements(), 91));
+  Tensor tw = testing::upload_flat(be, ws, random_values(ws.elements(), 92));
+  Tensor tb = upload(be, Shape{outputs}, random_values(outputs, 93));
+  Tensor tdy = upload(be, ys, random_values(ys.elements(), 94));
+  Tensor ty = be.allocate(ys), tdx = be.allocate(xs);
+  Tensor tdw = testing::allocate_flat(be, ws), tdb = be.allocate(Shape{outputs});
+  StepResults out;
+  if (combined) {
+    std::unique_ptr<SavedInput> saved;
+    if (transposed) {
+      be.conv_transpose2d_forward_training(tx, tw, tb, ty, g, saved);
+    } else {
+      be.conv2d_forward_training(tx, tw, tb, ty, g, saved);
+    }
+    out.saved = saved != nullptr;
+    if (change_x_before_backward) be.fill(tx, 1000.0F);
+    if (transposed) {
+      be.conv_transpose2d_backward(tx, tdy, tw, &tdx, tdw, tdb, g, saved.get());
+    } else {
+      be.conv2d_backward(tx, tdy, tw, &tdx, tdw, tdb, g, saved.get());
+    }
+  } else if (transposed) {
+    be.conv_transpose2d_forward(tx, tw, tb, ty, g);
+    be.conv_transpose2d_backward_weights(tx, tdy, tdw, tdb, g);
+    be.conv_transpose2d_backward_data(tdy, tw, tdx, g);
+  } else {
+    be.conv2d_forward(tx, tw, tb, ty, g);
+    be.conv2d_backward_weights(tx, tdy, tdw, tdb, g);
+    be.conv2d_backward_data(tdy, tw, tdx, g);
+  }
+  out.y = download(be, ty);
+  out.dx = download(be, tdx);
+  out.dw = download(be, tdw);
+  out.db = download(be, tdb);
+  return out;
+}
+
+void expect_same_step(const StepResults& actual, const StepResults& expected) {
+  EXPECT_EQ(actual.y, expected.y);
+  EXPECT_EQ(actual.dx, expected.dx);
+  EXPECT_EQ(actual.dw, expected.dw);
+  EXPECT_EQ(actual.db, expected.db);
+}
+
+TEST(Bf16Training, LayerStepConvertsXOnceAndDyOnce) {
+  LABPOSE_SKIP_WITHOUT_BF16();
+  const auto bf16 = devices::make_backend("cpu", PlanPrecision::bf16);
+  for (const bool transposed : {false, true}) {
+    SCOPED_TRACE(transposed ? "transposed" : "convolution");
+    const StepResults separate = run_step(*bf16, transposed, false, false);
+    const StepResults step = run_step(*bf16, transposed, true, true);
+    EXPECT_TRUE(step.saved) << "the forward keeps its bf16 copy of x";
+    expect_same_step(step, separate);  // x changed after the forward: the copy was read
   }
 }
 

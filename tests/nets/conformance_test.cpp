@@ -4,6 +4,7 @@
 // has no case here. The CUDA backend joins through devices::compiled_backends().
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <regex>
 #include <string>
 
@@ -157,24 +158,35 @@ TEST_P(Conformance, Conv2dAllDirections) {
     const Shape ys = conv2d_output_shape(c.x, c.w, g);
     const auto x = random_values(c.x.elements(), ++seed), w = random_values(c.w.elements(), ++seed);
     const auto b = random_values(c.w[0], ++seed), dy = random_values(ys.elements(), ++seed);
-    std::vector<std::vector<float>> results[2];
-    Backend* backends[2] = {&ref_, backend_.get()};
-    for (int k = 0; k < 2; ++k) {
+    // The separate ops on ref, then on the backend the separate ops and a layer's training step
+    // (conv2d_forward_training, then conv2d_backward with what it saved).
+    std::vector<std::vector<float>> results[3];
+    Backend* backends[3] = {&ref_, backend_.get(), backend_.get()};
+    for (int k = 0; k < 3; ++k) {
       Backend& be = *backends[k];
       Tensor tx = upload(be, c.x, x), tw = upload_flat(be, c.w, w), tdy = upload(be, ys, dy);
       Tensor tb = c.bias ? upload(be, Shape{c.w[0]}, b) : Tensor();
       Tensor ty = be.allocate(ys), tdx = be.allocate(c.x), tdw = allocate_flat(be, c.w);
       Tensor tdb = c.bias ? be.allocate(Shape{c.w[0]}) : Tensor();
-      be.conv2d_forward(tx, tw, tb, ty, g);
-      be.conv2d_backward_data(tdy, tw, tdx, g);
-      be.conv2d_backward_weights(tx, tdy, tdw, tdb, g);
+      if (k < 2) {
+        be.conv2d_forward(tx, tw, tb, ty, g);
+        be.conv2d_backward_data(tdy, tw, tdx, g);
+        be.conv2d_backward_weights(tx, tdy, tdw, tdb, g);
+      } else {
+        std::unique_ptr<SavedInput> saved;
+        be.conv2d_forward_training(tx, tw, tb, ty, g, saved);
+        be.conv2d_backward(tx, tdy, tw, &tdx, tdw, tdb, g, saved.get());
+      }
       results[k] = {download(be, ty), download(be, tdx), download(be, tdw)};
       if (c.bias) results[k].push_back(download(be, tdb));
     }
     const char* names[] = {"forward", "backward data", "backward weights", "bias gradient"};
-    for (std::size_t r = 0; r < results[0].size(); ++r) {
-      EXPECT_TRUE(close(results[1][r], results[0][r], 1e-4, 1e-5 * max_abs(results[0][r]) + 1e-6))
-          << names[r];
+    for (int k = 1; k < 3; ++k) {
+      SCOPED_TRACE(k == 1 ? "separate ops" : "a layer's training step");
+      for (std::size_t r = 0; r < results[0].size(); ++r) {
+        EXPECT_TRUE(close(results[k][r], results[0][r], 1e-4, 1e-5 * max_abs(results[0][r]) + 1e-6))
+            << names[r];
+      }
     }
   }
 }
@@ -188,24 +200,35 @@ TEST_P(Conformance, ConvTranspose2dAllDirections) {
     const std::int64_t outputs = c.w[1] * g.groups;
     const auto x = random_values(c.x.elements(), ++seed), w = random_values(c.w.elements(), ++seed);
     const auto b = random_values(outputs, ++seed), dy = random_values(ys.elements(), ++seed);
-    std::vector<std::vector<float>> results[2];
-    Backend* backends[2] = {&ref_, backend_.get()};
-    for (int k = 0; k < 2; ++k) {
+    // The separate ops on ref, then on the backend the separate ops and a layer's training step
+    // (conv_transpose2d_forward_training, then conv_transpose2d_backward with what it saved).
+    std::vector<std::vector<float>> results[3];
+    Backend* backends[3] = {&ref_, backend_.get(), backend_.get()};
+    for (int k = 0; k < 3; ++k) {
       Backend& be = *backends[k];
       Tensor tx = upload(be, c.x, x), tw = upload_flat(be, c.w, w), tdy = upload(be, ys, dy);
       Tensor tb = c.bias ? upload(be, Shape{outputs}, b) : Tensor();
       Tensor ty = be.allocate(ys), tdx = be.allocate(c.x), tdw = allocate_flat(be, c.w);
       Tensor tdb = c.bias ? be.allocate(Shape{outputs}) : Tensor();
-      be.conv_transpose2d_forward(tx, tw, tb, ty, g);
-      be.conv_transpose2d_backward_data(tdy, tw, tdx, g);
-      be.conv_transpose2d_backward_weights(tx, tdy, tdw, tdb, g);
+      if (k < 2) {
+        be.conv_transpose2d_forward(tx, tw, tb, ty, g);
+        be.conv_transpose2d_backward_data(tdy, tw, tdx, g);
+        be.conv_transpose2d_backward_weights(tx, tdy, tdw, tdb, g);
+      } else {
+        std::unique_ptr<SavedInput> saved;
+        be.conv_transpose2d_forward_training(tx, tw, tb, ty, g, saved);
+        be.conv_transpose2d_backward(tx, tdy, tw, &tdx, tdw, tdb, g, saved.get());
+      }
       results[k] = {download(be, ty), download(be, tdx), download(be, tdw)};
       if (c.bias) results[k].push_back(download(be, tdb));
     }
     const char* names[] = {"forward", "backward data", "backward weights", "bias gradient"};
-    for (std::size_t r = 0; r < results[0].size(); ++r) {
-      EXPECT_TRUE(close(results[1][r], results[0][r], 1e-4, 1e-5 * max_abs(results[0][r]) + 1e-6))
-          << names[r];
+    for (int k = 1; k < 3; ++k) {
+      SCOPED_TRACE(k == 1 ? "separate ops" : "a layer's training step");
+      for (std::size_t r = 0; r < results[0].size(); ++r) {
+        EXPECT_TRUE(close(results[k][r], results[0][r], 1e-4, 1e-5 * max_abs(results[0][r]) + 1e-6))
+            << names[r];
+      }
     }
   }
 }
