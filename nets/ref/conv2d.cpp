@@ -7,10 +7,12 @@
 namespace labpose::nets::ref {
 namespace {
 
-// The taps of a convolution, a row at a time: calls visit(n, k, c, cc, r, s, p, h, q_begin, q_end)
-// for every output row p of output channel k and filter tap (c, r, s) whose input row h lies inside
-// the image; the output columns q in [q_begin, q_end) are those whose input column
-// w = q * stride_w - pad_left + s * dilation_w lies inside it. cc is c's index within its group.
+// The taps of a convolution, a row at a time: calls
+// visit(n, k, c, cc, r, s, p, h, q_begin, q_end, w_begin) for every output row p of output channel
+// k and filter tap (c, r, s) whose input row h lies inside the image; the output columns q in
+// [q_begin, q_end) are those whose input column w = q * stride_w - pad_left + s * dilation_w lies
+// inside it, w_begin the input column of q_begin (so that pointers never point before an image's
+// start). cc is c's index within its group.
 // Convolution and transposed convolution are the same taps read in opposite directions.
 template <typename Visit>
 void for_each_tap_row(const Shape& x, const Shape& y, std::int64_t kernel_h, std::int64_t kernel_w,
@@ -45,9 +47,10 @@ void for_each_tap_row(const Shape& x, const Shape& y, std::int64_t kernel_h, std
             const auto begin = q_begin[static_cast<std::size_t>(s)],
                        end = q_end[static_cast<std::size_t>(s)];
             if (begin >= end) continue;
+            const std::int64_t first = begin * g.stride_w + s * g.dilation_w - g.pad_left;
             for (std::int64_t p = 0; p < y.h(); ++p) {
               const std::int64_t h = row[static_cast<std::size_t>(r * y.h() + p)];
-              if (h >= 0) visit(n, k, c, cc, r, s, p, h, begin, end);
+              if (h >= 0) visit(n, k, c, cc, r, s, p, h, begin, end, first);
             }
           }
         }
@@ -90,14 +93,15 @@ void RefBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& 
   const Shape xs = x.shape(), ws = w.shape(), ys = conv2d_output_shape(xs, ws, g);
   check_shape("conv2d_forward", "y", y.shape(), ys);
   std::vector<double> sums(static_cast<std::size_t>(ys.elements()), 0.0);
-  for_each_tap_row(
-      xs, ys, ws[2], ws[3], ws[1], ws[0] / g.groups, g,
-      [&](auto n, auto k, auto c, auto cc, auto r, auto s, auto p, auto h, auto q0, auto q1) {
-        const double weight = w.data()[at4(ws, k, cc, r, s)];
-        double* out = &sums[static_cast<std::size_t>(at4(ys, n, k, p, 0))];
-        const float* in = x.data() + at4(xs, n, c, h, s * g.dilation_w - g.pad_left);
-        for (auto q = q0; q < q1; ++q) out[q] += double{in[q * g.stride_w]} * weight;
-      });
+  for_each_tap_row(xs, ys, ws[2], ws[3], ws[1], ws[0] / g.groups, g,
+                   [&](auto n, auto k, auto c, auto cc, auto r, auto s, auto p, auto h, auto q0,
+                       auto q1, auto first) {
+                     const double weight = w.data()[at4(ws, k, cc, r, s)];
+                     double* out = &sums[static_cast<std::size_t>(at4(ys, n, k, p, 0))];
+                     const float* in = x.data() + at4(xs, n, c, h, first);
+                     for (auto q = q0; q < q1; ++q)
+                       out[q] += double{in[(q - q0) * g.stride_w]} * weight;
+                   });
   add_bias(sums, bias, ys);
   store(sums, y);
 }
@@ -107,15 +111,15 @@ void RefBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, Tensor&
   const Shape ys = dy.shape(), ws = w.shape(), xs = dx.shape();
   check_shape("conv2d_backward_data", "dy", ys, conv2d_output_shape(xs, ws, g));
   std::vector<double> sums(static_cast<std::size_t>(xs.elements()), 0.0);
-  for_each_tap_row(
-      xs, ys, ws[2], ws[3], ws[1], ws[0] / g.groups, g,
-      [&](auto n, auto k, auto c, auto cc, auto r, auto s, auto p, auto h, auto q0, auto q1) {
-        const double weight = w.data()[at4(ws, k, cc, r, s)];
-        double* out =
-            &sums[static_cast<std::size_t>(at4(xs, n, c, h, s * g.dilation_w - g.pad_left))];
-        const float* in = dy.data() + at4(ys, n, k, p, 0);
-        for (auto q = q0; q < q1; ++q) out[q * g.stride_w] += double{in[q]} * weight;
-      });
+  for_each_tap_row(xs, ys, ws[2], ws[3], ws[1], ws[0] / g.groups, g,
+                   [&](auto n, auto k, auto c, auto cc, auto r, auto s, auto p, auto h, auto q0,
+                       auto q1, auto first) {
+                     const double weight = w.data()[at4(ws, k, cc, r, s)];
+                     double* out = &sums[static_cast<std::size_t>(at4(xs, n, c, h, first))];
+                     const float* in = dy.data() + at4(ys, n, k, p, 0);
+                     for (auto q = q0; q < q1; ++q)
+                       out[(q - q0) * g.stride_w] += double{in[q]} * weight;
+                   });
   store(sums, dx);
 }
 
@@ -124,15 +128,16 @@ void RefBackend::conv2d_backward_weights(const Tensor& x, const Tensor& dy, Tens
   const Shape xs = x.shape(), ys = dy.shape(), ws = dw.shape();
   check_shape("conv2d_backward_weights", "dy", ys, conv2d_output_shape(xs, ws, g));
   std::vector<double> sums(static_cast<std::size_t>(ws.elements()), 0.0);
-  for_each_tap_row(
-      xs, ys, ws[2], ws[3], ws[1], ws[0] / g.groups, g,
-      [&](auto n, auto k, auto c, auto cc, auto r, auto s, auto p, auto h, auto q0, auto q1) {
-        const float* in = x.data() + at4(xs, n, c, h, s * g.dilation_w - g.pad_left);
-        const float* gradient = dy.data() + at4(ys, n, k, p, 0);
-        double sum = 0.0;
-        for (auto q = q0; q < q1; ++q) sum += double{in[q * g.stride_w]} * double{gradient[q]};
-        sums[static_cast<std::size_t>(at4(ws, k, cc, r, s))] += sum;
-      });
+  for_each_tap_row(xs, ys, ws[2], ws[3], ws[1], ws[0] / g.groups, g,
+                   [&](auto n, auto k, auto c, auto cc, auto r, auto s, auto p, auto h, auto q0,
+                       auto q1, auto first) {
+                     const float* in = x.data() + at4(xs, n, c, h, first);
+                     const float* gradient = dy.data() + at4(ys, n, k, p, 0);
+                     double sum = 0.0;
+                     for (auto q = q0; q < q1; ++q)
+                       sum += double{in[(q - q0) * g.stride_w]} * double{gradient[q]};
+                     sums[static_cast<std::size_t>(at4(ws, k, cc, r, s))] += sum;
+                   });
   store(sums, dw);
   bias_gradient(dy, dbias);
 }
@@ -145,15 +150,15 @@ void RefBackend::conv_transpose2d_forward(const Tensor& x, const Tensor& w, cons
   const Shape xs = x.shape(), ws = w.shape(), ys = conv_transpose2d_output_shape(xs, ws, g);
   check_shape("conv_transpose2d_forward", "y", y.shape(), ys);
   std::vector<double> sums(static_cast<std::size_t>(ys.elements()), 0.0);
-  for_each_tap_row(
-      ys, xs, ws[2], ws[3], ws[1], ws[0] / g.groups, g,
-      [&](auto n, auto c, auto k, auto kk, auto r, auto s, auto h, auto p, auto w0, auto w1) {
-        const double weight = w.data()[at4(ws, c, kk, r, s)];
-        double* out =
-            &sums[static_cast<std::size_t>(at4(ys, n, k, p, s * g.dilation_w - g.pad_left))];
-        const float* in = x.data() + at4(xs, n, c, h, 0);
-        for (auto wi = w0; wi < w1; ++wi) out[wi * g.stride_w] += double{in[wi]} * weight;
-      });
+  for_each_tap_row(ys, xs, ws[2], ws[3], ws[1], ws[0] / g.groups, g,
+                   [&](auto n, auto c, auto k, auto kk, auto r, auto s, auto h, auto p, auto w0,
+                       auto w1, auto first) {
+                     const double weight = w.data()[at4(ws, c, kk, r, s)];
+                     double* out = &sums[static_cast<std::size_t>(at4(ys, n, k, p, first))];
+                     const float* in = x.data() + at4(xs, n, c, h, 0);
+                     for (auto wi = w0; wi < w1; ++wi)
+                       out[(wi - w0) * g.stride_w] += double{in[wi]} * weight;
+                   });
   add_bias(sums, bias, ys);
   store(sums, y);
 }
@@ -163,14 +168,15 @@ void RefBackend::conv_transpose2d_backward_data(const Tensor& dy, const Tensor& 
   const Shape ys = dy.shape(), ws = w.shape(), xs = dx.shape();
   check_shape("conv_transpose2d_backward_data", "dy", ys, conv_transpose2d_output_shape(xs, ws, g));
   std::vector<double> sums(static_cast<std::size_t>(xs.elements()), 0.0);
-  for_each_tap_row(
-      ys, xs, ws[2], ws[3], ws[1], ws[0] / g.groups, g,
-      [&](auto n, auto c, auto k, auto kk, auto r, auto s, auto h, auto p, auto w0, auto w1) {
-        const double weight = w.data()[at4(ws, c, kk, r, s)];
-        double* out = &sums[static_cast<std::size_t>(at4(xs, n, c, h, 0))];
-        const float* in = dy.data() + at4(ys, n, k, p, s * g.dilation_w - g.pad_left);
-        for (auto wi = w0; wi < w1; ++wi) out[wi] += double{in[wi * g.stride_w]} * weight;
-      });
+  for_each_tap_row(ys, xs, ws[2], ws[3], ws[1], ws[0] / g.groups, g,
+                   [&](auto n, auto c, auto k, auto kk, auto r, auto s, auto h, auto p, auto w0,
+                       auto w1, auto first) {
+                     const double weight = w.data()[at4(ws, c, kk, r, s)];
+                     double* out = &sums[static_cast<std::size_t>(at4(xs, n, c, h, 0))];
+                     const float* in = dy.data() + at4(ys, n, k, p, first);
+                     for (auto wi = w0; wi < w1; ++wi)
+                       out[wi] += double{in[(wi - w0) * g.stride_w]} * weight;
+                   });
   store(sums, dx);
 }
 
@@ -180,15 +186,16 @@ void RefBackend::conv_transpose2d_backward_weights(const Tensor& x, const Tensor
   check_shape("conv_transpose2d_backward_weights", "dy", ys,
               conv_transpose2d_output_shape(xs, ws, g));
   std::vector<double> sums(static_cast<std::size_t>(ws.elements()), 0.0);
-  for_each_tap_row(
-      ys, xs, ws[2], ws[3], ws[1], ws[0] / g.groups, g,
-      [&](auto n, auto c, auto k, auto kk, auto r, auto s, auto h, auto p, auto w0, auto w1) {
-        const float* in = x.data() + at4(xs, n, c, h, 0);
-        const float* gradient = dy.data() + at4(ys, n, k, p, s * g.dilation_w - g.pad_left);
-        double sum = 0.0;
-        for (auto wi = w0; wi < w1; ++wi) sum += double{in[wi]} * double{gradient[wi * g.stride_w]};
-        sums[static_cast<std::size_t>(at4(ws, c, kk, r, s))] += sum;
-      });
+  for_each_tap_row(ys, xs, ws[2], ws[3], ws[1], ws[0] / g.groups, g,
+                   [&](auto n, auto c, auto k, auto kk, auto r, auto s, auto h, auto p, auto w0,
+                       auto w1, auto first) {
+                     const float* in = x.data() + at4(xs, n, c, h, 0);
+                     const float* gradient = dy.data() + at4(ys, n, k, p, first);
+                     double sum = 0.0;
+                     for (auto wi = w0; wi < w1; ++wi)
+                       sum += double{in[wi]} * double{gradient[(wi - w0) * g.stride_w]};
+                     sums[static_cast<std::size_t>(at4(ws, c, kk, r, s))] += sum;
+                   });
   store(sums, dw);
   bias_gradient(dy, dbias);
 }
