@@ -32,7 +32,7 @@ void CpuBackend::relu_backward(const Tensor& dy, const Tensor& y, Tensor& dx, fl
 #pragma omp parallel for simd schedule(static)
   for (std::int64_t i = 0; i < count; ++i) {
     const float value = out[i], incoming = gradient[i];  // both read: a select, not a branch
-    result[i] = (value > 0.0F) & (value < upper) ? incoming : 0.0F;
+    result[i] = ((value > 0.0F) & (value < upper)) ? incoming : 0.0F;
   }
 }
 
