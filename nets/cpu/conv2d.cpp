@@ -262,9 +262,9 @@ void backward_data(CpuBackend::State& state, dt compute, bool transposed, const 
   });
 }
 
+// The weight (and bias) gradient. `saved`, when given, is what the training forward kept of x.
 // Returns dy as the primitive read it when that was a converted copy (valid until the next call
 // with the same shapes), else null.
-// `saved`, when given, is what the training forward kept of x.
 const memory* backward_weights(CpuBackend::State& state, dt compute, bool transposed,
                                const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& dbias,
                                const ConvGeometry& g, const SavedInput* saved = nullptr) {
@@ -340,6 +340,17 @@ dt compute_type_of(PlanPrecision precision) {
   return precision == PlanPrecision::bf16 ? dt::bf16 : dt::f32;
 }
 
+// Both gradients of a layer's training step: the weight gradient first, then the data gradient
+// from the copy of dy that it converted.
+void backward(CpuBackend::State& state, PlanPrecision precision, bool transposed, const Tensor& x,
+              const Tensor& dy, const Tensor& w, Tensor* dx, Tensor& dw, Tensor& dbias,
+              const ConvGeometry& g, const SavedInput* saved) {
+  const dt compute = compute_type_of(precision);
+  const memory* converted_dy =
+      backward_weights(state, compute, transposed, x, dy, dw, dbias, g, saved);
+  if (dx != nullptr) backward_data(state, compute, transposed, dy, w, *dx, g, converted_dy);
+}
+
 }  // namespace
 
 void CpuBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
@@ -362,10 +373,7 @@ void CpuBackend::conv2d_forward_training(const Tensor& x, const Tensor& w, const
 void CpuBackend::conv2d_backward(const Tensor& x, const Tensor& dy, const Tensor& w, Tensor* dx,
                                  Tensor& dw, Tensor& dbias, const ConvGeometry& g,
                                  const SavedInput* saved) {
-  const dt compute = compute_type_of(plan_precision_);
-  const memory* converted_dy =
-      backward_weights(state(), compute, false, x, dy, dw, dbias, g, saved);
-  if (dx != nullptr) backward_data(state(), compute, false, dy, w, *dx, g, converted_dy);
+  backward(state(), plan_precision_, false, x, dy, w, dx, dw, dbias, g, saved);
 }
 void CpuBackend::conv_transpose2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias,
                                           Tensor& y, const ConvGeometry& g) {
@@ -389,9 +397,7 @@ void CpuBackend::conv_transpose2d_forward_training(const Tensor& x, const Tensor
 void CpuBackend::conv_transpose2d_backward(const Tensor& x, const Tensor& dy, const Tensor& w,
                                            Tensor* dx, Tensor& dw, Tensor& dbias,
                                            const ConvGeometry& g, const SavedInput* saved) {
-  const dt compute = compute_type_of(plan_precision_);
-  const memory* converted_dy = backward_weights(state(), compute, true, x, dy, dw, dbias, g, saved);
-  if (dx != nullptr) backward_data(state(), compute, true, dy, w, *dx, g, converted_dy);
+  backward(state(), plan_precision_, true, x, dy, w, dx, dw, dbias, g, saved);
 }
 
 }  // namespace labpose::nets::cpu

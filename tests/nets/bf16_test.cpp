@@ -158,64 +158,39 @@ TEST(Bf16Training, ConvolutionsInAllDirectionsWithinTheRoundOffBound) {
   EXPECT_EQ(bf16->training_precision(), PlanPrecision::bf16);
   struct Case {
     const char* name;
-    bool transposed;
-    Shape x, w;
-    ConvGeometry geometry;
+    testing::Convolution convolution;
   };
   ConvGeometry head = ConvGeometry::symmetric(2, 1);
   head.output_pad_h = head.output_pad_w = 1;
   const Case cases[] = {
-      {"3x3", false, {2, 8, 9, 11}, {12, 8, 3, 3}, ConvGeometry::symmetric(1, 1)},
-      {"1x1 stride 2", false, {2, 8, 9, 11}, {6, 8, 1, 1}, ConvGeometry::symmetric(2, 0)},
+      {"3x3", {false, {2, 8, 9, 11}, {12, 8, 3, 3}, ConvGeometry::symmetric(1, 1)}},
+      {"1x1 stride 2", {false, {2, 8, 9, 11}, {6, 8, 1, 1}, ConvGeometry::symmetric(2, 0)}},
       {"depthwise dilated",
-       false,
-       {2, 8, 9, 11},
-       {8, 1, 3, 3},
-       ConvGeometry::symmetric(1, 2, 2, 8)},
-      {"transposed stride 2", true, {2, 8, 5, 6}, {8, 4, 3, 3}, head},
+       {false, {2, 8, 9, 11}, {8, 1, 3, 3}, ConvGeometry::symmetric(1, 2, 2, 8)}},
+      {"transposed stride 2", {true, {2, 8, 5, 6}, {8, 4, 3, 3}, head}},
   };
   std::uint64_t seed = 40;
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    const Shape ys = c.transposed ? conv_transpose2d_output_shape(c.x, c.w, c.geometry)
-                                  : conv2d_output_shape(c.x, c.w, c.geometry);
-    const std::int64_t outputs = c.transposed ? c.w[1] * c.geometry.groups : c.w[0];
-    const auto x = random_values(c.x.elements(), ++seed), w = random_values(c.w.elements(), ++seed);
-    const auto b = random_values(outputs, ++seed), dy = random_values(ys.elements(), ++seed);
-    // forward, backward data, backward weights, bias gradient
-    const auto run = [&](Backend& be, const std::vector<float>& xv, const std::vector<float>& wv,
-                         const std::vector<float>& bv, const std::vector<float>& dyv) {
-      Tensor tx = upload(be, c.x, xv), tw = testing::upload_flat(be, c.w, wv);
-      Tensor tb = upload(be, Shape{outputs}, bv), tdy = upload(be, ys, dyv);
-      Tensor ty = be.allocate(ys), tdx = be.allocate(c.x);
-      Tensor tdw = testing::allocate_flat(be, c.w), tdb = be.allocate(Shape{outputs});
-      if (c.transposed) {
-        be.conv_transpose2d_forward(tx, tw, tb, ty, c.geometry);
-        be.conv_transpose2d_backward_data(tdy, tw, tdx, c.geometry);
-        be.conv_transpose2d_backward_weights(tx, tdy, tdw, tdb, c.geometry);
-      } else {
-        be.conv2d_forward(tx, tw, tb, ty, c.geometry);
-        be.conv2d_backward_data(tdy, tw, tdx, c.geometry);
-        be.conv2d_backward_weights(tx, tdy, tdw, tdb, c.geometry);
-      }
-      return std::vector<std::vector<float>>{download(be, ty), download(be, tdx), download(be, tdw),
-                                             download(be, tdb)};
-    };
-    const auto expected = run(ref, x, w, b, dy);
+    using testing::ConvolutionRun;
+    const testing::ConvolutionOperands v = testing::random_operands(c.convolution, seed);
+    const testing::ConvolutionOperands magnitudes{
+        absolute(v.x), absolute(v.w), std::vector<float>(v.b.size(), 0.0F), absolute(v.dy)};
+    const auto expected = run_convolution(ref, c.convolution, v, ConvolutionRun::separate_ops);
     const auto bounds =
-        run(ref, absolute(x), absolute(w), std::vector<float>(b.size(), 0.0F), absolute(dy));
-    const auto actual = run(*bf16, x, w, b, dy);
-    const char* names[] = {"forward", "backward data", "backward weights", "bias gradient"};
+        run_convolution(ref, c.convolution, magnitudes, ConvolutionRun::separate_ops);
+    const auto actual = run_convolution(*bf16, c.convolution, v, ConvolutionRun::separate_ops);
     for (std::size_t r = 0; r < 4; ++r) {
-      SCOPED_TRACE(names[r]);
+      SCOPED_TRACE(testing::ConvolutionResults::name(r));
+      const auto &a = actual.results[r], &e = expected.results[r], &bound = bounds.results[r];
       double worst = 0.0;
-      for (std::size_t i = 0; i < actual[r].size(); ++i) {
-        const double allowed = (2.0 + kUnitRoundOff) * kUnitRoundOff * bounds[r][i] + 1e-5;
-        worst = std::max(worst, std::abs(double{actual[r][i]} - double{expected[r][i]}) / allowed);
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        const double allowed = (2.0 + kUnitRoundOff) * kUnitRoundOff * bound[i] + 1e-5;
+        worst = std::max(worst, std::abs(double{a[i]} - double{e[i]}) / allowed);
       }
       EXPECT_LE(worst, 1.0) << "the worst result's error, in units of its bound";
       if (r < 3) {
-        EXPECT_GT(relative_l2_error(actual[r], expected[r]), 0.0) << "computed in bf16";
+        EXPECT_GT(relative_l2_error(a, e), 0.0) << "computed in bf16";
       }
     }
   }
@@ -224,74 +199,26 @@ TEST(Bf16Training, ConvolutionsInAllDirectionsWithinTheRoundOffBound) {
 // In mixed precision a layer's training step (conv*_forward_training, then conv*_backward with what
 // it saved) computes what the separate ops compute, bit for bit: the saved copy of x and the shared
 // copy of dy are the conversions the separate ops make. The backward reads the copy the forward
-// saved (the test changes x in between to see it). The conformance suite checks the step against
-// ref on every backend.
-struct StepResults {
-  std::vector<float> y, dx, dw, db;
-  bool saved = false;
-};
-
-StepResults run_step(Backend& be, bool transposed, bool combined, bool change_x_before_backward) {
-  const Shape xs{2, 8, 9, 11};
-  ConvGeometry g = ConvGeometry::symmetric(transposed ? 2 : 1, 1);
-  if (transposed) g.output_pad_h = g.output_pad_w = 1;
-  const Shape ws = transposed ? Shape{8, 4, 3, 3} : Shape{12, 8, 3, 3};
-  const Shape ys =
-      transposed ? conv_transpose2d_output_shape(xs, ws, g) : conv2d_output_shape(xs, ws, g);
-  const std::int64_t outputs = ys.c();
-  Tensor tx = upload(be, xs, random_values(xs.elements(), 91));
-  Tensor tw = testing::upload_flat(be, ws, random_values(ws.elements(), 92));
-  Tensor tb = upload(be, Shape{outputs}, random_values(outputs, 93));
-  Tensor tdy = upload(be, ys, random_values(ys.elements(), 94));
-  Tensor ty = be.allocate(ys), tdx = be.allocate(xs);
-  Tensor tdw = testing::allocate_flat(be, ws), tdb = be.allocate(Shape{outputs});
-  StepResults out;
-  if (combined) {
-    std::unique_ptr<SavedInput> saved;
-    if (transposed) {
-      be.conv_transpose2d_forward_training(tx, tw, tb, ty, g, saved);
-    } else {
-      be.conv2d_forward_training(tx, tw, tb, ty, g, saved);
-    }
-    out.saved = saved != nullptr;
-    if (change_x_before_backward) be.fill(tx, 1000.0F);
-    if (transposed) {
-      be.conv_transpose2d_backward(tx, tdy, tw, &tdx, tdw, tdb, g, saved.get());
-    } else {
-      be.conv2d_backward(tx, tdy, tw, &tdx, tdw, tdb, g, saved.get());
-    }
-  } else if (transposed) {
-    be.conv_transpose2d_forward(tx, tw, tb, ty, g);
-    be.conv_transpose2d_backward_weights(tx, tdy, tdw, tdb, g);
-    be.conv_transpose2d_backward_data(tdy, tw, tdx, g);
-  } else {
-    be.conv2d_forward(tx, tw, tb, ty, g);
-    be.conv2d_backward_weights(tx, tdy, tdw, tdb, g);
-    be.conv2d_backward_data(tdy, tw, tdx, g);
-  }
-  out.y = download(be, ty);
-  out.dx = download(be, tdx);
-  out.dw = download(be, tdw);
-  out.db = download(be, tdb);
-  return out;
-}
-
-void expect_same_step(const StepResults& actual, const StepResults& expected) {
-  EXPECT_EQ(actual.y, expected.y);
-  EXPECT_EQ(actual.dx, expected.dx);
-  EXPECT_EQ(actual.dw, expected.dw);
-  EXPECT_EQ(actual.db, expected.db);
-}
-
+// saved (x is overwritten in between to see it). The conformance suite checks the step against ref
+// on every backend.
 TEST(Bf16Training, LayerStepConvertsXOnceAndDyOnce) {
   LABPOSE_SKIP_WITHOUT_BF16();
+  using testing::ConvolutionRun;
   const auto bf16 = devices::make_backend("cpu", PlanPrecision::bf16);
   for (const bool transposed : {false, true}) {
     SCOPED_TRACE(transposed ? "transposed" : "convolution");
-    const StepResults separate = run_step(*bf16, transposed, false, false);
-    const StepResults step = run_step(*bf16, transposed, true, true);
+    ConvGeometry g = ConvGeometry::symmetric(transposed ? 2 : 1, 1);
+    if (transposed) g.output_pad_h = g.output_pad_w = 1;
+    const testing::Convolution c{
+        transposed, {2, 8, 9, 11}, transposed ? Shape{8, 4, 3, 3} : Shape{12, 8, 3, 3}, g};
+    std::uint64_t seed = 90;
+    const testing::ConvolutionOperands v = testing::random_operands(c, seed);
+    const auto separate = run_convolution(*bf16, c, v, ConvolutionRun::separate_ops);
+    const auto step = run_convolution(*bf16, c, v, ConvolutionRun::layer_step_x_overwritten);
     EXPECT_TRUE(step.saved) << "the forward keeps its bf16 copy of x";
-    expect_same_step(step, separate);  // x changed after the forward: the copy was read
+    ASSERT_EQ(step.results.size(), separate.results.size());
+    for (std::size_t r = 0; r < step.results.size(); ++r)  // x overwritten: the copy was read
+      EXPECT_EQ(step.results[r], separate.results[r]) << testing::ConvolutionResults::name(r);
   }
 }
 

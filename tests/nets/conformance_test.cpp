@@ -150,44 +150,28 @@ TEST_P(Conformance, InterleavedPixelsFromHost) {
   }
 }
 
+// The backend's separate ops and a layer's training step against ref's separate ops.
+void expect_all_directions_as_ref(Backend& ref, Backend& backend, const testing::Convolution& c,
+                                  std::uint64_t& seed) {
+  using testing::ConvolutionRun;
+  const testing::ConvolutionOperands v = testing::random_operands(c, seed);
+  const auto expected = run_convolution(ref, c, v, ConvolutionRun::separate_ops).results;
+  for (const ConvolutionRun how : {ConvolutionRun::separate_ops, ConvolutionRun::layer_step}) {
+    SCOPED_TRACE(how == ConvolutionRun::separate_ops ? "separate ops" : "a layer's training step");
+    const auto actual = run_convolution(backend, c, v, how).results;
+    ASSERT_EQ(actual.size(), expected.size());
+    for (std::size_t r = 0; r < expected.size(); ++r) {
+      EXPECT_TRUE(close(actual[r], expected[r], 1e-4, 1e-5 * max_abs(expected[r]) + 1e-6))
+          << testing::ConvolutionResults::name(r);
+    }
+  }
+}
+
 TEST_P(Conformance, Conv2dAllDirections) {
   std::uint64_t seed = 10;
   for (const ConvCase& c : conv_cases()) {
     SCOPED_TRACE(c.name);
-    const auto& g = c.geometry;
-    const Shape ys = conv2d_output_shape(c.x, c.w, g);
-    const auto x = random_values(c.x.elements(), ++seed), w = random_values(c.w.elements(), ++seed);
-    const auto b = random_values(c.w[0], ++seed), dy = random_values(ys.elements(), ++seed);
-    // The separate ops on ref, then on the backend the separate ops and a layer's training step
-    // (conv2d_forward_training, then conv2d_backward with what it saved).
-    std::vector<std::vector<float>> results[3];
-    Backend* backends[3] = {&ref_, backend_.get(), backend_.get()};
-    for (int k = 0; k < 3; ++k) {
-      Backend& be = *backends[k];
-      Tensor tx = upload(be, c.x, x), tw = upload_flat(be, c.w, w), tdy = upload(be, ys, dy);
-      Tensor tb = c.bias ? upload(be, Shape{c.w[0]}, b) : Tensor();
-      Tensor ty = be.allocate(ys), tdx = be.allocate(c.x), tdw = allocate_flat(be, c.w);
-      Tensor tdb = c.bias ? be.allocate(Shape{c.w[0]}) : Tensor();
-      if (k < 2) {
-        be.conv2d_forward(tx, tw, tb, ty, g);
-        be.conv2d_backward_data(tdy, tw, tdx, g);
-        be.conv2d_backward_weights(tx, tdy, tdw, tdb, g);
-      } else {
-        std::unique_ptr<SavedInput> saved;
-        be.conv2d_forward_training(tx, tw, tb, ty, g, saved);
-        be.conv2d_backward(tx, tdy, tw, &tdx, tdw, tdb, g, saved.get());
-      }
-      results[k] = {download(be, ty), download(be, tdx), download(be, tdw)};
-      if (c.bias) results[k].push_back(download(be, tdb));
-    }
-    const char* names[] = {"forward", "backward data", "backward weights", "bias gradient"};
-    for (int k = 1; k < 3; ++k) {
-      SCOPED_TRACE(k == 1 ? "separate ops" : "a layer's training step");
-      for (std::size_t r = 0; r < results[0].size(); ++r) {
-        EXPECT_TRUE(close(results[k][r], results[0][r], 1e-4, 1e-5 * max_abs(results[0][r]) + 1e-6))
-            << names[r];
-      }
-    }
+    expect_all_directions_as_ref(ref_, *backend_, {false, c.x, c.w, c.geometry, c.bias}, seed);
   }
 }
 
@@ -195,41 +179,7 @@ TEST_P(Conformance, ConvTranspose2dAllDirections) {
   std::uint64_t seed = 100;
   for (const TransposeCase& c : transpose_cases()) {
     SCOPED_TRACE(c.name);
-    const auto& g = c.geometry;
-    const Shape ys = conv_transpose2d_output_shape(c.x, c.w, g);
-    const std::int64_t outputs = c.w[1] * g.groups;
-    const auto x = random_values(c.x.elements(), ++seed), w = random_values(c.w.elements(), ++seed);
-    const auto b = random_values(outputs, ++seed), dy = random_values(ys.elements(), ++seed);
-    // The separate ops on ref, then on the backend the separate ops and a layer's training step
-    // (conv_transpose2d_forward_training, then conv_transpose2d_backward with what it saved).
-    std::vector<std::vector<float>> results[3];
-    Backend* backends[3] = {&ref_, backend_.get(), backend_.get()};
-    for (int k = 0; k < 3; ++k) {
-      Backend& be = *backends[k];
-      Tensor tx = upload(be, c.x, x), tw = upload_flat(be, c.w, w), tdy = upload(be, ys, dy);
-      Tensor tb = c.bias ? upload(be, Shape{outputs}, b) : Tensor();
-      Tensor ty = be.allocate(ys), tdx = be.allocate(c.x), tdw = allocate_flat(be, c.w);
-      Tensor tdb = c.bias ? be.allocate(Shape{outputs}) : Tensor();
-      if (k < 2) {
-        be.conv_transpose2d_forward(tx, tw, tb, ty, g);
-        be.conv_transpose2d_backward_data(tdy, tw, tdx, g);
-        be.conv_transpose2d_backward_weights(tx, tdy, tdw, tdb, g);
-      } else {
-        std::unique_ptr<SavedInput> saved;
-        be.conv_transpose2d_forward_training(tx, tw, tb, ty, g, saved);
-        be.conv_transpose2d_backward(tx, tdy, tw, &tdx, tdw, tdb, g, saved.get());
-      }
-      results[k] = {download(be, ty), download(be, tdx), download(be, tdw)};
-      if (c.bias) results[k].push_back(download(be, tdb));
-    }
-    const char* names[] = {"forward", "backward data", "backward weights", "bias gradient"};
-    for (int k = 1; k < 3; ++k) {
-      SCOPED_TRACE(k == 1 ? "separate ops" : "a layer's training step");
-      for (std::size_t r = 0; r < results[0].size(); ++r) {
-        EXPECT_TRUE(close(results[k][r], results[0][r], 1e-4, 1e-5 * max_abs(results[0][r]) + 1e-6))
-            << names[r];
-      }
-    }
+    expect_all_directions_as_ref(ref_, *backend_, {true, c.x, c.w, c.geometry, c.bias}, seed);
   }
 }
 
@@ -498,8 +448,10 @@ TEST_P(Conformance, CompiledPlanOfAPoseNet) {
 TEST(ConformanceCoverage, EveryBackendMethodHasACase) {
   const std::string interface =
       ::labpose::testing::read_text(LABPOSE_SOURCE_DIR "/nets/backend.hpp");
+  // The cases, and the convolution runner they share with the bf16 tests.
   const std::string cases =
-      ::labpose::testing::read_text(LABPOSE_SOURCE_DIR "/tests/nets/conformance_test.cpp");
+      ::labpose::testing::read_text(LABPOSE_SOURCE_DIR "/tests/nets/conformance_test.cpp") +
+      ::labpose::testing::read_text(LABPOSE_SOURCE_DIR "/tests/nets/nets_test_support.hpp");
   const std::size_t begin = interface.find("class Backend {");
   const std::string body = interface.substr(begin, interface.find("\n};", begin) - begin);
   const std::regex method(R"(virtual [^;(]*?\b(\w+)\()");

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,91 @@ inline std::vector<float> download(Backend& backend, const Tensor& tensor) {
   std::vector<float> values(static_cast<std::size_t>(tensor.elements()));
   backend.copy_to_host(tensor, values.data());
   return values;
+}
+
+/// A convolution or a transposed convolution, for running it in every direction.
+struct Convolution {
+  bool transposed = false;
+  Shape x;
+  Shape w;  // (K, C/groups, R, S); transposed: (C, K/groups, R, S)
+  ConvGeometry geometry;
+  bool bias = true;
+
+  Shape y() const {
+    return transposed ? conv_transpose2d_output_shape(x, w, geometry)
+                      : conv2d_output_shape(x, w, geometry);
+  }
+  std::int64_t outputs() const { return transposed ? w[1] * geometry.groups : w[0]; }
+};
+
+/// The host values of a convolution's operands: input, weights, bias and output gradient.
+struct ConvolutionOperands {
+  std::vector<float> x, w, b, dy;
+};
+
+/// Random operands, each from its own seed (`seed` advances by four).
+inline ConvolutionOperands random_operands(const Convolution& c, std::uint64_t& seed) {
+  ConvolutionOperands v;
+  v.x = random_values(c.x.elements(), ++seed);
+  v.w = random_values(c.w.elements(), ++seed);
+  v.b = random_values(c.outputs(), ++seed);
+  v.dy = random_values(c.y().elements(), ++seed);
+  return v;
+}
+
+/// How a convolution runs: its three separate ops (forward, backward data, backward weights), or a
+/// layer's training step (conv*_forward_training, then conv*_backward with what it saved), with x
+/// overwritten in between to show which copy the backward reads.
+enum class ConvolutionRun { separate_ops, layer_step, layer_step_x_overwritten };
+
+/// What a convolution computed: forward, backward data, backward weights and (with a bias) the
+/// bias gradient, in that order; `saved` is whether the layer step's forward kept anything.
+struct ConvolutionResults {
+  std::vector<std::vector<float>> results;
+  bool saved = false;
+  static const char* name(std::size_t k) {
+    static const char* names[] = {"forward", "backward data", "backward weights", "bias gradient"};
+    return names[k];
+  }
+};
+
+inline ConvolutionResults run_convolution(Backend& be, const Convolution& c,
+                                          const ConvolutionOperands& v, ConvolutionRun how) {
+  const Shape ys = c.y(), bs{c.outputs()};
+  const ConvGeometry& g = c.geometry;
+  Tensor tx = upload(be, c.x, v.x), tw = upload_flat(be, c.w, v.w), tdy = upload(be, ys, v.dy);
+  Tensor tb = c.bias ? upload(be, bs, v.b) : Tensor();
+  Tensor ty = be.allocate(ys), tdx = be.allocate(c.x), tdw = allocate_flat(be, c.w);
+  Tensor tdb = c.bias ? be.allocate(bs) : Tensor();
+  ConvolutionResults out;
+  if (how == ConvolutionRun::separate_ops) {
+    if (c.transposed) {
+      be.conv_transpose2d_forward(tx, tw, tb, ty, g);
+      be.conv_transpose2d_backward_data(tdy, tw, tdx, g);
+      be.conv_transpose2d_backward_weights(tx, tdy, tdw, tdb, g);
+    } else {
+      be.conv2d_forward(tx, tw, tb, ty, g);
+      be.conv2d_backward_data(tdy, tw, tdx, g);
+      be.conv2d_backward_weights(tx, tdy, tdw, tdb, g);
+    }
+  } else {
+    std::unique_ptr<SavedInput> saved;
+    if (c.transposed) {
+      be.conv_transpose2d_forward_training(tx, tw, tb, ty, g, saved);
+    } else {
+      be.conv2d_forward_training(tx, tw, tb, ty, g, saved);
+    }
+    out.saved = saved != nullptr;
+    if (how == ConvolutionRun::layer_step_x_overwritten) be.fill(tx, 1000.0F);
+    if (c.transposed) {
+      be.conv_transpose2d_backward(tx, tdy, tw, &tdx, tdw, tdb, g, saved.get());
+    } else {
+      be.conv2d_backward(tx, tdy, tw, &tdx, tdw, tdb, g, saved.get());
+    }
+  }
+  out.results = {download(be, ty), download(be, tdx), download(be, tdw)};
+  if (c.bias) out.results.push_back(download(be, tdb));
+  return out;
 }
 
 /// Every |actual - expected| <= absolute + relative * |expected|; reports the worst element.
