@@ -68,7 +68,7 @@ TEST(LiveCapture, ASilentFifoStopsOnRequest) {
   testing::write_test_video(video, kFrames, 96, 64);
   const std::string bytes = testing::read_text(video);
   // A writer that sends most of the stream, then keeps the FIFO open and silent.
-  const int writer = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK);
+  const int writer = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
   ASSERT_GE(writer, 0);
   std::atomic<bool> done{false};
   std::thread feeder([&] {

@@ -58,7 +58,9 @@ class FifoFeeder {
  public:
   FifoFeeder(const fs::path& fifo, const fs::path& file, std::size_t bytes = 0)
       : thread_([this, fifo, data = testing::read_text(file), bytes] {
-          const int fd = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK);  // O_RDWR: no wait for a reader
+          // O_RDWR: no wait for a reader. O_CLOEXEC: labpose, started beside this thread, must not
+          // inherit the write end, or the FIFO never ends for it.
+          const int fd = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
           if (fd < 0) return;
           const std::size_t total = bytes == 0 ? data.size() : std::min(bytes, data.size());
           std::size_t written = 0;
