@@ -276,6 +276,9 @@ class InferencePlan {
   /// input: input_shape() on the plan's backend; outputs are the graph's outputs, owned by the plan
   /// (valid until the next run).
   virtual const std::vector<Tensor>& run(const Tensor& input) = 0;
+  /// The frames computed at once: the whole batch, or a divisor of it where the backend runs the
+  /// batch in several passes (the CPU, when a whole batch's activations would not fit its cache).
+  virtual std::int64_t frames_per_pass() const { return input_shape().n(); }
 };
 
 /// Throws a labpose::Error naming `op` when `actual` differs from `expected` (a caller's bug or bad

@@ -119,6 +119,11 @@ class CpuBackend final : public Backend {
   void adam_step(Tensor& parameters, const Tensor& gradients, Tensor& first_moment,
                  Tensor& second_moment, const AdamSettings& settings, std::int64_t step) override;
   std::unique_ptr<InferencePlan> compile(const FusedGraph& graph, const Shape& input) override;
+  /// The last-level cache's size in bytes that plans fit their passes to (plan.cpp), as Linux
+  /// reports it, or 32 MiB where it does not say.
+  std::size_t cache_bytes() const { return cache_bytes_; }
+  /// Plans compiled from now on assume this cache size (tests use it to force several passes).
+  void set_cache_bytes(std::size_t bytes) { cache_bytes_ = bytes; }
 
   /// oneDNN state shared by the op files (engine, stream, primitive cache); defined in
   /// dnnl_state.hpp.
@@ -128,6 +133,7 @@ class CpuBackend final : public Backend {
  private:
   std::unique_ptr<State> state_;
   PlanPrecision plan_precision_ = PlanPrecision::fp32;
+  std::size_t cache_bytes_;
 };
 
 }  // namespace labpose::nets::cpu

@@ -6,7 +6,10 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
 
 #include "core/error.hpp"
 
@@ -110,7 +113,37 @@ bool cpu_has_int8() {
   return (isa & avx512) == avx512 || (isa & avx2) == avx2;
 }
 
-CpuBackend::CpuBackend(PlanPrecision plan_precision) : plan_precision_(plan_precision) {
+namespace {
+
+// The size of the CPU's last-level data cache as Linux describes it for cpu0 (sysfs: the cache
+// of the highest level, "32768K"), or 32 MiB where it says nothing. Not sysconf(): glibc's figure
+// comes from cpuid, which in a virtual machine may describe the whole chip (384 MiB seen for a
+// 32 MiB share).
+std::size_t last_level_cache_bytes() {
+  std::size_t bytes = std::size_t{32} << 20;
+  int deepest = 0;
+  for (int index = 0; index < 8; ++index) {
+    const std::string dir = fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/", index);
+    std::ifstream level_file(dir + "level"), type_file(dir + "type"), size_file(dir + "size");
+    int level = 0;
+    std::string type, size;
+    if (!(level_file >> level) || !(type_file >> type) || !(size_file >> size)) continue;
+    if (type == "Instruction" || level <= deepest || size.empty()) continue;
+    std::size_t multiplier = 1;
+    if (size.back() == 'K') multiplier = std::size_t{1} << 10;
+    if (size.back() == 'M') multiplier = std::size_t{1} << 20;
+    const std::size_t value = std::strtoull(size.c_str(), nullptr, 10) * multiplier;
+    if (value == 0) continue;
+    deepest = level;
+    bytes = value;
+  }
+  return bytes;
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend(PlanPrecision plan_precision)
+    : plan_precision_(plan_precision), cache_bytes_(last_level_cache_bytes()) {
   if (plan_precision == PlanPrecision::fp16) {
     throw UsageError("the CPU computes inference plans in fp32, bf16 or int8, not fp16",
                      "use --precision auto, fp32, bf16 or int8 (fp16 is for --device cuda)");

@@ -71,6 +71,54 @@ reorder scaled_reorder(const memory& from, const memory& to, int mask,
   return reorder(reorder::primitive_desc(from, to, attributes));
 }
 
+// Bytes of one element of `type`.
+std::size_t element_bytes(dt type) {
+  return memory::desc({1}, type, tag::a).get_size();
+}
+
+// The largest working set of one frame: over the ops, the bytes an op reads and writes (its
+// input, its output, and a residual it copies first).
+std::size_t frame_working_set(const FusedGraph& graph, const Shape& frame,
+                              const std::vector<ValueFormat>& formats, const ValueFormat& input) {
+  const std::vector<Shape> shapes = fused_shapes(graph, frame);
+  const auto bytes = [&](int value) -> std::size_t {
+    if (value < 0) {  // the network input: fp32 pixels for normalize, input's format otherwise
+      return static_cast<std::size_t>(frame.elements()) * element_bytes(input.type);
+    }
+    const auto v = static_cast<std::size_t>(value);
+    return static_cast<std::size_t>(shapes[v].elements()) * element_bytes(formats[v].type);
+  };
+  std::size_t most = 0;
+  for (std::size_t i = 0; i < graph.ops.size(); ++i) {
+    const FusedOp& op = graph.ops[i];
+    const std::size_t read = op.kind == FusedOp::Kind::normalize
+                                 ? static_cast<std::size_t>(frame.elements()) * sizeof(float)
+                                 : bytes(op.input);
+    most = std::max(most, read + bytes(static_cast<int>(i)));
+  }
+  return most;
+}
+
+// The frames one pass of a plan runs: the largest divisor of the batch whose working set fits in
+// half of the last-level cache (the other half for weights and what the next op reads). Layer by
+// layer, a batch whose activations spill to memory is slower per frame than a smaller one whose
+// activations stay in the cache, more than larger matrix blocks gain (docs/precision.md has the
+// figures). Depends on the shapes and the cache's size alone, never on a timing.
+std::int64_t pass_frames(std::int64_t batch, std::size_t frame_bytes, std::size_t cache_bytes) {
+  const std::size_t budget = cache_bytes / 2;
+  for (std::int64_t frames = batch; frames > 1; --frames) {
+    if (batch % frames == 0 && static_cast<std::size_t>(frames) * frame_bytes <= budget)
+      return frames;
+  }
+  return 1;
+}
+
+Shape with_batch(const Shape& shape, std::int64_t batch) {
+  std::vector<std::int64_t> dims = shape.dims();
+  dims[0] = batch;
+  return Shape(dims);
+}
+
 class CpuPlan final : public InferencePlan {
  public:
   CpuPlan(CpuBackend& backend, const FusedGraph& graph, const Shape& input)
@@ -79,8 +127,13 @@ class CpuPlan final : public InferencePlan {
         input_shape_(input),
         precision_(backend.plan_precision()),
         formats_(value_formats(graph, precision_)),
-        input_format_(input_format(graph, precision_)) {
-    const std::vector<Shape> shapes = fused_shapes(graph, input);
+        input_format_(input_format(graph, precision_)),
+        frames_per_pass_(pass_frames(
+            input.n(), frame_working_set(graph, with_batch(input, 1), formats_, input_format_),
+            backend.cache_bytes())),
+        pass_shape_(with_batch(input, frames_per_pass_)) {
+    // Compiled for one pass of frames_per_pass_ frames; run() makes as many passes as it takes.
+    const std::vector<Shape> shapes = fused_shapes(graph, pass_shape_);
     const std::size_t count = graph.ops.size();
     // The last op reading each value (outputs live to the end).
     std::vector<std::size_t> last_use(count, 0);
@@ -91,14 +144,14 @@ class CpuPlan final : public InferencePlan {
     }
     for (int output : graph.outputs) last_use[static_cast<std::size_t>(output)] = count;
 
-    input_memory_ = memory(desc_of(input, Layout::nhwc), state_.engine, DNNL_MEMORY_NONE);
+    input_memory_ = memory(desc_of(pass_shape_, Layout::nhwc), state_.engine, DNNL_MEMORY_NONE);
     values_.resize(count);
     for (std::size_t i = 0; i < count; ++i) {
       const FusedOp& op = graph.ops[i];
       const memory source = op.input >= 0 ? values_[static_cast<std::size_t>(op.input)]
                             : op.kind == FusedOp::Kind::normalize ? input_memory_
                                                                   : network_input();
-      std::string where = fmt::format("{} at input {}", op.name, input.text());
+      std::string where = fmt::format("{} at input {}", op.name, pass_shape_.text());
       with_dnnl_errors("compiling an inference plan", where, [&] {
         switch (op.kind) {
           case FusedOp::Kind::normalize:
@@ -109,7 +162,8 @@ class CpuPlan final : public InferencePlan {
             break;
           case FusedOp::Kind::conv:
           case FusedOp::Kind::conv_transpose:
-            add_conv(op, source, op.input < 0 ? input : shapes[static_cast<std::size_t>(op.input)],
+            add_conv(op, source,
+                     op.input < 0 ? pass_shape_ : shapes[static_cast<std::size_t>(op.input)],
                      shapes[i], i, last_use);
             break;
         }
@@ -120,16 +174,21 @@ class CpuPlan final : public InferencePlan {
           release(buffer_of_[v]);
       }
     }
+    // The outputs hold the whole batch; each pass writes its frames' part.
     for (int output : graph.outputs) {
       const auto index = static_cast<std::size_t>(output);
-      outputs_.push_back(backend_.allocate(shapes[index]));
-      output_shapes_.push_back(shapes[index]);
-      memory target(desc_of(outputs_.back()), state_.engine, outputs_.back().data());
+      outputs_.push_back(backend_.allocate(with_batch(shapes[index], input.n())));
+      output_shapes_.push_back(outputs_.back().shape());
+      memory target(desc_of(shapes[index], outputs_.back().layout()), state_.engine,
+                    DNNL_MEMORY_NONE);
+      output_targets_.push_back(target);
       steps_.push_back({scaled_reorder(values_[index], target, 0, {formats_[index].scale}),
                         {{DNNL_ARG_FROM, values_[index]}, {DNNL_ARG_TO, target}},
                         {}});
     }
   }
+
+  std::int64_t frames_per_pass() const override { return frames_per_pass_; }
 
   const Shape& input_shape() const override { return input_shape_; }
   const std::vector<Shape>& output_shapes() const override { return output_shapes_; }
@@ -137,16 +196,20 @@ class CpuPlan final : public InferencePlan {
   const std::vector<Tensor>& run(const Tensor& input) override {
     check_shape("InferencePlan::run", "input", input.shape(), input_shape_);
     LABPOSE_ASSERT(input.layout() == Layout::nhwc);
-    input_memory_.set_data_handle(input.data());
     with_dnnl_errors("running an inference plan", input_shape_.text(), [&] {
-      for (auto& step : steps_) {
-        if (step.custom) {
-          step.custom();
-        } else {
-          step.run.execute(state_.stream, step.args);
+      for (std::int64_t first = 0; first < input_shape_.n(); first += frames_per_pass_) {
+        input_memory_.set_data_handle(frame_data(input, first));
+        for (std::size_t k = 0; k < outputs_.size(); ++k)
+          output_targets_[k].set_data_handle(frame_data(outputs_[k], first));
+        for (auto& step : steps_) {
+          if (step.custom) {
+            step.custom();
+          } else {
+            step.run.execute(state_.stream, step.args);
+          }
         }
+        state_.stream.wait();
       }
-      state_.stream.wait();
     });
     return outputs_;
   }
@@ -157,6 +220,11 @@ class CpuPlan final : public InferencePlan {
     std::unordered_map<int, memory> args;
     std::function<void()> custom;
   };
+
+  // Frame `frame` of a batch of fp32 images (the batch is the outermost dimension of every layout).
+  static float* frame_data(const Tensor& tensor, std::int64_t frame) {
+    return tensor.data() + frame * (tensor.elements() / tensor.shape().n());
+  }
 
   // A buffer of at least `bytes`, reused from dead values when one is big enough.
   int acquire(std::size_t bytes) {
@@ -187,7 +255,7 @@ class CpuPlan final : public InferencePlan {
   memory network_input() {
     if (input_format_.type == dt::f32) return input_memory_;
     if (!converted_input_) {
-      const memory::desc desc(dims_of(input_shape_), input_format_.type, tag::nhwc);
+      const memory::desc desc(dims_of(pass_shape_), input_format_.type, tag::nhwc);
       const auto buffer = static_cast<std::size_t>(acquire(desc.get_size()));
       converted_input_ = memory(desc, state_.engine, buffers_[buffer]->data());
       steps_.push_back(
@@ -374,7 +442,10 @@ class CpuPlan final : public InferencePlan {
   PlanPrecision precision_;
   std::vector<ValueFormat> formats_;  // of each op's value
   ValueFormat input_format_;          // of the network input, for ops other than normalize
+  std::int64_t frames_per_pass_;
+  Shape pass_shape_;  // the input of one pass
   std::vector<Shape> output_shapes_;
+  std::vector<memory> output_targets_;  // each output's frames of the current pass
   memory input_memory_;
   std::optional<memory> converted_input_;  // bf16/int8 plans whose first op is not normalize
   std::vector<memory> values_;

@@ -166,6 +166,10 @@ void measure(const BenchOptions& options, nets::Backend& backend, nets::Net& net
   const double per_second = batch / median;
   const double gflops = per_second * gflop_per_image * (options.train ? 3.0 : 1.0);
   const int threads = omp_get_max_threads();
+  // The CPU runs a batch whose activations outgrow its cache in smaller passes (nets/cpu/plan.cpp).
+  const std::int64_t frames_per_pass = plan ? plan->frames_per_pass() : batch;
+  const std::string passes =
+      frames_per_pass < batch ? fmt::format(" (in passes of {})", frames_per_pass) : std::string();
   if (options.json) {
     std::printf(
         "%s\n",
@@ -173,24 +177,25 @@ void measure(const BenchOptions& options, nets::Backend& backend, nets::Net& net
             R"({{"arch": "{}", "mode": "{}", "width": {}, "height": {}, "batch": {}, "device": "{}", )"
             R"("backend": "{}", "threads": {}, "repeats": {}, "median_s": {:.6f}, "min_s": {:.6f}, )"
             R"("max_s": {:.6f}, "gflop_per_image": {:.3f}, "gflops": {:.2f}, "peak_memory_mib": {:.1f}, )"
-            R"("device_memory_mib": {:.1f}, "precision": "{}", "fps": {:.4f}}})",
+            R"("device_memory_mib": {:.1f}, "precision": "{}", "frames_per_pass": {}, "fps": {:.4f}}})",
             options.architecture, options.train ? "train" : "infer", width, height, batch,
             backend.name(), backend.description(), threads, options.repeats, median, times.front(),
             times.back(), gflop_per_image, gflops, peak_memory_mib(),
             static_cast<double>(backend.peak_memory_bytes()) / (1024.0 * 1024.0),
             nets::precision_name(options.train ? backend.training_precision()
                                                : backend.plan_precision()),
-            per_second)
+            frames_per_pass, per_second)
             .c_str());
   } else {
     std::printf(
         "%s\n",
         fmt::format(
-            "{} {}x{} batch {} on {} ({}, {} threads): {} {:.3f} {}/s ({:.1f} ms per batch, median "
+            "{} {}x{} batch {}{} on {} ({}, {} threads): {} {:.3f} {}/s ({:.1f} ms per batch, "
+            "median "
             "of {}; fastest {:.1f} ms), {:.1f} GFLOP/s ({:.2f} GFLOP per image forward{}), peak "
             "memory {:.0f} MiB{}",
-            options.architecture, width, height, batch, backend.name(), backend.description(),
-            threads, options.train ? "training" : "inference", per_second,
+            options.architecture, width, height, batch, passes, backend.name(),
+            backend.description(), threads, options.train ? "training" : "inference", per_second,
             options.train ? "images" : "frames", 1e3 * median, options.repeats, 1e3 * times.front(),
             gflops, gflop_per_image, options.train ? ", x3 for a training step" : "",
             peak_memory_mib(),

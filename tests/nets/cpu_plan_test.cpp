@@ -1,0 +1,80 @@
+// The CPU backend's inference plans run a batch in passes that fit the cache: every pass size
+// gives the one-pass plan's outputs, the passes grow with the cache and always divide the batch,
+// and a 640x480 batch of 8 runs in passes of fewer frames on a 32 MiB cache.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <vector>
+
+#include "devices/devices.hpp"
+#include "nets/cpu/backend.hpp"
+#include "nets/fused_graph.hpp"
+#include "nets/models/models.hpp"
+#include "tests/nets/nets_test_support.hpp"
+
+namespace labpose::nets {
+namespace {
+using testing::close;
+using testing::download;
+using testing::max_abs;
+using testing::random_values;
+using testing::upload;
+
+std::vector<PlanPrecision> precisions_here() {
+  std::vector<PlanPrecision> precisions{PlanPrecision::fp32};
+  if (cpu::cpu_has_bf16()) precisions.push_back(PlanPrecision::bf16);
+  return precisions;
+}
+
+TEST(CpuPlanPasses, EveryPassSizeGivesTheOnePassOutputs) {
+  for (const PlanPrecision precision : precisions_here()) {
+    SCOPED_TRACE(precision == PlanPrecision::bf16 ? "bf16" : "fp32");
+    cpu::CpuBackend backend(precision);
+    auto net = build_pose_net(backend, {"mobilenet_v2_0.35", 3, true});
+    initialize_pose_net(*net, 41);
+    const FusedGraph graph = net->fuse(true);
+    const Shape input{6, 3, 48, 64};
+    const Tensor image = upload(backend, input, random_values(input.elements(), 42, 127.0));
+    // The cache from 1 KiB to 1 GiB: passes of 1, 2, 3 and then 6 frames.
+    std::map<std::int64_t, std::vector<std::vector<float>>> outputs;  // by frames per pass
+    std::int64_t previous = 0;
+    for (std::size_t cache = std::size_t{1} << 10; cache <= (std::size_t{1} << 30); cache *= 2) {
+      backend.set_cache_bytes(cache);
+      auto plan = backend.compile(graph, input);
+      const std::int64_t frames = plan->frames_per_pass();
+      EXPECT_EQ(input.n() % frames, 0) << frames << " frames per pass at a cache of " << cache;
+      EXPECT_GE(frames, previous) << "a larger cache never gives smaller passes";
+      previous = frames;
+      if (outputs.count(frames) != 0) continue;
+      EXPECT_EQ(plan->output_shapes()[0].n(), input.n());
+      const auto& y = plan->run(image);
+      for (const Tensor& output : y) outputs[frames].push_back(download(backend, output));
+    }
+    EXPECT_EQ(outputs.begin()->first, 1) << "a tiny cache runs one frame at a time";
+    EXPECT_EQ(outputs.rbegin()->first, input.n()) << "a large cache runs the batch at once";
+    EXPECT_GE(outputs.size(), 3U) << "passes of 2 or 3 frames in between";
+    const auto& whole = outputs.rbegin()->second;
+    for (const auto& [frames, results] : outputs) {
+      SCOPED_TRACE(std::to_string(frames) + " frames per pass");
+      for (std::size_t k = 0; k < whole.size(); ++k)
+        EXPECT_TRUE(close(results[k], whole[k], 1e-5, 1e-6 * max_abs(whole[k]))) << "output " << k;
+    }
+  }
+}
+
+// mobilenet_v2_0.35 at 640x480: 8 frames' activations of the early layers (tens of MB) are more
+// than half of a 32 MiB cache, so the batch runs in smaller passes; 160x128 frames run at once.
+TEST(CpuPlanPasses, LargeFramesRunInSmallerPasses) {
+  cpu::CpuBackend backend(PlanPrecision::fp32);
+  backend.set_cache_bytes(std::size_t{32} << 20);
+  auto net = build_pose_net(backend, {"mobilenet_v2_0.35", 4, true});
+  const FusedGraph graph = net->fuse(true);
+  EXPECT_LT(backend.compile(graph, Shape{8, 3, 480, 640})->frames_per_pass(), 8);
+  EXPECT_EQ(backend.compile(graph, Shape{8, 3, 128, 160})->frames_per_pass(), 8);
+  const auto reference = devices::make_backend("ref");
+  EXPECT_EQ(reference->compile(graph, Shape{8, 3, 32, 32})->frames_per_pass(), 8)
+      << "other backends run the whole batch";
+}
+
+}  // namespace
+}  // namespace labpose::nets
