@@ -7,6 +7,8 @@
 // post-ops are fp32 inside oneDNN's kernels. In int8 (VNNI), weights are quantized per output
 // channel, activations are u8/s8 with the scales of the graph's calibration (value_formats.hpp),
 // each convolution rescales its int32 sums to its output's scale, and outputs are fp32.
+// A batch runs in passes of as many frames as fit the cache (pass_frames), and sibling heads
+// (sibling_heads) are one primitive.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -119,6 +121,70 @@ Shape with_batch(const Shape& shape, std::int64_t batch) {
   return Shape(dims);
 }
 
+// Transposed convolutions that read the same value in the same way and whose outputs only leave
+// the plan (the score-map and location-refinement heads): sets of two or more, each in graph
+// order. One primitive computes a set with its output channels side by side, reading the input
+// once; the heads, with 4-16 output channels each, take a third of mobilenet_v2_0.35's time when
+// apart.
+std::vector<std::vector<std::size_t>> sibling_heads(const FusedGraph& graph) {
+  std::vector<bool> read(graph.ops.size(), false), taken(graph.ops.size(), false);
+  for (const FusedOp& op : graph.ops) {
+    for (const int value : {op.input, op.residual}) {
+      if (value >= 0) read[static_cast<std::size_t>(value)] = true;
+    }
+  }
+  const auto mergeable = [&](std::size_t i) {
+    const FusedOp& op = graph.ops[i];
+    return op.kind == FusedOp::Kind::conv_transpose && op.geometry.groups == 1 && op.residual < 0 &&
+           !read[i];
+  };
+  std::vector<std::vector<std::size_t>> sets;
+  for (std::size_t i = 0; i < graph.ops.size(); ++i) {
+    if (taken[i] || !mergeable(i)) continue;
+    const FusedOp& a = graph.ops[i];
+    std::vector<std::size_t> set{i};
+    for (std::size_t j = i + 1; j < graph.ops.size(); ++j) {
+      const FusedOp& b = graph.ops[j];
+      if (!taken[j] && mergeable(j) && b.input == a.input && b.geometry == a.geometry &&
+          b.weight_shape[0] == a.weight_shape[0] && b.weight_shape[2] == a.weight_shape[2] &&
+          b.weight_shape[3] == a.weight_shape[3] && b.activation == a.activation &&
+          b.activation_after_residual == a.activation_after_residual) {
+        set.push_back(j);
+        taken[j] = true;
+      }
+    }
+    if (set.size() > 1) sets.push_back(set);
+  }
+  return sets;
+}
+
+// One transposed convolution computing the set's: weights (C, K, R, S) with each member's K
+// output channels after the previous member's, biases likewise.
+FusedOp merged_heads(const FusedGraph& graph, const std::vector<std::size_t>& set) {
+  FusedOp merged = graph.ops[set.front()];
+  const Shape& w = merged.weight_shape;
+  const std::int64_t inputs = w[0], taps = w[2] * w[3];
+  std::int64_t outputs = 0;
+  for (const std::size_t m : set) outputs += graph.ops[m].weight_shape[1];
+  merged.weights.assign(static_cast<std::size_t>(inputs * outputs * taps), 0.0F);
+  merged.bias.clear();
+  std::int64_t first = 0;  // the member's first output channel
+  for (const std::size_t m : set) {
+    const FusedOp& op = graph.ops[m];
+    const std::int64_t k = op.weight_shape[1];
+    for (std::int64_t c = 0; c < inputs; ++c) {
+      std::copy_n(op.weights.begin() + c * k * taps, k * taps,
+                  merged.weights.begin() + (c * outputs + first) * taps);
+    }
+    merged.bias.insert(merged.bias.end(), op.bias.begin(), op.bias.end());
+    merged.name += "+" + op.name;
+    first += k;
+  }
+  merged.name = merged.name.substr(merged.name.find('+') + 1);
+  merged.weight_shape = Shape{inputs, outputs, w[2], w[3]};
+  return merged;
+}
+
 class CpuPlan final : public InferencePlan {
  public:
   CpuPlan(CpuBackend& backend, const FusedGraph& graph, const Shape& input)
@@ -146,8 +212,21 @@ class CpuPlan final : public InferencePlan {
 
     input_memory_ = memory(desc_of(pass_shape_, Layout::nhwc), state_.engine, DNNL_MEMORY_NONE);
     values_.resize(count);
+    buffer_of_.assign(count, -1);
+    buffer_taken_over_.assign(count, false);
+    // Sibling heads are compiled as one op where the first of them stands; the others' values are
+    // channel ranges of its output.
+    std::vector<FusedOp> merged(count);
+    std::vector<std::vector<std::size_t>> set_at(count);
+    std::vector<bool> in_a_set(count, false);
+    for (const auto& set : sibling_heads(graph)) {
+      merged[set.front()] = merged_heads(graph, set);
+      set_at[set.front()] = set;
+      for (const std::size_t m : set) in_a_set[m] = true;
+    }
     for (std::size_t i = 0; i < count; ++i) {
-      const FusedOp& op = graph.ops[i];
+      if (in_a_set[i] && set_at[i].empty()) continue;  // computed with the first of its set
+      const FusedOp& op = set_at[i].empty() ? graph.ops[i] : merged[i];
       const memory source = op.input >= 0 ? values_[static_cast<std::size_t>(op.input)]
                             : op.kind == FusedOp::Kind::normalize ? input_memory_
                                                                   : network_input();
@@ -164,10 +243,11 @@ class CpuPlan final : public InferencePlan {
           case FusedOp::Kind::conv_transpose:
             add_conv(op, source,
                      op.input < 0 ? pass_shape_ : shapes[static_cast<std::size_t>(op.input)],
-                     shapes[i], i, last_use);
+                     set_at[i].empty() ? shapes[i] : merged_shape(shapes, set_at[i]), i, last_use);
             break;
         }
       });
+      if (!set_at[i].empty()) split_into_members(set_at[i], shapes);
       // Values whose last reader was op i can give their buffers back.
       for (std::size_t v = 0; v < i + 1; ++v) {
         if (last_use[v] == i && buffer_of_[v] >= 0 && !buffer_taken_over_[v])
@@ -221,6 +301,28 @@ class CpuPlan final : public InferencePlan {
     std::function<void()> custom;
   };
 
+  // The output of a set of sibling heads: their channels side by side.
+  static Shape merged_shape(const std::vector<Shape>& shapes, const std::vector<std::size_t>& set) {
+    std::int64_t channels = 0;
+    for (const std::size_t m : set) channels += shapes[m].c();
+    const Shape& first = shapes[set.front()];
+    return Shape{first.n(), channels, first.h(), first.w()};
+  }
+
+  // Each member's value: its channels of the set's output (compiled as the first member's value).
+  void split_into_members(const std::vector<std::size_t>& set, const std::vector<Shape>& shapes) {
+    const memory whole = values_[set.front()];
+    const int buffer = buffer_of_[set.front()];
+    std::int64_t first = 0;
+    for (const std::size_t m : set) {
+      const memory::desc part =
+          whole.get_desc().submemory_desc(dims_of(shapes[m]), {0, first, 0, 0});
+      values_[m] = memory(part, state_.engine, whole.get_data_handle());
+      buffer_of_[m] = buffer;
+      first += shapes[m].c();
+    }
+  }
+
   // Frame `frame` of a batch of fp32 images (the batch is the outermost dimension of every layout).
   static float* frame_data(const Tensor& tensor, std::int64_t frame) {
     return tensor.data() + frame * (tensor.elements() / tensor.shape().n());
@@ -245,8 +347,6 @@ class CpuPlan final : public InferencePlan {
 
   void set_value(std::size_t i, const memory::desc& desc, int buffer) {
     values_[i] = memory(desc, state_.engine, buffers_[static_cast<std::size_t>(buffer)]->data());
-    buffer_of_.resize(std::max(buffer_of_.size(), i + 1), -1);
-    buffer_taken_over_.resize(std::max(buffer_taken_over_.size(), i + 1), false);
     buffer_of_[i] = buffer;
   }
 

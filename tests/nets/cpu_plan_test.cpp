@@ -1,6 +1,7 @@
 // The CPU backend's inference plans run a batch in passes that fit the cache: every pass size
 // gives the one-pass plan's outputs, the passes grow with the cache and always divide the batch,
-// and a 640x480 batch of 8 runs in passes of fewer frames on a 32 MiB cache.
+// and a 640x480 batch of 8 runs in passes of fewer frames on a 32 MiB cache. Sibling heads
+// (transposed convolutions of one input) computed as one give each head's own outputs.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -10,7 +11,8 @@
 #include "nets/cpu/backend.hpp"
 #include "nets/fused_graph.hpp"
 #include "nets/models/models.hpp"
-#include "tests/nets/nets_test_support.hpp"
+#include "nets/ref/backend.hpp"
+#include "tests/nets/plan_test_support.hpp"
 
 namespace labpose::nets {
 namespace {
@@ -74,6 +76,52 @@ TEST(CpuPlanPasses, LargeFramesRunInSmallerPasses) {
   const auto reference = devices::make_backend("ref");
   EXPECT_EQ(reference->compile(graph, Shape{8, 3, 32, 32})->frames_per_pass(), 8)
       << "other backends run the whole batch";
+}
+
+// Three heads of different widths on one input (one with a ReLU: it stays apart), one with
+// another stride (apart), and one whose output another op reads (apart): each output as the
+// reference computes it, in every precision this CPU runs.
+TEST(CpuPlanHeads, SiblingHeadsComputedAsOneGiveEachHeadsOutputs) {
+  using testing::conv_op;
+  ConvGeometry up = ConvGeometry::symmetric(2, 1);
+  up.output_pad_h = up.output_pad_w = 1;
+  FusedGraph graph;
+  FusedOp features = conv_op(FusedOp::Kind::conv, {24, 3, 3, 3}, ConvGeometry::symmetric(1, 1), 51);
+  features.activation = 0.0F;
+  graph.ops.push_back(features);
+  const auto head = [&](std::int64_t outputs, const ConvGeometry& g, std::uint64_t seed) {
+    FusedOp op = conv_op(FusedOp::Kind::conv_transpose, {24, outputs, 3, 3}, g, seed);
+    op.name = "head" + std::to_string(seed);
+    op.input = 0;
+    return op;
+  };
+  graph.ops.push_back(head(4, up, 52));  // 1: with 2 and 4
+  graph.ops.push_back(head(8, up, 53));  // 2
+  graph.ops.push_back(head(3, up, 54));  // 3: with a ReLU, apart
+  graph.ops.back().activation = 0.0F;
+  graph.ops.push_back(head(5, up, 55));                             // 4
+  graph.ops.push_back(head(6, ConvGeometry::symmetric(1, 1), 56));  // 5: another stride
+  graph.ops.push_back(head(2, up, 57));                             // 6: read by 7
+  FusedOp after = conv_op(FusedOp::Kind::conv, {3, 2, 1, 1}, ConvGeometry::symmetric(1, 0), 58);
+  after.input = 6;
+  graph.ops.push_back(after);
+  graph.outputs = {1, 2, 3, 4, 5, 7};
+  graph.output_names = {"a", "b", "c", "d", "e", "f"};
+  const Shape input{2, 3, 7, 9};
+  const auto x = random_values(input.elements(), 59);
+  ref::RefBackend ref;
+  const auto expected = testing::run_plan(ref, graph, input, x);
+  for (const PlanPrecision precision : precisions_here()) {
+    SCOPED_TRACE(precision == PlanPrecision::bf16 ? "bf16" : "fp32");
+    cpu::CpuBackend backend(precision);
+    const auto actual = testing::run_plan(backend, graph, input, x);
+    ASSERT_EQ(actual.size(), expected.size());
+    const double tolerance = precision == PlanPrecision::bf16 ? 2e-2 : 1e-5;
+    for (std::size_t k = 0; k < actual.size(); ++k) {
+      EXPECT_LT(testing::relative_l2_error(actual[k], expected[k]), tolerance)
+          << graph.output_names[k];
+    }
+  }
 }
 
 }  // namespace
