@@ -78,8 +78,8 @@ std::size_t element_bytes(dt type) {
   return memory::desc({1}, type, tag::a).get_size();
 }
 
-// The largest working set of one frame: over the ops, the bytes an op reads and writes (its
-// input, its output, and a residual it copies first).
+// The largest working set of one frame: over the ops, the bytes an op reads and writes (its input
+// and its output; a residual sum accumulates into the output).
 std::size_t frame_working_set(const FusedGraph& graph, const Shape& frame,
                               const std::vector<ValueFormat>& formats, const ValueFormat& input) {
   const std::vector<Shape> shapes = fused_shapes(graph, frame);
