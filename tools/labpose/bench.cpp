@@ -191,9 +191,8 @@ void measure(const BenchOptions& options, nets::Backend& backend, nets::Net& net
         "%s\n",
         fmt::format(
             "{} {}x{} batch {}{} on {} ({}, {} threads): {} {:.3f} {}/s ({:.1f} ms per batch, "
-            "median "
-            "of {}; fastest {:.1f} ms), {:.1f} GFLOP/s ({:.2f} GFLOP per image forward{}), peak "
-            "memory {:.0f} MiB{}",
+            "median of {}; fastest {:.1f} ms), {:.1f} GFLOP/s ({:.2f} GFLOP per image forward{}), "
+            "peak memory {:.0f} MiB{}",
             options.architecture, width, height, batch, passes, backend.name(),
             backend.description(), threads, options.train ? "training" : "inference", per_second,
             options.train ? "images" : "frames", 1e3 * median, options.repeats, 1e3 * times.front(),
