@@ -7,8 +7,9 @@
 // post-ops are fp32 inside oneDNN's kernels. In int8 (VNNI), weights are quantized per output
 // channel, activations are u8/s8 with the scales of the graph's calibration (value_formats.hpp),
 // each convolution rescales its int32 sums to its output's scale, and outputs are fp32.
-// A batch runs in passes of as many frames as fit the cache (pass_frames), and sibling heads
-// (sibling_heads) are one primitive.
+// A batch runs in passes of as many frames as fit the cache (pass_frames), sibling heads
+// (sibling_heads) are one op, and a transposed convolution with few outputs (the heads) is a 1×1
+// convolution into its columns and a gather of the taps (as_columns).
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -185,6 +186,77 @@ FusedOp merged_heads(const FusedGraph& graph, const std::vector<std::size_t>& se
   return merged;
 }
 
+// A transposed convolution computed as a 1×1 convolution into its columns and a gather of the
+// taps: where the columns (K·R·S values per input pixel) are no more than the input's channels and
+// the output is fp32 (the heads). oneDNN 2.6's transposed-convolution kernel runs the heads at
+// under half the rate of its 1×1 convolutions, which read the input once into a matrix product.
+bool as_columns(const FusedOp& op, const ValueFormat& out) {
+  const Shape& w = op.weight_shape;
+  return op.kind == FusedOp::Kind::conv_transpose && op.geometry.groups == 1 && op.residual < 0 &&
+         out.type == dt::f32 && out.scale == 1.0F && w[1] * w[2] * w[3] <= w[0];
+}
+
+// The 1×1 convolution computing a transposed convolution's columns: its output channel
+// (r·S + s)·K + k is what an input pixel gives output channel k through tap (r, s). No bias and no
+// activation: the gather adds those.
+FusedOp columns_op(const FusedOp& op) {
+  const Shape& w = op.weight_shape;
+  const std::int64_t inputs = w[0], outputs = w[1], taps = w[2] * w[3];
+  FusedOp columns = op;
+  columns.kind = FusedOp::Kind::conv;
+  columns.weight_shape = Shape{taps * outputs, inputs, 1, 1};
+  columns.weights.assign(static_cast<std::size_t>(taps * outputs * inputs), 0.0F);
+  for (std::int64_t c = 0; c < inputs; ++c) {
+    for (std::int64_t k = 0; k < outputs; ++k) {
+      for (std::int64_t t = 0; t < taps; ++t) {
+        columns.weights[static_cast<std::size_t>((t * outputs + k) * inputs + c)] =
+            op.weights[static_cast<std::size_t>((c * outputs + k) * taps + t)];
+      }
+    }
+  }
+  columns.bias.assign(static_cast<std::size_t>(taps * outputs), 0.0F);
+  columns.geometry = ConvGeometry{};
+  columns.activation = -1.0F;
+  columns.activation_after_residual = -1.0F;
+  return columns;
+}
+
+// y = act(bias + sum of the columns' taps that land on each output pixel), NHWC fp32 both: output
+// (y, x) takes tap (r, s) of input pixel (iy, ix) where y = iy·stride - pad + r·dilation, and the
+// same across. Each output pixel is written once, so rows run in parallel.
+void gather_taps(const float* columns, float* out, const Shape& in, const Shape& shape,
+                 const Shape& w, const ConvGeometry& g, const std::vector<float>& bias,
+                 float activation, float activation_after) {
+  const std::int64_t k_count = w[1], r_count = w[2], s_count = w[3];
+  const std::int64_t column_size = r_count * s_count * k_count;
+  const std::int64_t rows = shape.n() * shape.h();
+#pragma omp parallel for schedule(static)
+  for (std::int64_t row = 0; row < rows; ++row) {
+    const std::int64_t n = row / shape.h(), y = row % shape.h();
+    for (std::int64_t x = 0; x < shape.w(); ++x) {
+      float* pixel = out + (row * shape.w() + x) * k_count;
+      std::copy(bias.begin(), bias.end(), pixel);
+      for (std::int64_t r = 0; r < r_count; ++r) {
+        const std::int64_t ty = y + g.pad_top - r * g.dilation_h;
+        if (ty < 0 || ty % g.stride_h != 0 || ty / g.stride_h >= in.h()) continue;
+        for (std::int64_t s = 0; s < s_count; ++s) {
+          const std::int64_t tx = x + g.pad_left - s * g.dilation_w;
+          if (tx < 0 || tx % g.stride_w != 0 || tx / g.stride_w >= in.w()) continue;
+          const float* tap =
+              columns + ((n * in.h() + ty / g.stride_h) * in.w() + tx / g.stride_w) * column_size +
+              (r * s_count + s) * k_count;
+          for (std::int64_t k = 0; k < k_count; ++k) pixel[k] += tap[k];
+        }
+      }
+      for (const float cap : {activation, activation_after}) {
+        if (cap < 0) continue;
+        for (std::int64_t k = 0; k < k_count; ++k)
+          pixel[k] = cap == 0 ? std::max(pixel[k], 0.0F) : std::clamp(pixel[k], 0.0F, cap);
+      }
+    }
+  }
+}
+
 class CpuPlan final : public InferencePlan {
  public:
   CpuPlan(CpuBackend& backend, const FusedGraph& graph, const Shape& input)
@@ -240,11 +312,17 @@ class CpuPlan final : public InferencePlan {
             add_pool(op, source, shapes[i], i);
             break;
           case FusedOp::Kind::conv:
-          case FusedOp::Kind::conv_transpose:
-            add_conv(op, source,
-                     op.input < 0 ? pass_shape_ : shapes[static_cast<std::size_t>(op.input)],
-                     set_at[i].empty() ? shapes[i] : merged_shape(shapes, set_at[i]), i, last_use);
+          case FusedOp::Kind::conv_transpose: {
+            const Shape& in =
+                op.input < 0 ? pass_shape_ : shapes[static_cast<std::size_t>(op.input)];
+            const Shape out = set_at[i].empty() ? shapes[i] : merged_shape(shapes, set_at[i]);
+            if (as_columns(op, formats_[i])) {
+              add_transpose_as_columns(op, source, in, out, i, last_use);
+            } else {
+              add_conv(op, source, in, out, i, last_use);
+            }
             break;
+          }
         }
       });
       if (!set_at[i].empty()) split_into_members(set_at[i], shapes);
@@ -422,8 +500,31 @@ class CpuPlan final : public InferencePlan {
     }
   }
 
+  // as_columns: the 1×1 convolution writes the columns in NHWC, then gather_taps the output.
+  void add_transpose_as_columns(const FusedOp& op, const memory& source, const Shape& in,
+                                const Shape& shape, std::size_t i,
+                                const std::vector<std::size_t>& last_use) {
+    const Shape& w = op.weight_shape;
+    add_conv(columns_op(op), source, in, Shape{in.n(), w[1] * w[2] * w[3], in.h(), in.w()}, i,
+             last_use, tag::nhwc);
+    const memory columns = values_[i];
+    const int columns_buffer = buffer_of_[i];
+    const memory::desc desc(dims_of(shape), dt::f32, tag::nhwc);
+    set_value(i, desc, acquire(desc.get_size()));
+    release(columns_buffer);
+    steps_.push_back({primitive(),
+                      {},
+                      [columns, out = values_[i], in, shape, w, g = op.geometry, bias = op.bias,
+                       before = op.activation, after = op.activation_after_residual]() {
+                        gather_taps(static_cast<const float*>(columns.get_data_handle()),
+                                    static_cast<float*>(out.get_data_handle()), in, shape, w, g,
+                                    bias, before, after);
+                      }});
+  }
+
   void add_conv(const FusedOp& op, const memory& source, const Shape& in, const Shape& shape,
-                std::size_t i, const std::vector<std::size_t>& last_use) {
+                std::size_t i, const std::vector<std::size_t>& last_use,
+                tag destination = tag::any) {
     const bool transposed = op.kind == FusedOp::Kind::conv_transpose;
     const auto& g = op.geometry;
     const Shape& w = op.weight_shape;
@@ -454,7 +555,7 @@ class CpuPlan final : public InferencePlan {
     // With a residual the output must have the residual's layout (the sum adds in place).
     const memory::desc dst_any = op.residual >= 0
                                      ? values_[static_cast<std::size_t>(op.residual)].get_desc()
-                                     : memory::desc(dims_of(shape), out_format.type, tag::any);
+                                     : memory::desc(dims_of(shape), out_format.type, destination);
     const memory::desc bias_md({static_cast<std::int64_t>(bias.size())}, dt::f32, tag::a);
     const memory::dims strides{g.stride_h, g.stride_w}, dilates{g.dilation_h - 1, g.dilation_w - 1};
     const memory::dims pad_left{g.pad_top, g.pad_left};

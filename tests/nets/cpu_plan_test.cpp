@@ -1,7 +1,9 @@
 // The CPU backend's inference plans run a batch in passes that fit the cache: every pass size
 // gives the one-pass plan's outputs, the passes grow with the cache and always divide the batch,
 // and a 640x480 batch of 8 runs in passes of fewer frames on a 32 MiB cache. Sibling heads
-// (transposed convolutions of one input) computed as one give each head's own outputs.
+// (transposed convolutions of one input) computed as one give each head's own outputs, and narrow
+// transposed convolutions computed as a 1x1 convolution and a gather of the taps give the
+// reference's.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -26,6 +28,26 @@ std::vector<PlanPrecision> precisions_here() {
   std::vector<PlanPrecision> precisions{PlanPrecision::fp32};
   if (cpu::cpu_has_bf16()) precisions.push_back(PlanPrecision::bf16);
   return precisions;
+}
+
+// Every output of `graph`'s CPU plan in each precision this CPU runs against the reference's, on
+// random input drawn with `seed`.
+void expect_outputs_of_the_reference(const FusedGraph& graph, const Shape& input,
+                                     std::uint64_t seed) {
+  const auto x = random_values(input.elements(), seed);
+  ref::RefBackend ref;
+  const auto expected = testing::run_plan(ref, graph, input, x);
+  for (const PlanPrecision precision : precisions_here()) {
+    SCOPED_TRACE(precision == PlanPrecision::bf16 ? "bf16" : "fp32");
+    cpu::CpuBackend backend(precision);
+    const auto actual = testing::run_plan(backend, graph, input, x);
+    ASSERT_EQ(actual.size(), expected.size());
+    const double tolerance = precision == PlanPrecision::bf16 ? 2e-2 : 1e-5;
+    for (std::size_t k = 0; k < actual.size(); ++k) {
+      EXPECT_LT(testing::relative_l2_error(actual[k], expected[k]), tolerance)
+          << graph.output_names[k];
+    }
+  }
 }
 
 TEST(CpuPlanPasses, EveryPassSizeGivesTheOnePassOutputs) {
@@ -107,20 +129,51 @@ TEST(CpuPlanHeads, SiblingHeadsComputedAsOneGiveEachHeadsOutputs) {
   graph.ops.push_back(after);
   graph.outputs = {1, 2, 3, 4, 5, 7};
   graph.output_names = {"a", "b", "c", "d", "e", "f"};
-  const Shape input{2, 3, 7, 9};
-  const auto x = random_values(input.elements(), 59);
-  ref::RefBackend ref;
-  const auto expected = testing::run_plan(ref, graph, input, x);
-  for (const PlanPrecision precision : precisions_here()) {
-    SCOPED_TRACE(precision == PlanPrecision::bf16 ? "bf16" : "fp32");
-    cpu::CpuBackend backend(precision);
-    const auto actual = testing::run_plan(backend, graph, input, x);
-    ASSERT_EQ(actual.size(), expected.size());
-    const double tolerance = precision == PlanPrecision::bf16 ? 2e-2 : 1e-5;
-    for (std::size_t k = 0; k < actual.size(); ++k) {
-      EXPECT_LT(testing::relative_l2_error(actual[k], expected[k]), tolerance)
-          << graph.output_names[k];
-    }
+  expect_outputs_of_the_reference(graph, Shape{2, 3, 7, 9}, 59);
+}
+
+// A transposed convolution with few outputs per input channel runs as a 1x1 convolution into its
+// columns and a gather of the taps: every stride, padding (uneven too), dilation, activation and
+// output padding gives the reference's outputs; a wide one, its columns more than its input, runs
+// as one oneDNN primitive and agrees too.
+TEST(CpuPlanHeads, TransposedConvolutionsAsColumnsGiveTheReferenceOutputs) {
+  using testing::conv_op;
+  struct Case {
+    const char* name;
+    std::int64_t outputs, kernel;
+    ConvGeometry geometry;
+    float activation = -1.0F;
+  };
+  ConvGeometry head = ConvGeometry::symmetric(2, 1);
+  head.output_pad_h = head.output_pad_w = 1;
+  ConvGeometry uneven = ConvGeometry::symmetric(2, 0);
+  uneven.pad_left = 1;
+  uneven.pad_bottom = 1;
+  ConvGeometry wide_strides = ConvGeometry::symmetric(1, 1, 2);
+  wide_strides.stride_w = 3;
+  const std::vector<Case> cases = {
+      {"3x3 stride 2, output padding", 5, 3, head},
+      {"4x4 stride 2", 3, 4, ConvGeometry::symmetric(2, 1)},
+      {"3x3 stride 2, uneven padding, ReLU", 4, 3, uneven, 0.0F},
+      {"3x3 dilation 2, strides 1 and 3, ReLU6", 2, 3, wide_strides, 6.0F},
+      {"2x2 stride 2, no padding", 6, 2, ConvGeometry::symmetric(2, 0)},
+      {"wide: 3x3 stride 2, more columns than inputs", 12, 3, head},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    FusedGraph graph;
+    FusedOp features =
+        conv_op(FusedOp::Kind::conv, {48, 3, 3, 3}, ConvGeometry::symmetric(1, 1), 61);
+    features.activation = 0.0F;
+    graph.ops.push_back(features);
+    FusedOp up =
+        conv_op(FusedOp::Kind::conv_transpose, {48, c.outputs, c.kernel, c.kernel}, c.geometry, 62);
+    up.input = 0;
+    up.activation = c.activation;
+    graph.ops.push_back(up);
+    graph.outputs = {1};
+    graph.output_names = {"maps"};
+    expect_outputs_of_the_reference(graph, Shape{2, 3, 7, 10}, 63);
   }
 }
 

@@ -58,7 +58,7 @@ struct ConvolutionCase {
 };
 
 /// 3x3 with ReLU6, 1x1 strided with ReLU, depthwise dilated, the 3-channel first layer, and the
-/// pose head's transposed 3x3 stride 2.
+/// pose head's transposed 3x3 stride 2, narrow and wide.
 inline std::vector<ConvolutionCase> convolution_cases() {
   const Shape input{2, 16, 13, 17};
   std::vector<ConvolutionCase> cases = {
@@ -78,6 +78,11 @@ inline std::vector<ConvolutionCase> convolution_cases() {
   head.output_pad_h = head.output_pad_w = 1;
   cases.push_back({"transposed 3x3 stride 2",
                    conv_op(FusedOp::Kind::conv_transpose, {16, 5, 3, 3}, head, 5), input});
+  // With 9 x 4 columns per pixel from 48 channels, the CPU plan computes it as a 1x1 convolution
+  // and a gather of the taps.
+  cases.push_back({"transposed 3x3 stride 2, as columns",
+                   conv_op(FusedOp::Kind::conv_transpose, {48, 4, 3, 3}, head, 6),
+                   {2, 48, 9, 11}});
   return cases;
 }
 
