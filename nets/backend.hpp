@@ -276,6 +276,12 @@ class InferencePlan {
   /// input: input_shape() on the plan's backend; outputs are the graph's outputs, owned by the plan
   /// (valid until the next run).
   virtual const std::vector<Tensor>& run(const Tensor& input) = 0;
+  /// run() for a batch of which only the first `frames` (1 to n) matter, such as a video's last,
+  /// short batch: a backend that runs the batch in passes stops after the pass holding the last of
+  /// them. The outputs of the frames after them are unspecified.
+  virtual const std::vector<Tensor>& run_first(const Tensor& input, std::int64_t /*frames*/) {
+    return run(input);
+  }
   /// The frames computed at once: the whole batch, or a divisor of it where the backend runs the
   /// batch in several passes (the CPU, when a whole batch's activations would not fit its cache).
   virtual std::int64_t frames_per_pass() const { return input_shape().n(); }

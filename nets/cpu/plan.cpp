@@ -352,10 +352,15 @@ class CpuPlan final : public InferencePlan {
   const std::vector<Shape>& output_shapes() const override { return output_shapes_; }
 
   const std::vector<Tensor>& run(const Tensor& input) override {
+    return run_first(input, input_shape_.n());
+  }
+
+  const std::vector<Tensor>& run_first(const Tensor& input, std::int64_t frames) override {
     check_shape("InferencePlan::run", "input", input.shape(), input_shape_);
     LABPOSE_ASSERT(input.layout() == Layout::nhwc);
+    LABPOSE_ASSERT(frames >= 1 && frames <= input_shape_.n());
     with_dnnl_errors("running an inference plan", input_shape_.text(), [&] {
-      for (std::int64_t first = 0; first < input_shape_.n(); first += frames_per_pass_) {
+      for (std::int64_t first = 0; first < frames; first += frames_per_pass_) {
         input_memory_.set_data_handle(frame_data(input, first));
         for (std::size_t k = 0; k < outputs_.size(); ++k)
           output_targets_[k].set_data_handle(frame_data(outputs_[k], first));

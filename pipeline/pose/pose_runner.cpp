@@ -25,8 +25,9 @@ PoseRunner::~PoseRunner() = default;
 
 void PoseRunner::run(const std::uint8_t* pixels, std::size_t images, KeypointPrediction* out) {
   LABPOSE_ASSERT(images <= static_cast<std::size_t>(batch_));
+  if (images == 0) return;
   backend_.copy_pixels_from_host(pixels, input_);
-  const auto& outputs = plan_->run(input_);
+  const auto& outputs = plan_->run_first(input_, static_cast<std::int64_t>(images));
   backend_.copy_to_host(outputs[0], score_.data());
   backend_.copy_to_host(outputs[1], locref_.data());
   const std::size_t score_per_image = static_cast<std::size_t>(joints_) *

@@ -1,6 +1,7 @@
 // The CPU backend's inference plans run a batch in passes that fit the cache: every pass size
 // gives the one-pass plan's outputs, the passes grow with the cache and always divide the batch,
-// and a 640x480 batch of 8 runs in passes of fewer frames on a 32 MiB cache. Sibling heads
+// a short batch runs only its frames' passes, and a 640x480 batch of 8 runs in passes of fewer
+// frames on a 32 MiB cache. Sibling heads
 // (transposed convolutions of one input) computed as one give each head's own outputs, and narrow
 // transposed convolutions computed as a 1x1 convolution and a gather of the taps give the
 // reference's.
@@ -83,6 +84,41 @@ TEST(CpuPlanPasses, EveryPassSizeGivesTheOnePassOutputs) {
       for (std::size_t k = 0; k < whole.size(); ++k)
         EXPECT_TRUE(close(results[k], whole[k], 1e-5, 1e-6 * max_abs(whole[k]))) << "output " << k;
     }
+  }
+}
+
+// A video's last batch may be short: run_first(x, 3) on a batch of 6 in passes of 1 computes the
+// first 3 frames as run() does and leaves the outputs of the other 3 as the previous run wrote
+// them (their passes did not run).
+TEST(CpuPlanPasses, AShortBatchRunsOnlyThePassesOfItsFrames) {
+  cpu::CpuBackend backend(PlanPrecision::fp32);
+  backend.set_cache_bytes(std::size_t{1} << 10);
+  auto net = build_pose_net(backend, {"mobilenet_v2_0.35", 3, true});
+  initialize_pose_net(*net, 43);
+  const Shape input{6, 3, 48, 64};
+  auto plan = backend.compile(net->fuse(true), input);
+  ASSERT_EQ(plan->frames_per_pass(), 1);
+  const auto outputs_of = [&](const std::vector<Tensor>& y) {
+    std::vector<std::vector<float>> host;
+    for (const Tensor& output : y) host.push_back(download(backend, output));
+    return host;
+  };
+  const Tensor first = upload(backend, input, random_values(input.elements(), 44, 127.0));
+  const Tensor second = upload(backend, input, random_values(input.elements(), 45, 127.0));
+  const auto of_first = outputs_of(plan->run(first));
+  const auto of_second = outputs_of(plan->run(second));
+  const auto short_batch = outputs_of(plan->run_first(first, 3));
+  for (std::size_t k = 0; k < short_batch.size(); ++k) {
+    const std::size_t half = short_batch[k].size() / 2;
+    const auto head = [&](const std::vector<float>& v) {
+      return std::vector<float>(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(half));
+    };
+    const auto tail = [&](const std::vector<float>& v) {
+      return std::vector<float>(v.begin() + static_cast<std::ptrdiff_t>(half), v.end());
+    };
+    EXPECT_EQ(head(short_batch[k]), head(of_first[k])) << "output " << k << ": frames 0-2";
+    EXPECT_EQ(tail(short_batch[k]), tail(of_second[k])) << "output " << k << ": frames 3-5";
+    EXPECT_NE(tail(short_batch[k]), tail(of_first[k])) << "the two inputs differ";
   }
 }
 
