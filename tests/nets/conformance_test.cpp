@@ -54,6 +54,15 @@ ConvGeometry tensorflow_same_stride_2(int kernel, int groups) {
   return g;
 }
 
+// 5x5, dilation 2, padded 4 above, 3 left, 5 below and 5 right (a 10x8 output from 9x8).
+ConvGeometry depthwise_dilated_uneven(int channels) {
+  ConvGeometry g = ConvGeometry::symmetric(1, 4, 2, channels);
+  g.pad_left = 3;
+  g.pad_bottom = 5;
+  g.pad_right = 5;
+  return g;
+}
+
 std::vector<ConvCase> conv_cases() {
   return {
       {"3x3 batch 1", Shape{1, 3, 7, 9}, Shape{5, 3, 3, 3}, geometry(1, 1, 1, 1), true},
@@ -66,6 +75,20 @@ std::vector<ConvCase> conv_cases() {
       {"3x3 stride 2 TensorFlow same padding, odd and even", Shape{1, 3, 11, 12}, Shape{8, 3, 3, 3},
        tensorflow_same_stride_2(3, 1), false},
       {"depthwise dilated", Shape{1, 16, 6, 7}, Shape{16, 1, 3, 3}, geometry(1, 2, 2, 16), false},
+      // The CPU backend's own gradients of depthwise convolutions (dilated, or not 3x3): channels
+      // beyond a multiple of 16, uneven padding, strides, maps smaller than the filter's reach.
+      {"5x5 depthwise dilated, 20 channels, uneven padding", Shape{2, 20, 9, 8}, Shape{20, 1, 5, 5},
+       depthwise_dilated_uneven(20), true},
+      {"3x3 depthwise dilated stride 2", Shape{2, 24, 11, 10}, Shape{24, 1, 3, 3},
+       geometry(2, 2, 2, 24), true},
+      {"5x5 depthwise dilated on a 3x4 map", Shape{1, 48, 3, 4}, Shape{48, 1, 5, 5},
+       geometry(1, 4, 2, 48), false},
+      {"5x5 depthwise dilated stride 2 on a 3x4 map", Shape{2, 16, 3, 4}, Shape{16, 1, 5, 5},
+       geometry(2, 4, 2, 16), true},
+      {"5x5 depthwise, 36 channels", Shape{2, 36, 12, 11}, Shape{36, 1, 5, 5},
+       geometry(1, 2, 1, 36), true},
+      {"mobilenet_v2_0.35's last depthwise: 336 channels, dilation 2", Shape{4, 336, 8, 8},
+       Shape{336, 1, 3, 3}, geometry(1, 2, 2, 336), false},
       {"1x1 stride 2", Shape{2, 16, 7, 7}, Shape{32, 16, 1, 1}, geometry(2, 0, 1, 1), false},
       {"7x7 stem", Shape{2, 3, 17, 15}, Shape{8, 3, 7, 7}, geometry(2, 3, 1, 1), false},
       {"7x7 stem, 64 filters", Shape{2, 3, 48, 40}, Shape{64, 3, 7, 7}, geometry(2, 3, 1, 1),

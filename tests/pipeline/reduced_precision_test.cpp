@@ -133,7 +133,7 @@ TEST(ReducedPrecision, AnalysisAndEvaluationAgainstFp32) {
                  << nets::cpu::cpu_instructions() << "): only fp32 runs here";
   }
   const testing::TempDir dir;
-  const projects::ProjectConfig config = trained_demo(dir.path(), 300).config;
+  const projects::ProjectConfig config = trained_demo(dir.path(), 500).config;
   for (const PlanPrecision precision : {PlanPrecision::bf16, PlanPrecision::int8}) {
     SCOPED_TRACE(nets::precision_name(precision));
     if (!runs(precision)) {
