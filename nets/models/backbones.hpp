@@ -39,11 +39,6 @@ struct Backbone {
   /// The stage (1..stages) of a backbone parameter of `architecture` (this row's name); throws
   /// Error for a parameter name that is not of this backbone.
   int (*stage)(const std::string& architecture, const std::string& parameter);
-  /// Whether its training step is faster in mixed precision (bf16 convolutions) on a CPU with
-  /// bf16 units, which `precision: auto` follows: the dense convolutions of ResNets gain 1.5-1.7x;
-  /// the depthwise and narrow ones of MobileNetV2 and EfficientNet-Lite gain little (1.0-1.15x) or
-  /// lose (they are bound by memory, and the bf16 copies add to it). Measured in docs/precision.md.
-  bool faster_in_mixed_precision;
 };
 
 /// Every backbone, in the order they are listed to users.

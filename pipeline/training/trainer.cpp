@@ -210,17 +210,11 @@ void Trainer::setup() {
 }
 
 // The backend of the device, computing in pose_cfg.yaml's precision. Mixed precision is the CPU's
-// (bf16 units); a device whose training ops stay fp32 in that precision is refused, not ignored.
-// `auto` is bf16 only for a network whose training steps it speeds up (Backbone's
-// faster_in_mixed_precision), fp32 otherwise.
+// (bf16 units), and `auto` picks it there for every backbone (each trains faster in it:
+// docs/precision.md); a device whose training ops stay fp32 in that precision is refused, not
+// ignored.
 void Trainer::make_backend() {
-  nets::PlanPrecision asked = devices::parse_plan_precision(pose_.precision);
-  if (asked == nets::PlanPrecision::automatic &&
-      !nets::backbone(pose_.net_type).faster_in_mixed_precision) {
-    console::info("precision auto: fp32, as mixed precision does not speed up {}'s training steps",
-                  pose_.net_type);
-    asked = nets::PlanPrecision::fp32;
-  }
+  const nets::PlanPrecision asked = devices::parse_plan_precision(pose_.precision);
   backend_ = devices::make_backend(options_.device, asked);
   if (backend_->training_precision() != backend_->plan_precision()) {
     throw UsageError(
