@@ -19,7 +19,6 @@
 #include "core/progress.hpp"
 #include "devices/devices.hpp"
 #include "devices/world.hpp"
-#include "nets/models/backbones.hpp"
 #include "nets/models/models.hpp"
 #include "nets/optimizers.hpp"
 #include "nets/safetensors.hpp"
