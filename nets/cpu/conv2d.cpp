@@ -149,8 +149,31 @@ primitive_desc_base forward_pd(bool transposed, const engine& eng, const memory:
       eng);
 }
 
+// Depthwise convolutions whose gradients oneDNN 2.6's depthwise kernel does not compute: it has
+// the weight gradient of undilated 3x3 filters only, and no gradient of a dilated filter. The
+// others fall back to a generic grouped kernel at a fifth of the forward's rate
+// (EfficientNet-Lite's 5x5 layers and the dilated ones of its last stage took 20 % of a training
+// step). So their weight gradient is the loop below, and a dilated one's data gradient is the
+// forward of the flipped filter (stride 1).
+bool depthwise(const Shape& x, const Shape& w, const ConvGeometry& g) {
+  return g.groups > 1 && g.groups == x.c() && w[0] == g.groups && w[1] == 1;
+}
+bool dilated(const ConvGeometry& g) {
+  return g.dilation_h > 1 || g.dilation_w > 1;
+}
+bool own_weight_gradient(const Shape& x, const Shape& w, const ConvGeometry& g) {
+  return depthwise(x, w, g) && (dilated(g) || w[2] != 3 || w[3] != 3);
+}
+// Whether a convolution's weight gradient is the loop below (it reads x and dy in fp32, NHWC).
+bool own_weight_gradient(bool transposed, const Tensor& x, const Shape& w, const Tensor& dy,
+                         const ConvGeometry& g) {
+  return !transposed && own_weight_gradient(x.shape(), w, g) && x.layout() == Layout::nhwc &&
+         dy.layout() == Layout::nhwc;
+}
+
 // With `saved` (a training forward), x is converted into the layer's own copy, which its backward
-// then reads instead of converting x again.
+// then reads instead of converting x again; a layer whose weight gradient is labpose's own loop
+// (fp32) keeps none.
 void forward(CpuBackend::State& state, dt compute, bool transposed, const Tensor& x,
              const Tensor& w, const Tensor& bias, Tensor& y, const ConvGeometry& g,
              std::unique_ptr<SavedInput>* saved = nullptr) {
@@ -184,7 +207,8 @@ void forward(CpuBackend::State& state, dt compute, bool transposed, const Tensor
     bind(entry.dst, y);
     bind(entry.weights->user, w);
     memory* src = nullptr;
-    if (saved != nullptr && entry.src->differs) {
+    if (saved != nullptr && entry.src->differs &&
+        !own_weight_gradient(transposed, x, w.shape(), y, g)) {
       auto* kept = dynamic_cast<ConvertedInput*>(saved->get());
       if (kept == nullptr || kept->copy.get_desc() != entry.src->internal_desc) {
         auto made = std::make_unique<ConvertedInput>();
@@ -208,22 +232,6 @@ void forward(CpuBackend::State& state, dt compute, bool transposed, const Tensor
     entry.run.execute(state.stream, args);
     state.stream.wait();
   });
-}
-
-// Depthwise convolutions whose gradients oneDNN 2.6's depthwise kernel does not compute: it has
-// the weight gradient of undilated 3x3 filters only, and no gradient of a dilated filter. The
-// others fall back to a generic grouped kernel at a fifth of the forward's rate
-// (EfficientNet-Lite's 5x5 layers and the dilated ones of its last stage took 20 % of a training
-// step). So their weight gradient is the loop below, and a dilated one's data gradient is the
-// forward of the flipped filter (stride 1).
-bool depthwise(const Shape& x, const Shape& w, const ConvGeometry& g) {
-  return g.groups > 1 && g.groups == x.c() && w[0] == g.groups && w[1] == 1;
-}
-bool dilated(const ConvGeometry& g) {
-  return g.dilation_h > 1 || g.dilation_w > 1;
-}
-bool own_weight_gradient(const Shape& x, const Shape& w, const ConvGeometry& g) {
-  return depthwise(x, w, g) && (dilated(g) || w[2] != 3 || w[3] != 3);
 }
 
 // The data gradient of a stride-1 convolution is the forward convolution of dy with the filter
@@ -429,8 +437,7 @@ const memory* backward_weights(CpuBackend::State& state, dt compute, bool transp
                                     : conv2d_output_shape(x.shape(), dw.shape(), g);
   check_shape(op, "dy", dy.shape(), expected);
   LABPOSE_ASSERT(dw.layout() == Layout::flat);
-  if (!transposed && own_weight_gradient(x.shape(), dw.shape(), g) && x.layout() == Layout::nhwc &&
-      dy.layout() == Layout::nhwc) {
+  if (own_weight_gradient(transposed, x, dw.shape(), dy, g)) {
     depthwise_weight_gradient(x, dy, dw, dbias, g);
     return nullptr;
   }

@@ -222,6 +222,38 @@ TEST(Bf16Training, LayerStepConvertsXOnceAndDyOnce) {
   }
 }
 
+// A depthwise layer whose weight gradient is labpose's own fp32 loop (5x5, dilated) keeps no bf16
+// copy of x, which nothing would read; one whose weight gradient is oneDNN's (3x3) keeps it. The
+// step computes what the separate ops compute either way.
+TEST(Bf16Training, DepthwiseLayersKeepACopyOfXOnlyForOneDnnsGradient) {
+  LABPOSE_SKIP_WITHOUT_BF16();
+  using testing::ConvolutionRun;
+  const auto bf16 = devices::make_backend("cpu", PlanPrecision::bf16);
+  struct Case {
+    const char* name;
+    Shape w;
+    ConvGeometry geometry;
+    bool keeps_copy;
+  };
+  const Case cases[] = {
+      {"5x5", {16, 1, 5, 5}, ConvGeometry::symmetric(1, 2, 1, 16), false},
+      {"3x3 dilated", {16, 1, 3, 3}, ConvGeometry::symmetric(1, 2, 2, 16), false},
+      {"3x3", {16, 1, 3, 3}, ConvGeometry::symmetric(2, 1, 1, 16), true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const testing::Convolution convolution{false, {2, 16, 13, 10}, c.w, c.geometry};
+    std::uint64_t seed = 95;
+    const testing::ConvolutionOperands v = testing::random_operands(convolution, seed);
+    const auto separate = run_convolution(*bf16, convolution, v, ConvolutionRun::separate_ops);
+    const auto step = run_convolution(*bf16, convolution, v, ConvolutionRun::layer_step);
+    EXPECT_EQ(step.saved, c.keeps_copy);
+    ASSERT_EQ(step.results.size(), separate.results.size());
+    for (std::size_t r = 0; r < step.results.size(); ++r)
+      EXPECT_EQ(step.results[r], separate.results[r]) << testing::ConvolutionResults::name(r);
+  }
+}
+
 TEST(Bf16Plan, PrecisionIsChosenAndRefused) {
   const PlanPrecision native = cpu::cpu_has_bf16() ? PlanPrecision::bf16 : PlanPrecision::fp32;
   EXPECT_EQ(devices::make_backend("cpu", PlanPrecision::automatic)->plan_precision(), native);
