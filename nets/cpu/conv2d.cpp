@@ -161,14 +161,11 @@ bool depthwise(const Shape& x, const Shape& w, const ConvGeometry& g) {
 bool dilated(const ConvGeometry& g) {
   return g.dilation_h > 1 || g.dilation_w > 1;
 }
-bool own_weight_gradient(const Shape& x, const Shape& w, const ConvGeometry& g) {
-  return depthwise(x, w, g) && (dilated(g) || w[2] != 3 || w[3] != 3);
-}
 // Whether a convolution's weight gradient is the loop below (it reads x and dy in fp32, NHWC).
 bool own_weight_gradient(bool transposed, const Tensor& x, const Shape& w, const Tensor& dy,
                          const ConvGeometry& g) {
-  return !transposed && own_weight_gradient(x.shape(), w, g) && x.layout() == Layout::nhwc &&
-         dy.layout() == Layout::nhwc;
+  return !transposed && depthwise(x.shape(), w, g) && (dilated(g) || w[2] != 3 || w[3] != 3) &&
+         x.layout() == Layout::nhwc && dy.layout() == Layout::nhwc;
 }
 
 // With `saved` (a training forward), x is converted into the layer's own copy, which its backward
@@ -304,48 +301,65 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void depthwise_weig
   }
 }
 
+// What depthwise_weight_gradient keeps between calls of one shape: the zero-padded copies of the
+// last block's channels of x and dy (where C is not a multiple of 16) and every block's sums.
+struct DepthwiseGradientBuffers : CacheEntry {
+  std::vector<float> padded_x, padded_dy, sums;
+};
+
 // dw (C, 1, R, S) and dbias (C, or empty) of a depthwise convolution, in fp32 from the fp32
 // tensors, 16 channels per task. Where C is not a multiple of 16 the last block reads a copy of
-// its channels, padded with zeros.
-void depthwise_weight_gradient(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& dbias,
-                               const ConvGeometry& g) {
+// its channels, padded with zeros. Its buffers are made on the first call of a shape.
+void depthwise_weight_gradient(CpuBackend::State& state, const Tensor& x, const Tensor& dy,
+                               Tensor& dw, Tensor& dbias, const ConvGeometry& g) {
   LABPOSE_ASSERT(x.layout() == Layout::nhwc && dy.layout() == Layout::nhwc);
   const Shape& w = dw.shape();
   const std::int64_t channels = x.shape().c(), taps = w[2] * w[3];
   const std::int64_t blocks = (channels + kChannelBlock - 1) / kChannelBlock;
   const std::int64_t whole = channels / kChannelBlock;  // blocks read in place
-  std::vector<float> padded_x, padded_dy;
+  const std::int64_t x_pixels = x.elements() / channels, dy_pixels = dy.elements() / channels;
+  const std::string key =
+      fmt::format("depthwise_dw|{}|{}|{}", x.shape().text(), dy.shape().text(), w.text());
+  auto& buffers = state.cached<DepthwiseGradientBuffers>(key, [&] {
+    auto e = std::make_unique<DepthwiseGradientBuffers>();
+    if (whole < blocks) {
+      e->padded_x.resize(static_cast<std::size_t>(x_pixels * kChannelBlock));
+      e->padded_dy.resize(static_cast<std::size_t>(dy_pixels * kChannelBlock));
+    }
+    e->sums.resize(static_cast<std::size_t>(blocks * taps * kChannelBlock));
+    return e;
+  });
   Shape padded_xs = x.shape(), padded_ys = dy.shape();
   if (whole < blocks) {  // the last, partial block's channels, padded to 16
-    const auto gather = [&](const Tensor& t, std::vector<float>& out) {
-      const std::int64_t pixels = t.elements() / channels, rest = channels - whole * kChannelBlock;
-      out.assign(static_cast<std::size_t>(pixels * kChannelBlock), 0.0F);
+    const std::int64_t rest = channels - whole * kChannelBlock;
+    const auto gather = [&](const Tensor& t, std::int64_t pixels, std::vector<float>& out) {
+      std::fill(out.begin(), out.end(), 0.0F);
       for (std::int64_t p = 0; p < pixels; ++p) {
         std::copy_n(t.data() + p * channels + whole * kChannelBlock, rest,
                     out.begin() + p * kChannelBlock);
       }
     };
-    gather(x, padded_x);
-    gather(dy, padded_dy);
+    gather(x, x_pixels, buffers.padded_x);
+    gather(dy, dy_pixels, buffers.padded_dy);
     padded_xs = Shape{x.shape().n(), kChannelBlock, x.shape().h(), x.shape().w()};
     padded_ys = Shape{dy.shape().n(), kChannelBlock, dy.shape().h(), dy.shape().w()};
   }
+  std::fill(buffers.sums.begin(), buffers.sums.end(), 0.0F);
 #pragma omp parallel for schedule(dynamic)
   for (std::int64_t b = 0; b < blocks; ++b) {
-    std::vector<float> sums(static_cast<std::size_t>(taps * kChannelBlock), 0.0F);
+    float* sums = buffers.sums.data() + b * taps * kChannelBlock;
     std::array<float, kChannelBlock> bias_sums{};
     if (b < whole) {
       depthwise_weight_block(x.data(), dy.data(), x.shape(), dy.shape(), w, g, b * kChannelBlock,
-                             sums.data(), bias_sums.data());
+                             sums, bias_sums.data());
     } else {
-      depthwise_weight_block(padded_x.data(), padded_dy.data(), padded_xs, padded_ys, w, g, 0,
-                             sums.data(), bias_sums.data());
+      depthwise_weight_block(buffers.padded_x.data(), buffers.padded_dy.data(), padded_xs,
+                             padded_ys, w, g, 0, sums, bias_sums.data());
     }
     const std::int64_t count = std::min(kChannelBlock, channels - b * kChannelBlock);
     for (std::int64_t k = 0; k < count; ++k) {
       const std::int64_t c = b * kChannelBlock + k;
-      for (std::int64_t t = 0; t < taps; ++t)
-        dw.data()[c * taps + t] = sums[static_cast<std::size_t>(t * kChannelBlock + k)];
+      for (std::int64_t t = 0; t < taps; ++t) dw.data()[c * taps + t] = sums[t * kChannelBlock + k];
       if (!dbias.empty()) dbias.data()[c] = bias_sums[static_cast<std::size_t>(k)];
     }
   }
@@ -438,7 +452,7 @@ const memory* backward_weights(CpuBackend::State& state, dt compute, bool transp
   check_shape(op, "dy", dy.shape(), expected);
   LABPOSE_ASSERT(dw.layout() == Layout::flat);
   if (own_weight_gradient(transposed, x, dw.shape(), dy, g)) {
-    depthwise_weight_gradient(x, dy, dw, dbias, g);
+    depthwise_weight_gradient(state, x, dy, dw, dbias, g);
     return nullptr;
   }
   const std::string key = fmt::format("{}|{}|{}|{}|{}|{}", op, x.shape().text(), dw.shape().text(),
