@@ -11,6 +11,7 @@
 // (sibling_heads) are one op, and a transposed convolution with few outputs (the heads) is a 1×1
 // convolution into its columns and a gather of the taps (as_columns).
 #include <fmt/core.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -22,6 +23,7 @@
 #include "core/error.hpp"
 #include "nets/cpu/dnnl_state.hpp"
 #include "nets/cpu/value_formats.hpp"
+#include "nets/cpu/winograd.hpp"
 #include "nets/fused_graph.hpp"
 #include "nets/generic_plan.hpp"
 
@@ -318,6 +320,8 @@ class CpuPlan final : public InferencePlan {
             const Shape out = set_at[i].empty() ? shapes[i] : merged_shape(shapes, set_at[i]);
             if (as_columns(op, formats_[i])) {
               add_transpose_as_columns(op, source, in, out, i, last_use);
+            } else if (by_winograd(op, source, in, i)) {
+              add_winograd(op, source, in, out, i);
             } else {
               add_conv(op, source, in, out, i, last_use);
             }
@@ -505,6 +509,32 @@ class CpuPlan final : public InferencePlan {
     }
   }
 
+  // Whether op i (reading `source` of shape `in`) runs as a bf16 Winograd convolution: a 3×3 one
+  // that winograd_applies takes, in a bf16 plan, reading and writing bf16 NHWC with no residual.
+  bool by_winograd(const FusedOp& op, const memory& source, const Shape& in, std::size_t i) const {
+    return precision_ == PlanPrecision::bf16 && op.kind == FusedOp::Kind::conv && op.residual < 0 &&
+           winograd_enabled() && winograd_applies(op.weight_shape, op.geometry) &&
+           formats_[i].type == dt::bf16 &&
+           source.get_desc() == memory::desc(dims_of(in), dt::bf16, tag::nhwc);
+  }
+
+  void add_winograd(const FusedOp& op, const memory& source, const Shape& in, const Shape& shape,
+                    std::size_t i) {
+    const memory::desc desc(dims_of(shape), dt::bf16, tag::nhwc);
+    set_value(i, desc, acquire(desc.get_size()));
+    auto conv = std::make_shared<WinogradConv>(op.weights, op.weight_shape, op.bias, in, shape,
+                                               op.geometry, op.activation,
+                                               op.activation_after_residual, omp_get_max_threads());
+    // One scratch buffer for all of them, as large as the largest needs.
+    if (!winograd_scratch_ || winograd_scratch_->bytes() < conv->scratch_bytes())
+      winograd_scratch_ = allocate_host_storage(conv->scratch_bytes());
+    steps_.push_back({primitive(), {}, [this, conv, source, target = values_[i]]() {
+                        conv->run(static_cast<const std::uint16_t*>(source.get_data_handle()),
+                                  static_cast<std::uint16_t*>(target.get_data_handle()),
+                                  winograd_scratch_->data());
+                      }});
+  }
+
   // as_columns: the 1×1 convolution writes the columns in NHWC, then gather_taps the output.
   void add_transpose_as_columns(const FusedOp& op, const memory& source, const Shape& in,
                                 const Shape& shape, std::size_t i,
@@ -660,6 +690,7 @@ class CpuPlan final : public InferencePlan {
   std::vector<std::shared_ptr<Storage>> buffers_;
   std::vector<int> free_;
   std::vector<memory> constants_;
+  std::shared_ptr<Storage> winograd_scratch_;  // shared by the Winograd convolutions
   std::vector<Step> steps_;
   std::vector<Tensor> outputs_;
 };
