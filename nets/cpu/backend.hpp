@@ -21,6 +21,10 @@ std::string cpu_instructions();
 /// are bf16 plans offered, never emulated.
 bool cpu_has_bf16();
 
+/// Whether this CPU has AVX-512 (F, BW, VL, DQ: oneDNN's avx512_core) as oneDNN sees it: where
+/// fp32 plans use labpose's own Winograd convolutions.
+bool cpu_has_avx512();
+
 /// Whether this CPU has VNNI (AVX-512 or AVX2), the dot-product instructions of fast int8, as
 /// oneDNN sees it: only then are int8 plans offered.
 bool cpu_has_int8();

@@ -105,6 +105,12 @@ bool cpu_has_bf16() {
   return (isa & bf16) == bf16;
 }
 
+bool cpu_has_avx512() {
+  const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+  const auto avx512 = static_cast<unsigned>(dnnl_cpu_isa_avx512_core);
+  return (isa & avx512) == avx512;
+}
+
 bool cpu_has_int8() {
   // VNNI (AVX-512 or AVX2 flavour): without it int8 sums take three instructions and gain little.
   const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());

@@ -509,28 +509,30 @@ class CpuPlan final : public InferencePlan {
     }
   }
 
-  // Whether op i (reading `source` of shape `in`) runs as a bf16 Winograd convolution: a 3×3 one
-  // that winograd_applies takes, in a bf16 plan, reading and writing bf16 NHWC with no residual.
+  // Whether op i (reading `source` of shape `in`) runs as a Winograd convolution: a 3×3 one that
+  // winograd_applies takes, in a bf16 or fp32 plan, reading and writing the plan's type in NHWC,
+  // with no residual.
   bool by_winograd(const FusedOp& op, const memory& source, const Shape& in, std::size_t i) const {
-    return precision_ == PlanPrecision::bf16 && op.kind == FusedOp::Kind::conv && op.residual < 0 &&
-           winograd_enabled() && winograd_applies(op.weight_shape, op.geometry) &&
-           formats_[i].type == dt::bf16 &&
-           source.get_desc() == memory::desc(dims_of(in), dt::bf16, tag::nhwc);
+    const dt type = precision_ == PlanPrecision::bf16 ? dt::bf16 : dt::f32;
+    return (precision_ == PlanPrecision::bf16 || precision_ == PlanPrecision::fp32) &&
+           op.kind == FusedOp::Kind::conv && op.residual < 0 && winograd_enabled() &&
+           winograd_applies(op.weight_shape, op.geometry, precision_) && formats_[i].type == type &&
+           formats_[i].scale == 1.0F &&
+           source.get_desc() == memory::desc(dims_of(in), type, tag::nhwc);
   }
 
   void add_winograd(const FusedOp& op, const memory& source, const Shape& in, const Shape& shape,
                     std::size_t i) {
-    const memory::desc desc(dims_of(shape), dt::bf16, tag::nhwc);
+    const memory::desc desc(dims_of(shape), formats_[i].type, tag::nhwc);
     set_value(i, desc, acquire(desc.get_size()));
-    auto conv = std::make_shared<WinogradConv>(op.weights, op.weight_shape, op.bias, in, shape,
-                                               op.geometry, op.activation,
-                                               op.activation_after_residual, omp_get_max_threads());
+    auto conv = std::make_shared<WinogradConv>(
+        op.weights, op.weight_shape, op.bias, in, shape, op.geometry, op.activation,
+        op.activation_after_residual, precision_, omp_get_max_threads());
     // One scratch buffer for all of them, as large as the largest needs.
     if (!winograd_scratch_ || winograd_scratch_->bytes() < conv->scratch_bytes())
       winograd_scratch_ = allocate_host_storage(conv->scratch_bytes());
     steps_.push_back({primitive(), {}, [this, conv, source, target = values_[i]]() {
-                        conv->run(static_cast<const std::uint16_t*>(source.get_data_handle()),
-                                  static_cast<std::uint16_t*>(target.get_data_handle()),
+                        conv->run(source.get_data_handle(), target.get_data_handle(),
                                   winograd_scratch_->data());
                       }});
   }

@@ -13,7 +13,6 @@
 #include "core/error.hpp"
 #include "devices/devices.hpp"
 #include "nets/cpu/backend.hpp"
-#include "nets/cpu/winograd.hpp"
 #include "nets/fused_graph.hpp"
 #include "nets/generic_plan.hpp"
 #include "nets/models/models.hpp"
@@ -121,39 +120,6 @@ TEST(Bf16Plan, ResidualChainsAgreeWithTheReference) {
   const auto actual = run_plan(*bf16, graph, input, x);
   for (std::size_t k = 0; k < 2; ++k)
     EXPECT_LT(relative_l2_error(actual[k], expected[k]), 8 * kUnitRoundOff) << "output " << k;
-}
-
-// 3×3 convolutions that a bf16 plan computes by Winograd (bf16 in and out: not the last layer),
-// plain and dilated, between a first and a last layer that oneDNN computes, against the reference.
-TEST(Bf16Plan, WinogradLayersInAChainAgreeWithTheReference) {
-  LABPOSE_SKIP_WITHOUT_BF16();
-  if (!cpu::winograd_enabled()) GTEST_SKIP() << "LABPOSE_WINOGRAD=0 turns the Winograd path off";
-  ref::RefBackend ref;
-  const auto bf16 = devices::make_backend("cpu", PlanPrecision::bf16);
-  // Convolution `name` reading value `input`, then `activation`.
-  const auto conv = [](const char* name, const Shape& w, const ConvGeometry& g, int input,
-                       float activation) {
-    FusedOp op = conv_op(FusedOp::Kind::conv, w, g, static_cast<std::uint64_t>(41 + input));
-    op.name = name;
-    op.input = input;
-    op.activation = activation;
-    return op;
-  };
-  FusedGraph graph;
-  graph.ops = {conv("first", {64, 8, 1, 1}, ConvGeometry::symmetric(1, 0), -1, 0.0F),
-               conv("second", {64, 64, 3, 3}, ConvGeometry::symmetric(1, 1), 0, 0.0F),
-               conv("third", {96, 64, 3, 3}, ConvGeometry::symmetric(1, 2, 2), 1, 6.0F),
-               conv("last", {8, 96, 1, 1}, ConvGeometry::symmetric(1, 0), 2, -1.0F)};
-  graph.outputs = {3};
-  graph.output_names = {"y"};
-  const Shape input{2, 8, 15, 13};
-  const auto x = random_values(input.elements(), 45, 1.0);
-  const auto expected = run_plan(ref, graph, input, x);
-  const std::int64_t made = cpu::winograd_convolutions_made();
-  const auto actual = run_plan(*bf16, graph, input, x);
-  EXPECT_EQ(cpu::winograd_convolutions_made() - made, 2) << "the two 3x3 layers by Winograd";
-  EXPECT_LT(relative_l2_error(actual[0], expected[0]), 8 * kUnitRoundOff);
-  EXPECT_GT(relative_l2_error(actual[0], expected[0]), 0.0) << "computed in bf16, not in fp32";
 }
 
 // The pose networks, batch norm folded, against the fp32 plan on the same weights; with and

@@ -1,13 +1,16 @@
-// The CPU backend's bf16 Winograd F(2×2, 3×3) convolution (a CPU with bf16 units; skipped, saying
-// why, elsewhere) against the reference convolution, within the bound that bf16's unit round-off
-// gives for its transformed operands, on odd sizes, dilation 2, uneven padding and several blocks
-// of tiles; and which convolutions it takes.
+// The CPU backend's Winograd F(2×2, 3×3) convolution in bf16 (a CPU with bf16 units) and fp32 (a
+// CPU with AVX-512), each skipped, saying why, elsewhere: against the reference convolution,
+// within the bound that rounding gives for its transformed operands, on odd sizes, dilation 2,
+// uneven padding and several blocks of tiles; and which convolutions it takes.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
+#include <iostream>
+#include <type_traits>
 #include <vector>
 
+#include "devices/devices.hpp"
 #include "nets/cpu/backend.hpp"
 #include "nets/cpu/winograd.hpp"
 #include "nets/ref/backend.hpp"
@@ -49,8 +52,10 @@ struct Case {
   float activation;
 };
 
-// For every output, Σ over the 16 points ξ of |a_ξ| Σ_c |V_ξc| |U_ξc|: the sum whose terms bf16
-// rounds (V and U once each, relative u), so |Winograd − exact| ≤ (2u + u²) × it.
+// For every output, Σ over the 16 points ξ of |a_ξ| Σ_c |V|_ξc |U|_ξc, where |V| and |U| are the
+// transforms with every term taken absolute (Σ|B||d||B|, Σ|G||g||G|): the sum whose terms are
+// rounded. bf16 rounds V and U once each (relative u = 2⁻⁸); the fp32 arithmetic of the
+// transforms (a few roundings each) and of the sums over C channels adds (C + 16) 2⁻²⁴ of it.
 std::vector<double> winograd_magnitudes(const Case& c, const std::vector<float>& x,
                                         const std::vector<float>& weights, const Shape& out) {
   const int d = c.geometry.dilation_h;
@@ -62,7 +67,7 @@ std::vector<double> winograd_magnitudes(const Case& c, const std::vector<float>&
         for (int b = 0; b < 4; ++b) {
           double sum = 0;
           for (int r = 0; r < 3; ++r) {
-            for (int s = 0; s < 3; ++s) sum += kG[a][r] * g[r * 3 + s] * kG[b][s];
+            for (int s = 0; s < 3; ++s) sum += std::abs(kG[a][r] * g[r * 3 + s] * kG[b][s]);
           }
           u[static_cast<std::size_t>((k * c.c + ch) * 16 + a * 4 + b)] = std::abs(sum);
         }
@@ -92,7 +97,7 @@ std::vector<double> winograd_magnitudes(const Case& c, const std::vector<float>&
             for (int b = 0; b < 4; ++b) {
               double sum = 0;
               for (int p = 0; p < 4; ++p) {
-                for (int q = 0; q < 4; ++q) sum += kB[p][a] * tile[p][q] * kB[q][b];
+                for (int q = 0; q < 4; ++q) sum += std::abs(kB[p][a] * tile[p][q] * kB[q][b]);
               }
               v[static_cast<std::size_t>(ch * 16 + a * 4 + b)] = std::abs(sum);
             }
@@ -118,15 +123,32 @@ std::vector<double> winograd_magnitudes(const Case& c, const std::vector<float>&
   return result;
 }
 
+// Activations as the plan holds them: bf16 bit patterns or floats.
+std::uint16_t stored(float value, std::uint16_t /*type*/) {
+  return bf16_bits(value);
+}
+float stored(float value, float /*type*/) {
+  return value;
+}
+float loaded(std::uint16_t bits) {
+  return from_bf16(bits);
+}
+float loaded(float value) {
+  return value;
+}
+
+template <typename T>
 void expect_within_winograd_bound(const Case& c) {
   SCOPED_TRACE(c.name);
+  constexpr bool bf16 = std::is_same_v<T, std::uint16_t>;
+  const PlanPrecision precision = bf16 ? PlanPrecision::bf16 : PlanPrecision::fp32;
   const Shape input{c.n, c.c, c.h, c.w};
   FusedOp op = conv_op(FusedOp::Kind::conv, Shape{c.k, c.c, 3, 3}, c.geometry, 5);
   op.activation = c.activation;
-  ASSERT_TRUE(cpu::winograd_applies(op.weight_shape, op.geometry));
-  // Inputs that are bf16 values already, as a bf16 plan's activations are.
+  ASSERT_TRUE(cpu::winograd_applies(op.weight_shape, op.geometry, precision));
+  // Inputs that are values of the type already, as a plan's activations are.
   std::vector<float> x = random_values(input.elements(), 9, 2.0);
-  for (float& value : x) value = from_bf16(bf16_bits(value));
+  for (float& value : x) value = loaded(stored(value, T{}));
   ref::RefBackend ref;
   const std::vector<float> expected = run_plan(ref, one_op(op), input, x)[0];
   const std::int64_t out_h =
@@ -136,58 +158,58 @@ void expect_within_winograd_bound(const Case& c) {
   const Shape output{c.n, c.k, out_h, out_w};
   ASSERT_EQ(static_cast<std::int64_t>(expected.size()), output.elements());
 
-  std::vector<std::uint16_t> x_nhwc(static_cast<std::size_t>(input.elements()));
+  std::vector<T> x_nhwc(static_cast<std::size_t>(input.elements()));
   for (std::int64_t n = 0; n < c.n; ++n) {
     for (std::int64_t ch = 0; ch < c.c; ++ch) {
       for (std::int64_t p = 0; p < c.h * c.w; ++p) {
         x_nhwc[static_cast<std::size_t>((n * c.h * c.w + p) * c.c + ch)] =
-            bf16_bits(x[static_cast<std::size_t>((n * c.c + ch) * c.h * c.w + p)]);
+            stored(x[static_cast<std::size_t>((n * c.c + ch) * c.h * c.w + p)], T{});
       }
     }
   }
-  std::vector<std::uint16_t> y_nhwc(static_cast<std::size_t>(output.elements()), 0xffffU);
+  std::vector<T> y_nhwc(static_cast<std::size_t>(output.elements()), stored(-1e30F, T{}));
   cpu::WinogradConv conv(op.weights, op.weight_shape, op.bias, Shape{c.n, c.c, c.h, c.w}, output,
-                         op.geometry, op.activation, -1.0F, 2);
+                         op.geometry, op.activation, -1.0F, precision, 2);
   const auto scratch = allocate_host_storage(conv.scratch_bytes());
   conv.run(x_nhwc.data(), y_nhwc.data(), scratch->data());
 
   const std::vector<double> magnitudes = winograd_magnitudes(c, x, op.weights, output);
-  const double u = kUnitRoundOff;
-  const double sums = static_cast<double>(c.c + 8) * std::ldexp(1.0, -24);  // fp32 accumulation
+  const double fp32 = std::ldexp(1.0, -24);
+  const double u = bf16 ? kUnitRoundOff : 0.0;     // rounding V and U; fp32 does not
+  const double out = bf16 ? kUnitRoundOff : fp32;  // rounding the output
+  const double arithmetic = static_cast<double>(c.c + 16) * fp32;
   std::vector<float> actual(expected.size());
   double worst = 0.0;
   for (std::int64_t n = 0; n < c.n; ++n) {
     for (std::int64_t k = 0; k < c.k; ++k) {
       for (std::int64_t p = 0; p < out_h * out_w; ++p) {
         const auto at = static_cast<std::size_t>((n * c.k + k) * out_h * out_w + p);
-        actual[at] = from_bf16(y_nhwc[static_cast<std::size_t>((n * out_h * out_w + p) * c.k + k)]);
-        // The transformed operands' rounding, the fp32 sums, then the output's own rounding.
-        const double allowed = ((2 * u + u * u + sums) * magnitudes[at]) * (1 + u) +
-                               u * std::abs(double{expected[at]}) + 1e-6;
+        actual[at] = loaded(y_nhwc[static_cast<std::size_t>((n * out_h * out_w + p) * c.k + k)]);
+        const double allowed = ((2 * u + u * u + arithmetic) * magnitudes[at]) * (1 + out) +
+                               out * std::abs(double{expected[at]}) + 1e-12;
         worst = std::max(worst, std::abs(double{actual[at]} - double{expected[at]}) / allowed);
       }
     }
   }
   EXPECT_LE(worst, 1.0) << "the worst output's error, in units of its bound";
-  EXPECT_GT(worst, 0.01) << "the bound should be near the errors seen, or it tests nothing";
-  EXPECT_LT(relative_l2_error(actual, expected), 0.02);
+  if (bf16) {
+    EXPECT_GT(worst, 0.005) << "the bound should be near the errors seen, or it tests nothing";
+    EXPECT_LT(relative_l2_error(actual, expected), 0.02);
+  } else {
+    EXPECT_LT(relative_l2_error(actual, expected), 1e-5);
+  }
+  std::cout << c.name << ": worst error " << worst << " of its bound\n";
 }
 
-#define LABPOSE_SKIP_WITHOUT_BF16()                                                         \
-  do {                                                                                      \
-    if (!cpu::cpu_has_bf16())                                                               \
-      GTEST_SKIP() << "this CPU has no bf16 units (oneDNN uses " << cpu::cpu_instructions() \
-                   << "): the Winograd convolution is bf16 only";                           \
-  } while (false)
-
-TEST(Bf16Winograd, AgreesWithTheReferenceWithinItsRoundOffBound) {
-  LABPOSE_SKIP_WITHOUT_BF16();
+// Partial tiles, dilation 2 with widths that are not multiples of 16 and 32, several blocks of
+// tiles, uneven padding; ReLU, ReLU6 and none.
+std::vector<Case> cases() {
   ConvGeometry uneven;  // pads 0 and 2 down, 1 and 0 across
   uneven.pad_top = 0;
   uneven.pad_bottom = 2;
   uneven.pad_left = 1;
   uneven.pad_right = 0;
-  const Case cases[] = {
+  return {
       {"odd sizes, ReLU", 2, 64, 13, 11, 64, ConvGeometry::symmetric(1, 1), 0.0F},
       {"dilation 2, 80 in, 96 out, ReLU6", 1, 80, 12, 9, 96, ConvGeometry::symmetric(1, 2, 2),
        6.0F},
@@ -195,23 +217,86 @@ TEST(Bf16Winograd, AgreesWithTheReferenceWithinItsRoundOffBound) {
        -1.0F},
       {"uneven padding", 1, 64, 10, 7, 64, uneven, 0.0F},
   };
-  for (const Case& c : cases) expect_within_winograd_bound(c);
 }
 
-TEST(Bf16Winograd, TakesOnlyDense3x3Stride1Convolutions) {
-  LABPOSE_SKIP_WITHOUT_BF16();
+TEST(Winograd, Bf16AgreesWithTheReferenceWithinItsRoundOffBound) {
+  if (!cpu::cpu_has_bf16()) {
+    GTEST_SKIP() << "this CPU has no bf16 units (oneDNN uses " << cpu::cpu_instructions()
+                 << "): no bf16 plans here";
+  }
+  for (const Case& c : cases()) expect_within_winograd_bound<std::uint16_t>(c);
+}
+
+TEST(Winograd, Fp32AgreesWithTheReferenceWithinItsRoundOffBound) {
+  if (!cpu::cpu_has_avx512()) {
+    GTEST_SKIP() << "this CPU has no AVX-512 (oneDNN uses " << cpu::cpu_instructions()
+                 << "): fp32 plans use oneDNN's direct convolutions here";
+  }
+  for (const Case& c : cases()) expect_within_winograd_bound<float>(c);
+}
+
+// The 3×3 layers that plans compute by Winograd (plain and dilated, between a first and a last
+// layer that oneDNN computes), in bf16 and fp32 plans, against the reference.
+TEST(Winograd, PlansTakeItForTheir3x3LayersInBf16AndFp32) {
+  if (!cpu::winograd_enabled()) GTEST_SKIP() << "LABPOSE_WINOGRAD=0 turns the Winograd path off";
+  ref::RefBackend ref;
+  // Convolution `name` reading value `input`, then `activation`.
+  const auto conv = [](const char* name, const Shape& w, const ConvGeometry& g, int input,
+                       float activation) {
+    FusedOp op = conv_op(FusedOp::Kind::conv, w, g, static_cast<std::uint64_t>(41 + input));
+    op.name = name;
+    op.input = input;
+    op.activation = activation;
+    return op;
+  };
+  FusedGraph graph;
+  graph.ops = {conv("first", {64, 8, 1, 1}, ConvGeometry::symmetric(1, 0), -1, 0.0F),
+               conv("second", {64, 64, 3, 3}, ConvGeometry::symmetric(1, 1), 0, 0.0F),
+               conv("third", {96, 64, 3, 3}, ConvGeometry::symmetric(1, 2, 2), 1, 6.0F),
+               conv("last", {8, 96, 1, 1}, ConvGeometry::symmetric(1, 0), 2, -1.0F)};
+  graph.outputs = {3};
+  graph.output_names = {"y"};
+  const Shape input{2, 8, 15, 13};
+  const auto x = random_values(input.elements(), 45, 1.0);
+  const auto expected = run_plan(ref, graph, input, x);
+  for (const PlanPrecision precision : {PlanPrecision::bf16, PlanPrecision::fp32}) {
+    SCOPED_TRACE(precision_name(precision));
+    if (!cpu::winograd_applies(Shape{64, 64, 3, 3}, ConvGeometry::symmetric(1, 1), precision)) {
+      std::cout << "not checked here: " << precision_name(precision) << " (oneDNN uses "
+                << cpu::cpu_instructions() << ")\n";
+      continue;
+    }
+    const auto backend = devices::make_backend("cpu", precision);
+    const std::int64_t made = cpu::winograd_convolutions_made();
+    const auto actual = run_plan(*backend, graph, input, x);
+    EXPECT_EQ(cpu::winograd_convolutions_made() - made, 2) << "the two 3x3 layers by Winograd";
+    const double error = relative_l2_error(actual[0], expected[0]);
+    EXPECT_LT(error, precision == PlanPrecision::bf16 ? 8 * kUnitRoundOff : 1e-5);
+  }
+}
+
+TEST(Winograd, TakesOnlyDense3x3Stride1ConvolutionsInBf16AndFp32) {
   const ConvGeometry plain = ConvGeometry::symmetric(1, 1);
-  EXPECT_TRUE(cpu::winograd_applies(Shape{64, 64, 3, 3}, plain));
-  EXPECT_TRUE(cpu::winograd_applies(Shape{512, 512, 3, 3}, ConvGeometry::symmetric(1, 2, 2)));
-  EXPECT_FALSE(cpu::winograd_applies(Shape{64, 64, 3, 3}, ConvGeometry::symmetric(2, 1)));
-  EXPECT_FALSE(cpu::winograd_applies(Shape{64, 64, 1, 1}, ConvGeometry::symmetric(1, 0)));
-  EXPECT_FALSE(cpu::winograd_applies(Shape{64, 1, 3, 3}, ConvGeometry::symmetric(1, 1, 1, 64)));
-  EXPECT_FALSE(cpu::winograd_applies(Shape{64, 48, 3, 3}, plain));  // C not a multiple of 16
-  EXPECT_FALSE(cpu::winograd_applies(Shape{80, 64, 3, 3}, plain));  // K not a multiple of 32
-  EXPECT_FALSE(cpu::winograd_applies(Shape{32, 32, 3, 3}, plain));  // too narrow to gain
-  ConvGeometry unequal = plain;
-  unequal.dilation_w = 2;
-  EXPECT_FALSE(cpu::winograd_applies(Shape{64, 64, 3, 3}, unequal));
+  for (const PlanPrecision precision : {PlanPrecision::bf16, PlanPrecision::fp32}) {
+    SCOPED_TRACE(precision_name(precision));
+    const bool here =
+        precision == PlanPrecision::bf16 ? cpu::cpu_has_bf16() : cpu::cpu_has_avx512();
+    const auto takes = [&](const Shape& w, const ConvGeometry& g) {
+      return cpu::winograd_applies(w, g, precision);
+    };
+    EXPECT_EQ(takes(Shape{64, 64, 3, 3}, plain), here) << "only where the CPU has the instructions";
+    EXPECT_EQ(takes(Shape{512, 512, 3, 3}, ConvGeometry::symmetric(1, 2, 2)), here);
+    EXPECT_FALSE(takes(Shape{64, 64, 3, 3}, ConvGeometry::symmetric(2, 1)));
+    EXPECT_FALSE(takes(Shape{64, 64, 1, 1}, ConvGeometry::symmetric(1, 0)));
+    EXPECT_FALSE(takes(Shape{64, 1, 3, 3}, ConvGeometry::symmetric(1, 1, 1, 64)));
+    EXPECT_FALSE(takes(Shape{64, 48, 3, 3}, plain));  // C not a multiple of 16
+    EXPECT_FALSE(takes(Shape{80, 64, 3, 3}, plain));  // K not a multiple of 32
+    EXPECT_FALSE(takes(Shape{32, 32, 3, 3}, plain));  // too narrow to gain
+    ConvGeometry unequal = plain;
+    unequal.dilation_w = 2;
+    EXPECT_FALSE(takes(Shape{64, 64, 3, 3}, unequal));
+  }
+  EXPECT_FALSE(cpu::winograd_applies(Shape{64, 64, 3, 3}, plain, PlanPrecision::int8));
 }
 
 }  // namespace
