@@ -8,8 +8,9 @@
 namespace labpose::devices {
 
 /// GFLOP/s of one 3x3 convolution (128 to 128 channels, 60x80 pixels, batch 1: a ResNet-like
-/// layer at analysis size) through a compiled CPU plan, the fastest of a few runs; nullopt for a
-/// precision this CPU does not run.
+/// layer at analysis size, followed by a 1x1 convolution to 16 channels, 1.4 % of the work) through
+/// a compiled CPU plan, the fastest of a few runs, counted as the direct convolution's
+/// multiply-adds (a Winograd layer does fewer); nullopt for a precision this CPU does not run.
 struct PrecisionSpeeds {
   double fp32 = 0.0;
   std::optional<double> bf16, int8;
