@@ -302,7 +302,8 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void depthwise_weig
 }
 
 // What depthwise_weight_gradient keeps between calls of one shape: the zero-padded copies of the
-// last block's channels of x and dy (where C is not a multiple of 16) and every block's sums.
+// last block's channels of x and dy (where C is not a multiple of 16; the padding is zeroed when
+// they are made, and each call overwrites only the channels) and every block's sums.
 struct DepthwiseGradientBuffers : CacheEntry {
   std::vector<float> padded_x, padded_dy, sums;
 };
@@ -333,7 +334,6 @@ void depthwise_weight_gradient(CpuBackend::State& state, const Tensor& x, const 
   if (whole < blocks) {  // the last, partial block's channels, padded to 16
     const std::int64_t rest = channels - whole * kChannelBlock;
     const auto gather = [&](const Tensor& t, std::int64_t pixels, std::vector<float>& out) {
-      std::fill(out.begin(), out.end(), 0.0F);
       for (std::int64_t p = 0; p < pixels; ++p) {
         std::copy_n(t.data() + p * channels + whole * kChannelBlock, rest,
                     out.begin() + p * kChannelBlock);

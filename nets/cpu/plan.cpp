@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <optional>
 #include <type_traits>
 
@@ -33,15 +32,6 @@ namespace {
 using namespace dnnl;
 using tag = memory::format_tag;
 using dt = memory::data_type;
-
-// `value` rounded to the nearest bf16 (ties to even), as its 16 bits; NaN stays NaN.
-std::uint16_t bf16_bits(float value) {
-  std::uint32_t bits = 0;
-  std::memcpy(&bits, &value, sizeof bits);
-  if ((bits & 0x7fffffffU) > 0x7f800000U) return static_cast<std::uint16_t>((bits >> 16) | 0x40U);
-  bits += 0x7fffU + ((bits >> 16) & 1U);
-  return static_cast<std::uint16_t>(bits >> 16);
-}
 
 // y[p, c] = x[p, c] * scale[c] + shift[c] over NHWC pixels, written as float, as bf16 bits, or as
 // int8 steps of `step` (rounded to nearest, saturated).
@@ -514,8 +504,7 @@ class CpuPlan final : public InferencePlan {
   // with no residual.
   bool by_winograd(const FusedOp& op, const memory& source, const Shape& in, std::size_t i) const {
     const dt type = precision_ == PlanPrecision::bf16 ? dt::bf16 : dt::f32;
-    return (precision_ == PlanPrecision::bf16 || precision_ == PlanPrecision::fp32) &&
-           op.kind == FusedOp::Kind::conv && op.residual < 0 && winograd_enabled() &&
+    return op.kind == FusedOp::Kind::conv && op.residual < 0 && winograd_enabled() &&
            winograd_applies(op.weight_shape, op.geometry, precision_) && formats_[i].type == type &&
            formats_[i].scale == 1.0F &&
            source.get_desc() == memory::desc(dims_of(in), type, tag::nhwc);

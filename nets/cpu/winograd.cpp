@@ -21,6 +21,7 @@
 
 #include "core/error.hpp"
 #include "nets/cpu/backend.hpp"
+#include "nets/cpu/value_formats.hpp"
 
 // The kernels' instructions: AVX-512 (and, in bf16's functions, its bf16 instructions). The fp32
 // path, which runs on CPUs without bf16, executes none of those: the compiler emits them only for
@@ -36,14 +37,6 @@ constexpr std::int64_t kRows = 14;     // tiles per matrix-product kernel call (
 constexpr std::int64_t kColumns = 32;  // output channels per kernel call (two vectors of 16)
 // Bytes of transformed inputs one block keeps: within the per-core cache beside the weights.
 constexpr std::int64_t kBlockBytes = 384 * 1024;
-
-// `value` rounded to the nearest bf16 (ties to even), as its 16 bits.
-std::uint16_t to_bf16(float value) {
-  std::uint32_t bits = 0;
-  std::memcpy(&bits, &value, sizeof bits);
-  bits += 0x7fffU + ((bits >> 16) & 1U);
-  return static_cast<std::uint16_t>(bits >> 16);
-}
 
 // G g Gᵀ for one 3×3 filter g (row-major): the 16 transformed weights, row-major 4×4.
 std::array<float, kPoints> transform_filter(const float* g) {
@@ -91,7 +84,7 @@ struct Kind<std::uint16_t> {
   LABPOSE_AVX512_KERNEL static __m512 multiply_add(__m512 acc, __m512i x, __m512i w) {
     return _mm512_dpbf16_ps(acc, reinterpret_cast<__m512bh>(x), reinterpret_cast<__m512bh>(w));
   }
-  static std::uint16_t from_float(float value) { return to_bf16(value); }
+  static std::uint16_t from_float(float value) { return bf16_bits(value); }
 };
 
 template <>

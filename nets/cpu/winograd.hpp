@@ -25,7 +25,7 @@ namespace labpose::nets::cpu {
 /// them: ONEDNN_MAX_CPU_ISA lowers both).
 bool winograd_applies(const Shape& weights, const ConvGeometry& g, PlanPrecision precision);
 
-/// Whether bf16 plans use WinogradConv where it applies: yes, unless the environment variable
+/// Whether plans use WinogradConv where it applies: yes, unless the environment variable
 /// LABPOSE_WINOGRAD is 0 (to compare with oneDNN's direct convolutions in one run).
 bool winograd_enabled();
 

@@ -12,6 +12,7 @@
 
 #include "devices/devices.hpp"
 #include "nets/cpu/backend.hpp"
+#include "nets/cpu/value_formats.hpp"
 #include "nets/cpu/winograd.hpp"
 #include "nets/ref/backend.hpp"
 #include "tests/nets/plan_test_support.hpp"
@@ -30,13 +31,6 @@ constexpr double kUnitRoundOff = 1.0 / 256.0;  // bf16: 8 significant bits, roun
 constexpr double kB[4][4] = {{1, 0, 0, 0}, {0, 1, -1, 1}, {-1, 1, 1, 0}, {0, 0, 0, -1}};
 constexpr double kG[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
 constexpr double kA[4][2] = {{1, 0}, {1, 1}, {1, -1}, {0, -1}};
-
-std::uint16_t bf16_bits(float value) {
-  std::uint32_t bits = 0;
-  std::memcpy(&bits, &value, sizeof bits);
-  bits += 0x7fffU + ((bits >> 16) & 1U);
-  return static_cast<std::uint16_t>(bits >> 16);
-}
 
 float from_bf16(std::uint16_t bits) {
   const std::uint32_t wide = std::uint32_t{bits} << 16;
@@ -125,7 +119,7 @@ std::vector<double> winograd_magnitudes(const Case& c, const std::vector<float>&
 
 // Activations as the plan holds them: bf16 bit patterns or floats.
 std::uint16_t stored(float value, std::uint16_t /*type*/) {
-  return bf16_bits(value);
+  return cpu::bf16_bits(value);
 }
 float stored(float value, float /*type*/) {
   return value;
