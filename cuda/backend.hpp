@@ -1,6 +1,7 @@
 // The CUDA backend: the Backend interface on one NVIDIA GPU, cuDNN for convolutions (transposed
 // ones through the same three primitives) and batch norm, own kernels for the rest; NHWC float32
-// activations, inference plans in fp32, fp16 or bf16 (CudaOptions). All work goes to one stream in
+// activations, inference plans in fp32, fp16 or bf16, fp32 convolutions strict or in TF32
+// (CudaOptions). All work goes to one stream in
 // order; methods return before the GPU is done unless they hand values to the host. Not
 // thread-safe: one training loop or one plan runner per backend object.
 #pragma once
@@ -17,12 +18,16 @@ namespace labpose::cuda {
 struct CudaOptions {
   int device = 0;                           // the N of cuda:N
   DataType plan_precision = DataType::f32;  // the arithmetic of compile()d inference plans
+  // fp32 convolutions (the training ops' and fp32 plans') on TF32 tensor cores; refused before
+  // compute capability 8.0 (devices/ asks for it only where the GPU has them).
+  bool tf32 = false;
 };
 
 class CudaBackend final : public nets::Backend {
  public:
   /// Starts the backend on GPU `options.device`; throws a labpose::Error saying why when that GPU
-  /// cannot be used (no driver, no such device, compute capability below 7.5, bf16 before 8.0).
+  /// cannot be used (no driver, no such device, compute capability below 7.5, bf16 or TF32 before
+  /// 8.0).
   explicit CudaBackend(const CudaOptions& options);
   ~CudaBackend() override;
   CudaBackend(const CudaBackend&) = delete;
@@ -30,7 +35,10 @@ class CudaBackend final : public nets::Backend {
 
   std::string name() const override;
   std::string description() const override;
+  /// fp16 or bf16 plans; else tf32 when fp32 convolutions use TF32, else fp32.
   nets::PlanPrecision plan_precision() const override;
+  /// tf32 when fp32 convolutions use TF32, else fp32 (the training ops keep fp32 tensors).
+  nets::PlanPrecision training_precision() const override;
   bool host_memory() const override { return false; }
   /// The memory pool's peak: the most device memory held at once.
   std::int64_t peak_memory_bytes() const override;

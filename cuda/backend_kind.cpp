@@ -18,6 +18,7 @@ DataType data_type(nets::PlanPrecision precision) {
     case nets::PlanPrecision::bf16:
       return DataType::bf16;
     case nets::PlanPrecision::fp32:
+    case nets::PlanPrecision::tf32:       // fp32 data (CudaOptions::tf32)
     case nets::PlanPrecision::int8:       // refused by make below
     case nets::PlanPrecision::automatic:  // resolved before a backend is made
       break;
@@ -66,13 +67,19 @@ nets::BackendKind backend_kind() {
   kind.reduced_precision = true;
   kind.problem = [](int index) { return gpu_problem(query_cuda(), index); };
   kind.candidates = usable_gpus;
+  kind.tf32 = [](int index) {
+    const CudaReport report = query_cuda();
+    return index >= 0 && static_cast<std::size_t>(index) < report.gpus.size() &&
+           report.gpus[static_cast<std::size_t>(index)].major >= 8;
+  };
   kind.make = [](int index, nets::PlanPrecision precision) -> std::unique_ptr<nets::Backend> {
     if (precision == nets::PlanPrecision::int8) {
       throw UsageError(
           "int8 inference plans are the CPU's (VNNI); GPUs compute in fp32, fp16 or bf16",
           "use --precision fp16 or bf16 on a GPU, or --device cpu --precision int8");
     }
-    return std::make_unique<CudaBackend>(CudaOptions{index, data_type(precision)});
+    return std::make_unique<CudaBackend>(
+        CudaOptions{index, data_type(precision), precision == nets::PlanPrecision::tf32});
   };
   kind.report = gpu_report;
   kind.communicator = make_nccl_communicator;

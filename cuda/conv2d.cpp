@@ -1,8 +1,8 @@
-// CUDA convolution and transposed convolution on cuDNN (fp32, FMA math). A transposed convolution
-// is its forward convolution run backwards (forward = backward data, backward data = forward,
-// backward weights = backward filter with the operands swapped). Weights are reordered from
-// PyTorch's (K, C/g, R, S) to cuDNN's (K, R, S, C/g) on every call, asymmetric padding becomes an
-// explicit pad or crop (conv_geometry.hpp), bias gradients are an own deterministic channel sum.
+// CUDA convolution and transposed convolution on cuDNN (fp32, strict or TF32). A transposed
+// convolution is its forward convolution run backwards (forward = backward data, backward data =
+// forward, backward weights = backward filter with the operands swapped). Weights are reordered
+// from PyTorch's (K, C/g, R, S) to cuDNN's (K, R, S, C/g) on every call, asymmetric padding becomes
+// an explicit pad or crop (conv_geometry.hpp), bias gradients are an own deterministic channel sum.
 #include <fmt/core.h>
 
 #include "core/error.hpp"
@@ -33,7 +33,7 @@ std::size_t bytes_of_floats(const Shape& shape) {
   return static_cast<std::size_t>(shape.elements()) * sizeof(float);
 }
 
-// The cached fp32 cuDNN primitive for this geometry.
+// The cached fp32 cuDNN primitive for this geometry, in the backend's fp32 math.
 const CudnnConv& fp32_conv(State& s, ConvPrimitive primitive, const CudnnConvGeometry& geometry,
                            const std::string& context) {
   const std::string key = fmt::format("conv{}|{}|{}|{}|{}", static_cast<int>(primitive),
@@ -41,8 +41,8 @@ const CudnnConv& fp32_conv(State& s, ConvPrimitive primitive, const CudnnConvGeo
                                       geometry.filter.text(), geometry_key(geometry.symmetric));
   return *s.cached<ConvEntry>(key, [&] {
              auto entry = std::make_unique<ConvEntry>();
-             entry->conv =
-                 make_cudnn_conv(s.cudnn.get(), geometry, DataType::f32, primitive, context);
+             entry->conv = make_cudnn_conv(s.cudnn.get(), geometry, s.conv_settings(DataType::f32),
+                                           primitive, context);
              return entry;
            }).conv;
 }

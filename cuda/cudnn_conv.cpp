@@ -3,6 +3,9 @@
 
 #include <fmt/core.h>
 
+#include <cstdlib>
+#include <string_view>
+
 #include "core/error.hpp"
 
 namespace labpose::cuda {
@@ -11,29 +14,8 @@ namespace {
 // Algorithms needing more workspace than this are skipped (cuDNN ranks cheaper ones after them).
 constexpr std::size_t kMaxWorkspaceBytes = std::size_t{1} << 30;
 
-ConvolutionDescriptor make_convolution_descriptor(const nets::ConvGeometry& g, DataType type,
-                                                  const std::string& context) {
-  cudnnConvolutionDescriptor_t descriptor = nullptr;
-  LABPOSE_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&descriptor), context);
-  ConvolutionDescriptor owned(descriptor);
-  LABPOSE_ASSERT(g.pad_top == g.pad_bottom && g.pad_left == g.pad_right);
-  LABPOSE_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(descriptor, g.pad_top, g.pad_left, g.stride_h,
-                                                      g.stride_w, g.dilation_h, g.dilation_w,
-                                                      CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
-                      context);
-  LABPOSE_CUDNN_CHECK(cudnnSetConvolutionGroupCount(descriptor, g.groups), context);
-  // FMA math keeps fp32 exact to float rounding (no TF32 on Ampere and later).
-  LABPOSE_CUDNN_CHECK(
-      cudnnSetConvolutionMathType(descriptor,
-                                  type == DataType::f32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH),
-      context);
-  return owned;
-}
-
-bool usable(DataType type, cudnnStatus_t status, cudnnMathType_t math, std::size_t memory) {
-  if (status != CUDNN_STATUS_SUCCESS || memory > kMaxWorkspaceBytes) return false;
-  return type != DataType::f32 ||
-         (math != CUDNN_TENSOR_OP_MATH && math != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
+bool tensor_core_math(cudnnMathType_t math) {
+  return math == CUDNN_TENSOR_OP_MATH || math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
 }
 
 // Takes the first usable ranked result whose workspace size cuDNN confirms for the descriptor.
@@ -42,8 +24,9 @@ void choose(CudnnConv& conv, const Perf* results, int returned, const WorkspaceS
             const std::string& context) {
   for (int k = 0; k < returned; ++k) {
     const Perf& result = results[k];
-    if (!usable(conv.type, result.status, result.mathType, result.memory)) continue;
-    if (conv.type != DataType::f32) {
+    if (!algorithm_usable(conv.type, conv.math, result.status, result.mathType, result.memory))
+      continue;
+    if (conv.type != DataType::f32 || conv.math == Fp32Math::tf32) {
       if (cudnnSetConvolutionMathType(conv.convolution.get(), result.mathType) !=
           CUDNN_STATUS_SUCCESS)
         continue;
@@ -61,17 +44,54 @@ void choose(CudnnConv& conv, const Perf* results, int returned, const WorkspaceS
 
 }  // namespace
 
+AlgorithmChoice algorithm_choice_from_environment() {
+  const char* value = std::getenv("LABPOSE_CUDNN_FIND");
+  return value != nullptr && std::string_view(value) == "0" ? AlgorithmChoice::heuristics
+                                                            : AlgorithmChoice::measured;
+}
+
+cudnnMathType_t convolution_math_type(DataType type, Fp32Math math) {
+  if (type != DataType::f32) return CUDNN_TENSOR_OP_MATH;
+  // CUDNN_DEFAULT_MATH lets cuDNN use TF32 tensor cores for fp32 data; FMA math forbids them.
+  return math == Fp32Math::tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+}
+
+bool algorithm_usable(DataType type, Fp32Math math, cudnnStatus_t status, cudnnMathType_t algorithm,
+                      std::size_t workspace_bytes) {
+  if (status != CUDNN_STATUS_SUCCESS || workspace_bytes > kMaxWorkspaceBytes) return false;
+  return type != DataType::f32 || math == Fp32Math::tf32 || !tensor_core_math(algorithm);
+}
+
+ConvolutionDescriptor make_convolution_descriptor(const nets::ConvGeometry& g, DataType type,
+                                                  Fp32Math math, const std::string& context) {
+  cudnnConvolutionDescriptor_t descriptor = nullptr;
+  LABPOSE_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&descriptor), context);
+  ConvolutionDescriptor owned(descriptor);
+  LABPOSE_ASSERT(g.pad_top == g.pad_bottom && g.pad_left == g.pad_right);
+  LABPOSE_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(descriptor, g.pad_top, g.pad_left, g.stride_h,
+                                                      g.stride_w, g.dilation_h, g.dilation_w,
+                                                      CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+                      context);
+  LABPOSE_CUDNN_CHECK(cudnnSetConvolutionGroupCount(descriptor, g.groups), context);
+  LABPOSE_CUDNN_CHECK(cudnnSetConvolutionMathType(descriptor, convolution_math_type(type, math)),
+                      context);
+  return owned;
+}
+
 std::unique_ptr<CudnnConv> make_cudnn_conv(cudnnHandle_t handle, const CudnnConvGeometry& geometry,
-                                           DataType type, ConvPrimitive primitive,
+                                           const ConvSettings& settings, ConvPrimitive primitive,
                                            const std::string& context) {
+  const DataType type = settings.type;
+  const bool measured = settings.choice == AlgorithmChoice::measured;
   auto conv = std::make_unique<CudnnConv>();
   conv->geometry = geometry;
   conv->type = type;
+  conv->math = type == DataType::f32 ? settings.math : Fp32Math::strict;
   conv->primitive = primitive;
   conv->in = make_tensor_descriptor(type, geometry.padded_in, context);
   conv->out = make_tensor_descriptor(type, geometry.conv_out, context);
   conv->filter = make_filter_descriptor(type, geometry.filter, context);
-  conv->convolution = make_convolution_descriptor(geometry.symmetric, type, context);
+  conv->convolution = make_convolution_descriptor(geometry.symmetric, type, conv->math, context);
   cudnnTensorDescriptor_t in = conv->in.get(), out = conv->out.get();
   cudnnFilterDescriptor_t filter = conv->filter.get();
   cudnnConvolutionDescriptor_t convolution = conv->convolution.get();
@@ -79,9 +99,10 @@ std::unique_ptr<CudnnConv> make_cudnn_conv(cudnnHandle_t handle, const CudnnConv
   switch (primitive) {
     case ConvPrimitive::forward: {
       cudnnConvolutionFwdAlgoPerf_t results[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-      LABPOSE_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
-                              handle, in, filter, convolution, out,
-                              CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, results),
+      const auto rank =
+          measured ? cudnnFindConvolutionForwardAlgorithm : cudnnGetConvolutionForwardAlgorithm_v7;
+      LABPOSE_CUDNN_CHECK(rank(handle, in, filter, convolution, out,
+                               CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, results),
                           context);
       choose(
           *conv, results, returned,
@@ -94,9 +115,10 @@ std::unique_ptr<CudnnConv> make_cudnn_conv(cudnnHandle_t handle, const CudnnConv
     }
     case ConvPrimitive::backward_data: {
       cudnnConvolutionBwdDataAlgoPerf_t results[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-      LABPOSE_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-                              handle, filter, out, convolution, in,
-                              CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, results),
+      const auto rank = measured ? cudnnFindConvolutionBackwardDataAlgorithm
+                                 : cudnnGetConvolutionBackwardDataAlgorithm_v7;
+      LABPOSE_CUDNN_CHECK(rank(handle, filter, out, convolution, in,
+                               CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, results),
                           context);
       choose(
           *conv, results, returned,
@@ -109,9 +131,10 @@ std::unique_ptr<CudnnConv> make_cudnn_conv(cudnnHandle_t handle, const CudnnConv
     }
     case ConvPrimitive::backward_filter: {
       cudnnConvolutionBwdFilterAlgoPerf_t results[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-      LABPOSE_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-                              handle, in, out, convolution, filter,
-                              CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, results),
+      const auto rank = measured ? cudnnFindConvolutionBackwardFilterAlgorithm
+                                 : cudnnGetConvolutionBackwardFilterAlgorithm_v7;
+      LABPOSE_CUDNN_CHECK(rank(handle, in, out, convolution, filter,
+                               CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, results),
                           context);
       choose(
           *conv, results, returned,

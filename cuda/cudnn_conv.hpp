@@ -1,8 +1,10 @@
 // One cuDNN legacy convolution primitive (forward, backward data or backward filter) for one shape
-// and type: descriptors, the first algorithm of cuDNN's heuristics (cudnnGet*Algorithm_v7) that
-// fits the workspace limit, its workspace size, and the calls that run it. fp32 uses FMA math only
-// (no TF32: it matches the reference to float rounding); fp16/bf16 use tensor cores with fp32
-// accumulation. Shared by the training ops (conv2d.cpp) and plans (plan.cpp); internal to cuda/.
+// and type: descriptors, the fastest algorithm that fits the workspace limit (timed on the GPU by
+// cudnnFind*Algorithm once per shape, as PyTorch's cudnn.benchmark does; or cuDNN's heuristics),
+// its workspace size, and the calls that run it. fp32 is strict FMA math
+// (the reference's float rounding) or TF32 on tensor cores (Fp32Math); fp16/bf16 use tensor cores
+// with fp32 accumulation. Shared by the training ops (conv2d.cpp) and plans (plan.cpp); internal to
+// cuda/.
 #pragma once
 
 #include <cstddef>
@@ -16,9 +18,31 @@ namespace labpose::cuda {
 
 enum class ConvPrimitive { forward, backward_data, backward_filter };
 
+/// How fp32 convolutions multiply: strict (FMA only: the reference to float rounding) or TF32
+/// (tensor cores with 10-bit mantissas and fp32 sums, compute capability 8.0 and later: PyTorch's
+/// default for convolutions). fp16 and bf16 data always use tensor cores.
+enum class Fp32Math { strict, tf32 };
+
+/// How an algorithm is chosen: by timing every one cuDNN offers on this GPU (cudnnFind*Algorithm,
+/// once per shape; it allocates its own trial buffers), or by cuDNN's heuristics without running
+/// anything (cudnnGet*Algorithm_v7).
+enum class AlgorithmChoice { measured, heuristics };
+
+/// measured, or heuristics where LABPOSE_CUDNN_FIND=0 (for comparing the two).
+AlgorithmChoice algorithm_choice_from_environment();
+
+/// The math type a convolution descriptor of `type` starts with.
+cudnnMathType_t convolution_math_type(DataType type, Fp32Math math);
+
+/// Whether an algorithm cuDNN ranked (its status, math type and workspace) may run a convolution
+/// of `type`: strict fp32 refuses tensor-core math; nothing may need more than the workspace limit.
+bool algorithm_usable(DataType type, Fp32Math math, cudnnStatus_t status, cudnnMathType_t algorithm,
+                      std::size_t workspace_bytes);
+
 struct CudnnConv {
   CudnnConvGeometry geometry;
   DataType type = DataType::f32;
+  Fp32Math math = Fp32Math::strict;
   ConvPrimitive primitive = ConvPrimitive::forward;
   TensorDescriptor in, out;  // padded_in and conv_out, NHWC
   FilterDescriptor filter;   // (K, R, S, C/g)
@@ -27,10 +51,21 @@ struct CudnnConv {
   std::size_t workspace_bytes = 0;
 };
 
+/// The convolution descriptor of `geometry` (symmetric padding) for `type` and `math`.
+ConvolutionDescriptor make_convolution_descriptor(const nets::ConvGeometry& geometry, DataType type,
+                                                  Fp32Math math, const std::string& context);
+
+/// What make_cudnn_conv needs besides the shape: the data type, fp32's math and how to choose.
+struct ConvSettings {
+  DataType type = DataType::f32;
+  Fp32Math math = Fp32Math::strict;  // fp32 only
+  AlgorithmChoice choice = AlgorithmChoice::measured;
+};
+
 /// Descriptors and algorithm for `primitive`; throws an Error naming `context` when cuDNN has no
-/// algorithm for it.
+/// algorithm for it. Measuring runs work on the handle's stream and waits for it.
 std::unique_ptr<CudnnConv> make_cudnn_conv(cudnnHandle_t handle, const CudnnConvGeometry& geometry,
-                                           DataType type, ConvPrimitive primitive,
+                                           const ConvSettings& settings, ConvPrimitive primitive,
                                            const std::string& context);
 
 // All pointers are device memory of conv.type, NHWC, filters (K, R, S, C/g); workspace holds at

@@ -84,9 +84,17 @@ CudaBackend::CudaBackend(const CudaOptions& options) : state_(std::make_unique<S
                             options.device, gpu.name, gpu.major, gpu.minor),
                 "use fp16 on this GPU");
   }
+  if (options.tf32 && gpu.major < 8) {
+    throw Error(fmt::format("TF32 needs a GPU of compute capability 8.0 or newer; cuda:{} ({}) "
+                            "has {}.{}",
+                            options.device, gpu.name, gpu.major, gpu.minor),
+                "use --precision fp32 on this GPU");
+  }
   State& s = *state_;
   s.device = options.device;
   s.plan_precision = options.plan_precision;
+  s.fp32_math = options.tf32 ? Fp32Math::tf32 : Fp32Math::strict;
+  s.algorithm_choice = algorithm_choice_from_environment();
   s.gpu_name = gpu.name;
   s.major = gpu.major;
   s.minor = gpu.minor;
@@ -109,9 +117,12 @@ std::string CudaBackend::name() const {
 }
 
 std::string CudaBackend::description() const {
-  return fmt::format("{}, compute capability {}.{}, cuDNN {}, inference plans in {}",
+  return fmt::format("{}, compute capability {}.{}, cuDNN {}, inference plans in {}{}",
                      state_->gpu_name, state_->major, state_->minor,
-                     cudnn_version_text(cudnnGetVersion()), name_of(state_->plan_precision));
+                     cudnn_version_text(cudnnGetVersion()), name_of(state_->plan_precision),
+                     state_->fp32_math == Fp32Math::tf32
+                         ? ", fp32 convolutions on TF32 tensor cores (--precision fp32: strict)"
+                         : "");
 }
 
 nets::PlanPrecision CudaBackend::plan_precision() const {
@@ -123,7 +134,12 @@ nets::PlanPrecision CudaBackend::plan_precision() const {
     case DataType::f32:
       break;
   }
-  return nets::PlanPrecision::fp32;
+  return training_precision();
+}
+
+nets::PlanPrecision CudaBackend::training_precision() const {
+  return state_->fp32_math == Fp32Math::tf32 ? nets::PlanPrecision::tf32
+                                             : nets::PlanPrecision::fp32;
 }
 
 PoolStatistics CudaBackend::memory_statistics() const {

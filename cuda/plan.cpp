@@ -188,7 +188,7 @@ class CudaPlan final : public nets::InferencePlan {
     const CudnnConvGeometry geometry = transposed ? cudnn_conv_geometry(out, in, w, op.geometry)
                                                   : cudnn_conv_geometry(in, out, w, op.geometry);
     convs_.push_back(make_cudnn_conv(
-        state_.cudnn.get(), geometry, type_,
+        state_.cudnn.get(), geometry, state_.conv_settings(type_),
         transposed ? ConvPrimitive::backward_data : ConvPrimitive::forward, context));
     const CudnnConv* conv = convs_.back().get();
     workspace_bytes_ = std::max(workspace_bytes_, conv->workspace_bytes);

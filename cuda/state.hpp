@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cuda/backend.hpp"
+#include "cuda/cudnn_conv.hpp"
 #include "cuda/cudnn_handles.hpp"
 #include "cuda/handles.hpp"
 #include "cuda/memory_pool.hpp"
@@ -25,6 +26,8 @@ struct CacheEntry {
 struct CudaBackend::State {
   int device = 0;
   DataType plan_precision = DataType::f32;
+  Fp32Math fp32_math = Fp32Math::strict;  // of every fp32 convolution: training ops and plans
+  AlgorithmChoice algorithm_choice = AlgorithmChoice::measured;
   std::string gpu_name;
   int major = 0, minor = 0;  // compute capability
 
@@ -38,6 +41,8 @@ struct CudaBackend::State {
   std::map<std::vector<float>, std::shared_ptr<nets::Storage>> constants;
   std::map<std::string, std::unique_ptr<CacheEntry>> cache;
 
+  /// The convolution settings of this backend for data of `type`.
+  ConvSettings conv_settings(DataType type) const { return {type, fp32_math, algorithm_choice}; }
   /// Makes this backend's GPU current for the calling thread (every public method starts here).
   void activate() const;
   cudaStream_t queue() const { return stream.get(); }

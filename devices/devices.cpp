@@ -45,8 +45,12 @@ DeviceName parse_device(const std::string& device) {
   return parsed;
 }
 
-// `precision` on device `index` of `kind`: --precision auto resolved to the kind's choice.
+// `precision` on device `index` of `kind`: --precision auto resolved to the kind's choice, and
+// tf32 to fp32 where the device has no TF32 units (it is fp32 with faster products, not a request
+// the device could refuse).
 PlanPrecision resolved(const nets::BackendKind& kind, int index, PlanPrecision precision) {
+  if (precision == PlanPrecision::tf32)
+    return kind.tf32 && kind.tf32(index) ? precision : PlanPrecision::fp32;
   if (precision != PlanPrecision::automatic) return precision;
   return kind.automatic_precision ? kind.automatic_precision(index) : PlanPrecision::fp32;
 }
@@ -115,12 +119,13 @@ std::vector<std::string> compiled_backends() {
 PlanPrecision parse_plan_precision(const std::string& text) {
   for (const PlanPrecision precision :
        {PlanPrecision::automatic, PlanPrecision::fp32, PlanPrecision::bf16, PlanPrecision::int8,
-        PlanPrecision::fp16}) {
+        PlanPrecision::fp16, PlanPrecision::tf32}) {
     if (text == nets::precision_name(precision)) return precision;
   }
   throw UsageError(fmt::format("unknown precision \"{}\"", text),
                    "use auto (bf16 where the device computes it natively, else fp32), fp32, bf16, "
-                   "int8 (a CPU with VNNI) or fp16 (GPUs)");
+                   "int8 (a CPU with VNNI), fp16 (GPUs) or tf32 (fp32 on a GPU's TF32 tensor "
+                   "cores)");
 }
 
 std::string device_problem(const std::string& device) {

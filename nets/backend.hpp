@@ -64,12 +64,16 @@ struct AdamSettings {
 /// tensor cores (bf16 needs compute capability 8.0), bf16 on a CPU with bf16 units, or int8 on a
 /// CPU with VNNI (post-training quantization: a graph calibrated with ActivationRanges).
 /// `automatic` (--precision auto) is a request, resolved per device by its kind's
-/// automatic_precision before a backend is made; it never picks int8. Training computes in fp32.
-enum class PlanPrecision { fp32, fp16, bf16, int8, automatic };
+/// automatic_precision before a backend is made; it never picks int8. `tf32` is fp32 whose
+/// convolutions multiply on TF32 tensor cores (GPUs of compute capability 8.0 and later); devices
+/// resolve it to fp32 where they have none. Training computes in fp32 (or tf32, or mixed bf16).
+enum class PlanPrecision { fp32, fp16, bf16, int8, automatic, tf32 };
 
-/// "fp32", "fp16", "bf16", "int8" or "auto".
+/// "fp32", "fp16", "bf16", "int8", "auto" or "tf32".
 inline const char* precision_name(PlanPrecision precision) {
   switch (precision) {
+    case PlanPrecision::tf32:
+      return "tf32";
     case PlanPrecision::fp16:
       return "fp16";
     case PlanPrecision::bf16:

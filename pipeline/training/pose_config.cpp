@@ -211,11 +211,13 @@ void read_optimization_keys(const projects::YamlMapReader& reader, PoseConfig& c
   read_schedule_keys(reader, c);
   c.sync_batch_norm = reader.optional_bool("sync_batch_norm").value_or(c.sync_batch_norm);
   c.precision = reader.text("precision", false, c.precision);
-  if (c.precision != "fp32" && c.precision != "bf16" && c.precision != "auto") {
+  if (c.precision != "tf32" && c.precision != "fp32" && c.precision != "bf16" &&
+      c.precision != "auto") {
     reader.fail(
         "precision", reader.value("precision"),
-        fmt::format("precision must be fp32, bf16 or auto (found \"{}\")", c.precision),
-        "bf16 needs a CPU with bf16 units (see labpose doctor); auto picks it where there are");
+        fmt::format("precision must be tf32, fp32, bf16 or auto (found \"{}\")", c.precision),
+        "tf32 is fp32 with TF32 convolutions on a GPU that has them; bf16 needs a CPU with bf16 "
+        "units (see labpose doctor); auto picks it where there are");
   }
 }
 
@@ -364,8 +366,11 @@ std::string pose_config_text(const PoseConfig& c) {
       "batch\n# rather than each rank's share\n";
   line("sync_batch_norm", yes_no(c.sync_batch_norm));
   out +=
-      "# precision: fp32, bf16 (mixed precision: bf16 convolutions, fp32 weights, batch norm and "
-      "losses;\n# a CPU with bf16 units) or auto (bf16 where the CPU has bf16 units)\n";
+      "# precision: tf32 (fp32; GPUs of compute capability 8.0+ multiply convolutions on TF32 "
+      "tensor\n# cores, as PyTorch does; CPUs compute fp32), fp32 (strict fp32 everywhere), bf16 "
+      "(mixed\n# precision: bf16 convolutions, fp32 weights, batch norm and losses; a CPU with "
+      "bf16 "
+      "units)\n# or auto (bf16 where the CPU has bf16 units)\n";
   line("precision", c.precision);
   out += "\n# Targets and loss (score maps: disks of pos_dist_thresh pixels at stride 8)\n";
   line("stride", std::to_string(c.stride));

@@ -44,7 +44,7 @@ struct TrainOptions {
   std::optional<double> backbone_warmup;
   std::optional<ScheduleKind> schedule;  // a resumed run keeps its snapshot's
   std::optional<std::string> weights;    // pretrained backbone (safetensors)
-  std::optional<std::string> precision;  // "fp32", "bf16" or "auto" (pose_cfg.yaml's precision)
+  std::optional<std::string> precision;  // tf32, fp32, bf16 or auto (pose_cfg.yaml's precision)
   // Minutes of training time: the time schedule's budget, else (by iterations, or a resumed time
   // schedule) a stop with a snapshot, as an interrupt; 0: none.
   double max_minutes = 0.0;

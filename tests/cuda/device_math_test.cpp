@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <random>
 
 #include "cuda/conv_geometry.hpp"
+#include "cuda/cudnn_conv.hpp"
 #include "cuda/layout_math.hpp"
 #include "cuda/op_math.hpp"
 #include "cuda/state.hpp"
@@ -190,6 +192,63 @@ TEST(CudaConvGeometry, TransposedConvolutionsCropTheirOutputAndPadTheirGradient)
     ref.conv_transpose2d_backward_weights(tx, tdy_padded, dw_padded, none, g.symmetric);
     EXPECT_TRUE(close(download(ref, dw_padded), download(ref, dw), 1e-6, 1e-6))
         << "backward weights";
+  }
+}
+
+// ---- cuDNN's math types (descriptors need no GPU) -------------------------------------------
+cudnnMathType_t math_of(const ConvolutionDescriptor& descriptor) {
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+  EXPECT_EQ(cudnnGetConvolutionMathType(descriptor.get(), &math), CUDNN_STATUS_SUCCESS);
+  return math;
+}
+
+TEST(CudnnConvMath, StrictFp32ForbidsTensorCoresAndTf32AllowsThem) {
+  const ConvGeometry g = ConvGeometry::symmetric(1, 1, 2, 4);
+  // Strict fp32 (analysis, --precision fp32): FMA only, so results match the reference to float
+  // rounding; TF32 (training's default on compute capability 8.0+): cuDNN's default math, which
+  // lets it pick TF32 tensor-core kernels. Half types always ask for tensor cores.
+  EXPECT_EQ(math_of(make_convolution_descriptor(g, DataType::f32, Fp32Math::strict, "test")),
+            CUDNN_FMA_MATH);
+  EXPECT_EQ(math_of(make_convolution_descriptor(g, DataType::f32, Fp32Math::tf32, "test")),
+            CUDNN_DEFAULT_MATH);
+  for (const DataType half : {DataType::f16, DataType::bf16}) {
+    for (const Fp32Math math : {Fp32Math::strict, Fp32Math::tf32}) {
+      EXPECT_EQ(math_of(make_convolution_descriptor(g, half, math, "test")), CUDNN_TENSOR_OP_MATH)
+          << name_of(half);
+    }
+  }
+  // Which of cuDNN's ranked algorithms each may take.
+  for (const cudnnMathType_t tensor_cores :
+       {CUDNN_TENSOR_OP_MATH, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION}) {
+    EXPECT_FALSE(
+        algorithm_usable(DataType::f32, Fp32Math::strict, CUDNN_STATUS_SUCCESS, tensor_cores, 0));
+    EXPECT_TRUE(
+        algorithm_usable(DataType::f32, Fp32Math::tf32, CUDNN_STATUS_SUCCESS, tensor_cores, 0));
+    EXPECT_TRUE(
+        algorithm_usable(DataType::f16, Fp32Math::strict, CUDNN_STATUS_SUCCESS, tensor_cores, 0));
+  }
+  EXPECT_TRUE(algorithm_usable(DataType::f32, Fp32Math::strict, CUDNN_STATUS_SUCCESS,
+                               CUDNN_FMA_MATH, std::size_t{1} << 20));
+  EXPECT_FALSE(algorithm_usable(DataType::f32, Fp32Math::tf32, CUDNN_STATUS_NOT_SUPPORTED,
+                                CUDNN_DEFAULT_MATH, 0));
+  EXPECT_FALSE(algorithm_usable(DataType::f32, Fp32Math::tf32, CUDNN_STATUS_SUCCESS,
+                                CUDNN_DEFAULT_MATH, std::size_t{4} << 30))
+      << "workspaces over the limit are skipped";
+}
+
+TEST(CudnnConvMath, AlgorithmsAreMeasuredUnlessTheEnvironmentAsksForHeuristics) {
+  const char* before = std::getenv("LABPOSE_CUDNN_FIND");
+  const std::string saved = before != nullptr ? before : "";
+  unsetenv("LABPOSE_CUDNN_FIND");
+  EXPECT_EQ(algorithm_choice_from_environment(), AlgorithmChoice::measured);
+  setenv("LABPOSE_CUDNN_FIND", "0", 1);
+  EXPECT_EQ(algorithm_choice_from_environment(), AlgorithmChoice::heuristics);
+  setenv("LABPOSE_CUDNN_FIND", "1", 1);
+  EXPECT_EQ(algorithm_choice_from_environment(), AlgorithmChoice::measured);
+  if (before != nullptr) {
+    setenv("LABPOSE_CUDNN_FIND", saved.c_str(), 1);
+  } else {
+    unsetenv("LABPOSE_CUDNN_FIND");
   }
 }
 

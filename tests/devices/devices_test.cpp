@@ -69,6 +69,26 @@ TEST(Devices, AskingForAnUnusableGpuFailsWithTheReason) {
   }
 }
 
+// tf32 is fp32 with TF32 products: the default of training, so it must work on every device. Where
+// there are no TF32 units (CPUs, the reference, GPUs before compute capability 8.0) it is exactly
+// fp32; on a GPU with them, both the training ops and fp32 plans say tf32.
+TEST(Devices, Tf32IsFp32WhereTheDeviceHasNoTf32Units) {
+  EXPECT_EQ(parse_plan_precision("tf32"), PlanPrecision::tf32);
+  for (const char* device : {"cpu", "ref"}) {
+    const auto backend = make_backend(device, PlanPrecision::tf32);
+    EXPECT_EQ(backend->plan_precision(), PlanPrecision::fp32) << device;
+    EXPECT_EQ(backend->training_precision(), PlanPrecision::fp32) << device;
+  }
+  if (!device_problem("cuda").empty()) return;
+  const auto gpu = make_backend("cuda", PlanPrecision::tf32);
+  const auto strict = make_backend("cuda", PlanPrecision::fp32);
+  EXPECT_EQ(strict->training_precision(), PlanPrecision::fp32);
+  EXPECT_EQ(gpu->training_precision(), gpu->plan_precision());
+  EXPECT_TRUE(contains(gpu->description(), "TF32") ==
+              (gpu->training_precision() == PlanPrecision::tf32))
+      << gpu->description();
+}
+
 TEST(Devices, AutoPicksAUsableGpuOrTheCpu) {
   const auto backend = make_backend("auto");
   if (device_problem("cuda").empty()) {

@@ -118,7 +118,7 @@ TEST(PoseConfig, BadValuesNameTheLine) {
   EXPECT_NE(error_of(base + "sync_batch_norm: maybe\n").find("pose_cfg.yaml:4:18: sync_batch_norm"),
             std::string::npos);
   EXPECT_EQ(error_of(base + "precision: int8\n"),
-            "pose_cfg.yaml:4:12: precision must be fp32, bf16 or auto (found \"int8\")");
+            "pose_cfg.yaml:4:12: precision must be tf32, fp32, bf16 or auto (found \"int8\")");
   EXPECT_EQ(error_of(base + "optimizer: lbfgs\n"),
             "pose_cfg.yaml:4:12: optimizer must be adamw or sgd (found \"lbfgs\")");
   EXPECT_NE(error_of(base + "multi_step: [[0.001, 100], [0.0001, 50]]\n")

@@ -240,7 +240,9 @@ Command bench_command() {
         "--precision", options->precision,
         "arithmetic: fp32 (default), bf16 (a GPU's tensor cores, or a CPU with bf16 units, where "
         "--train steps are mixed precision), int8 (a CPU with VNNI; inference, calibrated on the "
-        "random input), fp16 (GPUs), or auto (bf16 on a CPU with bf16 units, else fp32)");
+        "random input), fp16 (GPUs), tf32 (fp32 with TF32 convolutions on a GPU of compute "
+        "capability 8.0+, in plans and --train steps), or auto (bf16 on a CPU with bf16 units, "
+        "else fp32)");
     app.add_option("--bodyparts", options->bodyparts, "bodyparts J of the head (default 4)");
     app.add_option("--repeats", options->repeats,
                    "timed repeats; the median is reported (default 10)");

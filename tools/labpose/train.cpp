@@ -202,10 +202,11 @@ Command train_command() {
                    "it trains (pose_cfg.yaml's backbone_warmup; 0: off)")
         ->check(CLI::Range(0.0, 1.0));
     app.add_option("--precision", train.precision,
-                   "fp32, bf16 (mixed precision: bf16 convolutions, fp32 weights and batch norm; "
-                   "a CPU with bf16 units) or auto (bf16 where the CPU has them) (pose_cfg.yaml's "
-                   "precision)")
-        ->check(CLI::IsMember({"fp32", "bf16", "auto"}));
+                   "tf32 (fp32 with TF32 convolutions on a GPU of compute capability 8.0+, "
+                   "PyTorch's default; fp32 elsewhere), fp32 (strict), bf16 (mixed precision: "
+                   "bf16 convolutions, fp32 weights and batch norm; a CPU with bf16 units) or auto "
+                   "(bf16 where the CPU has them) (pose_cfg.yaml's precision)")
+        ->check(CLI::IsMember({"tf32", "fp32", "bf16", "auto"}));
     app.add_option("--schedule", options->schedule,
                    "time: fit the learning-rate drops and the unfreeze to --max-minutes; "
                    "iterations: follow multi_step's iterations (pose_cfg.yaml's schedule)")
