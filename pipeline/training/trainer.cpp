@@ -12,6 +12,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <thread>
 
 #include "core/console.hpp"
 #include "core/error.hpp"
@@ -28,6 +29,7 @@
 #include "pipeline/pose/predict.hpp"
 #include "pipeline/training/best_snapshot.hpp"
 #include "pipeline/training/data_parallel.hpp"
+#include "pipeline/training/data_wait.hpp"
 #include "pipeline/training/gradient_exchange.hpp"
 #include "pipeline/training/loader.hpp"
 #include "pipeline/training/parameter_groups.hpp"
@@ -104,7 +106,7 @@ class Trainer {
   SnapshotMetadata snapshot_metadata() const;
   void remove_old_snapshots(bool best, const fs::path& kept);
   void append_stats_row(bool force);
-  std::string progress_detail(double images_per_second) const;
+  std::string progress_detail(double images_per_second, double seconds) const;
   double now() const {
     if (options_.clock) return options_.clock();
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
@@ -139,6 +141,8 @@ class Trainer {
   std::unique_ptr<nets::Net> net_;
   std::unique_ptr<nets::Optimizer> optimizer_;
   std::unique_ptr<BatchLoader> loader_;
+  int loader_threads_ = 0;
+  DataWait data_wait_;  // this sitting's waits for the loader
   ParameterRanges ranges_;
   int applied_frozen_stages_ = 0;  // what ranges_ and the batch norms are set for
   std::size_t score_output_ = 0, locref_output_ = 1;  // indices in the network's outputs
@@ -184,8 +188,10 @@ void Trainer::setup() {
     read_earlier_stats();
   }
   const BatchGeometry geometry = allocate_step_buffers();
+  loader_threads_ = loader_threads_for(pose_.loader_threads, !backend_->host_memory(),
+                                       std::thread::hardware_concurrency());
   loader_ = std::make_unique<BatchLoader>(dataset_, train_, options_.project, pose_, geometry,
-                                          iteration_, pose_.loader_threads);
+                                          iteration_, loader_threads_);
   if (parallel()) start_exchange();
   if (parallel() && pose_.sync_batch_norm) synchronize_batch_norms(*net_, world_);
   result_.first_iteration = iteration_;
@@ -489,7 +495,9 @@ void Trainer::advance_schedule() {
 
 // The step's batch from the loader, its images copied to the network's input.
 std::unique_ptr<TrainingBatch> Trainer::next_batch() {
+  const double asked = now();
   std::unique_ptr<TrainingBatch> batch = loader_->next();
+  data_wait_.add(now() - asked);
   backend_->copy_from_host(batch->images.data(), input_);
   return batch;
 }
@@ -687,9 +695,11 @@ void Trainer::append_stats_row(bool force) {
 }
 
 // The progress line's detail; by time, with what is left of the schedule instead of an ETA.
-std::string Trainer::progress_detail(double images_per_second) const {
-  std::string detail = fmt::format("iter {}  loss {:.5f}  {:.1f} images/s", iteration_,
-                                   smoothed_loss_, images_per_second);
+// `seconds`: this sitting's training so far.
+std::string Trainer::progress_detail(double images_per_second, double seconds) const {
+  std::string detail =
+      fmt::format("iter {}  loss {:.5f}  {:.1f} images/s{}", iteration_, smoothed_loss_,
+                  images_per_second, data_wait_.progress_text(seconds));
   if (schedule_->timed()) {
     detail += fmt::format("  {} left of the {:g}-minute schedule",
                           format_duration(std::max(schedule_->budget_seconds() - elapsed(), 0.0)),
@@ -727,7 +737,8 @@ TrainResult Trainer::run() {
     progress.advance();
     const double seconds = now() - start;
     progress.set_detail(progress_detail(
-        seconds > 0 ? static_cast<double>((iteration_ - first) * pose_.batch_size) / seconds : 0));
+        seconds > 0 ? static_cast<double>((iteration_ - first) * pose_.batch_size) / seconds : 0,
+        seconds));
     if (const auto stop = stop_requested()) {
       result_.stop = *stop;
       break;
@@ -736,6 +747,10 @@ TrainResult Trainer::run() {
   progress.finish();
   finish();
   if (exchange_ && exchange_->steps() > 0) report_exchange();
+  if (const std::string advice =
+          data_wait_.advice(now() - start, loader_threads_, std::thread::hardware_concurrency());
+      !advice.empty())
+    console::warn("{}", advice);
   return result_;
 }
 
