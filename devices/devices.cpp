@@ -82,13 +82,15 @@ std::unique_ptr<nets::Backend> cpu_for_auto(PlanPrecision precision, const std::
   return backend;
 }
 
-// --device auto: the first usable GPU of a compiled GPU kind that starts, else the CPU.
+// --device auto: the first usable GPU of a compiled GPU kind that starts (each is tried in turn,
+// and each that will not start says why), else the CPU.
 std::unique_ptr<nets::Backend> automatic_backend(PlanPrecision precision) {
   std::string why = "this build has no GPU backend";
   for (const nets::BackendKind& kind : backend_kinds()) {
     if (!kind.compiled || !kind.numbered) continue;
     std::string why_none;
-    for (const nets::GpuCandidate& gpu : kind.candidates(why_none)) {
+    const std::vector<nets::GpuCandidate> gpus = kind.candidates(why_none);
+    for (const nets::GpuCandidate& gpu : gpus) {
       try {
         const PlanPrecision chosen = resolved(kind, gpu.index, precision);
         auto backend = kind.make(gpu.index, chosen);
@@ -96,9 +98,9 @@ std::unique_ptr<nets::Backend> automatic_backend(PlanPrecision precision) {
         say_automatic_choice(precision, *backend, chosen);
         return backend;
       } catch (const Error& error) {
-        console::warn("cannot start GPU {}:{} ({}): {}; using the CPU", kind.name, gpu.index,
-                      gpu.name, error.what());
-        break;
+        console::warn("cannot start GPU {}:{} ({}): {}; {}", kind.name, gpu.index, gpu.name,
+                      error.what(), &gpu == &gpus.back() ? "using the CPU" : "trying the next");
+        why_none = fmt::format("{}:{} would not start", kind.name, gpu.index);
       }
     }
     why = "no usable GPU: " + (why_none.empty() ? std::string("see labpose doctor") : why_none);
