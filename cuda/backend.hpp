@@ -40,6 +40,8 @@ class CudaBackend final : public nets::Backend {
   /// tf32 when fp32 convolutions use TF32, else fp32 (the training ops keep fp32 tensors).
   nets::PlanPrecision training_precision() const override;
   bool host_memory() const override { return false; }
+  /// cuDNN's tensors hold at most 2^31 - 1 values (their sizes and strides are int).
+  std::int64_t largest_tensor_elements() const override { return 2147483647; }
   /// The memory pool's peak: the most device memory held at once.
   std::int64_t peak_memory_bytes() const override;
   nets::Layout activation_layout() const override { return nets::Layout::nhwc; }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -121,6 +122,11 @@ class Backend {
   /// The arithmetic of the convolutions of the training ops: fp32, or bf16 for mixed precision
   /// (fp32 tensors, bf16 operands inside the convolutions, fp32 results).
   virtual PlanPrecision training_precision() const { return PlanPrecision::fp32; }
+  /// The most values one tensor of this backend may hold (cuDNN's: 2^31 - 1; unlimited elsewhere),
+  /// which caps the batch of an inference plan on large images (nets::largest_batch).
+  virtual std::int64_t largest_tensor_elements() const {
+    return std::numeric_limits<std::int64_t>::max();
+  }
 
   // ---- memory -------------------------------------------------------------------------------
   /// A new tensor: rank-4 shapes in activation_layout(), other ranks flat.

@@ -1,6 +1,8 @@
 // The op-by-op inference plan.
 #include "nets/generic_plan.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 
 namespace labpose::nets {
@@ -25,6 +27,26 @@ std::vector<Shape> fused_shapes(const FusedGraph& graph, const Shape& input) {
     }
   }
   return shapes;
+}
+
+std::int64_t largest_tensor_per_image(const FusedGraph& graph, const Shape& image) {
+  const Shape one{1, image.c(), image.h(), image.w()};
+  const std::vector<Shape> shapes = fused_shapes(graph, one);
+  std::int64_t largest = one.elements();
+  for (std::size_t i = 0; i < graph.ops.size(); ++i) {
+    largest = std::max(largest, shapes[i].elements());
+    const FusedOp& op = graph.ops[i];
+    if (op.kind != FusedOp::Kind::conv) continue;
+    const Shape& in = op.input < 0 ? one : shapes[static_cast<std::size_t>(op.input)];
+    const ConvGeometry& g = op.geometry;
+    largest = std::max(largest, in.c() * (in.h() + g.pad_top + g.pad_bottom) *
+                                    (in.w() + g.pad_left + g.pad_right));
+  }
+  return largest;
+}
+
+std::int64_t largest_batch(const FusedGraph& graph, const Shape& image, std::int64_t max_elements) {
+  return max_elements / largest_tensor_per_image(graph, image);
 }
 
 namespace {

@@ -114,7 +114,7 @@ std::string analyze_frames(const VideoRun& run, VideoReader& reader, Checkpoint&
   const DecodeSettings settings{run.model.stride, run.model.locref_stdev,
                                 run.model.location_refinement};
   PoseRunner pose(run.backend, run.net, settings, run.batch_size, reader.height(), reader.width());
-  FrameDecoder decoder(reader, run.batch_size);
+  FrameDecoder decoder(reader, pose.batch_size());
 
   const auto start = std::chrono::steady_clock::now();
   std::string started_text = local_time_text();

@@ -93,7 +93,7 @@ void FramePredictor::predict(const std::uint8_t* pixels, std::size_t images, int
   prepare(height, width);
   const std::size_t frame_bytes =
       static_cast<std::size_t>(height) * static_cast<std::size_t>(width) * 3;
-  const auto batch = static_cast<std::size_t>(batch_size_);
+  const auto batch = static_cast<std::size_t>(runner_->batch_size());
   const auto joints = static_cast<std::size_t>(this->joints());
   for (std::size_t first = 0; first < images; first += batch) {
     const std::size_t count = std::min(batch, images - first);

@@ -7,18 +7,27 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "nets/backend.hpp"
+#include "nets/fused_graph.hpp"
 #include "nets/net.hpp"
 #include "pipeline/pose/decode.hpp"
 
 namespace labpose::pipeline {
 
+/// `batch`, or the largest batch of height x width frames for which no tensor of a plan of `graph`
+/// holds more than `limit` values (Backend::largest_tensor_elements of `device`), said on the
+/// console when lower; throws an Error when not even one frame fits.
+int batch_within_tensor_limit(const nets::FusedGraph& graph, int batch, int height, int width,
+                              std::int64_t limit, const std::string& device);
+
 class PoseRunner {
  public:
-  /// Compiles `net` on `backend` for batches of `batch` images of height x width pixels; both
-  /// must outlive the runner.
+  /// Compiles `net` on `backend` for batches of `batch` images of height x width pixels (fewer
+  /// where the backend's tensors cannot hold that many: batch_size() says); both must outlive the
+  /// runner.
   PoseRunner(nets::Backend& backend, const nets::Net& net, const DecodeSettings& settings,
              int batch, int height, int width);
   ~PoseRunner();

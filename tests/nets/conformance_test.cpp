@@ -4,6 +4,7 @@
 // has no case here. The CUDA backend joins through devices::compiled_backends().
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <memory>
 #include <regex>
 #include <string>
@@ -442,6 +443,16 @@ TEST_P(Conformance, DeviceFaceMemoryAndCopies) {
 }
 
 // Backends compute in fp32 unless a precision is asked for (bf16_test.cpp, gpu_test.cpp).
+// Every backend's tensors hold at least what cuDNN's do (2^31 - 1 values): analysis caps batches to
+// it (nets::largest_batch), and on the CPU nothing lower than that limit is ever imposed.
+TEST_P(Conformance, TensorsHoldAtLeastCudnnsLargest) {
+  const std::int64_t largest = backend_->largest_tensor_elements();
+  EXPECT_GE(largest, std::int64_t{2147483647});
+  if (backend_->host_memory()) {
+    EXPECT_EQ(largest, std::numeric_limits<std::int64_t>::max());
+  }
+}
+
 TEST_P(Conformance, Fp32ByDefault) {
   EXPECT_EQ(backend_->plan_precision(), PlanPrecision::fp32);
   EXPECT_EQ(backend_->training_precision(), PlanPrecision::fp32);

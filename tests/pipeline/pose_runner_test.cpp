@@ -6,7 +6,9 @@
 
 #include <opencv2/core.hpp>
 
+#include "core/error.hpp"
 #include "nets/fused_graph.hpp"
+#include "nets/generic_plan.hpp"
 #include "nets/models/models.hpp"
 #include "nets/ref/backend.hpp"
 #include "pipeline/pose/pose_runner.hpp"
@@ -95,6 +97,32 @@ TEST(PoseRunner, EachImageOfABatchGetsTheKeypointsOfItsOwnRun) {
   EXPECT_TRUE(images_differ) << "the test images must give different keypoints to tell them apart";
   for (std::size_t j = 3 * kJoints; j < 4 * kJoints; ++j)
     EXPECT_EQ(out[j].x, -1.0) << "only the images asked for are decoded";
+}
+
+// cuDNN's tensors hold at most 2^31 - 1 values: resnet_50 on 1080p frames holds 33.2 M values per
+// frame in its first layers, so batch 65 would fail inside cuDNN; the batch is lowered to 64 with a
+// line saying why, and a frame too large for even one is an error naming the size and a way out.
+TEST(PoseRunner, BatchesAreCappedWhereTheDevicesTensorsCannotHoldThem) {
+  nets::ref::RefBackend backend;
+  auto net = nets::build_pose_net(backend, {"resnet_50", kJoints, true});
+  const nets::FusedGraph graph = net->fuse(true);
+  const std::int64_t cudnn = 2147483647;
+  EXPECT_EQ(nets::largest_tensor_per_image(graph, nets::Shape{1, 3, 1080, 1920}), 64 * 540 * 960);
+  EXPECT_EQ(batch_within_tensor_limit(graph, 64, 1080, 1920, cudnn, "cuda:0"), 64);
+  EXPECT_EQ(batch_within_tensor_limit(graph, 128, 1080, 1920, cudnn, "cuda:0"), 64);
+  EXPECT_EQ(batch_within_tensor_limit(graph, 128, 480, 640, cudnn, "cuda:0"), 128);
+  EXPECT_EQ(batch_within_tensor_limit(graph, 4096, 1080, 1920,
+                                      std::numeric_limits<std::int64_t>::max(), "cpu"),
+            4096);
+  try {
+    batch_within_tensor_limit(graph, 1, 20000, 20000, cudnn, "cuda:0");
+    FAIL() << "expected an error";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("20000x20000 frames are too large for cuda:0"),
+              std::string::npos)
+        << error.what();
+    EXPECT_NE(error.hint().find("--device cpu"), std::string::npos) << error.hint();
+  }
 }
 
 }  // namespace
