@@ -29,7 +29,8 @@ std::string DataWait::advice(double elapsed, int threads, unsigned cores) const 
       cores > 0 ? fmt::format(" of this machine's {} cores", cores) : std::string();
   return fmt::format(
       "the network waited for training batches {:.0f} % of the time ({:.1f} s): the {} loader "
-      "threads{} did not keep up; raise loader_threads in pose_cfg.yaml, or use a smaller crop_size",
+      "threads{} did not keep up; raise loader_threads in pose_cfg.yaml, or use a smaller "
+      "crop_size",
       100 * part, waited_, threads, machine);
 }
 

@@ -4,11 +4,12 @@
 // test. Shared by the conformance suites (every backend against ref), the GPU tests and the CPU
 // checks that the GPU tests' cases are well posed.
 //
-// Why: with initialize_pose_net alone, batch norm is the identity, MobileNetV2 and EfficientNet-Lite
-// shrink their features to 1e-7 and their outputs to 1e-10 (below fp16's smallest value, so an fp16
-// plan returned zeros: relative error 1.0), and ResNet-101 reaches 4e5 (above fp16's largest). And
-// training with batch statistics over 4x4 maps of 2 images divides by variances near 0: the
-// reference and the CPU backend, both right, drifted apart by 2% at step 2 and 11% at step 5.
+// Why: with initialize_pose_net alone, batch norm is the identity, MobileNetV2 and
+// EfficientNet-Lite shrink their features to 1e-7 and their outputs to 1e-10 (below fp16's smallest
+// value, so an fp16 plan returned zeros: relative error 1.0), and ResNet-101 reaches 4e5 (above
+// fp16's largest). And training with batch statistics over 4x4 maps of 2 images divides by
+// variances near 0: the reference and the CPU backend, both right, drifted apart by 2% at step 2
+// and 11% at step 5.
 #pragma once
 
 #include <functional>
@@ -23,8 +24,8 @@
 
 namespace labpose::nets::testing {
 
-/// Training forwards of `x` until every batch norm's running statistics are (to 0.9^passes) those of
-/// x's batch, as PyTorch's momentum 0.1 would after as many steps.
+/// Training forwards of `x` until every batch norm's running statistics are (to 0.9^passes) those
+/// of x's batch, as PyTorch's momentum 0.1 would after as many steps.
 inline void calibrate_batch_norm(Net& net, const Tensor& x, int passes = 30) {
   for (int pass = 0; pass < passes; ++pass) net.forward(x, true);
 }
@@ -38,13 +39,13 @@ inline void freeze_batch_norm(Net& net, bool frozen) {
 }
 
 struct TrainingRun {
-  std::vector<double> losses;            // per step, before its update
-  std::vector<float> scoremap, locref;   // the evaluation outputs after the last step
+  std::vector<double> losses;           // per step, before its update
+  std::vector<float> scoremap, locref;  // the evaluation outputs after the last step
 };
 
-/// `steps` SGD steps (rate `learning_rate`, momentum 0.9) of mobilenet_v2_0.35 with calibrated, frozen
-/// batch norm on two 64x64 images with a bright disk per keypoint, DeepLabCut's loss and targets.
-/// `after_step(step)` runs after each step (GPU tests read the memory pool there).
+/// `steps` SGD steps (rate `learning_rate`, momentum 0.9) of mobilenet_v2_0.35 with calibrated,
+/// frozen batch norm on two 64x64 images with a bright disk per keypoint, DeepLabCut's loss and
+/// targets. `after_step(step)` runs after each step (GPU tests read the memory pool there).
 inline TrainingRun train_on_disks(Backend& backend, int steps, float learning_rate = 0.01F,
                                   const std::function<void(int)>& after_step = {}) {
   const Shape input{2, 3, 64, 64};
