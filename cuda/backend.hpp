@@ -104,6 +104,8 @@ class CudaBackend final : public nets::Backend {
   void add(const nets::Tensor& a, const nets::Tensor& b, nets::Tensor& y) override;
   void channel_affine(const nets::Tensor& x, const std::vector<float>& scale,
                       const std::vector<float>& shift, nets::Tensor& y) override;
+  void find_peaks(const nets::Tensor& score, const nets::Tensor& locref,
+                  nets::Tensor& peaks) override;
   double sigmoid_cross_entropy_forward(const nets::Tensor& logits, const nets::Tensor& targets,
                                        const nets::Tensor& weights) override;
   void sigmoid_cross_entropy_backward(const nets::Tensor& logits, const nets::Tensor& targets,

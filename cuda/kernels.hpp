@@ -25,9 +25,16 @@ void nhwc_to_nchw(const float* x, float* y, std::int64_t batch, std::int64_t cha
 /// dst: (N, C, dst_h, dst_w) = src: (N, C, src_h, src_w) shifted (explicit padding or cropping).
 void window_copy(DataType type, const void* src, void* dst, std::int64_t batch,
                  const WindowCopy& geometry, cudaStream_t stream);
+/// dst[i] = pixels[i] widened to float (8-bit values 0-255, as uploaded).
+void widen_pixels(const std::uint8_t* pixels, float* dst, std::int64_t count, cudaStream_t stream);
 /// dst[i] = src[i] converted between fp32, fp16 and bf16 (round to nearest even).
 void convert(DataType from, const void* src, DataType to, void* dst, std::int64_t count,
              cudaStream_t stream);
+
+// ---- peaks.cu: score-map peaks ------------------------------------------------------------------
+/// Backend::find_peaks: score (N, P, Q, J) and locref (N, P, Q, 2J), NHWC -> peaks (N, J, 4).
+void find_peaks(const float* score, const float* locref, float* peaks, std::int64_t batch,
+                std::int64_t joints, std::int64_t cells, cudaStream_t stream);
 
 // ---- elementwise.cu: activations, pooling, epilogues, channel reductions ------------------------
 void fill(float* data, std::int64_t count, float value, cudaStream_t stream);

@@ -1,5 +1,6 @@
 // Layout kernels of the CUDA backend: NCHW <-> NHWC (host copies, filter reorders), window copies
-// (explicit asymmetric padding and cropping around cuDNN convolutions) and precision conversions.
+// (explicit asymmetric padding and cropping around cuDNN convolutions), 8-bit pixels widened to
+// float, and precision conversions.
 // The index arithmetic is in layout_math.hpp (tested on the CPU).
 #include "cuda/device_types.cuh"
 #include "cuda/kernels.hpp"
@@ -25,6 +26,11 @@ __global__ void window_copy_kernel(const T* src, T* dst, std::int64_t count, Win
     const std::int64_t source = window_source_index(i, geometry);
     dst[i] = source < 0 ? from_float<T>(0.0F) : src[source];
   }
+}
+
+__global__ void widen_pixels_kernel(const std::uint8_t* pixels, float* dst, std::int64_t count) {
+  for (std::int64_t i = first_index(); i < count; i += grid_stride())
+    dst[i] = static_cast<float>(pixels[i]);
 }
 
 template <typename From, typename To>
@@ -61,6 +67,12 @@ void window_copy(DataType type, const void* src, void* dst, std::int64_t batch,
         static_cast<const T*>(src), static_cast<T*>(dst), count, geometry);
   });
   check_kernel_launch("window_copy");
+}
+
+void widen_pixels(const std::uint8_t* pixels, float* dst, std::int64_t count, cudaStream_t stream) {
+  if (count == 0) return;
+  widen_pixels_kernel<<<blocks_for(count), kThreads, 0, stream>>>(pixels, dst, count);
+  check_kernel_launch("widen_pixels");
 }
 
 void convert(DataType from, const void* src, DataType to, void* dst, std::int64_t count,

@@ -201,15 +201,18 @@ void CudaBackend::copy_pixels_from_host(const std::uint8_t* pixels, Tensor& t) {
   s.activate();
   const std::string context = fmt::format("copy_pixels_from_host ({})", t.shape().text());
   LABPOSE_ASSERT(t.shape().rank() == 4 && t.layout() == Layout::nhwc);
-  const std::size_t bytes = static_cast<std::size_t>(t.elements()) * sizeof(float);
-  if (bytes == 0) return;
-  // Interleaved pixels are NHWC already: widened on the host straight into the pinned staging,
-  // no transposition on either side.
-  auto* staging = static_cast<float*>(s.staging_for(bytes, context));
-  for (std::int64_t i = 0; i < t.elements(); ++i) staging[i] = static_cast<float>(pixels[i]);
+  const auto count = static_cast<std::size_t>(t.elements());
+  if (count == 0) return;
+  // Interleaved pixels are NHWC already: the 8-bit values go up as they are (a quarter of the
+  // bytes of floats, and no widening on the host) and the GPU widens them.
+  void* staging = s.staging_for(count, context);
+  std::memcpy(staging, pixels, count);
+  const auto bytes = s.scratch(count);
+  auto* device_pixels = reinterpret_cast<std::uint8_t*>(bytes->data());
   LABPOSE_CUDA_CHECK(
-      cudaMemcpyAsync(device_data(t), staging, bytes, cudaMemcpyHostToDevice, s.queue()), context);
+      cudaMemcpyAsync(device_pixels, staging, count, cudaMemcpyHostToDevice, s.queue()), context);
   s.staging_queued(context);
+  kernels::widen_pixels(device_pixels, device_data(t), t.elements(), s.queue());
 }
 
 void CudaBackend::copy_to_host(const Tensor& t, float* host) {

@@ -118,6 +118,42 @@ __host__ __device__ inline float max_pool_input_gradient(const LoadDy& load_dy, 
   return sum;
 }
 
+// ---- score-map peaks (find_peaks) ---------------------------------------------------------------
+/// A cell of a score map that may be its first maximum; cell -1: none (every value seen was NaN).
+struct PeakCandidate {
+  float value = 0.0F;
+  std::int64_t cell = -1;
+};
+
+/// Whether `challenger` takes `holder`'s place under the first-maximum rule, in any order of
+/// comparison: a greater value, or an equal one at an earlier cell; NaN and nothing never do.
+__host__ __device__ inline bool peak_replaces(const PeakCandidate& challenger,
+                                              const PeakCandidate& holder) {
+  if (challenger.cell < 0 || challenger.value != challenger.value) return false;
+  if (holder.cell < 0) return true;
+  return challenger.value > holder.value ||
+         (challenger.value == holder.value && challenger.cell < holder.cell);
+}
+
+/// Thread `thread` of `threads`' candidate: cells thread, thread + threads, ... of a map of `cells`
+/// values read by `load(cell)`, in increasing order.
+template <typename Load>
+__host__ __device__ inline PeakCandidate thread_peak(const Load& load, std::int64_t cells,
+                                                     int thread, int threads) {
+  PeakCandidate best;
+  for (std::int64_t cell = thread; cell < cells; cell += threads) {
+    const PeakCandidate candidate{load(cell), cell};
+    if (peak_replaces(candidate, best)) best = candidate;
+  }
+  return best;
+}
+
+/// The map's first maximum from the reduction of its candidates and its first value: a NaN first
+/// cell is never replaced in the sequential rule, so it stays.
+__host__ __device__ inline std::int64_t peak_cell(const PeakCandidate& reduced, float first_value) {
+  return first_value != first_value || reduced.cell < 0 ? 0 : reduced.cell;
+}
+
 // ---- losses ------------------------------------------------------------------------------------
 /// Binary cross-entropy of sigmoid(x) against t, in the overflow-free form.
 __host__ __device__ inline double sigmoid_cross_entropy_term(double x, double t) {

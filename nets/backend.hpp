@@ -246,6 +246,16 @@ class Backend {
   virtual void channel_affine(const Tensor& x, const std::vector<float>& scale,
                               const std::vector<float>& shift, Tensor& y) = 0;
 
+  // ---- pose decoding ----------------------------------------------------------------------------
+  /// DeepLabCut's peaks, the arithmetic left to the caller (pipeline/pose/decode.hpp): per image n
+  /// and bodypart j the first maximum of score map j in row-major order (a later cell replaces it
+  /// only when strictly greater; NaN never does, and a NaN first cell stays), and the location
+  /// refinement there. score: (N, J, P, Q) logits; locref: (N, 2J, P, Q) ordered dx0, dy0, dx1,
+  /// ...; peaks: N * J * kPeakValues floats, per (n, j): the cell p * Q + q, the score there, dx,
+  /// dy. On a GPU only these values come back to the host, not the maps.
+  virtual void find_peaks(const Tensor& score, const Tensor& locref, Tensor& peaks) = 0;
+  static constexpr std::int64_t kPeakValues = 4;
+
   // ---- losses (sums; the caller divides by the count it wants) --------------------------------
   // logits, targets, weights: same shape. Returns sum(weights * BCE(sigmoid(logits), targets)).
   virtual double sigmoid_cross_entropy_forward(const Tensor& logits, const Tensor& targets,

@@ -1,9 +1,11 @@
-// CPU ReLU, addition and per-channel affine maps (OpenMP loops; memory-bound), and max pooling on
-// oneDNN (the backward re-runs the forward for the argmax workspace rather than keeping state).
+// CPU ReLU, addition, per-channel affine maps and score-map peaks (OpenMP loops; memory-bound), and
+// max pooling on oneDNN (the backward re-runs the forward for the argmax workspace rather than
+// keeping state).
 #include <fmt/core.h>
 
 #include "core/error.hpp"
 #include "nets/cpu/dnnl_state.hpp"
+#include "nets/peaks.hpp"
 
 namespace labpose::nets::cpu {
 
@@ -145,6 +147,10 @@ void CpuBackend::max_pool_backward(const Tensor& dy, const Tensor& x, Tensor& dx
                                   {DNNL_ARG_WORKSPACE, e.workspace}});
     s.stream.wait();
   });
+}
+
+void CpuBackend::find_peaks(const Tensor& score, const Tensor& locref, Tensor& peaks) {
+  find_peaks_on_host(score, locref, peaks, true);
 }
 
 }  // namespace labpose::nets::cpu

@@ -59,6 +59,7 @@ class RefBackend final : public Backend {
   void max_pool_backward(const Tensor& dy, const Tensor& x, Tensor& dx,
                          const PoolGeometry& geometry) override;
   void add(const Tensor& a, const Tensor& b, Tensor& y) override;
+  void find_peaks(const Tensor& score, const Tensor& locref, Tensor& peaks) override;
   void channel_affine(const Tensor& x, const std::vector<float>& scale,
                       const std::vector<float>& shift, Tensor& y) override;
   double sigmoid_cross_entropy_forward(const Tensor& logits, const Tensor& targets,

@@ -1,7 +1,8 @@
-// Reference ReLU, max pooling, addition and per-channel affine maps.
+// Reference ReLU, max pooling, addition, per-channel affine maps and score-map peaks.
 #include <limits>
 
 #include "core/error.hpp"
+#include "nets/peaks.hpp"
 #include "nets/ref/backend.hpp"
 
 namespace labpose::nets::ref {
@@ -102,6 +103,10 @@ void RefBackend::channel_affine(const Tensor& x, const std::vector<float>& scale
     const auto c = static_cast<std::size_t>((i / plane) % s.c());
     y.data()[i] = x.data()[i] * scale[c] + shift[c];
   }
+}
+
+void RefBackend::find_peaks(const Tensor& score, const Tensor& locref, Tensor& peaks) {
+  find_peaks_on_host(score, locref, peaks, false);
 }
 
 }  // namespace labpose::nets::ref

@@ -20,6 +20,11 @@ struct KeypointPrediction {
   double likelihood = 0.0;
 };
 
+/// The keypoint of a peak found by Backend::find_peaks: `cell` (row * width + column) of a map
+/// `width` cells wide, the score there and the raw location-refinement values dx, dy there.
+KeypointPrediction keypoint_at(std::int64_t cell, float score, float dx, float dy, int width,
+                               const DecodeSettings& settings);
+
 /// One image's keypoints. score: (J, H, W) logits; locref: (2J, H, W) ordered dx0, dy0, dx1, ...
 /// (host memory, C order); out: J predictions.
 void decode_keypoints(const float* score, const float* locref, int joints, int height, int width,

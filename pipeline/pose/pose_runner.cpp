@@ -45,8 +45,10 @@ PoseRunner::PoseRunner(nets::Backend& backend, const nets::Net& net, const Decod
   joints_ = static_cast<int>(score_shape.c());
   map_height_ = static_cast<int>(score_shape.h());
   map_width_ = static_cast<int>(score_shape.w());
-  score_.resize(static_cast<std::size_t>(score_shape.elements()));
-  locref_.resize(static_cast<std::size_t>(locref_shape.elements()));
+  nets::check_shape("PoseRunner", "locref", locref_shape,
+                    nets::Shape{batch_, 2 * joints_, map_height_, map_width_});
+  peaks_ = backend_.allocate_flat(batch_ * joints_ * nets::Backend::kPeakValues);
+  host_peaks_.resize(static_cast<std::size_t>(peaks_.elements()));
 }
 
 PoseRunner::~PoseRunner() = default;
@@ -56,15 +58,14 @@ void PoseRunner::run(const std::uint8_t* pixels, std::size_t images, KeypointPre
   if (images == 0) return;
   backend_.copy_pixels_from_host(pixels, input_);
   const auto& outputs = plan_->run_first(input_, static_cast<std::int64_t>(images));
-  backend_.copy_to_host(outputs[0], score_.data());
-  backend_.copy_to_host(outputs[1], locref_.data());
-  const std::size_t score_per_image = static_cast<std::size_t>(joints_) *
-                                      static_cast<std::size_t>(map_height_) *
-                                      static_cast<std::size_t>(map_width_);
-  for (std::size_t i = 0; i < images; ++i) {
-    decode_keypoints(score_.data() + i * score_per_image, locref_.data() + i * 2 * score_per_image,
-                     joints_, map_height_, map_width_, settings_,
-                     out + i * static_cast<std::size_t>(joints_));
+  // The peaks are found where the maps are: on a GPU only N x J x 4 values come back.
+  backend_.find_peaks(outputs[0], outputs[1], peaks_);
+  backend_.copy_to_host(peaks_, host_peaks_.data());
+  const std::size_t keypoints = images * static_cast<std::size_t>(joints_);
+  for (std::size_t k = 0; k < keypoints; ++k) {
+    const float* peak = host_peaks_.data() + k * nets::Backend::kPeakValues;
+    out[k] = keypoint_at(static_cast<std::int64_t>(peak[0]), peak[1], peak[2], peak[3], map_width_,
+                         settings_);
   }
 }
 

@@ -1,6 +1,7 @@
 // Images to keypoints through a trained network, the one path for every caller: packed 8-bit RGB
 // pixels copied to the backend, the network run by an inference plan compiled once for one batch
-// shape, its score and location-refinement maps copied back and decoded (decode.hpp). Not threads,
+// shape, the peaks of its score maps found on the backend (Backend::find_peaks) and only they
+// copied back and turned into keypoints (decode.hpp). Not threads,
 // not video and not image files: video analysis (stages) and ImagePredictor feed it.
 #pragma once
 
@@ -48,8 +49,9 @@ class PoseRunner {
   DecodeSettings settings_;
   int batch_ = 0, joints_ = 0, map_height_ = 0, map_width_ = 0;
   std::unique_ptr<nets::InferencePlan> plan_;
-  nets::Tensor input_;                 // (N, 3, H, W)
-  std::vector<float> score_, locref_;  // (N, J, P, Q), (N, 2J, P, Q) on the host
+  nets::Tensor input_;             // (N, 3, H, W)
+  nets::Tensor peaks_;             // (N, J, kPeakValues) on the backend
+  std::vector<float> host_peaks_;  // the same on the host
 };
 
 }  // namespace labpose::pipeline

@@ -258,6 +258,48 @@ struct HostLoad {
   float operator()(std::int64_t i) const { return (*values)[static_cast<std::size_t>(i)]; }
 };
 
+// ---- score-map peaks ---------------------------------------------------------------------------
+// peaks.cu's block on the host: each of `threads` threads scans its strided cells, then the tree
+// reduction of its shared memory, then the NaN-first-cell rule.
+std::int64_t peak_like_the_kernel(const std::vector<float>& map, int threads) {
+  const HostLoad load{&map};
+  std::vector<PeakCandidate> shared(static_cast<std::size_t>(threads));
+  for (int t = 0; t < threads; ++t)
+    shared[static_cast<std::size_t>(t)] =
+        thread_peak(load, static_cast<std::int64_t>(map.size()), t, threads);
+  for (int stride = threads / 2; stride > 0; stride /= 2) {
+    for (int t = 0; t < stride; ++t) {
+      const PeakCandidate challenger = shared[static_cast<std::size_t>(t + stride)];
+      if (peak_replaces(challenger, shared[static_cast<std::size_t>(t)]))
+        shared[static_cast<std::size_t>(t)] = challenger;
+    }
+  }
+  return peak_cell(shared[0], map[0]);
+}
+
+TEST(CudaPeaks, TheKernelsReductionFindsTheFirstMaximumAsTheSequentialLoop) {
+  std::mt19937 generator(5);
+  std::uniform_int_distribution<int> level(0, 6);  // few distinct values: many ties
+  std::uniform_int_distribution<int> coin(0, 19);
+  for (const std::int64_t cells : {1, 2, 7, 255, 256, 257, 1000, 4800}) {
+    for (int trial = 0; trial < 20; ++trial) {
+      std::vector<float> map(static_cast<std::size_t>(cells));
+      for (float& v : map)
+        v = coin(generator) == 0 ? std::nanf("") : static_cast<float>(level(generator));
+      if (trial == 0) map[0] = std::nanf("");  // a NaN first cell stays the peak
+      // The reference's rule (nets/peaks.cpp, pipeline/pose/decode.cpp): strictly greater replaces.
+      std::int64_t expected = 0;
+      for (std::int64_t i = 1; i < cells; ++i) {
+        if (map[static_cast<std::size_t>(i)] > map[static_cast<std::size_t>(expected)])
+          expected = i;
+      }
+      for (const int threads : {256, 32, 1})
+        EXPECT_EQ(peak_like_the_kernel(map, threads), expected)
+            << cells << " cells, trial " << trial << ", " << threads << " threads";
+    }
+  }
+}
+
 TEST(CudaOps, MaxPoolingMatchesTheReferenceIncludingTiesAndAsymmetricPadding) {
   nets::ref::RefBackend ref;
   for (const auto& [shape, g, integers] :

@@ -4,6 +4,7 @@
 // has no case here. The CUDA backend joins through devices::compiled_backends().
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 #include <memory>
 #include <regex>
@@ -362,6 +363,51 @@ TEST_P(Conformance, AddAndChannelAffine) {
   }
   EXPECT_EQ(results[1][0], results[0][0]);
   EXPECT_TRUE(close(results[1][1], results[0][1], 1e-6, 1e-7));
+}
+
+// Score maps with ties (the first maximum wins), a NaN first cell (it stays), NaNs elsewhere (never
+// chosen), a map whose maximum is its last cell and one of equal values; the values are copied, so
+// every backend gives exactly ref's.
+TEST_P(Conformance, FindPeaksAsTheReference) {
+  const Shape score_shape{2, 3, 5, 7}, locref_shape{2, 6, 5, 7};
+  std::vector<float> score = random_values(score_shape.elements(), 21, 4.0);
+  const std::vector<float> locref = random_values(locref_shape.elements(), 22);
+  const auto at = [&](std::int64_t n, std::int64_t j, std::int64_t cell) -> float& {
+    return score[static_cast<std::size_t>((n * 3 + j) * 35 + cell)];
+  };
+  at(0, 0, 9) = at(0, 0, 20) = 50.0F;  // a tie: cell 9
+  at(0, 1, 0) = std::nanf("");         // stays cell 0
+  at(0, 2, 3) = std::nanf("");
+  at(0, 2, 30) = 60.0F;                                                   // past a NaN: cell 30
+  at(1, 0, 34) = 70.0F;                                                   // the last cell
+  for (std::int64_t cell = 0; cell < 35; ++cell) at(1, 1, cell) = -1.5F;  // all equal: cell 0
+  std::vector<float> results[2];
+  Backend* backends[2] = {&ref_, backend_.get()};
+  for (int k = 0; k < 2; ++k) {
+    Backend& be = *backends[k];
+    Tensor peaks = be.allocate_flat(2 * 3 * Backend::kPeakValues);
+    be.find_peaks(upload(be, score_shape, score), upload(be, locref_shape, locref), peaks);
+    results[k] = download(be, peaks);
+  }
+  const auto cell_of = [&](int k, std::int64_t n, std::int64_t j) {
+    return results[k][static_cast<std::size_t>((n * 3 + j) * Backend::kPeakValues)];
+  };
+  EXPECT_EQ(cell_of(0, 0, 0), 9.0F);
+  EXPECT_EQ(cell_of(0, 0, 1), 0.0F);
+  EXPECT_EQ(cell_of(0, 0, 2), 30.0F);
+  EXPECT_EQ(cell_of(0, 1, 0), 34.0F);
+  EXPECT_EQ(cell_of(0, 1, 1), 0.0F);
+  // dx, dy of (0, 0) at cell 9 = row 1, column 2 of channels 0 and 1.
+  EXPECT_EQ(results[0][2], locref[static_cast<std::size_t>(0 * 35 + 9)]);
+  EXPECT_EQ(results[0][3], locref[static_cast<std::size_t>(1 * 35 + 9)]);
+  ASSERT_EQ(results[1].size(), results[0].size());
+  for (std::size_t i = 0; i < results[0].size(); ++i) {
+    if (std::isnan(results[0][i])) {
+      EXPECT_TRUE(std::isnan(results[1][i])) << "value " << i;
+    } else {
+      EXPECT_EQ(results[1][i], results[0][i]) << "value " << i;
+    }
+  }
 }
 
 TEST_P(Conformance, LossesAndTheirGradients) {

@@ -1,0 +1,20 @@
+// CudaBackend::find_peaks: the maps stay on the GPU, N x J x 4 values come out (peaks.cu).
+#include "core/error.hpp"
+#include "cuda/kernels.hpp"
+#include "cuda/state.hpp"
+#include "nets/peaks.hpp"
+
+namespace labpose::cuda {
+
+void CudaBackend::find_peaks(const nets::Tensor& score, const nets::Tensor& locref,
+                             nets::Tensor& peaks) {
+  nets::check_peak_shapes(score, locref, peaks);
+  LABPOSE_ASSERT(score.layout() == nets::Layout::nhwc && locref.layout() == nets::Layout::nhwc);
+  State& s = state();
+  s.activate();
+  const nets::Shape& shape = score.shape();
+  kernels::find_peaks(device_data(score), device_data(locref), device_data(peaks), shape.n(),
+                      shape.c(), shape.h() * shape.w(), s.queue());
+}
+
+}  // namespace labpose::cuda
