@@ -1,8 +1,8 @@
 // CudaBackend::find_peaks: the maps stay on the GPU, N x J x 4 values come out (peaks.cu).
+#include "nets/peaks.hpp"
 #include "core/error.hpp"
 #include "cuda/kernels.hpp"
 #include "cuda/state.hpp"
-#include "nets/peaks.hpp"
 
 namespace labpose::cuda {
 

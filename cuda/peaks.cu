@@ -23,8 +23,7 @@ __global__ void find_peaks_kernel(const float* score, const float* locref, float
   __shared__ std::int64_t indices[kPeakThreads];
   const std::int64_t map = blockIdx.x, n = map / joints, j = map - n * joints;
   const MapLoader load{score, n * cells * joints + j, joints};
-  const PeakCandidate mine =
-      thread_peak(load, cells, static_cast<int>(threadIdx.x), kPeakThreads);
+  const PeakCandidate mine = thread_peak(load, cells, static_cast<int>(threadIdx.x), kPeakThreads);
   values[threadIdx.x] = mine.value;
   indices[threadIdx.x] = mine.cell;
   __syncthreads();
@@ -56,7 +55,7 @@ void find_peaks(const float* score, const float* locref, float* peaks, std::int6
   const std::int64_t maps = batch * joints;
   if (maps == 0 || cells == 0) return;
   find_peaks_kernel<<<static_cast<unsigned>(maps), kPeakThreads, 0, stream>>>(score, locref, peaks,
-                                                                             joints, cells);
+                                                                              joints, cells);
   check_kernel_launch("find_peaks");
 }
 

@@ -118,6 +118,12 @@ class Trainer {
   double agreed_elapsed() const { return parallel() ? agreed_.seconds : elapsed(); }
   bool agreed_interrupt() const { return parallel() ? agreed_.interrupted : interrupt_requested(); }
   bool parallel() const { return world_.size() > 1; }
+  // The machine's cores, shared evenly by the ranks of a job on it (where the launcher says).
+  unsigned cores_of_this_rank() const {
+    const unsigned cores = std::thread::hardware_concurrency();
+    const int local = parallel() ? devices::launch_from_environment().local_size : 1;
+    return local > 1 ? cores / static_cast<unsigned>(local) : cores;
+  }
   const char* held_out_name() const {
     return result_.held_out == HeldOutImages::validation ? "validation" : "test";
   }
@@ -188,8 +194,8 @@ void Trainer::setup() {
     read_earlier_stats();
   }
   const BatchGeometry geometry = allocate_step_buffers();
-  loader_threads_ = loader_threads_for(pose_.loader_threads, !backend_->host_memory(),
-                                       std::thread::hardware_concurrency());
+  loader_threads_ =
+      loader_threads_for(pose_.loader_threads, !backend_->host_memory(), cores_of_this_rank());
   loader_ = std::make_unique<BatchLoader>(dataset_, train_, options_.project, pose_, geometry,
                                           iteration_, loader_threads_);
   if (parallel()) start_exchange();
