@@ -42,6 +42,15 @@ void choose(CudnnConv& conv, const Perf* results, int returned, const WorkspaceS
               "of `labpose doctor` (--device cpu works meanwhile)");
 }
 
+// Ranks the algorithms by timing them (`find`), or by cuDNN's heuristics where timing is not asked
+// for or fails: it allocates trial buffers of its own, which a nearly full GPU may not have.
+template <typename Find, typename Heuristics, typename... Arguments>
+void rank_algorithms(bool measured, const Find& find, const Heuristics& heuristics,
+                     const std::string& context, Arguments... arguments) {
+  if (measured && find(arguments...) == CUDNN_STATUS_SUCCESS) return;
+  check_cudnn(heuristics(arguments...), "cudnnGet*Algorithm_v7", context);
+}
+
 }  // namespace
 
 AlgorithmChoice algorithm_choice_from_environment() {
@@ -99,11 +108,9 @@ std::unique_ptr<CudnnConv> make_cudnn_conv(cudnnHandle_t handle, const CudnnConv
   switch (primitive) {
     case ConvPrimitive::forward: {
       cudnnConvolutionFwdAlgoPerf_t results[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-      const auto rank =
-          measured ? cudnnFindConvolutionForwardAlgorithm : cudnnGetConvolutionForwardAlgorithm_v7;
-      LABPOSE_CUDNN_CHECK(rank(handle, in, filter, convolution, out,
-                               CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, results),
-                          context);
+      rank_algorithms(measured, cudnnFindConvolutionForwardAlgorithm,
+                      cudnnGetConvolutionForwardAlgorithm_v7, context, handle, in, filter,
+                      convolution, out, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, results);
       choose(
           *conv, results, returned,
           [&](cudnnConvolutionFwdAlgo_t algorithm, std::size_t* bytes) {
@@ -115,11 +122,9 @@ std::unique_ptr<CudnnConv> make_cudnn_conv(cudnnHandle_t handle, const CudnnConv
     }
     case ConvPrimitive::backward_data: {
       cudnnConvolutionBwdDataAlgoPerf_t results[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-      const auto rank = measured ? cudnnFindConvolutionBackwardDataAlgorithm
-                                 : cudnnGetConvolutionBackwardDataAlgorithm_v7;
-      LABPOSE_CUDNN_CHECK(rank(handle, filter, out, convolution, in,
-                               CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, results),
-                          context);
+      rank_algorithms(measured, cudnnFindConvolutionBackwardDataAlgorithm,
+                      cudnnGetConvolutionBackwardDataAlgorithm_v7, context, handle, filter, out,
+                      convolution, in, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, results);
       choose(
           *conv, results, returned,
           [&](cudnnConvolutionBwdDataAlgo_t algorithm, std::size_t* bytes) {
@@ -131,11 +136,10 @@ std::unique_ptr<CudnnConv> make_cudnn_conv(cudnnHandle_t handle, const CudnnConv
     }
     case ConvPrimitive::backward_filter: {
       cudnnConvolutionBwdFilterAlgoPerf_t results[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-      const auto rank = measured ? cudnnFindConvolutionBackwardFilterAlgorithm
-                                 : cudnnGetConvolutionBackwardFilterAlgorithm_v7;
-      LABPOSE_CUDNN_CHECK(rank(handle, in, out, convolution, filter,
-                               CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, results),
-                          context);
+      rank_algorithms(measured, cudnnFindConvolutionBackwardFilterAlgorithm,
+                      cudnnGetConvolutionBackwardFilterAlgorithm_v7, context, handle, in, out,
+                      convolution, filter, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned,
+                      results);
       choose(
           *conv, results, returned,
           [&](cudnnConvolutionBwdFilterAlgo_t algorithm, std::size_t* bytes) {
