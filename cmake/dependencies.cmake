@@ -69,9 +69,13 @@ if(NOT LABPOSE_WITH_CUDA STREQUAL "OFF")
     # Debian's packages (fmt, ...) export /usr/include; as an explicit -isystem for nvcc it breaks
     # <cmath>'s #include_next. It is the host compiler's own directory: keep it implicit.
     list(APPEND CMAKE_CUDA_IMPLICIT_INCLUDE_DIRECTORIES ${CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES})
-    add_library(labpose_cudnn SHARED IMPORTED)
-    set_target_properties(labpose_cudnn PROPERTIES IMPORTED_LOCATION "${CUDNN_LIBRARY}"
-                          INTERFACE_INCLUDE_DIRECTORIES "${CUDNN_INCLUDE_DIR}")
+    # cuDNN's headers only: the library is opened at run time (cuda/cudnn_api.hpp), from the
+    # dynamic linker's search path or, failing that, from where it was found here.
+    get_filename_component(CUDNN_LIBRARY_DIR "${CUDNN_LIBRARY}" DIRECTORY)
+    add_library(labpose_cudnn INTERFACE)
+    target_include_directories(labpose_cudnn SYSTEM INTERFACE "${CUDNN_INCLUDE_DIR}")
+    target_compile_definitions(labpose_cudnn INTERFACE
+                               LABPOSE_CUDNN_BUILD_DIRECTORY="${CUDNN_LIBRARY_DIR}")
     set(LABPOSE_CUDA_FOUND TRUE)
     message(STATUS "labpose: CUDA ${CUDAToolkit_VERSION} with cuDNN (${CUDNN_LIBRARY}): CUDA backend on, "
                    "architectures ${CMAKE_CUDA_ARCHITECTURES}")

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "cuda/backend.hpp"
+#include "cuda/cudnn_api.hpp"
 #include "cuda/device_query.hpp"
 #include "cuda/nccl_communicator.hpp"
 
@@ -40,9 +41,12 @@ nets::GpuReport gpu_report() {
   const CudaReport report = query_cuda();
   nets::GpuReport summary;
   summary.compiled = true;
-  summary.versions =
-      fmt::format("CUDA runtime {}, cuDNN {}", cuda_version_text(report.runtime_version),
-                  cudnn_version_text(report.cudnn_version));
+  // doctor opens cuDNN even without a GPU: a missing or mismatched cuDNN is worth knowing first.
+  const CudnnLibrary& cudnn = cudnn_library();
+  summary.versions = fmt::format(
+      "CUDA runtime {}, {}", cuda_version_text(report.runtime_version),
+      cudnn.usable() ? fmt::format("cuDNN {} ({})", cudnn_version_text(cudnn.version), cudnn.path)
+                     : "no usable cuDNN: " + cudnn.problem);
   summary.driver = report.driver_version == 0
                        ? "not installed"
                        : fmt::format("supports CUDA {}", cuda_version_text(report.driver_version));

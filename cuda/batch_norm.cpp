@@ -25,10 +25,10 @@ const NormEntry& norm_descriptors(State& s, const Shape& shape, const std::strin
     auto entry = std::make_unique<NormEntry>();
     entry->data = make_tensor_descriptor(DataType::f32, shape, context);
     cudnnTensorDescriptor_t statistics = nullptr;
-    LABPOSE_CUDNN_CHECK(cudnnCreateTensorDescriptor(&statistics), context);
+    LABPOSE_CUDNN_CHECK(cudnn().CreateTensorDescriptor(&statistics), context);
     entry->statistics.reset(statistics);
     LABPOSE_CUDNN_CHECK(
-        cudnnDeriveBNTensorDescriptor(statistics, entry->data.get(), CUDNN_BATCHNORM_SPATIAL),
+        cudnn().DeriveBNTensorDescriptor(statistics, entry->data.get(), CUDNN_BATCHNORM_SPATIAL),
         context);
     return entry;
   });
@@ -58,7 +58,7 @@ void CudaBackend::batch_norm_forward_inference(const Tensor& x, const Tensor& ga
   const NormEntry& e = norm_descriptors(s, x.shape(), context);
   const float one = 1.0F, zero = 0.0F;
   LABPOSE_CUDNN_CHECK(
-      cudnnBatchNormalizationForwardInference(
+      cudnn().BatchNormalizationForwardInference(
           s.cudnn.get(), CUDNN_BATCHNORM_SPATIAL, &one, &zero, e.data.get(), device_data(x),
           e.data.get(), device_data(y), e.statistics.get(), device_data(gamma), device_data(beta),
           device_data(running_mean), device_data(running_var), epsilon),
@@ -77,7 +77,7 @@ void CudaBackend::batch_norm_forward_training(const Tensor& x, const Tensor& gam
   const auto inverse = channel_scratch(s, x.shape());
   const float one = 1.0F, zero = 0.0F;
   LABPOSE_CUDNN_CHECK(
-      cudnnBatchNormalizationForwardTraining(
+      cudnn().BatchNormalizationForwardTraining(
           s.cudnn.get(), CUDNN_BATCHNORM_SPATIAL, &one, &zero, e.data.get(), device_data(x),
           e.data.get(), device_data(y), e.statistics.get(), device_data(gamma), device_data(beta),
           momentum, device_data(running_mean), device_data(running_var), epsilon,
@@ -111,7 +111,7 @@ void CudaBackend::batch_norm_backward(const Tensor& dy, const Tensor& x, const T
   const NormEntry& e = norm_descriptors(s, shape, context);
   const float one = 1.0F, zero = 0.0F;
   LABPOSE_CUDNN_CHECK(
-      cudnnBatchNormalizationBackward(
+      cudnn().BatchNormalizationBackward(
           s.cudnn.get(), CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, e.data.get(),
           device_data(x), e.data.get(), device_data(dy), e.data.get(), device_data(dx),
           e.statistics.get(), device_data(gamma), device_data(dgamma), device_data(dbeta), epsilon,

@@ -27,7 +27,7 @@ void choose(CudnnConv& conv, const Perf* results, int returned, const WorkspaceS
     if (!algorithm_usable(conv.type, conv.math, result.status, result.mathType, result.memory))
       continue;
     if (conv.type != DataType::f32 || conv.math == Fp32Math::tf32) {
-      if (cudnnSetConvolutionMathType(conv.convolution.get(), result.mathType) !=
+      if (cudnn().SetConvolutionMathType(conv.convolution.get(), result.mathType) !=
           CUDNN_STATUS_SUCCESS)
         continue;
     }
@@ -74,15 +74,15 @@ bool algorithm_usable(DataType type, Fp32Math math, cudnnStatus_t status, cudnnM
 ConvolutionDescriptor make_convolution_descriptor(const nets::ConvGeometry& g, DataType type,
                                                   Fp32Math math, const std::string& context) {
   cudnnConvolutionDescriptor_t descriptor = nullptr;
-  LABPOSE_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&descriptor), context);
+  LABPOSE_CUDNN_CHECK(cudnn().CreateConvolutionDescriptor(&descriptor), context);
   ConvolutionDescriptor owned(descriptor);
   LABPOSE_ASSERT(g.pad_top == g.pad_bottom && g.pad_left == g.pad_right);
-  LABPOSE_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(descriptor, g.pad_top, g.pad_left, g.stride_h,
-                                                      g.stride_w, g.dilation_h, g.dilation_w,
-                                                      CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+  LABPOSE_CUDNN_CHECK(cudnn().SetConvolution2dDescriptor(
+                          descriptor, g.pad_top, g.pad_left, g.stride_h, g.stride_w, g.dilation_h,
+                          g.dilation_w, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
                       context);
-  LABPOSE_CUDNN_CHECK(cudnnSetConvolutionGroupCount(descriptor, g.groups), context);
-  LABPOSE_CUDNN_CHECK(cudnnSetConvolutionMathType(descriptor, convolution_math_type(type, math)),
+  LABPOSE_CUDNN_CHECK(cudnn().SetConvolutionGroupCount(descriptor, g.groups), context);
+  LABPOSE_CUDNN_CHECK(cudnn().SetConvolutionMathType(descriptor, convolution_math_type(type, math)),
                       context);
   return owned;
 }
@@ -108,43 +108,43 @@ std::unique_ptr<CudnnConv> make_cudnn_conv(cudnnHandle_t handle, const CudnnConv
   switch (primitive) {
     case ConvPrimitive::forward: {
       cudnnConvolutionFwdAlgoPerf_t results[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-      rank_algorithms(measured, cudnnFindConvolutionForwardAlgorithm,
-                      cudnnGetConvolutionForwardAlgorithm_v7, context, handle, in, filter,
+      rank_algorithms(measured, cudnn().FindConvolutionForwardAlgorithm,
+                      cudnn().GetConvolutionForwardAlgorithm_v7, context, handle, in, filter,
                       convolution, out, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, results);
       choose(
           *conv, results, returned,
           [&](cudnnConvolutionFwdAlgo_t algorithm, std::size_t* bytes) {
-            return cudnnGetConvolutionForwardWorkspaceSize(handle, in, filter, convolution, out,
-                                                           algorithm, bytes);
+            return cudnn().GetConvolutionForwardWorkspaceSize(handle, in, filter, convolution, out,
+                                                              algorithm, bytes);
           },
           context);
       break;
     }
     case ConvPrimitive::backward_data: {
       cudnnConvolutionBwdDataAlgoPerf_t results[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-      rank_algorithms(measured, cudnnFindConvolutionBackwardDataAlgorithm,
-                      cudnnGetConvolutionBackwardDataAlgorithm_v7, context, handle, filter, out,
+      rank_algorithms(measured, cudnn().FindConvolutionBackwardDataAlgorithm,
+                      cudnn().GetConvolutionBackwardDataAlgorithm_v7, context, handle, filter, out,
                       convolution, in, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, results);
       choose(
           *conv, results, returned,
           [&](cudnnConvolutionBwdDataAlgo_t algorithm, std::size_t* bytes) {
-            return cudnnGetConvolutionBackwardDataWorkspaceSize(handle, filter, out, convolution,
-                                                                in, algorithm, bytes);
+            return cudnn().GetConvolutionBackwardDataWorkspaceSize(handle, filter, out, convolution,
+                                                                   in, algorithm, bytes);
           },
           context);
       break;
     }
     case ConvPrimitive::backward_filter: {
       cudnnConvolutionBwdFilterAlgoPerf_t results[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-      rank_algorithms(measured, cudnnFindConvolutionBackwardFilterAlgorithm,
-                      cudnnGetConvolutionBackwardFilterAlgorithm_v7, context, handle, in, out,
+      rank_algorithms(measured, cudnn().FindConvolutionBackwardFilterAlgorithm,
+                      cudnn().GetConvolutionBackwardFilterAlgorithm_v7, context, handle, in, out,
                       convolution, filter, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned,
                       results);
       choose(
           *conv, results, returned,
           [&](cudnnConvolutionBwdFilterAlgo_t algorithm, std::size_t* bytes) {
-            return cudnnGetConvolutionBackwardFilterWorkspaceSize(handle, in, out, convolution,
-                                                                  filter, algorithm, bytes);
+            return cudnn().GetConvolutionBackwardFilterWorkspaceSize(handle, in, out, convolution,
+                                                                     filter, algorithm, bytes);
           },
           context);
       break;
@@ -159,10 +159,10 @@ void run_forward(cudnnHandle_t handle, const CudnnConv& conv, const void* in, co
   LABPOSE_ASSERT(conv.primitive == ConvPrimitive::forward);
   const float one = 1.0F, zero = 0.0F;
   LABPOSE_CUDNN_CHECK(
-      cudnnConvolutionForward(handle, &one, conv.in.get(), in, conv.filter.get(), filter,
-                              conv.convolution.get(),
-                              static_cast<cudnnConvolutionFwdAlgo_t>(conv.algorithm), workspace,
-                              conv.workspace_bytes, &zero, conv.out.get(), out),
+      cudnn().ConvolutionForward(handle, &one, conv.in.get(), in, conv.filter.get(), filter,
+                                 conv.convolution.get(),
+                                 static_cast<cudnnConvolutionFwdAlgo_t>(conv.algorithm), workspace,
+                                 conv.workspace_bytes, &zero, conv.out.get(), out),
       context);
 }
 
@@ -172,7 +172,7 @@ void run_backward_data(cudnnHandle_t handle, const CudnnConv& conv, const void* 
   LABPOSE_ASSERT(conv.primitive == ConvPrimitive::backward_data);
   const float one = 1.0F, zero = 0.0F;
   LABPOSE_CUDNN_CHECK(
-      cudnnConvolutionBackwardData(
+      cudnn().ConvolutionBackwardData(
           handle, &one, conv.filter.get(), filter, conv.out.get(), out_gradient,
           conv.convolution.get(), static_cast<cudnnConvolutionBwdDataAlgo_t>(conv.algorithm),
           workspace, conv.workspace_bytes, &zero, conv.in.get(), in_gradient),
@@ -185,7 +185,7 @@ void run_backward_filter(cudnnHandle_t handle, const CudnnConv& conv, const void
   LABPOSE_ASSERT(conv.primitive == ConvPrimitive::backward_filter);
   const float one = 1.0F, zero = 0.0F;
   LABPOSE_CUDNN_CHECK(
-      cudnnConvolutionBackwardFilter(
+      cudnn().ConvolutionBackwardFilter(
           handle, &one, conv.in.get(), in, conv.out.get(), out_gradient, conv.convolution.get(),
           static_cast<cudnnConvolutionBwdFilterAlgo_t>(conv.algorithm), workspace,
           conv.workspace_bytes, &zero, conv.filter.get(), filter_gradient),

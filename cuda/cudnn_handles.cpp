@@ -10,9 +10,13 @@
 namespace labpose::cuda {
 namespace {
 
-std::string_view function_name(std::string_view call) {
-  const auto paren = call.find('(');
-  return paren == std::string_view::npos ? call : call.substr(0, paren);
+// "cudnnCreate" from the call's text "cudnn().Create(&handle)".
+std::string function_name(std::string_view call) {
+  const auto paren = call.find('(', call.find('.') == std::string_view::npos ? 0 : call.find('.'));
+  std::string name(paren == std::string_view::npos ? call : call.substr(0, paren));
+  constexpr std::string_view kTable = "cudnn().";
+  if (name.starts_with(kTable)) name = "cudnn" + name.substr(kTable.size());
+  return name;
 }
 
 int as_int(std::int64_t value, std::string_view context) {
@@ -28,10 +32,10 @@ int as_int(std::int64_t value, std::string_view context) {
 void check_cudnn(cudnnStatus_t status, std::string_view call, std::string_view context) {
   if (status == CUDNN_STATUS_SUCCESS) return;
   char detail[512] = {};
-  cudnnGetLastErrorString(detail, sizeof(detail));
+  cudnn().GetLastErrorString(detail, sizeof(detail));
   const std::string reason = detail[0] != '\0'
-                                 ? fmt::format("{} ({})", cudnnGetErrorString(status), detail)
-                                 : std::string(cudnnGetErrorString(status));
+                                 ? fmt::format("{} ({})", cudnn().GetErrorString(status), detail)
+                                 : std::string(cudnn().GetErrorString(status));
   std::string hint = "please report it with the output of `labpose doctor`";
   if (status == CUDNN_STATUS_NOT_SUPPORTED || status == CUDNN_STATUS_BAD_PARAM) {
     hint =
@@ -58,9 +62,9 @@ cudnnDataType_t cudnn_type(DataType type) {
 
 CudnnHandle make_cudnn_handle(cudaStream_t stream) {
   cudnnHandle_t handle = nullptr;
-  LABPOSE_CUDNN_CHECK(cudnnCreate(&handle), "starting cuDNN");
+  LABPOSE_CUDNN_CHECK(cudnn().Create(&handle), "starting cuDNN");
   CudnnHandle owned(handle);
-  LABPOSE_CUDNN_CHECK(cudnnSetStream(handle, stream), "starting cuDNN");
+  LABPOSE_CUDNN_CHECK(cudnn().SetStream(handle, stream), "starting cuDNN");
   return owned;
 }
 
@@ -68,12 +72,12 @@ TensorDescriptor make_tensor_descriptor(DataType type, const nets::Shape& shape,
                                         std::string_view context) {
   LABPOSE_ASSERT(shape.rank() == 4);
   cudnnTensorDescriptor_t descriptor = nullptr;
-  LABPOSE_CUDNN_CHECK(cudnnCreateTensorDescriptor(&descriptor), context);
+  LABPOSE_CUDNN_CHECK(cudnn().CreateTensorDescriptor(&descriptor), context);
   TensorDescriptor owned(descriptor);
   LABPOSE_CUDNN_CHECK(
-      cudnnSetTensor4dDescriptor(descriptor, CUDNN_TENSOR_NHWC, cudnn_type(type),
-                                 as_int(shape.n(), context), as_int(shape.c(), context),
-                                 as_int(shape.h(), context), as_int(shape.w(), context)),
+      cudnn().SetTensor4dDescriptor(descriptor, CUDNN_TENSOR_NHWC, cudnn_type(type),
+                                    as_int(shape.n(), context), as_int(shape.c(), context),
+                                    as_int(shape.h(), context), as_int(shape.w(), context)),
       context);
   return owned;
 }
@@ -82,12 +86,12 @@ FilterDescriptor make_filter_descriptor(DataType type, const nets::Shape& shape,
                                         std::string_view context) {
   LABPOSE_ASSERT(shape.rank() == 4);
   cudnnFilterDescriptor_t descriptor = nullptr;
-  LABPOSE_CUDNN_CHECK(cudnnCreateFilterDescriptor(&descriptor), context);
+  LABPOSE_CUDNN_CHECK(cudnn().CreateFilterDescriptor(&descriptor), context);
   FilterDescriptor owned(descriptor);
   LABPOSE_CUDNN_CHECK(
-      cudnnSetFilter4dDescriptor(descriptor, cudnn_type(type), CUDNN_TENSOR_NHWC,
-                                 as_int(shape[0], context), as_int(shape[1], context),
-                                 as_int(shape[2], context), as_int(shape[3], context)),
+      cudnn().SetFilter4dDescriptor(descriptor, cudnn_type(type), CUDNN_TENSOR_NHWC,
+                                    as_int(shape[0], context), as_int(shape[1], context),
+                                    as_int(shape[2], context), as_int(shape[3], context)),
       context);
   return owned;
 }

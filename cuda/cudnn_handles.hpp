@@ -3,11 +3,10 @@
 // and its shapes. Descriptors describe NHWC tensors only: that is the CUDA backend's layout.
 #pragma once
 
-#include <cudnn.h>
-
 #include <memory>
 #include <string_view>
 
+#include "cuda/cudnn_api.hpp"
 #include "cuda/data_type.hpp"
 #include "nets/tensor.hpp"
 
@@ -19,7 +18,7 @@ void check_cudnn(cudnnStatus_t status, std::string_view call, std::string_view c
 cudnnDataType_t cudnn_type(DataType type);
 
 struct CudnnHandleDeleter {
-  void operator()(cudnnContext* handle) const noexcept { cudnnDestroy(handle); }
+  void operator()(cudnnContext* handle) const noexcept { cudnn().Destroy(handle); }
 };
 using CudnnHandle = std::unique_ptr<cudnnContext, CudnnHandleDeleter>;
 /// A cuDNN handle for the current device whose work goes to `stream`.
@@ -27,7 +26,7 @@ CudnnHandle make_cudnn_handle(cudaStream_t stream);
 
 struct TensorDescriptorDeleter {
   void operator()(cudnnTensorStruct* descriptor) const noexcept {
-    cudnnDestroyTensorDescriptor(descriptor);
+    cudnn().DestroyTensorDescriptor(descriptor);
   }
 };
 using TensorDescriptor = std::unique_ptr<cudnnTensorStruct, TensorDescriptorDeleter>;
@@ -37,7 +36,7 @@ TensorDescriptor make_tensor_descriptor(DataType type, const nets::Shape& shape,
 
 struct FilterDescriptorDeleter {
   void operator()(cudnnFilterStruct* descriptor) const noexcept {
-    cudnnDestroyFilterDescriptor(descriptor);
+    cudnn().DestroyFilterDescriptor(descriptor);
   }
 };
 using FilterDescriptor = std::unique_ptr<cudnnFilterStruct, FilterDescriptorDeleter>;
@@ -47,12 +46,12 @@ FilterDescriptor make_filter_descriptor(DataType type, const nets::Shape& shape,
 
 struct ConvolutionDescriptorDeleter {
   void operator()(cudnnConvolutionStruct* descriptor) const noexcept {
-    cudnnDestroyConvolutionDescriptor(descriptor);
+    cudnn().DestroyConvolutionDescriptor(descriptor);
   }
 };
 using ConvolutionDescriptor = std::unique_ptr<cudnnConvolutionStruct, ConvolutionDescriptorDeleter>;
 
 }  // namespace labpose::cuda
 
-/// LABPOSE_CUDNN_CHECK(cudnnConvolutionForward(...), context).
+/// LABPOSE_CUDNN_CHECK(cudnn().ConvolutionForward(...), context).
 #define LABPOSE_CUDNN_CHECK(call, context) ::labpose::cuda::check_cudnn((call), #call, (context))

@@ -2,9 +2,10 @@
 #include "cuda/device_query.hpp"
 
 #include <cuda_runtime_api.h>
-#include <cudnn.h>
 
 #include <fmt/core.h>
+
+#include "cuda/cudnn_api.hpp"
 
 namespace labpose::cuda {
 
@@ -20,7 +21,6 @@ CudaReport query_cuda() {
   CudaReport report;
   cudaRuntimeGetVersion(&report.runtime_version);
   cudaDriverGetVersion(&report.driver_version);
-  report.cudnn_version = cudnnGetVersion();
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
@@ -50,7 +50,15 @@ CudaReport query_cuda() {
   } else {
     bool any_supported = false;
     for (const GpuInfo& gpu : report.gpus) any_supported = any_supported || gpu.supported();
-    if (!any_supported) report.problem = gpu_problem(report, 0);
+    if (!any_supported) {
+      report.problem = gpu_problem(report, 0);
+    } else {
+      // cuDNN is opened only where a GPU could use it.
+      const CudnnLibrary& cudnn = cudnn_library();
+      report.cudnn_version = cudnn.version;
+      report.cudnn_problem = cudnn.problem;
+      if (!cudnn.usable()) report.problem = cudnn.problem;
+    }
   }
   return report;
 }
@@ -68,7 +76,7 @@ std::string gpu_problem(const CudaReport& report, int index) {
         "and later: CUDA 13 no longer supports older GPUs)",
         index, gpu.name, gpu.major, gpu.minor, kMinimumMajor, kMinimumMinor);
   }
-  return {};
+  return report.cudnn_problem;
 }
 
 }  // namespace labpose::cuda

@@ -1,5 +1,6 @@
 // What the CUDA runtime, the NVIDIA driver and cuDNN report on this machine: versions and GPUs, and
-// whether labpose can use each GPU (compute capability 7.5 or newer, the oldest CUDA 13 supports).
+// whether labpose can use each GPU (compute capability 7.5 or newer, the oldest CUDA 13 supports,
+// and a cuDNN that pairs with this build).
 // Never throws for a missing driver or GPU: that is an answer ("no usable GPU: ..."), not an error.
 #pragma once
 
@@ -24,16 +25,18 @@ struct GpuInfo {
 };
 
 struct CudaReport {
-  int runtime_version = 0;  // e.g. 13000 for CUDA 13.0 (the runtime labpose was built with)
-  int driver_version = 0;   // 0 when no NVIDIA driver is installed
-  std::size_t cudnn_version = 0;
-  std::vector<GpuInfo> gpus;  // every GPU the driver sees, usable or not
-  std::string problem;        // why no GPU is usable, in words; empty when at least one is
+  int runtime_version = 0;        // e.g. 13000 for CUDA 13.0 (the runtime labpose was built with)
+  int driver_version = 0;         // 0 when no NVIDIA driver is installed
+  std::size_t cudnn_version = 0;  // 0 where cuDNN was not opened
+  std::string cudnn_problem;      // why the GPUs cannot be used for want of cuDNN ("" if they can)
+  std::vector<GpuInfo> gpus;      // every GPU the driver sees, usable or not
+  std::string problem;            // why no GPU is usable, in words; empty when at least one is
 };
 
 CudaReport query_cuda();
 
-/// Why GPU `index` cannot be used ("" when it can): no driver, no such GPU, or too old.
+/// Why GPU `index` cannot be used ("" when it can): no driver, no such GPU, too old, or no cuDNN
+/// that pairs with this build.
 std::string gpu_problem(const CudaReport& report, int index);
 
 /// "13.0" from 13000.

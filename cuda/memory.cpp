@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "cuda/cudnn_api.hpp"
 #include "cuda/device_query.hpp"
 #include "cuda/kernels.hpp"
 #include "cuda/runtime_check.hpp"
@@ -119,7 +120,7 @@ std::string CudaBackend::name() const {
 std::string CudaBackend::description() const {
   return fmt::format("{}, compute capability {}.{}, cuDNN {}, inference plans in {}{}",
                      state_->gpu_name, state_->major, state_->minor,
-                     cudnn_version_text(cudnnGetVersion()), name_of(state_->plan_precision),
+                     cudnn_version_text(cudnn().GetVersion()), name_of(state_->plan_precision),
                      state_->fp32_math == Fp32Math::tf32
                          ? ", fp32 convolutions on TF32 tensor cores (--precision fp32: strict)"
                          : "");

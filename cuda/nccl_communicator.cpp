@@ -3,11 +3,10 @@
 #include "cuda/nccl_communicator.hpp"
 
 #include <fmt/core.h>
-#include <nccl.h>
-
 #include <array>
 
 #include "core/error.hpp"
+#include "cuda/nccl_api.hpp"
 #include "cuda/runtime_check.hpp"
 #include "cuda/state.hpp"
 
@@ -16,7 +15,7 @@ namespace {
 
 void check_nccl(ncclResult_t result, const char* what, int rank) {
   if (result == ncclSuccess) return;
-  throw Error(fmt::format("rank {}: {} failed: {}", rank, what, ncclGetErrorString(result)),
+  throw Error(fmt::format("rank {}: {} failed: {}", rank, what, nccl().GetErrorString(result)),
               "a rank of the job has failed, or the GPUs cannot reach each other; look for the "
               "first error in the ranks' output (NCCL_DEBUG=WARN says more)");
 }
@@ -55,18 +54,18 @@ class NcclCommunicator final : public nets::Communicator {
       : host_(host), state_(backend.state()) {
     state_.activate();
     ncclUniqueId id{};
-    if (host.rank() == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId", host.rank());
+    if (host.rank() == 0) check_nccl(nccl().GetUniqueId(&id), "ncclGetUniqueId", host.rank());
     host.broadcast(std::as_writable_bytes(std::span<ncclUniqueId>(&id, 1)), 0);
-    check_nccl(ncclCommInitRank(&comm_, host.size(), id, host.rank()), "ncclCommInitRank",
+    check_nccl(nccl().CommInitRank(&comm_, host.size(), id, host.rank()), "ncclCommInitRank",
                host.rank());
     reductions_ = make_stream();
     int version = 0;
-    ncclGetVersion(&version);
+    nccl().GetVersion(&version);
     version_ = fmt::format("NCCL {}.{}.{}", version / 10000, version / 100 % 100, version % 100);
   }
   ~NcclCommunicator() override {
     cudaStreamSynchronize(reductions_.get());
-    ncclCommDestroy(comm_);
+    nccl().CommDestroy(comm_);
   }
   NcclCommunicator(const NcclCommunicator&) = delete;
   NcclCommunicator& operator=(const NcclCommunicator&) = delete;
@@ -86,7 +85,7 @@ class NcclCommunicator final : public nets::Communicator {
     // The bucket is final once the work queued so far on the backend's stream is done.
     LABPOSE_CUDA_CHECK(cudaEventRecord(start.get(), state_.queue()), "gradient exchange");
     LABPOSE_CUDA_CHECK(cudaStreamWaitEvent(reductions_.get(), start.get(), 0), "gradient exchange");
-    check_nccl(ncclAllReduce(data, data, count, ncclFloat, ncclAvg, comm_, reductions_.get()),
+    check_nccl(nccl().AllReduce(data, data, count, ncclFloat, ncclAvg, comm_, reductions_.get()),
                "ncclAllReduce", rank());
     LABPOSE_CUDA_CHECK(cudaEventRecord(done.get(), reductions_.get()), "gradient exchange");
     return std::make_unique<PendingNcclMean>(state_.queue(), std::move(start), std::move(done));

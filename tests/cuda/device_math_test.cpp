@@ -198,7 +198,7 @@ TEST(CudaConvGeometry, TransposedConvolutionsCropTheirOutputAndPadTheirGradient)
 // ---- cuDNN's math types (descriptors need no GPU) -------------------------------------------
 cudnnMathType_t math_of(const ConvolutionDescriptor& descriptor) {
   cudnnMathType_t math = CUDNN_DEFAULT_MATH;
-  EXPECT_EQ(cudnnGetConvolutionMathType(descriptor.get(), &math), CUDNN_STATUS_SUCCESS);
+  EXPECT_EQ(cudnn().GetConvolutionMathType(descriptor.get(), &math), CUDNN_STATUS_SUCCESS);
   return math;
 }
 

@@ -14,34 +14,9 @@ namespace {
 namespace fs = std::filesystem;
 using testing::contains;
 using testing::read_text;
+using testing::ScopedEnvironment;
 using testing::TempDir;
 using testing::write_text;
-
-// Sets an environment variable for the scope, then restores it.
-class ScopedEnvironment {
- public:
-  ScopedEnvironment(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value == nullptr) {
-      unsetenv(name);
-    } else {
-      setenv(name, value, 1);
-    }
-  }
-  ~ScopedEnvironment() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-  ScopedEnvironment(const ScopedEnvironment&) = delete;
-  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 nets::SafetensorsFile small_weights(float value) {
   nets::SafetensorsFile weights;

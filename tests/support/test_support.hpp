@@ -123,6 +123,19 @@ std::string error_text(Call&& call) {
   return "";
 }
 
+/// Sets an environment variable (or unsets it, for nullptr) for the scope, then restores it.
+class ScopedEnvironment {
+ public:
+  ScopedEnvironment(const char* name, const char* value);
+  ~ScopedEnvironment();
+  ScopedEnvironment(const ScopedEnvironment&) = delete;
+  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
 }  // namespace labpose::testing
 
 // NOLINTBEGIN(bugprone-macro-parentheses): `name` is a variable these macros declare, not an
