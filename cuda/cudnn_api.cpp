@@ -4,7 +4,6 @@
 #include <cuda_runtime_api.h>
 #include <fmt/core.h>
 
-
 #include "core/error.hpp"
 #include "cuda/device_query.hpp"
 #include "cuda/shared_library.hpp"
@@ -14,7 +13,9 @@ namespace {
 
 constexpr int kCudaMajor = CUDART_VERSION / 1000;
 
-std::string soname() { return fmt::format("libcudnn.so.{}", CUDNN_MAJOR); }
+std::string soname() {
+  return fmt::format("libcudnn.so.{}", CUDNN_MAJOR);
+}
 
 std::string install_hint() {
   return fmt::format(
@@ -65,10 +66,9 @@ CudnnLibrary open_cudnn(const std::vector<std::string>& candidates) {
     opened.version = opened.api.GetVersion();
     opened.problem = version_problem(opened.path, opened.version, opened.api.GetCudartVersion());
     if (opened.problem.empty() && !bound.missing.empty()) {
-      opened.problem =
-          fmt::format("{} (cuDNN {}) has no {}, which labpose (built with cuDNN {}) calls",
-                      opened.path, cudnn_version_text(opened.version), bound.missing,
-                      cudnn_version_text(CUDNN_VERSION));
+      opened.problem = fmt::format(
+          "{} (cuDNN {}) has no {}, which labpose (built with cuDNN {}) calls", opened.path,
+          cudnn_version_text(opened.version), bound.missing, cudnn_version_text(CUDNN_VERSION));
     }
   }
   if (!opened.problem.empty()) opened.api = CudnnApi{};

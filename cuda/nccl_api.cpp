@@ -3,17 +3,20 @@
 
 #include <fmt/core.h>
 
-
 #include "core/error.hpp"
 #include "cuda/shared_library.hpp"
 
 namespace labpose::cuda {
 namespace {
 
-std::string soname() { return fmt::format("libnccl.so.{}", NCCL_MAJOR); }
+std::string soname() {
+  return fmt::format("libnccl.so.{}", NCCL_MAJOR);
+}
 
 // NCCL numbers its versions X*10000 + Y*100 + Z since 2.9, X*1000 + Y*100 + Z before.
-int major_of(int version) { return version >= 10000 ? version / 10000 : version / 1000; }
+int major_of(int version) {
+  return version >= 10000 ? version / 10000 : version / 1000;
+}
 
 std::string version_text(int version) {
   return fmt::format("{}.{}.{}", major_of(version), version / 100 % 100, version % 100);
@@ -46,9 +49,9 @@ NcclLibrary open_nccl(const std::vector<std::string>& candidates) {
     opened.problem = fmt::format("{} is NCCL {}, but labpose was built with NCCL {}", opened.path,
                                  version_text(opened.version), NCCL_MAJOR);
   } else if (!bound.missing.empty()) {
-    opened.problem = fmt::format("{} (NCCL {}) has no {}, which labpose (built with NCCL {}) calls",
-                                 opened.path, version_text(opened.version), bound.missing,
-                                 version_text(NCCL_VERSION_CODE));
+    opened.problem =
+        fmt::format("{} (NCCL {}) has no {}, which labpose (built with NCCL {}) calls", opened.path,
+                    version_text(opened.version), bound.missing, version_text(NCCL_VERSION_CODE));
   }
   if (!opened.problem.empty()) opened.api = NcclApi{};
   return opened;

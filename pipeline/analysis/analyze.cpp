@@ -20,6 +20,7 @@
 #include "devices/devices.hpp"
 #include "pipeline/analysis/analysis_metadata.hpp"
 #include "pipeline/analysis/checkpoint.hpp"
+#include "pipeline/analysis/device_slots.hpp"
 #include "pipeline/analysis/predictor.hpp"
 #include "pipeline/analysis/runner.hpp"
 #include "pipeline/analysis/stages.hpp"
@@ -43,9 +44,16 @@ struct VideoRun {
   const AnalysisModel& model;
   const AnalyzeOptions& options;
   nets::Backend& backend;
-  const nets::Net& net;
+  const DeviceSlots& slots;  // the first is backend's
   int batch_size;
 };
+
+// The slots of `backend` (with `net`) for `options`.
+DeviceSlots analysis_slots(nets::Backend& backend, const nets::Net& net, const AnalysisModel& model,
+                           const AnalyzeOptions& options) {
+  return DeviceSlots(backend, net, options.slots > 0 ? options.slots : default_slot_count(backend),
+                     [&model](nets::Backend& other) { return load_model_network(other, model); });
+}
 
 projects::Table track_table_header(const AnalysisModel& model) {
   projects::Table table;
@@ -113,8 +121,14 @@ std::string analyze_frames(const VideoRun& run, VideoReader& reader, Checkpoint&
   const std::int64_t frames = reader.frame_count(), resumed = result.resumed_from;
   const DecodeSettings settings{run.model.stride, run.model.locref_stdev,
                                 run.model.location_refinement};
-  PoseRunner pose(run.backend, run.net, settings, run.batch_size, reader.height(), reader.width());
-  FrameDecoder decoder(reader, pose.batch_size());
+  const auto runners = run.slots.runners(settings, run.batch_size, reader.height(), reader.width());
+  std::vector<PoseSlot> slots;
+  for (const auto& runner : runners) {
+    slots.push_back([&pose = *runner](FrameBatch& batch) {
+      pose.run(batch.pixels.data(), batch.reads.size(), batch.keypoints.data());
+    });
+  }
+  FrameDecoder decoder(reader, runners.front()->batch_size());
 
   const auto start = std::chrono::steady_clock::now();
   std::string started_text = local_time_text();
@@ -123,7 +137,7 @@ std::string analyze_frames(const VideoRun& run, VideoReader& reader, Checkpoint&
     progress.advance(batch_frames);
     if (run.options.on_batch) run.options.on_batch(rows);
   });
-  const bool done = run_analysis_stages(decoder, pose, writer, run.backend.host_memory());
+  const bool done = run_analysis_stages(decoder, slots, writer, run.backend.host_memory());
   progress.finish();
   if (!done) {
     throw Error(fmt::format("analysis stopped by {} at frame {} of {} in {}", interrupt_reason(),
@@ -220,7 +234,8 @@ class Fp32Reference {
       : backend_(devices::make_backend(reduced.options.device)),
         net_(load_model_network(*backend_, reduced.model)),
         options_(reduced.options),
-        run_{reduced.model, options_, *backend_, *net_, reduced.batch_size},
+        slots_(analysis_slots(*backend_, *net_, reduced.model, options_)),
+        run_{reduced.model, options_, *backend_, slots_, reduced.batch_size},
         precision_(nets::precision_name(reduced.backend.plan_precision())) {
     options_.overwrite = true;
     options_.csv = false;
@@ -257,6 +272,7 @@ class Fp32Reference {
   std::unique_ptr<nets::Backend> backend_;
   std::unique_ptr<nets::Net> net_;
   AnalyzeOptions options_;
+  DeviceSlots slots_;
   VideoRun run_;
   std::string precision_;
 };
@@ -300,10 +316,12 @@ std::vector<VideoAnalysis> analyze_videos(const AnalysisModel& model,
   }
   const auto backend = devices::make_backend(options.device, options.precision);
   const auto net = load_model_network(*backend, model);
-  console::info("analyzing {} video{} with {} ({}) on {} in {}, batch {}", videos.size(),
+  const DeviceSlots slots = analysis_slots(*backend, *net, model, options);
+  console::info("analyzing {} video{} with {} ({}) on {} in {}, batch {}{}", videos.size(),
                 videos.size() == 1 ? "" : "s", model.scorer, model.snapshot.filename().string(),
-                backend->name(), nets::precision_name(backend->plan_precision()), batch_size);
-  const VideoRun run{model, options, *backend, *net, batch_size};
+                backend->name(), nets::precision_name(backend->plan_precision()), batch_size,
+                slots.count() > 1 ? fmt::format(", {} batches at once", slots.count()) : "");
+  const VideoRun run{model, options, *backend, slots, batch_size};
   std::optional<Fp32Reference> reference;
   if (options.against_fp32) {
     if (backend->plan_precision() == nets::PlanPrecision::fp32) {

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <exception>
+#include <memory>
 #include <thread>
 
 #include "core/bounded_queue.hpp"
@@ -14,7 +15,8 @@ namespace labpose::pipeline {
 
 namespace {
 
-constexpr int kBatchesInFlight = 3;
+// Besides the batch in each slot: one being decoded and one being written.
+constexpr std::size_t kBatchesBesideSlots = 2;
 
 // Runs `body` on a thread; its exception is kept for the owner, and `on_failure` (closing the
 // queues) lets the other stages stop instead of waiting for it.
@@ -43,49 +45,68 @@ class Stage {
   std::thread thread_;
 };
 
-// The batches and the queues they circulate in: free -> decoded -> predicted -> free.
+// The batches and the queues they circulate in: free -> decoded -> predicted -> free. Batches
+// carry their sequence number from the decoder, and the writer puts them back in that order.
 class Wiring {
  public:
-  Wiring(std::size_t batch_size, std::size_t frame_bytes, std::size_t joints)
-      : free_(kBatchesInFlight), decoded_(kBatchesInFlight), predicted_(kBatchesInFlight) {
-    batches_.reserve(kBatchesInFlight);
-    for (int i = 0; i < kBatchesInFlight; ++i)
-      batches_.emplace_back(batch_size, frame_bytes, joints);
+  Wiring(std::size_t slots, std::size_t batch_size, std::size_t frame_bytes, std::size_t joints)
+      : count_(slots + kBatchesBesideSlots),
+        free_(count_),
+        decoded_(count_),
+        predicted_(count_),
+        early_(count_, nullptr) {
+    batches_.reserve(count_);
+    for (std::size_t i = 0; i < count_; ++i) batches_.emplace_back(batch_size, frame_bytes, joints);
     for (FrameBatch& batch : batches_) free_.push(&batch);
   }
 
   // Decoder's thread: frames into free batches.
   void decode(FrameDecoder& decoder) {
+    std::int64_t sequence = 0;
     while (!stop_ && !decoder.finished()) {
       const auto taken = free_.pop();
       if (!taken) return;
       if (!decoder.fill(**taken)) break;
+      (*taken)->sequence = sequence++;
       if (!decoded_.push(*taken)) return;
     }
     decoded_.close();
   }
 
-  // Caller's thread: keypoints of decoded batches; false when interrupted.
-  bool predict(PoseRunner& pose) {
-    while (!interrupt_requested()) {
+  // A slot's thread: keypoints of decoded batches, until the frames end or a stop.
+  void predict(const PoseSlot& slot) {
+    while (!stop_) {
+      if (interrupt_requested()) {
+        interrupted_ = true;
+        stop_decoding();
+        return;
+      }
       const auto taken = decoded_.pop();
-      if (!taken) return true;
-      FrameBatch& batch = **taken;
-      pose.run(batch.pixels.data(), batch.reads.size(), batch.keypoints.data());
-      if (!predicted_.push(&batch)) return true;
+      if (!taken) return;
+      slot(**taken);
+      if (!predicted_.push(*taken)) return;
     }
-    return false;
   }
 
-  // Writer's thread: rows of predicted batches, then the batch is free again.
+  // Writer's thread: rows of predicted batches in sequence, then the batch is free again. A batch
+  // that comes early waits in early_; at most count_ sequences are in flight, so sequence % count_
+  // is its place.
   void write(RowWriter& writer) {
+    std::int64_t next = 0;
     while (const auto taken = predicted_.pop()) {
-      writer.write(**taken);
-      free_.push(*taken);  // refused once stopping: the remaining predicted batches still drain
+      early_[static_cast<std::size_t>((*taken)->sequence) % count_] = *taken;
+      for (FrameBatch* batch = early_[static_cast<std::size_t>(next) % count_];
+           batch != nullptr && batch->sequence == next;
+           batch = early_[static_cast<std::size_t>(next) % count_]) {
+        early_[static_cast<std::size_t>(next) % count_] = nullptr;
+        writer.write(*batch);
+        ++next;
+        free_.push(batch);  // refused once stopping: the remaining predicted batches still drain
+      }
     }
   }
 
-  // No more decoding; what was predicted is still written.
+  // No more decoding or predicting; what was predicted is still written.
   void stop_decoding() {
     stop_ = true;
     free_.close();
@@ -96,21 +117,25 @@ class Wiring {
     stop_decoding();
     close_predicted();
   }
+  bool interrupted() const { return interrupted_; }
 
  private:
+  std::size_t count_;
   std::vector<FrameBatch> batches_;
   BoundedQueue<FrameBatch*> free_, decoded_, predicted_;
-  std::atomic<bool> stop_{false};
+  std::vector<FrameBatch*> early_;  // the writer's own
+  std::atomic<bool> stop_{false}, interrupted_{false};
 };
 
 }  // namespace
 
-bool run_analysis_stages(FrameDecoder& decoder, PoseRunner& pose, RowWriter& writer,
-                         bool decoder_in_background) {
-  LABPOSE_ASSERT(decoder.batch_size() == pose.batch_size());
-  Wiring wiring(static_cast<std::size_t>(pose.batch_size()), decoder.frame_bytes(),
-                static_cast<std::size_t>(pose.joints()));
+bool run_analysis_stages(FrameDecoder& decoder, const std::vector<PoseSlot>& slots,
+                         RowWriter& writer, bool decoder_in_background) {
+  LABPOSE_ASSERT(!slots.empty());
+  Wiring wiring(slots.size(), static_cast<std::size_t>(decoder.batch_size()), decoder.frame_bytes(),
+                writer.joints());
   const auto close_all = [&wiring] { wiring.close_all(); };
+  const auto stop_decoding = [&wiring] { wiring.stop_decoding(); };
   Stage decoding(
       [&wiring, &decoder, decoder_in_background] {
         if (decoder_in_background) move_this_thread_to_background();
@@ -118,23 +143,26 @@ bool run_analysis_stages(FrameDecoder& decoder, PoseRunner& pose, RowWriter& wri
       },
       close_all);
   Stage writing([&wiring, &writer] { wiring.write(writer); }, close_all);
-
-  std::exception_ptr pose_error;
-  bool interrupted = false;
-  try {
-    interrupted = !wiring.predict(pose);
-  } catch (...) {
-    pose_error = std::current_exception();
+  {
+    // A failed slot stops the decoding and the other slots; what was predicted is written.
+    std::vector<std::unique_ptr<Stage>> predicting;
+    for (const PoseSlot& slot : slots) {
+      predicting.push_back(
+          std::make_unique<Stage>([&wiring, &slot] { wiring.predict(slot); }, stop_decoding));
+    }
+    for (auto& stage : predicting) stage->join();
+    wiring.close_predicted();  // the writer finishes what was predicted
+    writing.join();
+    wiring.close_all();
+    decoding.join();
+    for (auto& stage : predicting) {
+      if (stage->error()) std::rethrow_exception(stage->error());
+    }
   }
-  if (interrupted || pose_error) wiring.stop_decoding();
-  wiring.close_predicted();  // the writer finishes what was predicted
-  writing.join();
-  wiring.close_all();
-  decoding.join();
-  for (const std::exception_ptr& error : {pose_error, decoding.error(), writing.error()}) {
+  for (const std::exception_ptr& error : {decoding.error(), writing.error()}) {
     if (error) std::rethrow_exception(error);
   }
-  return !interrupted;
+  return !wiring.interrupted();
 }
 
 }  // namespace labpose::pipeline

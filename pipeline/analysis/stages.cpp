@@ -43,7 +43,7 @@ void RowWriter::add_nan_row(std::int64_t frame) {
 }
 
 void RowWriter::write(const FrameBatch& batch) {
-  const std::size_t joints = checkpoint_.columns() / 3;
+  const std::size_t joints = this->joints();
   buffer_.clear();
   for (std::size_t i = 0; i < batch.reads.size(); ++i) {
     const FrameRead& read = batch.reads[i];

@@ -23,6 +23,7 @@ struct FrameBatch {
   std::vector<FrameRead> reads;               // the frames read into this batch, in order
   std::vector<std::uint8_t> pixels;           // (N, H, W, 3) packed RGB
   std::vector<KeypointPrediction> keypoints;  // (N, J), valid for the first reads.size() frames
+  std::int64_t sequence = 0;                  // the batch's place in the video, from 0
 };
 
 class FrameDecoder {
@@ -60,6 +61,8 @@ class RowWriter {
   /// NaN rows (undecodable) for the frames from rows() to `frames`: missing at the stream's end.
   void finish(std::int64_t frames);
 
+  /// J, the keypoints of a row.
+  std::size_t joints() const { return checkpoint_.columns() / 3; }
   /// The rows in the checkpoint: the index of the next frame's row.
   std::int64_t rows() const { return rows_; }
   /// The frames this writer wrote as undecodable / damaged, ascending.

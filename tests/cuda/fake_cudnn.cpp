@@ -11,7 +11,9 @@
 #endif
 
 extern "C" {
-__attribute__((visibility("default"))) std::size_t cudnnGetVersion() { return FAKE_CUDNN_VERSION; }
+__attribute__((visibility("default"))) std::size_t cudnnGetVersion() {
+  return FAKE_CUDNN_VERSION;
+}
 __attribute__((visibility("default"))) std::size_t cudnnGetCudartVersion() {
   return FAKE_CUDART_VERSION;
 }

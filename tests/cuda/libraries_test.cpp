@@ -77,16 +77,17 @@ TEST(CudaLibraries, ACudnnBuiltForAnotherCudaIsRefused) {
 TEST(CudaLibraries, ACudnnLackingAFunctionNamesIt) {
   const CudnnLibrary library = open_cudnn({fake_cudnn("incomplete")});
   EXPECT_FALSE(library.usable());
-  EXPECT_TRUE(contains(library.problem, "has no cudnnGetErrorString, which labpose (built with "
-                                        "cuDNN 9."))
+  EXPECT_TRUE(contains(library.problem,
+                       "has no cudnnGetErrorString, which labpose (built with "
+                       "cuDNN 9."))
       << library.problem;
 }
 
 TEST(CudaLibraries, ALibraryThatIsNotCudnnIsSaidToBeSo) {
   const CudnnLibrary library = open_cudnn({"libm.so.6"});
   EXPECT_FALSE(library.usable());
-  EXPECT_TRUE(std::regex_search(library.problem,
-                                std::regex("/libm\\.so\\.6 is not cuDNN: it has no cudnnGetVersion")))
+  EXPECT_TRUE(std::regex_search(
+      library.problem, std::regex("/libm\\.so\\.6 is not cuDNN: it has no cudnnGetVersion")))
       << library.problem;
 }
 
@@ -127,8 +128,7 @@ TEST(CudaLibraries, LabposeNeedsNoGpuLibraryToStart) {
   ASSERT_EQ(elf.exit_code, 0) << elf.output;
   ASSERT_TRUE(contains(elf.output, "(NEEDED)")) << elf.output;
   for (const char* library : {"libcudnn", "libnccl", "libcublas", "libcudart"}) {
-    EXPECT_FALSE(contains(elf.output, std::string("[") + library)) << library << "\n"
-                                                                   << elf.output;
+    EXPECT_FALSE(contains(elf.output, std::string("[") + library)) << library << "\n" << elf.output;
   }
 }
 
@@ -138,8 +138,9 @@ TEST(CudaLibraries, DoctorRunsWithoutCudnnAndSaysWhy) {
       testing::run("LABPOSE_CUDNN_LIBRARY=/nonexistent/libcudnn.so.9 " +
                    shell_quote(testing::labpose_binary()) + " doctor");
   EXPECT_EQ(masked.exit_code, 0) << masked.output;
-  EXPECT_TRUE(contains(masked.output, "no usable cuDNN: cuDNN could not be loaded "
-                                      "(/nonexistent/libcudnn.so.9: cannot open shared object"))
+  EXPECT_TRUE(contains(masked.output,
+                       "no usable cuDNN: cuDNN could not be loaded "
+                       "(/nonexistent/libcudnn.so.9: cannot open shared object"))
       << masked.output;
   EXPECT_TRUE(contains(masked.output, "oneDNN")) << masked.output;
 }

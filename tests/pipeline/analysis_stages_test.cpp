@@ -1,14 +1,20 @@
-// The stages of video analysis on their own, without threads: FrameDecoder fills batches from a
-// synthetic MJPEG video with an undecodable frame (and from a resume position), RowWriter writes
-// keypoint rows, NaN rows for skipped, undecodable and missing frames, and their statuses to the
-// checkpoint, and the checkpoint resumes at whole batches of the same analysis only.
+// The stages of video analysis: FrameDecoder fills batches from a synthetic MJPEG video with an
+// undecodable frame (and from a resume position), RowWriter writes keypoint rows, NaN rows for
+// skipped, undecodable and missing frames, and their statuses to the checkpoint, and the
+// checkpoint resumes at whole batches of the same analysis only. Then their wiring with several
+// pose slots at once (runner.hpp): rows in frame order whatever order the slots finish in, and a
+// failing slot that stops the others without a gap in the rows.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
+#include <mutex>
 
 #include "core/error.hpp"
 #include "pipeline/analysis/checkpoint.hpp"
+#include "pipeline/analysis/runner.hpp"
 #include "pipeline/analysis/stages.hpp"
 #include "pipeline/video/writer.hpp"
 #include "tests/support/media_support.hpp"
@@ -21,12 +27,12 @@ using testing::TempDir;
 
 constexpr int kWidth = 64, kHeight = 48, kFrames = 10;
 
-// Frame i is one flat gray of 20 * i + 10, so that a decoded frame tells its index.
-void write_gray_clip(const fs::path& path) {
+// Frame i is one flat gray of step * i + 10, so that a decoded frame tells its index.
+void write_gray_clip(const fs::path& path, int frames = kFrames, int step = 20) {
   VideoWriter writer(path, {kWidth, kHeight, 25.0, "mjpeg", 12});
-  for (int i = 0; i < kFrames; ++i) {
+  for (int i = 0; i < frames; ++i) {
     const std::vector<std::uint8_t> frame(std::size_t{kWidth} * kHeight * 3,
-                                          static_cast<std::uint8_t>(20 * i + 10));
+                                          static_cast<std::uint8_t>(step * i + 10));
     writer.write_bgr(frame.data(), std::size_t{kWidth} * 3);
   }
   writer.close();
@@ -183,6 +189,109 @@ TEST(AnalysisStages, CheckpointResumesWholeBatchesOfTheSameAnalysisOnly) {
   other.crop = projects::CropBox{0, 32, 0, 24};
   Checkpoint checkpoint(file, 3);
   EXPECT_EQ(checkpoint.open(other), 0) << "another crop is another analysis";
+}
+
+// 30 frames of gray 8 * i + 10 in batches of 2, through `slots` into a checkpoint; returns the
+// rows written, and `error` the failure run_analysis_stages threw.
+struct SlotRun {
+  std::int64_t rows = 0;
+  std::vector<double> values;  // rows x 3: x (the frame's gray level), y (its index), likelihood
+  std::string error;
+};
+constexpr int kSlotFrames = 30, kSlotBatch = 2, kSlotStep = 8;
+
+SlotRun run_through_slots(const TempDir& dir, const std::vector<PoseSlot>& slots) {
+  const fs::path video = dir / "grays.avi";
+  write_gray_clip(video, kSlotFrames, kSlotStep);
+  VideoReader reader(video, {PixelOrder::rgb, std::nullopt, 1});
+  FrameDecoder decoder(reader, kSlotBatch);
+  Checkpoint checkpoint(dir / "grays.labpose-checkpoint", 3);
+  EXPECT_EQ(checkpoint.open(test_identity(kSlotFrames, kSlotBatch)), 0);
+  RowWriter writer(checkpoint, 0);
+  SlotRun run;
+  try {
+    EXPECT_TRUE(run_analysis_stages(decoder, slots, writer, false));
+  } catch (const Error& error) {
+    run.error = error.what();
+  }
+  checkpoint.close();
+  run.rows = writer.rows();
+  run.values.resize(static_cast<std::size_t>(run.rows) * 3);
+  std::vector<double> status;
+  checkpoint.read(0, static_cast<std::size_t>(run.rows), run.values.data(), status);
+  return run;
+}
+
+// A slot's work: each frame's keypoint at (its gray level, its index).
+void gray_keypoints(FrameBatch& batch) {
+  const std::size_t frame_bytes = std::size_t{kWidth} * kHeight * 3;
+  for (std::size_t i = 0; i < batch.reads.size(); ++i) {
+    batch.keypoints[i] = {static_cast<double>(gray_at(batch, i, frame_bytes)),
+                          static_cast<double>(batch.reads[i].index), 1.0};
+  }
+}
+
+// The first three batches meet in the three slots, then leave in reverse order: 2, 1, 0.
+class Meeting {
+ public:
+  void enter(const FrameBatch& batch) {
+    std::unique_lock lock(mutex_);
+    most_inside_ = std::max(most_inside_, ++inside_);
+    changed_.notify_all();
+    if (batch.sequence >= 3) return;
+    // Bounded only so that a broken wiring fails instead of hanging the suite.
+    const bool met = changed_.wait_for(lock, std::chrono::minutes(2), [&] {
+      return (met_ = met_ || inside_ == 3) && next_to_leave_ == batch.sequence;
+    });
+    if (!met) ADD_FAILURE() << "batch " << batch.sequence << " never met the other two";
+  }
+  void leave(const FrameBatch& batch) {
+    std::lock_guard lock(mutex_);
+    --inside_;
+    if (batch.sequence < 3) --next_to_leave_;
+    changed_.notify_all();
+  }
+  int most_inside() const { return most_inside_; }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int inside_ = 0, most_inside_ = 0;
+  bool met_ = false;
+  std::int64_t next_to_leave_ = 2;
+};
+
+TEST(AnalysisStages, SlotsRunAtOnceAndRowsComeBackInFrameOrder) {
+  const TempDir dir;
+  Meeting meeting;
+  const PoseSlot slot = [&meeting](FrameBatch& batch) {
+    meeting.enter(batch);
+    gray_keypoints(batch);
+    meeting.leave(batch);
+  };
+  const SlotRun run = run_through_slots(dir, {slot, slot, slot});
+  EXPECT_EQ(run.error, "");
+  EXPECT_EQ(meeting.most_inside(), 3);
+  ASSERT_EQ(run.rows, kSlotFrames);
+  for (std::size_t row = 0; row < static_cast<std::size_t>(kSlotFrames); ++row) {
+    EXPECT_EQ(run.values[row * 3 + 1], static_cast<double>(row)) << "row " << row;
+    EXPECT_NEAR(run.values[row * 3], kSlotStep * static_cast<double>(row) + 10, 3)
+        << "row " << row << " has its own frame's keypoints";
+  }
+}
+
+TEST(AnalysisStages, AFailingSlotStopsTheOthersAndLeavesNoGapInTheRows) {
+  const TempDir dir;
+  const PoseSlot slot = [](FrameBatch& batch) {
+    if (batch.sequence == 4) throw Error("the GPU failed on batch 4");
+    gray_keypoints(batch);
+  };
+  const SlotRun run = run_through_slots(dir, {slot, slot, slot});
+  EXPECT_EQ(run.error, "the GPU failed on batch 4");
+  EXPECT_LE(run.rows, 4 * kSlotBatch) << "nothing after the failed batch";
+  EXPECT_EQ(run.rows % kSlotBatch, 0);
+  for (std::size_t row = 0; row < static_cast<std::size_t>(run.rows); ++row)
+    EXPECT_EQ(run.values[row * 3 + 1], static_cast<double>(row)) << "row " << row;
 }
 
 }  // namespace

@@ -124,6 +124,14 @@ TEST(Analyze, EveryFrameAsWholeImagePredictionInDeepLabCutFiles) {
   const projects::Table one_batch = read_tracks(result.files.h5);
   for (std::size_t i = 0; i < tracks.values.size(); ++i)
     ASSERT_NEAR(one_batch.values[i], tracks.values[i], 1e-3) << "any batch size";
+
+  // Three copies of the network at once (as on a GPU) give the same table as one.
+  options.batch_size = 8;
+  options.slots = 3;
+  again = analyze_videos(*fixture.config, {fixture.video}, options);
+  EXPECT_EQ(again.front().outcome, VideoAnalysis::Outcome::analyzed);
+  const projects::Table three_slots = read_tracks(result.files.h5);
+  EXPECT_TRUE(projects::same_table(three_slots, tracks)) << "the same rows, in frame order";
 }
 
 TEST(Analyze, AnInterruptedVideoResumesToTheSameTable) {
@@ -136,6 +144,7 @@ TEST(Analyze, AnInterruptedVideoResumesToTheSameTable) {
   ASSERT_EQ(whole.front().outcome, VideoAnalysis::Outcome::analyzed);
 
   options.dest = fixture.dir / "interrupted";
+  options.slots = 3;  // stopped with three batches in flight, resumed with one slot
   options.on_batch = [](std::int64_t rows) {
     if (rows >= 20) request_interrupt();
   };
@@ -155,6 +164,7 @@ TEST(Analyze, AnInterruptedVideoResumesToTheSameTable) {
   EXPECT_FALSE(fs::exists(files.h5)) << "no output until the video is done";
 
   options.on_batch = nullptr;
+  options.slots = 1;
   const auto resumed = analyze_videos(*fixture.config, {fixture.video}, options);
   ASSERT_EQ(resumed.front().outcome, VideoAnalysis::Outcome::analyzed) << resumed.front().error;
   EXPECT_GE(resumed.front().resumed_from, 20);

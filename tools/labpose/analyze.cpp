@@ -90,6 +90,10 @@ Command analyze_command() {
                    "decoder threads (default: one when the network runs on the CPU, at background "
                    "priority; one per core with a GPU)")
         ->check(CLI::NonNegativeNumber);
+    app.add_option("--slots", options->analyze.slots,
+                   "batches on the device at once, each with its own copy of the network (default: "
+                   "3 on a GPU, so that uploads and downloads overlap the network; 1 on the CPU)")
+        ->check(CLI::Range(1, 8));
     app.footer(
         "Writes <video stem><scorer>.h5 (pandas, key df_with_missing: scorer/bodyparts/coords "
         "columns x, y, likelihood, one row per frame; frames that cannot be decoded are NaN rows), "
