@@ -137,7 +137,11 @@ std::string analyze_frames(const VideoRun& run, VideoReader& reader, Checkpoint&
     progress.advance(batch_frames);
     if (run.options.on_batch) run.options.on_batch(rows);
   });
-  const bool done = run_analysis_stages(decoder, slots, writer, run.backend.host_memory());
+  const BatchShape shape{static_cast<std::size_t>(decoder.batch_size()), decoder.frame_bytes(),
+                         writer.joints()};
+  const bool done = run_analysis_stages(
+      shape, [&decoder](FrameBatch& batch) { return decoder.fill(batch); }, slots,
+      [&writer](const FrameBatch& batch) { writer.write(batch); }, run.backend.host_memory());
   progress.finish();
   if (!done) {
     throw Error(fmt::format("analysis stopped by {} at frame {} of {} in {}", interrupt_reason(),

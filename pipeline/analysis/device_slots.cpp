@@ -7,7 +7,9 @@
 
 namespace labpose::pipeline {
 
-int default_slot_count(const nets::Backend& backend) { return backend.host_memory() ? 1 : 3; }
+int default_slot_count(const nets::Backend& backend) {
+  return backend.host_memory() ? 1 : 3;
+}
 
 DeviceSlots::DeviceSlots(nets::Backend& backend, const nets::Net& net, int count,
                          const LoadNet& load) {
@@ -21,9 +23,10 @@ DeviceSlots::DeviceSlots(nets::Backend& backend, const nets::Net& net, int count
       own_nets_.push_back(std::move(other_net));
       own_backends_.push_back(std::move(other));
     } catch (const Error& error) {
-      console::info("{}: analysis runs {} batch{} at once, not {}: another copy of the network "
-                    "did not start ({})",
-                    backend.name(), k, k == 1 ? "" : "es", count, error.what());
+      console::info(
+          "{}: analysis runs {} batch{} at once, not {}: another copy of the network "
+          "did not start ({})",
+          backend.name(), k, k == 1 ? "" : "es", count, error.what());
       break;
     }
   }

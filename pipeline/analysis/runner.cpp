@@ -46,27 +46,28 @@ class Stage {
 };
 
 // The batches and the queues they circulate in: free -> decoded -> predicted -> free. Batches
-// carry their sequence number from the decoder, and the writer puts them back in that order.
+// carry their sequence number from the source, and the sink gets them back in that order.
 class Wiring {
  public:
-  Wiring(std::size_t slots, std::size_t batch_size, std::size_t frame_bytes, std::size_t joints)
-      : count_(slots + kBatchesBesideSlots),
+  Wiring(std::size_t slots, const BatchShape& shape)
+      : count_(batches_in_flight(slots)),
         free_(count_),
         decoded_(count_),
         predicted_(count_),
         early_(count_, nullptr) {
     batches_.reserve(count_);
-    for (std::size_t i = 0; i < count_; ++i) batches_.emplace_back(batch_size, frame_bytes, joints);
+    for (std::size_t i = 0; i < count_; ++i)
+      batches_.emplace_back(shape.batch_size, shape.frame_bytes, shape.joints);
     for (FrameBatch& batch : batches_) free_.push(&batch);
   }
 
-  // Decoder's thread: frames into free batches.
-  void decode(FrameDecoder& decoder) {
+  // Source's thread: frames into free batches.
+  void decode(const BatchSource& source) {
     std::int64_t sequence = 0;
-    while (!stop_ && !decoder.finished()) {
+    while (!stop_) {
       const auto taken = free_.pop();
       if (!taken) return;
-      if (!decoder.fill(**taken)) break;
+      if (!source(**taken)) break;
       (*taken)->sequence = sequence++;
       if (!decoded_.push(*taken)) return;
     }
@@ -88,10 +89,10 @@ class Wiring {
     }
   }
 
-  // Writer's thread: rows of predicted batches in sequence, then the batch is free again. A batch
-  // that comes early waits in early_; at most count_ sequences are in flight, so sequence % count_
-  // is its place.
-  void write(RowWriter& writer) {
+  // Sink's thread: predicted batches in sequence, then the batch is free again. A batch that comes
+  // early waits in early_; at most count_ sequences are in flight, so sequence % count_ is its
+  // place.
+  void write(const BatchSink& sink) {
     std::int64_t next = 0;
     while (const auto taken = predicted_.pop()) {
       early_[static_cast<std::size_t>((*taken)->sequence) % count_] = *taken;
@@ -99,14 +100,14 @@ class Wiring {
            batch != nullptr && batch->sequence == next;
            batch = early_[static_cast<std::size_t>(next) % count_]) {
         early_[static_cast<std::size_t>(next) % count_] = nullptr;
-        writer.write(*batch);
+        sink(*batch);
         ++next;
         free_.push(batch);  // refused once stopping: the remaining predicted batches still drain
       }
     }
   }
 
-  // No more decoding or predicting; what was predicted is still written.
+  // No more batches from the source, nor predictions; what was predicted is still written.
   void stop_decoding() {
     stop_ = true;
     free_.close();
@@ -123,26 +124,30 @@ class Wiring {
   std::size_t count_;
   std::vector<FrameBatch> batches_;
   BoundedQueue<FrameBatch*> free_, decoded_, predicted_;
-  std::vector<FrameBatch*> early_;  // the writer's own
+  std::vector<FrameBatch*> early_;  // the sink's thread's own
   std::atomic<bool> stop_{false}, interrupted_{false};
 };
 
 }  // namespace
 
-bool run_analysis_stages(FrameDecoder& decoder, const std::vector<PoseSlot>& slots,
-                         RowWriter& writer, bool decoder_in_background) {
+std::size_t batches_in_flight(std::size_t slots) {
+  return slots + kBatchesBesideSlots;
+}
+
+bool run_analysis_stages(const BatchShape& shape, const BatchSource& source,
+                         const std::vector<PoseSlot>& slots, const BatchSink& sink,
+                         bool source_in_background) {
   LABPOSE_ASSERT(!slots.empty());
-  Wiring wiring(slots.size(), static_cast<std::size_t>(decoder.batch_size()), decoder.frame_bytes(),
-                writer.joints());
+  Wiring wiring(slots.size(), shape);
   const auto close_all = [&wiring] { wiring.close_all(); };
   const auto stop_decoding = [&wiring] { wiring.stop_decoding(); };
   Stage decoding(
-      [&wiring, &decoder, decoder_in_background] {
-        if (decoder_in_background) move_this_thread_to_background();
-        wiring.decode(decoder);
+      [&wiring, &source, source_in_background] {
+        if (source_in_background) move_this_thread_to_background();
+        wiring.decode(source);
       },
       close_all);
-  Stage writing([&wiring, &writer] { wiring.write(writer); }, close_all);
+  Stage writing([&wiring, &sink] { wiring.write(sink); }, close_all);
   {
     // A failed slot stops the decoding and the other slots; what was predicted is written.
     std::vector<std::unique_ptr<Stage>> predicting;
@@ -151,7 +156,7 @@ bool run_analysis_stages(FrameDecoder& decoder, const std::vector<PoseSlot>& slo
           std::make_unique<Stage>([&wiring, &slot] { wiring.predict(slot); }, stop_decoding));
     }
     for (auto& stage : predicting) stage->join();
-    wiring.close_predicted();  // the writer finishes what was predicted
+    wiring.close_predicted();  // the sink finishes what was predicted
     writing.join();
     wiring.close_all();
     decoding.join();

@@ -210,7 +210,10 @@ SlotRun run_through_slots(const TempDir& dir, const std::vector<PoseSlot>& slots
   RowWriter writer(checkpoint, 0);
   SlotRun run;
   try {
-    EXPECT_TRUE(run_analysis_stages(decoder, slots, writer, false));
+    const BatchShape shape{kSlotBatch, decoder.frame_bytes(), 1};
+    EXPECT_TRUE(run_analysis_stages(
+        shape, [&decoder](FrameBatch& batch) { return decoder.fill(batch); }, slots,
+        [&writer](const FrameBatch& batch) { writer.write(batch); }, false));
   } catch (const Error& error) {
     run.error = error.what();
   }

@@ -379,6 +379,15 @@ TEST(Cli, BenchPrintsFiguresAndJson) {
   const std::string last = result.output.substr(result.output.rfind('{'));
   EXPECT_TRUE(contains(last, "\"mode\": \"train\"")) << last;
   EXPECT_TRUE(contains(last, "\"fps\": ")) << last;
+  // Analysis's whole path, with two slots at once.
+  result = labpose(
+      "bench --arch mobilenet_v2_0.35 --size 64x48 --batch 2 --pipeline --slots 2 --repeats 3 "
+      "--json");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const std::string pipeline = result.output.substr(result.output.rfind('{'));
+  EXPECT_TRUE(contains(pipeline, "\"mode\": \"pipeline\"")) << pipeline;
+  EXPECT_TRUE(contains(pipeline, "\"slots\": 2, \"batches\": 3")) << pipeline;
+  EXPECT_EQ(labpose("bench --pipeline --train --size 64x48").exit_code, 2);
   EXPECT_EQ(labpose("bench --size 64").exit_code, 2);
   EXPECT_EQ(labpose("bench --device cuda:3 --size 64x48").exit_code, 1)
       << "no such device in this build";

@@ -4,7 +4,8 @@
 
 1. The GPU tests: cuda_gpu_tests and the cuda instantiations of nets_tests (from --test-dir).
 2. `labpose bench --device cuda`: inference frames/s at 640x480 and training images/s at the sizes
-   the issue tracker's targets name, in each precision.
+   the issue tracker's targets name, in each precision; and analysis's whole path (`--pipeline`:
+   8-bit frames up, peaks down, with 1 slot and with analyze's default of 3).
 3. PyTorch eager on the same networks (tools/torch_reference.py's PoseNet: the same layers, dilations
    and head as labpose), with cudnn.benchmark and channels_last, where python3 has torch: TF32 (its
    default for convolutions), strict fp32, fp16 and AMP bf16. Ratios compare like with like: labpose
@@ -34,6 +35,10 @@ INFERENCE = [("resnet_50", "640x480", (1, 64), ("tf32", "fp32", "fp16", "bf16"))
 TRAINING = [("resnet_50", "400x400", 8, ("tf32", "fp32", "bf16")),
             ("efficientnet_lite0", "256x256", 8, ("tf32", "fp32", "bf16")),
             ("mobilenet_v2_0.35", "192x192", 8, ("tf32", "fp32", "bf16"))]
+# (architecture, size, batch, precision, slots): analysis's path, `labpose bench --pipeline`.
+PIPELINE = [("resnet_50", "640x480", 64, "fp16", 1), ("resnet_50", "640x480", 64, "fp16", 3),
+            ("efficientnet_lite0", "640x480", 64, "fp16", 3),
+            ("mobilenet_v2_0.35", "640x480", 64, "fp32", 3)]
 # labpose's precision -> PyTorch's mode of the same class.
 PEER_MODE = {"tf32": "tf32", "fp32": "fp32-strict", "fp16": "fp16", "bf16": "bf16"}
 
@@ -76,12 +81,15 @@ def gtest(binary, arguments, timeout):
     return summary, failed
 
 
-def labpose_bench(labpose, device, arch, size, batch, precision, train, quick):
+def labpose_bench(labpose, device, arch, size, batch, precision, mode, quick):
+    """mode: "infer", "train", or "pipeline:<slots>"."""
     command = [labpose, "bench", "--device", device, "--arch", arch, "--size", size, "--batch",
                str(batch), "--precision", precision, "--json", "--repeats", "3" if quick else "10",
                "--warmup", "1" if quick else "3"]
-    if train:
+    if mode == "train":
         command.append("--train")
+    elif mode.startswith("pipeline:"):
+        command += ["--pipeline", "--slots", mode.split(":")[1]]
     code, output = run(command, 300)
     lines = [line for line in output.splitlines() if line.startswith("{")]
     if code != 0 or not lines:
@@ -158,16 +166,25 @@ def torch_peer(device, quick):
 
 
 def rows_to_run(quick):
-    """(arch, size, batch, precision, train) in the table's order."""
+    """(arch, size, batch, precision, mode) in the table's order; mode as labpose_bench takes it."""
     if quick:
-        return [("mobilenet_v2_0.35", "96x64", 2, "fp32", False), ("mobilenet_v2_0.35", "96x64", 2, "tf32", False),
-                ("mobilenet_v2_0.35", "64x64", 2, "fp32", True)]
+        return [("mobilenet_v2_0.35", "96x64", 2, "fp32", "infer"), ("mobilenet_v2_0.35", "96x64", 2, "tf32", "infer"),
+                ("mobilenet_v2_0.35", "64x64", 2, "fp32", "train"),
+                ("mobilenet_v2_0.35", "96x64", 2, "fp32", "pipeline:2")]
     rows = []
     for arch, size, batches, precisions in INFERENCE:
-        rows += [(arch, size, batch, precision, False) for precision in precisions for batch in batches]
+        rows += [(arch, size, batch, precision, "infer") for precision in precisions for batch in batches]
     for arch, size, batch, precisions in TRAINING:
-        rows += [(arch, size, batch, precision, True) for precision in precisions]
+        rows += [(arch, size, batch, precision, "train") for precision in precisions]
+    rows += [(arch, size, batch, precision, f"pipeline:{slots}") for arch, size, batch, precision, slots in PIPELINE]
     return rows
+
+
+def work_name(arch, size, batch, mode):
+    if mode.startswith("pipeline:"):
+        slots = mode.split(":")[1]
+        return f"{arch} {size} b{batch} analysis path, {slots} slot{'' if slots == '1' else 's'}"
+    return f"{arch} {size} b{batch} {'training' if mode == 'train' else 'inference'}"
 
 
 def main():
@@ -203,25 +220,26 @@ def main():
     rows = rows_to_run(args.quick)
     results = []
     description = ""
-    for arch, size, batch, precision, train in rows:
+    for arch, size, batch, precision, mode in rows:
         if time.monotonic() > deadline:
             results.append((None, "skipped: past --budget-seconds"))
             continue
-        result, error = labpose_bench(args.labpose, args.device, arch, size, batch, precision, train, args.quick)
+        result, error = labpose_bench(args.labpose, args.device, arch, size, batch, precision, mode, args.quick)
         if result is not None:
             description = description or result["backend"]
         results.append((result, error))
-        print(f"  labpose {arch} {size} b{batch} {precision} {'train' if train else 'infer'}: "
+        print(f"  labpose {work_name(arch, size, batch, mode)} {precision}: "
               f"{result['fps']:.1f}/s ({result['precision']})" if result else f"  labpose ... {error}", flush=True)
 
     measure, why_no_peer = torch_peer("cuda" if args.device.startswith("cuda") else "cpu", args.quick)
     peers = []
-    for arch, size, batch, precision, train in rows:
-        if measure is None or time.monotonic() > deadline:
+    for arch, size, batch, precision, mode in rows:
+        # The analysis path has no PyTorch twin here: its row stands beside labpose's plan alone.
+        if measure is None or time.monotonic() > deadline or mode.startswith("pipeline:"):
             peers.append(None)
             continue
         try:
-            peers.append(measure(arch, size, batch, PEER_MODE[precision], train))
+            peers.append(measure(arch, size, batch, PEER_MODE[precision], mode == "train"))
         except Exception as error:  # a mode this GPU or this torch lacks: a blank cell, not a stop
             print(f"  PyTorch {arch} {precision}: {type(error).__name__}: {error}")
             peers.append(None)
@@ -233,9 +251,9 @@ def main():
     header = f"| work | precision | labpose | PyTorch eager ({'same class' if measure else 'none'}) | labpose / PyTorch |"
     print(header)
     print("|---|---|---|---|---|")
-    for (arch, size, batch, precision, train), (result, error), peer in zip(rows, results, peers):
-        work = f"{arch} {size} b{batch} {'training' if train else 'inference'}"
-        unit = "images/s" if train else "frames/s"
+    for (arch, size, batch, precision, mode), (result, error), peer in zip(rows, results, peers):
+        work = work_name(arch, size, batch, mode)
+        unit = "images/s" if mode == "train" else "frames/s"
         if result is None:
             said = error if error.startswith("skipped") else f"failed: {error[:80]}"
             print(f"| {work} | {precision} | {said} | | |")

@@ -21,6 +21,7 @@
 #include "nets/generic_plan.hpp"
 #include "nets/models/models.hpp"
 #include "nets/random.hpp"
+#include "tools/labpose/bench_pipeline.hpp"
 #include "tools/labpose/command.hpp"
 
 namespace labpose::tools {
@@ -29,8 +30,8 @@ namespace {
 struct BenchOptions {
   std::string architecture = "resnet_50", size = "640x480", device = "cpu", precision = "fp32";
   std::string batches = "1";  // "8" or a list "1,8,32,64"
-  int bodyparts = 4, repeats = 10, warmup = 2;
-  bool train = false, json = false;
+  int bodyparts = 4, repeats = 10, warmup = 2, slots = 0;
+  bool train = false, json = false, pipeline = false;
 };
 
 double now_seconds() {
@@ -216,6 +217,15 @@ int run_bench(const BenchOptions& options) {
   // trains in mixed precision (the CPU in bf16); other training steps are fp32.
   auto backend =
       devices::make_backend(options.device, devices::parse_plan_precision(options.precision));
+  if (options.pipeline) {
+    if (options.train) throw UsageError("--pipeline times analysis; it does not go with --train");
+    for (const int batch : batches) {
+      measure_pipeline({options.architecture, options.bodyparts, batch, width, height,
+                        options.slots, options.repeats, std::max(1, options.warmup), options.json},
+                       *backend);
+    }
+    return 0;
+  }
   auto net = nets::build_pose_net(*backend, {options.architecture, options.bodyparts, true});
   nets::initialize_pose_net(*net, 1);
   for (const int batch : batches) measure(options, *backend, *net, batch, width, height);
@@ -249,6 +259,14 @@ Command bench_command() {
     app.add_option("--warmup", options->warmup, "untimed runs first (default 2)");
     app.add_flag("--train", options->train,
                  "time a training step (forward, loss, backward, SGD) instead");
+    app.add_flag("--pipeline", options->pipeline,
+                 "time analysis's whole path instead of the plan alone: synthetic 8-bit frames "
+                 "through the slots' threads, uploaded, run, peaks found on the device and "
+                 "decoded (--repeats batches after --warmup)");
+    app.add_option("--slots", options->slots,
+                   "with --pipeline: batches on the device at once (default: as analyze, 3 on a "
+                   "GPU and 1 on the CPU)")
+        ->check(CLI::Range(1, 8));
     app.add_flag("--json", options->json, "print one JSON object with \"fps\"");
     app.footer(
         "Threads: OMP_NUM_THREADS (default: all cores). Compare figures from one run: the machine "
