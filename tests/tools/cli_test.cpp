@@ -386,7 +386,19 @@ TEST(Cli, BenchPrintsFiguresAndJson) {
   ASSERT_EQ(result.exit_code, 0) << result.output;
   const std::string pipeline = result.output.substr(result.output.rfind('{'));
   EXPECT_TRUE(contains(pipeline, "\"mode\": \"pipeline\"")) << pipeline;
-  EXPECT_TRUE(contains(pipeline, "\"slots\": 2, \"batches\": 3")) << pipeline;
+  EXPECT_TRUE(contains(pipeline, "\"slots\": 2, \"video\": \"\"")) << pipeline;
+  // ... and on a video's frames, decoding included, beside decoding alone.
+  const TempDir dir;
+  testing::write_test_video(dir / "clip.avi", 12, 96, 64);
+  result = labpose("bench --arch mobilenet_v2_0.35 --batch 4 --pipeline --video " +
+                   shell_quote((dir / "clip.avi").string()));
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(std::regex_search(
+      result.output, std::regex("mobilenet_v2_0.35 96x64 batch 4 on cpu .*: analysis pipeline "
+                                "with 1 slot .* frames/s \\(12 frames of .*clip.avi, decoding "
+                                "included; decoding alone [0-9.]+ frames/s, so [0-9]+ % of it\\)")))
+      << result.output;
+  EXPECT_EQ(labpose("bench --video clip.avi").exit_code, 2) << "--video needs --pipeline";
   EXPECT_EQ(labpose("bench --pipeline --train --size 64x48").exit_code, 2);
   EXPECT_EQ(labpose("bench --size 64").exit_code, 2);
   EXPECT_EQ(labpose("bench --device cuda:3 --size 64x48").exit_code, 1)

@@ -1,12 +1,14 @@
 // tools/gpu-check.sh, the GPU machine's check: without a usable GPU it says so and succeeds (as on
 // every machine the suite runs on), and its whole flow (labpose bench, PyTorch beside it, the
-// table with ratios only between like arithmetic) runs on the CPU with --device cpu --quick.
+// table with ratios only between like arithmetic, analysis's path with and without a video) runs
+// on the CPU with --device cpu --quick.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <regex>
 
 #include "devices/devices.hpp"
+#include "tests/support/media_support.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace labpose {
@@ -31,8 +33,11 @@ TEST(GpuCheck, WithoutAUsableGpuItSaysSoAndSucceeds) {
 
 TEST(GpuCheck, TablesLabposeBesidePyTorchComparingOnlyLikeArithmetic) {
   const auto python = testing::torch_python();
-  const testing::CommandResult result =
-      testing::run(gpu_check("--device cpu --quick", python.value_or("python3")));
+  const testing::TempDir dir;
+  const std::filesystem::path video = dir / "clip.avi";
+  testing::write_test_video(video, 12, 96, 64);
+  const testing::CommandResult result = testing::run(gpu_check(
+      "--device cpu --quick --video " + shell_quote(video.string()), python.value_or("python3")));
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_TRUE(contains(result.output, "| work | precision | labpose |")) << result.output;
   const std::string number = R"(\d+\.\d)";
@@ -45,6 +50,11 @@ TEST(GpuCheck, TablesLabposeBesidePyTorchComparingOnlyLikeArithmetic) {
       "\\| mobilenet_v2_0.35 96x64 b2 analysis path, 2 slots \\| fp32 \\| " + number;
   EXPECT_TRUE(std::regex_search(result.output, std::regex(pipeline + ".*frames/s \\|  \\|  \\|")))
       << result.output;
+  // With a video: decoding included, and how much of decoding alone that is.
+  const std::string with_video =
+      "\\| mobilenet_v2_0.35 b4 analysis path on clip.avi, 1 slot \\| fp32 \\| " + number +
+      ".* frames/s \\(\\d+ % of decoding alone, \\d+\\) \\|  \\|  \\|";
+  EXPECT_TRUE(std::regex_search(result.output, std::regex(with_video))) << result.output;
   if (!python) {
     EXPECT_TRUE(std::regex_search(result.output, std::regex(fp32 + ".*frames/s \\|  \\|  \\|")))
         << result.output;

@@ -1,7 +1,8 @@
 // labpose-bench-decode: decoding speed of labpose's VideoReader (decoding to RGB) against the
 // ffmpeg command line on the same file with the same number of decoder threads, decoding only and
-// decoding to RGB, printed as frames/s and ratios. A benchmark program, not a test: it asserts
-// nothing. Usage:
+// decoding to RGB, printed as frames/s and ratios; labpose's figure alone where the ffmpeg command
+// is not installed (a GPU machine without Debian's packages). A benchmark program, not a test: it
+// asserts nothing. Usage:
 //   labpose-bench-decode VIDEO [--threads N] [--repeat R] [--order rgb|bgr]
 #include <fmt/core.h>
 
@@ -93,12 +94,14 @@ int main(int argc, char** argv) {
     std::printf("video       %s: %dx%d %s, %lld frames\n", path.c_str(), info.width, info.height,
                 info.codec.c_str(), static_cast<long long>(info.frame_count));
     std::printf("threads     %d decoder threads for both\n", threads);
+    const bool have_ffmpeg = std::system("command -v ffmpeg > /dev/null 2>&1") == 0;
     // The three runs alternate, so that a change in the machine's load affects them alike.
     Run best;
     std::optional<double> ffmpeg_best, ffmpeg_rgb_best;
     for (int r = 0; r < repeat; ++r) {
       const Run run = decode_with_labpose(path, threads, order);
       if (r == 0 || run.seconds < best.seconds) best = run;
+      if (!have_ffmpeg) continue;
       const auto plain = decode_with_ffmpeg(path, threads, false);
       const auto rgb = decode_with_ffmpeg(path, threads, true);
       if (!plain || !rgb) {
@@ -110,14 +113,20 @@ int main(int argc, char** argv) {
       if (!ffmpeg_rgb_best || *rgb < *ffmpeg_rgb_best) ffmpeg_rgb_best = rgb;
     }
     const double ours = static_cast<double>(best.frames) / best.seconds;
-    const double frames = static_cast<double>(info.frame_count);
-    const double theirs = frames / *ffmpeg_best, theirs_rgb = frames / *ffmpeg_rgb_best;
     std::printf(
         "labpose     %7.1f frames/s  %lld frames in %.3f s, %s output (opening and frame "
         "table %.3f s included; %lld undecodable)\n",
         ours, static_cast<long long>(best.frames), best.seconds,
         order == labpose::pipeline::PixelOrder::rgb ? "RGB" : "BGR", best.open_seconds,
         static_cast<long long>(best.undecodable));
+    if (!have_ffmpeg) {
+      std::printf(
+          "ffmpeg      not installed here: labpose's figure alone (tools/install-deps.sh --bench "
+          "installs the ffmpeg command for the comparison)\n");
+      return 0;
+    }
+    const double frames = static_cast<double>(info.frame_count);
+    const double theirs = frames / *ffmpeg_best, theirs_rgb = frames / *ffmpeg_rgb_best;
     std::printf(
         "ffmpeg      %7.1f frames/s  ffmpeg -threads %d -i VIDEO -f null - (decoding only)\n",
         theirs, threads);

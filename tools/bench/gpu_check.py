@@ -5,7 +5,9 @@
 1. The GPU tests: cuda_gpu_tests and the cuda instantiations of nets_tests (from --test-dir).
 2. `labpose bench --device cuda`: inference frames/s at 640x480 and training images/s at the sizes
    the issue tracker's targets name, in each precision; and analysis's whole path (`--pipeline`:
-   8-bit frames up, peaks down, with 1 slot and with analyze's default of 3).
+   8-bit frames up, peaks down, with 1 slot and with analyze's default of 3), on synthetic frames
+   and, with --video (default: the pack's videos/long.mp4 beside the test programs), on a real
+   video's frames, decoding included, beside decoding alone.
 3. PyTorch eager on the same networks (tools/torch_reference.py's PoseNet: the same layers, dilations
    and head as labpose), with cudnn.benchmark and channels_last, where python3 has torch: TF32 (its
    default for convolutions), strict fp32, fp16 and AMP bf16. Ratios compare like with like: labpose
@@ -39,6 +41,9 @@ TRAINING = [("resnet_50", "400x400", 8, ("tf32", "fp32", "bf16")),
 PIPELINE = [("resnet_50", "640x480", 64, "fp16", 1), ("resnet_50", "640x480", 64, "fp16", 3),
             ("efficientnet_lite0", "640x480", 64, "fp16", 3),
             ("mobilenet_v2_0.35", "640x480", 64, "fp32", 3)]
+# (architecture, batch, precision): analysis's path on --video's frames, decoding included, 3 slots.
+VIDEO_PIPELINE = [("resnet_50", 64, "fp16"), ("efficientnet_lite0", 64, "fp16"),
+                  ("mobilenet_v2_0.35", 64, "fp32")]
 # labpose's precision -> PyTorch's mode of the same class.
 PEER_MODE = {"tf32": "tf32", "fp32": "fp32-strict", "fp16": "fp16", "bf16": "bf16"}
 
@@ -82,7 +87,7 @@ def gtest(binary, arguments, timeout):
 
 
 def labpose_bench(labpose, device, arch, size, batch, precision, mode, quick):
-    """mode: "infer", "train", or "pipeline:<slots>"."""
+    """mode: "infer", "train", "pipeline:<slots>", or "video:<slots>" (size is then the video)."""
     command = [labpose, "bench", "--device", device, "--arch", arch, "--size", size, "--batch",
                str(batch), "--precision", precision, "--json", "--repeats", "3" if quick else "10",
                "--warmup", "1" if quick else "3"]
@@ -90,6 +95,9 @@ def labpose_bench(labpose, device, arch, size, batch, precision, mode, quick):
         command.append("--train")
     elif mode.startswith("pipeline:"):
         command += ["--pipeline", "--slots", mode.split(":")[1]]
+    elif mode.startswith("video:"):
+        command = [labpose, "bench", "--device", device, "--arch", arch, "--batch", str(batch), "--precision",
+                   precision, "--json", "--pipeline", "--slots", mode.split(":")[1], "--video", size]
     code, output = run(command, 300)
     lines = [line for line in output.splitlines() if line.startswith("{")]
     if code != 0 or not lines:
@@ -165,22 +173,28 @@ def torch_peer(device, quick):
     return measure, None
 
 
-def rows_to_run(quick):
+def rows_to_run(quick, video):
     """(arch, size, batch, precision, mode) in the table's order; mode as labpose_bench takes it."""
     if quick:
-        return [("mobilenet_v2_0.35", "96x64", 2, "fp32", "infer"), ("mobilenet_v2_0.35", "96x64", 2, "tf32", "infer"),
+        rows = [("mobilenet_v2_0.35", "96x64", 2, "fp32", "infer"), ("mobilenet_v2_0.35", "96x64", 2, "tf32", "infer"),
                 ("mobilenet_v2_0.35", "64x64", 2, "fp32", "train"),
                 ("mobilenet_v2_0.35", "96x64", 2, "fp32", "pipeline:2")]
+        return rows + ([("mobilenet_v2_0.35", video, 4, "fp32", "video:1")] if video else [])
     rows = []
     for arch, size, batches, precisions in INFERENCE:
         rows += [(arch, size, batch, precision, "infer") for precision in precisions for batch in batches]
     for arch, size, batch, precisions in TRAINING:
         rows += [(arch, size, batch, precision, "train") for precision in precisions]
     rows += [(arch, size, batch, precision, f"pipeline:{slots}") for arch, size, batch, precision, slots in PIPELINE]
+    if video:
+        rows += [(arch, video, batch, precision, "video:3") for arch, batch, precision in VIDEO_PIPELINE]
     return rows
 
 
 def work_name(arch, size, batch, mode):
+    if mode.startswith("video:"):
+        slots = mode.split(":")[1]
+        return f"{arch} b{batch} analysis path on {os.path.basename(size)}, {slots} slot{'' if slots == '1' else 's'}"
     if mode.startswith("pipeline:"):
         slots = mode.split(":")[1]
         return f"{arch} {size} b{batch} analysis path, {slots} slot{'' if slots == '1' else 's'}"
@@ -194,6 +208,8 @@ def main():
     parser.add_argument("--device", default="cuda", help="cuda (default), cuda:N, or cpu to check this script")
     parser.add_argument("--quick", action="store_true", help="one small network, few repeats")
     parser.add_argument("--skip-tests", action="store_true", help="the timings only")
+    parser.add_argument("--video", help="a video for the analysis path with decoding (default: videos/long.mp4 "
+                        "in --test-dir, where the GPU pack puts it; none: skip those rows)")
     parser.add_argument("--budget-seconds", type=float, default=280,
                         help="rows not started by then are listed as skipped (default 280)")
     args = parser.parse_args()
@@ -217,7 +233,8 @@ def main():
             for test in failed:
                 print(f"  FAILED {test}")
 
-    rows = rows_to_run(args.quick)
+    video = args.video if args.video is not None else os.path.join(args.test_dir, "videos", "long.mp4")
+    rows = rows_to_run(args.quick, video if video and os.path.exists(video) else None)
     results = []
     description = ""
     for arch, size, batch, precision, mode in rows:
@@ -235,7 +252,7 @@ def main():
     peers = []
     for arch, size, batch, precision, mode in rows:
         # The analysis path has no PyTorch twin here: its row stands beside labpose's plan alone.
-        if measure is None or time.monotonic() > deadline or mode.startswith("pipeline:"):
+        if measure is None or time.monotonic() > deadline or mode.startswith(("pipeline:", "video:")):
             peers.append(None)
             continue
         try:
@@ -262,6 +279,8 @@ def main():
         # A ratio only between like arithmetic: labpose's precision as it really ran.
         same = PEER_MODE.get(ran) == PEER_MODE[precision]
         ours = f"{result['fps']:.1f} {unit}"
+        if result.get("decode_fps"):
+            ours += f" ({100 * result['fps'] / result['decode_fps']:.0f} % of decoding alone, {result['decode_fps']:.0f})"
         theirs = f"{peer:.1f}" if peer else ""
         ratio = f"{result['fps'] / peer:.2f}" if peer and same else ("" if peer is None else "not alike")
         shown = precision if ran == precision else f"{precision} (ran {ran})"

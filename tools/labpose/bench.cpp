@@ -30,6 +30,7 @@ namespace {
 struct BenchOptions {
   std::string architecture = "resnet_50", size = "640x480", device = "cpu", precision = "fp32";
   std::string batches = "1";  // "8" or a list "1,8,32,64"
+  std::string video;          // --pipeline on a video's frames
   int bodyparts = 4, repeats = 10, warmup = 2, slots = 0;
   bool train = false, json = false, pipeline = false;
 };
@@ -217,12 +218,16 @@ int run_bench(const BenchOptions& options) {
   // trains in mixed precision (the CPU in bf16); other training steps are fp32.
   auto backend =
       devices::make_backend(options.device, devices::parse_plan_precision(options.precision));
+  if (!options.video.empty() && !options.pipeline) {
+    throw UsageError("--video goes with --pipeline", "labpose bench --pipeline --video VIDEO");
+  }
   if (options.pipeline) {
     if (options.train) throw UsageError("--pipeline times analysis; it does not go with --train");
     for (const int batch : batches) {
-      measure_pipeline({options.architecture, options.bodyparts, batch, width, height,
-                        options.slots, options.repeats, std::max(1, options.warmup), options.json},
-                       *backend);
+      measure_pipeline(
+          {options.architecture, options.bodyparts, batch, width, height, options.slots,
+           options.video, options.repeats, options.warmup, options.json},
+          *backend);
     }
     return 0;
   }
@@ -267,6 +272,9 @@ Command bench_command() {
                    "with --pipeline: batches on the device at once (default: as analyze, 3 on a "
                    "GPU and 1 on the CPU)")
         ->check(CLI::Range(1, 8));
+    app.add_option("--video", options->video,
+                   "with --pipeline: the frames of this video instead of synthetic ones, decoded "
+                   "as analyze decodes them (--size is the video's), timed beside decoding alone");
     app.add_flag("--json", options->json, "print one JSON object with \"fps\"");
     app.footer(
         "Threads: OMP_NUM_THREADS (default: all cores). Compare figures from one run: the machine "
