@@ -18,6 +18,7 @@
 #include "core/interrupt.hpp"
 #include "core/progress.hpp"
 #include "devices/devices.hpp"
+#include "pipeline/analysis/analysis_backend.hpp"
 #include "pipeline/analysis/analysis_metadata.hpp"
 #include "pipeline/analysis/checkpoint.hpp"
 #include "pipeline/analysis/device_slots.hpp"
@@ -318,7 +319,7 @@ std::vector<VideoAnalysis> analyze_videos(const AnalysisModel& model,
           "pick another --dest");
     }
   }
-  const auto backend = devices::make_backend(options.device, options.precision);
+  const auto backend = make_analysis_backend(options.device, options.precision, model);
   const auto net = load_model_network(*backend, model);
   const DeviceSlots slots = analysis_slots(*backend, *net, model, options);
   console::info("analyzing {} video{} with {} ({}) on {} in {}, batch {}{}", videos.size(),

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "devices/devices.hpp"
+#include "pipeline/analysis/analysis_backend.hpp"
 #include "pipeline/pose/int8_calibration.hpp"
 #include "pipeline/training/snapshot.hpp"
 
@@ -61,7 +62,7 @@ FramePredictor::FramePredictor(const projects::ProjectConfig& config,
 
 FramePredictor::FramePredictor(AnalysisModel model, const PredictorOptions& options)
     : model_(std::move(model)),
-      backend_(devices::make_backend(options.device, options.precision)),
+      backend_(make_analysis_backend(options.device, options.precision, model_)),
       net_(load_model_network(*backend_, model_)),
       batch_size_(options.batch_size > 0 ? options.batch_size : std::max(1, model_.batch_size)) {}
 

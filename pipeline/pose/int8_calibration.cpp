@@ -98,7 +98,7 @@ nets::ActivationRanges measure(const nets::FusedGraph& graph, const std::vector<
   const auto backend = devices::make_backend("cpu");
   nets::RangeObserver observer(*backend, graph);
   const std::size_t count = std::min(images.size(), kCalibrationImages);
-  Progress progress("int8 calibration", static_cast<std::int64_t>(count), "images");
+  Progress progress("calibration", static_cast<std::int64_t>(count), "images");
   for (std::size_t k = 0; k < count; ++k) {
     const fs::path& image = images[k * images.size() / count];  // evenly spread
     const cv::Mat rgb = load_rgb_image(image);
@@ -141,34 +141,38 @@ fs::path int8_calibration_file(const fs::path& snapshot) {
   return fs::path(snapshot).concat(".int8.json");
 }
 
-void calibrate_for_int8(nets::Net& net, const fs::path& snapshot,
-                        const std::vector<fs::path>& images) {
+nets::ActivationRanges calibration_ranges(const nets::Net& net, const fs::path& snapshot,
+                                          const std::vector<fs::path>& images) {
   const nets::FusedGraph graph = net.fuse(true);
   const fs::path file = int8_calibration_file(snapshot);
   const SnapshotIdentity identity = identify(snapshot);
   std::string why_not;
   if (auto ranges = read_calibration(file, identity, graph, why_not)) {
-    console::info("int8: the calibration in {}", file.string());
-    net.set_activation_ranges(std::move(*ranges));
-    return;
+    console::info("calibration: the ranges in {}", file.string());
+    return std::move(*ranges);
   }
   if (images.empty()) {
-    throw Error(fmt::format("int8 needs a calibration of {} on labeled frames, and there are none",
+    throw Error(fmt::format("{} has no calibration on labeled frames, and there are none",
                             snapshot.filename().string()),
                 "label frames of the project (labpose label), or use --precision bf16 or fp32");
   }
   const std::size_t count = std::min(images.size(), kCalibrationImages);
-  console::info("int8: calibrating {} on {} labeled frame{} ({}), once",
+  console::info("calibration: measuring {}'s value ranges on {} labeled frame{} ({}), once",
                 snapshot.filename().string(), count, count == 1 ? "" : "s", why_not);
   nets::ActivationRanges ranges = measure(graph, images);
   try {
     write_calibration(file, identity, graph, ranges, count);
-    console::info("int8: wrote {}", file.string());
+    console::info("calibration: wrote {}", file.string());
   } catch (const Error& error) {
-    console::warn("int8: could not keep the calibration ({}); it will be measured again next time",
+    console::warn("calibration: could not keep it ({}); it will be measured again next time",
                   error.what());
   }
-  net.set_activation_ranges(std::move(ranges));
+  return ranges;
+}
+
+void calibrate_for_int8(nets::Net& net, const fs::path& snapshot,
+                        const std::vector<fs::path>& images) {
+  net.set_activation_ranges(calibration_ranges(net, snapshot, images));
 }
 
 }  // namespace labpose::pipeline

@@ -1,7 +1,8 @@
-// Post-training calibration of a trained network for int8 analysis: the largest magnitude of each
-// value of its fused graph over the project's own labeled frames, measured once in fp32 and kept
-// beside the snapshot (<snapshot>.int8.json) for every later run. Not the quantization (the CPU
-// backend's int8 plans) and not the choice of frames (the callers pass the training images).
+// Post-training calibration of a trained network: the largest magnitude of each value of its fused
+// graph over the project's own labeled frames, measured once in fp32 and kept beside the snapshot
+// (<snapshot>.int8.json) for every later run. int8 plans quantize with it, and --precision auto
+// on a GPU checks fp16's range against it. Not the quantization (the CPU backend's int8 plans) and
+// not the choice of frames (the callers pass the training images).
 #pragma once
 
 #include <filesystem>
@@ -22,11 +23,16 @@ std::vector<std::filesystem::path> calibration_images(const std::filesystem::pat
 /// `<snapshot>.int8.json`: where the calibration of a snapshot is kept.
 std::filesystem::path int8_calibration_file(const std::filesystem::path& snapshot);
 
-/// Gives `net` (loaded from `snapshot`) its int8 calibration: read from int8_calibration_file()
-/// when that file is for this very snapshot (its size and SHA-256) and this network, else
-/// measured on `images` (RGB image files; up to kCalibrationImages of them, evenly spread) in
-/// fp32 on the CPU and written there atomically, with a progress bar. Says which it did. Throws an
-/// Error when `images` is empty or an image cannot be read.
+/// The largest magnitude of each value of `net`'s fused graph (`net` loaded from `snapshot`): read
+/// from int8_calibration_file() when that file is for this very snapshot (its size and SHA-256)
+/// and this network, else measured on `images` (RGB image files; up to kCalibrationImages of
+/// them, evenly spread) in fp32 on the CPU and written there atomically, with a progress bar.
+/// Says which it did. Throws an Error when `images` is empty or an image cannot be read.
+nets::ActivationRanges calibration_ranges(const nets::Net& net,
+                                          const std::filesystem::path& snapshot,
+                                          const std::vector<std::filesystem::path>& images);
+
+/// Gives `net` its int8 calibration: calibration_ranges() as its activation ranges.
 void calibrate_for_int8(nets::Net& net, const std::filesystem::path& snapshot,
                         const std::vector<std::filesystem::path>& images);
 

@@ -13,9 +13,11 @@
 #include "core/interrupt.hpp"
 #include "nets/cpu/backend.hpp"
 #include "nets/models/models.hpp"
+#include "pipeline/analysis/analysis_backend.hpp"
 #include "pipeline/analysis/analyze.hpp"
 #include "pipeline/dataset/create_dataset.hpp"
 #include "pipeline/dataset/dataset.hpp"
+#include "pipeline/pose/int8_calibration.hpp"
 #include "pipeline/pose/predict.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "pipeline/video/reader.hpp"
@@ -280,6 +282,47 @@ TEST(Analyze, CropGivesCropRelativeCoordinatesAndRecordsTheOffset) {
   }
   const auto meta = nlohmann::json::parse(read_file(results.front().files.meta_json));
   EXPECT_EQ(meta["crop"], nlohmann::json::array({40, 280, 20, 220}));
+}
+
+// --precision auto on a GPU: fp16 only where the model's values sit well inside its range.
+TEST(Analyze, AutoOnAGpuTakesFp16OnlyWithinItsRange) {
+  const auto ranges = [](std::vector<float> values) {
+    return std::optional<nets::ActivationRanges>(nets::ActivationRanges{2.64F, std::move(values)});
+  };
+  HalfPrecisionChoice choice = choose_half_precision(ranges({0.5F, 0.0F, 120.0F, 3000.0F}), true);
+  EXPECT_EQ(choice.precision, nets::PlanPrecision::fp16) << "an all-zero value is exact";
+  EXPECT_EQ(choice.why, "fp16: the network's values stay between 0.5 and 3e+03 on the project's "
+                        "frames, well inside fp16's range");
+  choice = choose_half_precision(ranges({0.5F, 3.95e5F}), true);
+  EXPECT_EQ(choice.precision, nets::PlanPrecision::bf16);
+  EXPECT_TRUE(testing::contains(choice.why, "bf16: the network's values reach 3.95e+05"))
+      << choice.why;
+  choice = choose_half_precision(ranges({0.5F, 20000.0F}), false);
+  EXPECT_EQ(choice.precision, nets::PlanPrecision::fp32) << "a quarter of fp16's largest at most";
+  EXPECT_TRUE(testing::contains(choice.why, "fp32 (this GPU has no bf16)")) << choice.why;
+  choice = choose_half_precision(ranges({4e-8F, 1.0F}), true);
+  EXPECT_EQ(choice.precision, nets::PlanPrecision::bf16);
+  EXPECT_TRUE(testing::contains(choice.why, "stay below 4e-08")) << choice.why;
+  choice = choose_half_precision(std::nullopt, true);
+  EXPECT_EQ(choice.precision, nets::PlanPrecision::bf16);
+  EXPECT_TRUE(testing::contains(choice.why, "could not be checked")) << choice.why;
+}
+
+// The ranges come from the model's calibration on the project's labeled frames, kept beside the
+// snapshot; a network of random weights (batch norm the identity) has values too small for fp16.
+TEST(Analyze, AModelsRangesAreItsCalibrationOnTheProjectsFrames) {
+  const AnalysisFixture fixture;
+  const AnalysisModel model = find_analysis_model(*fixture.config, 1, std::nullopt, std::nullopt,
+                                                  false);
+  std::string why_not;
+  const auto ranges = model_ranges(model, why_not);
+  ASSERT_TRUE(ranges.has_value()) << why_not;
+  EXPECT_GT(ranges->input, 2.0F) << "the normalized input";
+  EXPECT_FALSE(ranges->values.empty());
+  EXPECT_TRUE(fs::exists(int8_calibration_file(model.snapshot))) << "measured once, then kept";
+  const HalfPrecisionChoice choice = choose_half_precision(ranges, true);
+  EXPECT_EQ(choice.precision, nets::PlanPrecision::bf16) << choice.why;
+  EXPECT_TRUE(testing::contains(choice.why, "stay below")) << choice.why;
 }
 
 }  // namespace
