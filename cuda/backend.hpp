@@ -49,6 +49,7 @@ class CudaBackend final : public nets::Backend {
   nets::Tensor allocate(const nets::Shape& shape) override;
   nets::Tensor allocate_flat(std::int64_t count) override;
   void copy_from_host(const float* host, nets::Tensor& t) override;
+  void copy_all_from_host(std::span<const HostCopy> copies) override;
   void copy_pixels_from_host(const std::uint8_t* pixels, nets::Tensor& t) override;
   void copy_to_host(const nets::Tensor& t, float* host) override;
   void copy(const nets::Tensor& src, nets::Tensor& dst) override;

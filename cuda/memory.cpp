@@ -30,13 +30,15 @@ void* CudaBackend::State::workspace(std::size_t bytes) {
 }
 
 void* CudaBackend::State::staging_for(std::size_t bytes, const std::string& context) {
-  LABPOSE_CUDA_CHECK(cudaEventSynchronize(staging_done.get()), context);
-  staging.reserve(bytes);
-  return staging.data();
+  StagingSlot& slot = staging[staging_next];
+  LABPOSE_CUDA_CHECK(cudaEventSynchronize(slot.done.get()), context);
+  slot.buffer.reserve(bytes);
+  return slot.buffer.data();
 }
 
 void CudaBackend::State::staging_queued(const std::string& context) {
-  LABPOSE_CUDA_CHECK(cudaEventRecord(staging_done.get(), queue()), context);
+  LABPOSE_CUDA_CHECK(cudaEventRecord(staging[staging_next].done.get(), queue()), context);
+  staging_next = (staging_next + 1) % kStagingSlots;
 }
 
 const float* CudaBackend::State::constant(const std::vector<float>& values,
@@ -101,8 +103,10 @@ CudaBackend::CudaBackend(const CudaOptions& options) : state_(std::make_unique<S
   s.minor = gpu.minor;
   s.activate();
   s.stream = make_stream();
-  s.staging_done = make_event();
-  s.staging_queued("starting the CUDA backend");
+  for (std::size_t k = 0; k < State::kStagingSlots; ++k) {
+    s.staging[k].done = make_event();
+    s.staging_queued("starting the CUDA backend");
+  }
   s.cudnn = make_cudnn_handle(s.queue());
   s.pool = std::make_shared<DevicePool>(s.device);
 }
@@ -195,6 +199,48 @@ void CudaBackend::copy_from_host(const float* host, Tensor& t) {
   const Shape& shape = t.shape();
   kernels::nchw_to_nhwc(logical->data(), device_data(t), shape.n(), shape.c(),
                         shape.h() * shape.w(), s.queue());
+}
+
+void CudaBackend::copy_all_from_host(std::span<const HostCopy> copies) {
+  State& s = *state_;
+  s.activate();
+  std::size_t total = 0;
+  for (const HostCopy& copy : copies)
+    total += static_cast<std::size_t>(copy.tensor->elements()) * sizeof(float);
+  if (total == 0) return;
+  const std::string context =
+      fmt::format("copy_all_from_host ({} tensors, {} bytes)", copies.size(), total);
+  // The host's floats packed into one staging buffer, one transfer, then each tensor's part put
+  // in place on the GPU (in its layout).
+  auto* staging = static_cast<std::byte*>(s.staging_for(total, context));
+  std::size_t at = 0;
+  for (const HostCopy& copy : copies) {
+    const std::size_t bytes = static_cast<std::size_t>(copy.tensor->elements()) * sizeof(float);
+    std::memcpy(staging + at, copy.host, bytes);
+    at += bytes;
+  }
+  const auto packed = s.scratch(total);
+  auto* device = reinterpret_cast<std::byte*>(packed->data());
+  LABPOSE_CUDA_CHECK(cudaMemcpyAsync(device, staging, total, cudaMemcpyHostToDevice, s.queue()),
+                     context);
+  s.staging_queued(context);
+  at = 0;
+  for (const HostCopy& copy : copies) {
+    Tensor& t = *copy.tensor;
+    const std::size_t bytes = static_cast<std::size_t>(t.elements()) * sizeof(float);
+    const auto* part = reinterpret_cast<const float*>(device + at);
+    at += bytes;
+    if (bytes == 0) continue;
+    if (t.layout() != Layout::nhwc) {
+      LABPOSE_CUDA_CHECK(
+          cudaMemcpyAsync(device_data(t), part, bytes, cudaMemcpyDeviceToDevice, s.queue()),
+          context);
+      continue;
+    }
+    const Shape& shape = t.shape();
+    kernels::nchw_to_nhwc(part, device_data(t), shape.n(), shape.c(), shape.h() * shape.w(),
+                          s.queue());
+  }
 }
 
 void CudaBackend::copy_pixels_from_host(const std::uint8_t* pixels, Tensor& t) {

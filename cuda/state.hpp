@@ -3,6 +3,7 @@
 // constants, and the per-shape cache of cuDNN descriptors and algorithms. Internal to cuda/.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
@@ -33,8 +34,15 @@ struct CudaBackend::State {
 
   // Destroyed in reverse order: everything that queues work goes before the stream.
   Stream stream;
-  Event staging_done;    // recorded after the last copy that reads or writes `staging`
-  PinnedBuffer staging;  // page-locked bounce buffer of host copies
+  /// Page-locked bounce buffers of host copies, used in turn: a copy waits only for the one that
+  /// used its buffer kStagingSlots copies ago, not for the work queued just before it.
+  struct StagingSlot {
+    Event done;  // recorded after the last copy that read or wrote `buffer`
+    PinnedBuffer buffer;
+  };
+  static constexpr std::size_t kStagingSlots = 2;
+  std::array<StagingSlot, kStagingSlots> staging;
+  std::size_t staging_next = 0;  // the slot the next staging_for() takes
   CudnnHandle cudnn;
   std::shared_ptr<DevicePool> pool;
   std::shared_ptr<nets::Storage> workspace_storage;  // cuDNN workspace, grows on demand
@@ -51,9 +59,10 @@ struct CudaBackend::State {
   std::shared_ptr<nets::Storage> scratch(std::size_t bytes) { return pool->allocate(bytes); }
   /// A cuDNN workspace of at least `bytes` (null for 0).
   void* workspace(std::size_t bytes);
-  /// The pinned staging buffer, at least `bytes` long, once no queued copy uses it any more.
+  /// The next pinned staging buffer, at least `bytes` long, once no queued copy uses it any more.
   void* staging_for(std::size_t bytes, const std::string& context);
-  /// Marks the staging buffer busy until the work queued so far is done.
+  /// Marks the buffer staging_for() gave busy until the work queued so far is done; the next
+  /// staging_for() takes the next buffer.
   void staging_queued(const std::string& context);
   /// A device copy of `values`, uploaded on first use (normalization scales and shifts).
   const float* constant(const std::vector<float>& values, const std::string& context);

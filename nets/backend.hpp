@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -135,6 +136,17 @@ class Backend {
   virtual Tensor allocate_flat(std::int64_t count) = 0;
   /// host: `t.elements()` floats in logical (NCHW) order.
   virtual void copy_from_host(const float* host, Tensor& t) = 0;
+  /// One host-to-device copy of a tensor: `host` holds `tensor->elements()` floats as above.
+  struct HostCopy {
+    const float* host;
+    Tensor* tensor;
+  };
+  /// Every copy at once, as copy_from_host each. On a GPU one packed transfer through pinned
+  /// memory (a training step's batch: images, targets, weights), so that the host waits for the
+  /// device at most once; elsewhere one copy after the other.
+  virtual void copy_all_from_host(std::span<const HostCopy> copies) {
+    for (const HostCopy& copy : copies) copy_from_host(copy.host, *copy.tensor);
+  }
   virtual void copy_to_host(const Tensor& t, float* host) = 0;
   /// host: t.n() images of t.h() rows of t.w() pixels, each pixel t.c() interleaved 8-bit
   /// channels (packed RGB for 3, as decoders and OpenCV give them); t gets the 0-255 values.

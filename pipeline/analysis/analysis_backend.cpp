@@ -85,9 +85,10 @@ std::unique_ptr<nets::Backend> make_analysis_backend(const std::string& device,
     // No bf16 units on this GPU (compute capability below 8.0): fp16 or fp32.
   }
   const HalfPrecisionChoice choice = choose_half_precision(ranges, bf16 != nullptr);
-  console::info("--precision auto: inference plans on {} in {} (--precision fp32 for full "
-                "precision)",
-                backend->name(), choice.why);
+  console::info(
+      "--precision auto: inference plans on {} in {} (--precision fp32 for full "
+      "precision)",
+      backend->name(), choice.why);
   if (choice.precision == nets::PlanPrecision::bf16) return bf16;
   if (choice.precision == nets::PlanPrecision::fp32) return backend;
   bf16.reset();

@@ -26,9 +26,17 @@ double PoseLoss::weighted_cells(const TrainingBatch& batch) {
                                            [](float w) { return w != 0.0F; }));
 }
 
+void PoseLoss::add_target_copies(const TrainingBatch& batch,
+                                 std::vector<nets::Backend::HostCopy>& copies) {
+  copies.push_back({batch.score.data(), &score_target_});
+  if (!location_refinement_) return;
+  copies.push_back({batch.locref.data(), &locref_target_});
+  copies.push_back({batch.locref_weights.data(), &locref_weights_});
+}
+
 double PoseLoss::forward_backward(const nets::Tensor& score, const nets::Tensor& locref,
                                   const TrainingBatch& batch, double locref_cells) {
-  double loss = score_map_term(score, batch);
+  double loss = score_map_term(score);
   if (location_refinement_) {
     loss += locref_term(locref, batch, locref_cells >= 0 ? locref_cells : weighted_cells(batch));
   }
@@ -36,8 +44,7 @@ double PoseLoss::forward_backward(const nets::Tensor& score, const nets::Tensor&
 }
 
 // Sigmoid cross-entropy, mean over every score-map element (every cell weighs 1).
-double PoseLoss::score_map_term(const nets::Tensor& score, const TrainingBatch& batch) {
-  backend_.copy_from_host(batch.score.data(), score_target_);
+double PoseLoss::score_map_term(const nets::Tensor& score) {
   const auto cells = static_cast<double>(score.elements());
   const double loss =
       backend_.sigmoid_cross_entropy_forward(score, score_target_, score_weights_) / cells;
@@ -54,8 +61,6 @@ double PoseLoss::locref_term(const nets::Tensor& locref, const TrainingBatch& ba
     backend_.fill(locref_gradient_, 0.0F);
     return 0.0;
   }
-  backend_.copy_from_host(batch.locref.data(), locref_target_);
-  backend_.copy_from_host(batch.locref_weights.data(), locref_weights_);
   const double scale = locref_loss_weight_ / weighted;
   const double loss = scale * backend_.huber_forward(locref, locref_target_, locref_weights_, 1.0F);
   backend_.huber_backward(locref, locref_target_, locref_weights_, 1.0F, static_cast<float>(scale),

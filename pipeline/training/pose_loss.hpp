@@ -1,9 +1,12 @@
 // DeepLabCut's single-animal training loss: sigmoid cross-entropy on the score maps (mean over
 // every cell; a missing keypoint gives negatives only) plus locref_loss_weight x Huber on the
 // location-refinement maps (mean over the cells with weight, the disks around visible keypoints).
-// Owns the device targets, weights and output gradients, allocated once for the batch's shapes.
+// Owns the device targets, weights and output gradients, allocated once for the batch's shapes;
+// the targets go up with the batch's images in one upload.
 // Not the targets' construction (targets.hpp) and not the network's backward pass.
 #pragma once
+
+#include <vector>
 
 #include "nets/backend.hpp"
 #include "nets/tensor.hpp"
@@ -19,7 +22,12 @@ class PoseLoss {
   PoseLoss(nets::Backend& backend, const nets::Shape& score_shape, const nets::Shape& locref_shape,
            bool location_refinement, double locref_loss_weight);
 
-  /// The loss of the network's outputs against `batch`'s targets; leaves its gradients with
+  /// The uploads of `batch`'s targets and weights to this loss's tensors, appended to `copies`
+  /// for one Backend::copy_all_from_host with the batch's images (before forward_backward).
+  void add_target_copies(const TrainingBatch& batch, std::vector<nets::Backend::HostCopy>& copies);
+
+  /// The loss of the network's outputs against `batch`'s targets (uploaded by
+  /// add_target_copies()); leaves its gradients with
   /// respect to `score` and `locref` in score_gradient() and locref_gradient(). The location
   /// refinement's mean divides by `locref_cells`, or (negative) by the batch's weighted cells: a
   /// rank of a data-parallel job passes the mean over the ranks of their weighted_cells(), so that
@@ -34,7 +42,7 @@ class PoseLoss {
   const nets::Tensor& locref_gradient() const { return locref_gradient_; }  // (N, 2J, P, Q)
 
  private:
-  double score_map_term(const nets::Tensor& score, const TrainingBatch& batch);
+  double score_map_term(const nets::Tensor& score);
   double locref_term(const nets::Tensor& locref, const TrainingBatch& batch, double weighted);
 
   nets::Backend& backend_;

@@ -154,7 +154,8 @@ class Trainer {
   std::size_t score_output_ = 0, locref_output_ = 1;  // indices in the network's outputs
   nets::Tensor input_;                                // x: (N, 3, H, W)
   std::unique_ptr<PoseLoss> loss_;
-  std::vector<nets::Tensor> output_gradients_;  // by output: the loss's gradients
+  std::vector<nets::Backend::HostCopy> uploads_;  // a step's batch, reused
+  std::vector<nets::Tensor> output_gradients_;    // by output: the loss's gradients
 
   std::int64_t iteration_ = 0;
   std::vector<LearningStatsRow> stats_;
@@ -499,12 +500,16 @@ void Trainer::advance_schedule() {
   if (frozen_stages() != applied_frozen_stages_) apply_frozen_stages();
 }
 
-// The step's batch from the loader, its images copied to the network's input.
+// The step's batch from the loader: its images to the network's input and its targets to the
+// loss's, in one upload.
 std::unique_ptr<TrainingBatch> Trainer::next_batch() {
   const double asked = now();
   std::unique_ptr<TrainingBatch> batch = loader_->next();
   data_wait_.add(now() - asked);
-  backend_->copy_from_host(batch->images.data(), input_);
+  uploads_.clear();
+  uploads_.push_back({batch->images.data(), &input_});
+  loss_->add_target_copies(*batch, uploads_);
+  backend_->copy_all_from_host(uploads_);
   return batch;
 }
 

@@ -146,6 +146,27 @@ TEST_P(Conformance, HostRoundTripAndFill) {
   }
 }
 
+// A training step's upload: several tensors of different layouts in one call, twice over (the
+// second through the other staging buffer on a GPU), each ending up as its own host values.
+TEST_P(Conformance, SeveralTensorsFromHostAtOnce) {
+  const std::vector<Shape> shapes = {Shape{2, 3, 4, 5}, Shape{11}, Shape{1, 2, 3, 3}};
+  for (const std::uint64_t seed : {std::uint64_t{3}, std::uint64_t{4}}) {
+    std::vector<std::vector<float>> values;
+    std::vector<Tensor> tensors;
+    for (std::size_t k = 0; k < shapes.size(); ++k) {
+      values.push_back(random_values(shapes[k].elements(), seed * 10 + k));
+      tensors.push_back(shapes[k].rank() == 4 ? backend_->allocate(shapes[k])
+                                              : backend_->allocate_flat(shapes[k].elements()));
+    }
+    std::vector<nets::Backend::HostCopy> copies;
+    for (std::size_t k = 0; k < shapes.size(); ++k)
+      copies.push_back({values[k].data(), &tensors[k]});
+    backend_->copy_all_from_host(copies);
+    for (std::size_t k = 0; k < shapes.size(); ++k)
+      EXPECT_EQ(download(*backend_, tensors[k]), values[k]) << shapes[k].text() << " seed " << seed;
+  }
+}
+
 TEST_P(Conformance, InterleavedPixelsFromHost) {
   for (const Shape& shape : {Shape{2, 3, 4, 5}, Shape{1, 1, 3, 2}, Shape{3, 4, 2, 7}}) {
     std::vector<std::uint8_t> pixels(static_cast<std::size_t>(shape.elements()));

@@ -291,8 +291,9 @@ TEST(Analyze, AutoOnAGpuTakesFp16OnlyWithinItsRange) {
   };
   HalfPrecisionChoice choice = choose_half_precision(ranges({0.5F, 0.0F, 120.0F, 3000.0F}), true);
   EXPECT_EQ(choice.precision, nets::PlanPrecision::fp16) << "an all-zero value is exact";
-  EXPECT_EQ(choice.why, "fp16: the network's values stay between 0.5 and 3e+03 on the project's "
-                        "frames, well inside fp16's range");
+  EXPECT_EQ(choice.why,
+            "fp16: the network's values stay between 0.5 and 3e+03 on the project's "
+            "frames, well inside fp16's range");
   choice = choose_half_precision(ranges({0.5F, 3.95e5F}), true);
   EXPECT_EQ(choice.precision, nets::PlanPrecision::bf16);
   EXPECT_TRUE(testing::contains(choice.why, "bf16: the network's values reach 3.95e+05"))
@@ -312,8 +313,8 @@ TEST(Analyze, AutoOnAGpuTakesFp16OnlyWithinItsRange) {
 // snapshot; a network of random weights (batch norm the identity) has values too small for fp16.
 TEST(Analyze, AModelsRangesAreItsCalibrationOnTheProjectsFrames) {
   const AnalysisFixture fixture;
-  const AnalysisModel model = find_analysis_model(*fixture.config, 1, std::nullopt, std::nullopt,
-                                                  false);
+  const AnalysisModel model =
+      find_analysis_model(*fixture.config, 1, std::nullopt, std::nullopt, false);
   std::string why_not;
   const auto ranges = model_ranges(model, why_not);
   ASSERT_TRUE(ranges.has_value()) << why_not;

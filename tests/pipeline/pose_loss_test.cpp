@@ -57,13 +57,22 @@ double cross_entropy(double x, double target) {
   return target == 1.0 ? -std::log(sigmoid(x)) : -std::log(1.0 - sigmoid(x));
 }
 
+// The batch's targets uploaded as the trainer does (in one upload), then the loss.
+double loss_of(nets::Backend& backend, PoseLoss& loss, const nets::Tensor& score,
+               const nets::Tensor& locref, const TrainingBatch& batch) {
+  std::vector<nets::Backend::HostCopy> copies;
+  loss.add_target_copies(batch, copies);
+  backend.copy_all_from_host(copies);
+  return loss.forward_backward(score, locref, batch);
+}
+
 TEST(PoseLoss, ValueAndGradientsFollowTheFormula) {
   nets::ref::RefBackend backend;
   const TinyExample example;
   const nets::Tensor score = upload(backend, kScoreShape, example.score);
   const nets::Tensor locref = upload(backend, kLocrefShape, example.locref);
   PoseLoss loss(backend, kScoreShape, kLocrefShape, true, 0.05);
-  const double value = loss.forward_backward(score, locref, example.batch);
+  const double value = loss_of(backend, loss, score, locref, example.batch);
 
   double score_term = 0.0;
   std::vector<double> score_gradient;
@@ -90,15 +99,15 @@ TEST(PoseLoss, NoWeightedCellsOrNoLocationRefinementLeaveTheScoreTermAlone) {
     score_term += cross_entropy(example.score[i], example.batch.score[i]) / 4.0;
 
   PoseLoss with_locref(backend, kScoreShape, kLocrefShape, true, 0.05);
-  with_locref.forward_backward(score, locref, example.batch);
+  loss_of(backend, with_locref, score, locref, example.batch);
   std::fill(example.batch.locref_weights.begin(), example.batch.locref_weights.end(), 0.0F);
-  EXPECT_NEAR(with_locref.forward_backward(score, locref, example.batch), score_term, 1e-6)
+  EXPECT_NEAR(loss_of(backend, with_locref, score, locref, example.batch), score_term, 1e-6)
       << "every keypoint missing: no locref term";
   expect_near(download(backend, with_locref.locref_gradient()), std::vector<double>(8, 0.0));
 
   const TinyExample fresh;
   PoseLoss without_locref(backend, kScoreShape, kLocrefShape, false, 0.05);
-  EXPECT_NEAR(without_locref.forward_backward(score, locref, fresh.batch), score_term, 1e-6);
+  EXPECT_NEAR(loss_of(backend, without_locref, score, locref, fresh.batch), score_term, 1e-6);
   expect_near(download(backend, without_locref.locref_gradient()), std::vector<double>(8, 0.0));
 }
 
