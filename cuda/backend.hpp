@@ -50,6 +50,7 @@ class CudaBackend final : public nets::Backend {
   nets::Tensor allocate_flat(std::int64_t count) override;
   void copy_from_host(const float* host, nets::Tensor& t) override;
   void copy_all_from_host(std::span<const HostCopy> copies) override;
+  std::unique_ptr<nets::HostReadback> make_readback(std::int64_t count) override;
   void copy_pixels_from_host(const std::uint8_t* pixels, nets::Tensor& t) override;
   void copy_to_host(const nets::Tensor& t, float* host) override;
   void copy(const nets::Tensor& src, nets::Tensor& dst) override;
@@ -114,6 +115,12 @@ class CudaBackend final : public nets::Backend {
                                       nets::Tensor& dlogits) override;
   double huber_forward(const nets::Tensor& predictions, const nets::Tensor& targets,
                        const nets::Tensor& weights, float delta) override;
+  void sigmoid_cross_entropy_sum(const nets::Tensor& logits, const nets::Tensor& targets,
+                                 const nets::Tensor& weights, nets::Tensor& sums,
+                                 std::int64_t at) override;
+  void huber_sum(const nets::Tensor& predictions, const nets::Tensor& targets,
+                 const nets::Tensor& weights, float delta, nets::Tensor& sums,
+                 std::int64_t at) override;
   void huber_backward(const nets::Tensor& predictions, const nets::Tensor& targets,
                       const nets::Tensor& weights, float delta, float scale,
                       nets::Tensor& dpredictions) override;

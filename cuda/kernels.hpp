@@ -95,6 +95,8 @@ void variance_from_inverse_std(const float* inverse, float* variance, std::int64
 // -----------------------------------------------------
 /// Doubles of `partials` the loss sums write; the host adds them in order.
 std::int64_t loss_partial_count(std::int64_t count);
+/// *out = the partials added in order (as the host adds them), as a float, on the device.
+void sum_partials(const double* partials, std::int64_t count, float* out, cudaStream_t stream);
 void sigmoid_cross_entropy_forward(const float* logits, const float* targets, const float* weights,
                                    std::int64_t count, double* partials, cudaStream_t stream);
 void sigmoid_cross_entropy_backward(const float* logits, const float* targets, const float* weights,

@@ -38,7 +38,44 @@ double sum_partials(State& s, std::int64_t count, const std::string& context,
   return total;
 }
 
+// Runs `queue_partials(partials)` and leaves the sum of the partials in sums[at], on the device.
+template <typename Queue>
+void sum_partials_to(State& s, std::int64_t count, Tensor& sums, std::int64_t at,
+                     const Queue& queue_partials) {
+  LABPOSE_ASSERT(at >= 0 && at < sums.elements());
+  const std::int64_t partial_count = kernels::loss_partial_count(count);
+  const auto partials = s.scratch(static_cast<std::size_t>(partial_count) * sizeof(double));
+  auto* device = reinterpret_cast<double*>(partials->data());
+  queue_partials(device);
+  kernels::sum_partials(device, partial_count, device_data(sums) + at, s.queue());
+}
+
 }  // namespace
+
+void CudaBackend::sigmoid_cross_entropy_sum(const Tensor& logits, const Tensor& targets,
+                                            const Tensor& weights, Tensor& sums, std::int64_t at) {
+  check_shape("sigmoid_cross_entropy_sum", "targets", targets.shape(), logits.shape());
+  check_shape("sigmoid_cross_entropy_sum", "weights", weights.shape(), logits.shape());
+  State& s = state();
+  s.activate();
+  sum_partials_to(s, logits.elements(), sums, at, [&](double* partials) {
+    kernels::sigmoid_cross_entropy_forward(device_data(logits), device_data(targets),
+                                           device_data(weights), logits.elements(), partials,
+                                           s.queue());
+  });
+}
+
+void CudaBackend::huber_sum(const Tensor& predictions, const Tensor& targets, const Tensor& weights,
+                            float delta, Tensor& sums, std::int64_t at) {
+  check_shape("huber_sum", "targets", targets.shape(), predictions.shape());
+  check_shape("huber_sum", "weights", weights.shape(), predictions.shape());
+  State& s = state();
+  s.activate();
+  sum_partials_to(s, predictions.elements(), sums, at, [&](double* partials) {
+    kernels::huber_forward(device_data(predictions), device_data(targets), device_data(weights),
+                           delta, predictions.elements(), partials, s.queue());
+  });
+}
 
 double CudaBackend::sigmoid_cross_entropy_forward(const Tensor& logits, const Tensor& targets,
                                                   const Tensor& weights) {

@@ -243,6 +243,48 @@ void CudaBackend::copy_all_from_host(std::span<const HostCopy> copies) {
   }
 }
 
+namespace {
+
+// A pinned buffer the tensor is copied into on the backend's stream, and the event that says the
+// copy is done.
+class CudaReadback final : public nets::HostReadback {
+ public:
+  CudaReadback(CudaBackend::State& state, std::int64_t count)
+      : state_(state), count_(static_cast<std::size_t>(count)) {
+    state_.activate();
+    buffer_.reserve(count_ * sizeof(float));
+    done_ = make_event();
+  }
+  void start(const Tensor& t) override {
+    LABPOSE_ASSERT(t.layout() != Layout::nhwc && t.elements() == static_cast<std::int64_t>(count_));
+    state_.activate();
+    const std::string context = fmt::format("reading back ({})", t.shape().text());
+    // The previous values must have been taken before the buffer is written again.
+    LABPOSE_CUDA_CHECK(cudaEventSynchronize(done_.get()), context);
+    LABPOSE_CUDA_CHECK(cudaMemcpyAsync(buffer_.data(), device_data(t), count_ * sizeof(float),
+                                       cudaMemcpyDeviceToHost, state_.queue()),
+                       context);
+    LABPOSE_CUDA_CHECK(cudaEventRecord(done_.get(), state_.queue()), context);
+  }
+  std::span<const float> values() override {
+    state_.activate();
+    LABPOSE_CUDA_CHECK(cudaEventSynchronize(done_.get()), "reading back");
+    return {static_cast<const float*>(buffer_.data()), count_};
+  }
+
+ private:
+  CudaBackend::State& state_;
+  std::size_t count_;
+  PinnedBuffer buffer_;
+  Event done_;
+};
+
+}  // namespace
+
+std::unique_ptr<nets::HostReadback> CudaBackend::make_readback(std::int64_t count) {
+  return std::make_unique<CudaReadback>(*state_, count);
+}
+
 void CudaBackend::copy_pixels_from_host(const std::uint8_t* pixels, Tensor& t) {
   State& s = *state_;
   s.activate();

@@ -1,5 +1,6 @@
 // Loss and optimizer kernels of the CUDA backend. Loss sums are computed per block in double and
-// added on the host in block order, so they do not change from run to run; gradients and optimizer
+// added in block order (on the host, or by sum_partials on the device), so they do not change
+// from run to run; gradients and optimizer
 // steps are elementwise. Per-element arithmetic is in op_math.hpp (tested on the CPU).
 #include "cuda/device_types.cuh"
 #include "cuda/kernels.hpp"
@@ -47,6 +48,13 @@ __global__ void huber_forward_kernel(const float* predictions, const float* targ
   write_block_sum(sum, partials);
 }
 
+// One thread: the order of the additions is the host's, so the sum is the same.
+__global__ void sum_partials_kernel(const double* partials, std::int64_t count, float* out) {
+  double sum = 0.0;
+  for (std::int64_t i = 0; i < count; ++i) sum += partials[i];
+  *out = static_cast<float>(sum);
+}
+
 __global__ void huber_backward_kernel(const float* predictions, const float* targets,
                                       const float* weights, float delta, float scale,
                                       float* dpredictions, std::int64_t count) {
@@ -72,6 +80,11 @@ __global__ void adam_step_kernel(float* parameters, const float* gradients, floa
 std::int64_t loss_partial_count(std::int64_t count) {
   const std::int64_t blocks = (count + kThreads - 1) / kThreads;
   return blocks < 1 ? 1 : (blocks > kMaxLossBlocks ? kMaxLossBlocks : blocks);
+}
+
+void sum_partials(const double* partials, std::int64_t count, float* out, cudaStream_t stream) {
+  sum_partials_kernel<<<1, 1, 0, stream>>>(partials, count, out);
+  check_kernel_launch("sum_partials");
 }
 
 void sigmoid_cross_entropy_forward(const float* logits, const float* targets, const float* weights,

@@ -3,6 +3,8 @@
 
 #include <fmt/core.h>
 
+#include <vector>
+
 #include "core/error.hpp"
 
 namespace labpose::nets {
@@ -48,6 +50,49 @@ Shape max_pool_output_shape(const Shape& x, const PoolGeometry& g) {
   return Shape{x.n(), x.c(),
                conv_output_size(x.h(), g.kernel_h, g.stride_h, g.pad_top, g.pad_bottom, 1),
                conv_output_size(x.w(), g.kernel_w, g.stride_w, g.pad_left, g.pad_right, 1)};
+}
+
+namespace {
+
+// The host's readback: the copy is made at start().
+class HostCopyReadback final : public HostReadback {
+ public:
+  HostCopyReadback(Backend& backend, std::int64_t count)
+      : backend_(backend), values_(static_cast<std::size_t>(count)) {}
+  void start(const Tensor& t) override {
+    LABPOSE_ASSERT(t.elements() == static_cast<std::int64_t>(values_.size()));
+    backend_.copy_to_host(t, values_.data());
+  }
+  std::span<const float> values() override { return values_; }
+
+ private:
+  Backend& backend_;
+  std::vector<float> values_;
+};
+
+// sums[at] = value, through the host.
+void put_sum(Backend& backend, Tensor& sums, std::int64_t at, double value) {
+  LABPOSE_ASSERT(at >= 0 && at < sums.elements());
+  std::vector<float> host(static_cast<std::size_t>(sums.elements()));
+  backend.copy_to_host(sums, host.data());
+  host[static_cast<std::size_t>(at)] = static_cast<float>(value);
+  backend.copy_from_host(host.data(), sums);
+}
+
+}  // namespace
+
+std::unique_ptr<HostReadback> Backend::make_readback(std::int64_t count) {
+  return std::make_unique<HostCopyReadback>(*this, count);
+}
+
+void Backend::sigmoid_cross_entropy_sum(const Tensor& logits, const Tensor& targets,
+                                        const Tensor& weights, Tensor& sums, std::int64_t at) {
+  put_sum(*this, sums, at, sigmoid_cross_entropy_forward(logits, targets, weights));
+}
+
+void Backend::huber_sum(const Tensor& predictions, const Tensor& targets, const Tensor& weights,
+                        float delta, Tensor& sums, std::int64_t at) {
+  put_sum(*this, sums, at, huber_forward(predictions, targets, weights, delta));
 }
 
 void Backend::conv2d_forward_training(const Tensor& x, const Tensor& w, const Tensor& bias,

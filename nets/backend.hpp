@@ -102,6 +102,16 @@ class SavedInput {
   virtual ~SavedInput() = default;
 };
 
+/// A flat tensor on its way to the host (Backend::make_readback). Reuse it: one start() at a time.
+class HostReadback {
+ public:
+  virtual ~HostReadback() = default;
+  /// Starts copying `t` (flat, the readback's count of floats) after the work queued so far.
+  virtual void start(const Tensor& t) = 0;
+  /// The values of the last start(), waiting for them if they are still on the way.
+  virtual std::span<const float> values() = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -148,6 +158,10 @@ class Backend {
     for (const HostCopy& copy : copies) copy_from_host(copy.host, *copy.tensor);
   }
   virtual void copy_to_host(const Tensor& t, float* host) = 0;
+  /// A host buffer of `count` floats that flat tensors of this backend are read into without the
+  /// host waiting at the start: on a GPU a pinned buffer filled after the work queued so far;
+  /// elsewhere a copy made at once.
+  virtual std::unique_ptr<HostReadback> make_readback(std::int64_t count);
   /// host: t.n() images of t.h() rows of t.w() pixels, each pixel t.c() interleaved 8-bit
   /// channels (packed RGB for 3, as decoders and OpenCV give them); t gets the 0-255 values.
   virtual void copy_pixels_from_host(const std::uint8_t* pixels, Tensor& t) = 0;
@@ -280,6 +294,13 @@ class Backend {
   /// - delta/2).
   virtual double huber_forward(const Tensor& predictions, const Tensor& targets,
                                const Tensor& weights, float delta) = 0;
+  /// The sums above left on the device in sums[at] (a flat tensor of this backend) instead of
+  /// returned, so that nothing waits for them (a training step reads its loss a step later with a
+  /// HostReadback). The defaults go through the host; a GPU's stay on the device.
+  virtual void sigmoid_cross_entropy_sum(const Tensor& logits, const Tensor& targets,
+                                         const Tensor& weights, Tensor& sums, std::int64_t at);
+  virtual void huber_sum(const Tensor& predictions, const Tensor& targets, const Tensor& weights,
+                         float delta, Tensor& sums, std::int64_t at);
   /// dpredictions = scale * weights * clamp(predictions - targets, -delta, delta).
   virtual void huber_backward(const Tensor& predictions, const Tensor& targets,
                               const Tensor& weights, float delta, float scale,

@@ -19,6 +19,7 @@ PoseLoss::PoseLoss(nets::Backend& backend, const nets::Shape& score_shape,
   locref_weights_ = backend_.allocate(locref_shape);
   locref_gradient_ = backend_.allocate(locref_shape);
   backend_.fill(locref_gradient_, 0.0F);
+  sums_ = backend_.allocate_flat(2);
 }
 
 double PoseLoss::weighted_cells(const TrainingBatch& batch) {
@@ -36,36 +37,48 @@ void PoseLoss::add_target_copies(const TrainingBatch& batch,
 
 double PoseLoss::forward_backward(const nets::Tensor& score, const nets::Tensor& locref,
                                   const TrainingBatch& batch, double locref_cells) {
-  double loss = score_map_term(score);
-  if (location_refinement_) {
-    loss += locref_term(locref, batch, locref_cells >= 0 ? locref_cells : weighted_cells(batch));
-  }
-  return loss;
+  const LossScales scales = queue_forward_backward(score, locref, batch, locref_cells, sums_);
+  float sums[2];
+  backend_.copy_to_host(sums_, sums);
+  return scales.loss(sums);
 }
 
-// Sigmoid cross-entropy, mean over every score-map element (every cell weighs 1).
-double PoseLoss::score_map_term(const nets::Tensor& score) {
+LossScales PoseLoss::queue_forward_backward(const nets::Tensor& score, const nets::Tensor& locref,
+                                            const TrainingBatch& batch, double locref_cells,
+                                            nets::Tensor& sums) {
+  backend_.fill(sums, 0.0F);
+  LossScales scales;
+  scales.score = score_map_term(score, sums);
+  if (location_refinement_) {
+    scales.locref =
+        locref_term(locref, batch, locref_cells >= 0 ? locref_cells : weighted_cells(batch), sums);
+  }
+  return scales;
+}
+
+// Sigmoid cross-entropy, mean over every score-map element (every cell weighs 1): the sum into
+// sums[0]; returns its scale, 1 / cells.
+double PoseLoss::score_map_term(const nets::Tensor& score, nets::Tensor& sums) {
   const auto cells = static_cast<double>(score.elements());
-  const double loss =
-      backend_.sigmoid_cross_entropy_forward(score, score_target_, score_weights_) / cells;
+  backend_.sigmoid_cross_entropy_sum(score, score_target_, score_weights_, sums, 0);
   backend_.sigmoid_cross_entropy_backward(score, score_target_, score_weights_,
                                           static_cast<float>(1.0 / cells), score_gradient_);
-  return loss;
+  return 1.0 / cells;
 }
 
-// locref_loss_weight x Huber (delta 1), the sum over the cells divided by `weighted`; 0 when there
-// are none.
+// locref_loss_weight x Huber (delta 1), the sum over the cells into sums[1]; returns its scale,
+// the weight divided by `weighted` (0 when there are no weighted cells, and no gradient).
 double PoseLoss::locref_term(const nets::Tensor& locref, const TrainingBatch& batch,
-                             double weighted) {
+                             double weighted, nets::Tensor& sums) {
   if (weighted == 0 || weighted_cells(batch) == 0) {
     backend_.fill(locref_gradient_, 0.0F);
     return 0.0;
   }
   const double scale = locref_loss_weight_ / weighted;
-  const double loss = scale * backend_.huber_forward(locref, locref_target_, locref_weights_, 1.0F);
+  backend_.huber_sum(locref, locref_target_, locref_weights_, 1.0F, sums, 1);
   backend_.huber_backward(locref, locref_target_, locref_weights_, 1.0F, static_cast<float>(scale),
                           locref_gradient_);
-  return loss;
+  return scale;
 }
 
 }  // namespace labpose::pipeline

@@ -6,6 +6,7 @@
 // Not the targets' construction (targets.hpp) and not the network's backward pass.
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "nets/backend.hpp"
@@ -13,6 +14,13 @@
 #include "pipeline/training/loader.hpp"
 
 namespace labpose::pipeline {
+
+/// How a step's two loss sums make its loss: sums[0] the score maps' cross-entropy, sums[1] the
+/// location refinement's Huber (0 without it).
+struct LossScales {
+  double score = 0.0, locref = 0.0;
+  double loss(std::span<const float> sums) const { return score * sums[0] + locref * sums[1]; }
+};
 
 class PoseLoss {
  public:
@@ -35,6 +43,11 @@ class PoseLoss {
   // score: (N, J, P, Q), locref: (N, 2J, P, Q); batch: host targets of the same shapes
   double forward_backward(const nets::Tensor& score, const nets::Tensor& locref,
                           const TrainingBatch& batch, double locref_cells = -1);
+  /// As forward_backward, with the loss's two sums left in `sums` (a flat tensor of 2 on the
+  /// backend) instead of read: nothing waits for the device. Returns how the sums make the loss.
+  LossScales queue_forward_backward(const nets::Tensor& score, const nets::Tensor& locref,
+                                    const TrainingBatch& batch, double locref_cells,
+                                    nets::Tensor& sums);
   /// The cells of `batch` that location refinement learns from (weight not 0).
   static double weighted_cells(const TrainingBatch& batch);
 
@@ -42,14 +55,16 @@ class PoseLoss {
   const nets::Tensor& locref_gradient() const { return locref_gradient_; }  // (N, 2J, P, Q)
 
  private:
-  double score_map_term(const nets::Tensor& score);
-  double locref_term(const nets::Tensor& locref, const TrainingBatch& batch, double weighted);
+  double score_map_term(const nets::Tensor& score, nets::Tensor& sums);
+  double locref_term(const nets::Tensor& locref, const TrainingBatch& batch, double weighted,
+                     nets::Tensor& sums);
 
   nets::Backend& backend_;
   bool location_refinement_;
   double locref_loss_weight_;
   nets::Tensor score_target_, score_weights_, score_gradient_;     // (N, J, P, Q)
   nets::Tensor locref_target_, locref_weights_, locref_gradient_;  // (N, 2J, P, Q)
+  nets::Tensor sums_;                                              // forward_backward's two sums
 };
 
 }  // namespace labpose::pipeline

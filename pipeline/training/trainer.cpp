@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -90,9 +91,10 @@ class Trainer {
   void advance_schedule();
   std::unique_ptr<TrainingBatch> next_batch();
   void exchange_gradients();
-  void check_finite(double loss) const;
+  void check_finite(double loss, std::int64_t iteration) const;
   void update_parameters();
-  void count_step(double loss);
+  void settle_loss();
+  void record_loss(std::int64_t iteration, double loss);
 
   // Between steps and at the end.
   int frozen_stages() const;
@@ -132,6 +134,13 @@ class Trainer {
            (options_.stop_at_iteration > 0 && iteration_ >= options_.stop_at_iteration);
   }
   bool writer() const { return world_.rank() == 0; }
+  // Whether this iteration evaluates, writes a stats row or saves a snapshot.
+  bool bookkeeping_due() const {
+    const auto every = [this](std::int64_t iterations) {
+      return iterations > 0 && iteration_ % iterations == 0;
+    };
+    return every(pose_.evaluate_iters) || every(pose_.display_iters) || every(pose_.save_iters);
+  }
 
   const TrainOptions& options_;
   nets::SingleProcess alone_;
@@ -155,7 +164,17 @@ class Trainer {
   nets::Tensor input_;                                // x: (N, 3, H, W)
   std::unique_ptr<PoseLoss> loss_;
   std::vector<nets::Backend::HostCopy> uploads_;  // a step's batch, reused
-  std::vector<nets::Tensor> output_gradients_;    // by output: the loss's gradients
+  // A step's loss sums on the device and their way to the host, for two steps in turn: the last
+  // step's are read while the next one is queued.
+  std::array<nets::Tensor, 2> loss_sums_;
+  std::array<std::unique_ptr<nets::HostReadback>, 2> loss_readbacks_;
+  struct PendingLoss {
+    std::int64_t iteration;  // the step's, from 1
+    LossScales scales;
+    std::size_t slot;  // of loss_sums_ and loss_readbacks_
+  };
+  std::optional<PendingLoss> pending_loss_;
+  std::vector<nets::Tensor> output_gradients_;  // by output: the loss's gradients
 
   std::int64_t iteration_ = 0;
   std::vector<LearningStatsRow> stats_;
@@ -453,13 +472,19 @@ BatchGeometry Trainer::allocate_step_buffers() {
   output_gradients_.assign(output_shapes.size(), nets::Tensor());
   output_gradients_[score_output_] = loss_->score_gradient();
   output_gradients_[locref_output_] = loss_->locref_gradient();
+  for (std::size_t k = 0; k < loss_sums_.size(); ++k) {
+    loss_sums_[k] = backend_->allocate_flat(2);
+    loss_readbacks_[k] = backend_->make_readback(2);
+  }
   return geometry;
 }
 
 // ---- one step ---------------------------------------------------------------------------------
 
 // One step in the algorithm's order: the next batch, forward, the loss and its gradient with
-// respect to the outputs, backward, the optimizer's update.
+// respect to the outputs, backward, the optimizer's update. Alone, the step's loss is read a step
+// later (settle_loss()), so that the host queues the next step while the device still works on
+// this one; the ranks of a job agree on it at once.
 void Trainer::step() {
   advance_schedule();
   std::unique_ptr<TrainingBatch> batch = next_batch();
@@ -468,20 +493,39 @@ void Trainer::step() {
   // ranks' losses and gradients average to the whole batch's.
   const double locref_cells =
       parallel() ? mean_over_ranks(world_, PoseLoss::weighted_cells(*batch)) : -1.0;
-  double loss = loss_->forward_backward(outputs[score_output_], outputs[locref_output_], *batch,
-                                        locref_cells);
+  const std::size_t slot = static_cast<std::size_t>(iteration_ % 2);
+  const LossScales scales = loss_->queue_forward_backward(
+      outputs[score_output_], outputs[locref_output_], *batch, locref_cells, loss_sums_[slot]);
   loader_->recycle(std::move(batch));
+  loss_readbacks_[slot]->start(loss_sums_[slot]);
   if (parallel()) {
+    const double loss = scales.loss(loss_readbacks_[slot]->values());
     exchange_gradients();
     agreed_ = agree_after_step(world_, loss, elapsed(), interrupt_requested());
-    loss = agreed_.loss;
-    check_finite(loss);
-  } else {
-    check_finite(loss);
-    net_->backward(output_gradients_);
+    check_finite(agreed_.loss, iteration_ + 1);
+    update_parameters();
+    ++iteration_;
+    record_loss(iteration_, agreed_.loss);
+    return;
   }
+  net_->backward(output_gradients_);
   update_parameters();
-  count_step(loss);
+  ++iteration_;
+  // The previous step's loss, done by now on the device; then this one's waits for the next.
+  settle_loss();
+  pending_loss_ = PendingLoss{iteration_, scales, slot};
+  // A test's hook sees every step's loss as the step ends.
+  if (options_.on_step) settle_loss();
+}
+
+// Reads the loss of the step whose sums are still on their way, checks it and counts it.
+void Trainer::settle_loss() {
+  if (!pending_loss_) return;
+  const PendingLoss pending = *pending_loss_;
+  pending_loss_.reset();
+  const double loss = pending.scales.loss(loss_readbacks_[pending.slot]->values());
+  check_finite(loss, pending.iteration);
+  record_loss(pending.iteration, loss);
 }
 
 // Backward, with each bucket of gradients sent to the other ranks as soon as it is final; returns
@@ -513,9 +557,9 @@ std::unique_ptr<TrainingBatch> Trainer::next_batch() {
   return batch;
 }
 
-void Trainer::check_finite(double loss) const {
+void Trainer::check_finite(double loss, std::int64_t iteration) const {
   if (std::isfinite(loss)) return;
-  throw Error(fmt::format("the training loss became {} at iteration {}", loss, iteration_ + 1),
+  throw Error(fmt::format("the training loss became {} at iteration {}", loss, iteration),
               "lower the learning rates in pose_cfg.yaml (multi_step) and resume from the last "
               "snapshot with --resume");
 }
@@ -535,12 +579,11 @@ void Trainer::update_parameters() {
                      iteration_ + 1);
 }
 
-void Trainer::count_step(double loss) {
-  ++iteration_;
+void Trainer::record_loss(std::int64_t iteration, double loss) {
   window_loss_ += loss;
   ++window_steps_;
   smoothed_loss_ = smoothed_loss_ == 0.0 ? loss : 0.9 * smoothed_loss_ + 0.1 * loss;
-  if (options_.on_step) options_.on_step(iteration_, loss);
+  if (options_.on_step) options_.on_step(iteration, loss);
 }
 
 // ---- between steps and at the end -------------------------------------------------------------
@@ -577,6 +620,7 @@ std::optional<TrainResult::Stop> Trainer::stop_requested() const {
 // The last iteration always gets a snapshot and a stats row (and, when training finished or ran
 // out of time, a test error).
 void Trainer::finish() {
+  settle_loss();
   const bool ended =
       result_.stop == TrainResult::Stop::finished || result_.stop == TrainResult::Stop::time_limit;
   if (ended && pose_.evaluate_iters > 0 && iteration_ % pose_.evaluate_iters != 0) {
@@ -741,6 +785,8 @@ TrainResult Trainer::run() {
   }
   for (;;) {  // setup() refuses a run that is over: there is at least one step to take
     step();
+    // Nothing is evaluated, logged or saved on a loss not yet read and checked.
+    if (bookkeeping_due()) settle_loss();
     test_error_.reset();
     if (pose_.evaluate_iters > 0 && iteration_ % pose_.evaluate_iters == 0) evaluate_test_set();
     append_stats_row(false);

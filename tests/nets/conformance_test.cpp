@@ -459,6 +459,37 @@ TEST_P(Conformance, LossesAndTheirGradients) {
   EXPECT_TRUE(close(grads[1][1], grads[0][1], 1e-5, 1e-7));
 }
 
+// A training step's loss: the sums left on the backend in a flat tensor, read back later, are the
+// reference's sums; a readback started before the sums change keeps what they were.
+TEST_P(Conformance, LossSumsStayOnTheBackendUntilReadBack) {
+  const Shape shape{2, 3, 5, 7};
+  const auto logits = random_values(shape.elements(), 23, 6.0),
+             predictions = random_values(shape.elements(), 24, 3.0);
+  auto targets = random_values(shape.elements(), 25), weights = random_values(shape.elements(), 26);
+  for (float& t : targets) t = t > 0 ? 1.0F : 0.0F;
+  for (float& w : weights) w = std::abs(w);
+  Tensor tl = upload(*backend_, shape, logits), tp = upload(*backend_, shape, predictions),
+         tt = upload(*backend_, shape, targets), tw = upload(*backend_, shape, weights);
+  Tensor sums = backend_->allocate_flat(3);
+  backend_->fill(sums, 7.0F);
+  backend_->huber_sum(tp, tt, tw, 1.0F, sums, 2);
+  backend_->sigmoid_cross_entropy_sum(tl, tt, tw, sums, 0);
+  const auto readback = backend_->make_readback(3);
+  readback->start(sums);
+  backend_->fill(sums, -1.0F);  // queued after the start: not what it reads
+  const std::span<const float> values = readback->values();
+  ASSERT_EQ(values.size(), 3U);
+  Tensor rl = upload(ref_, shape, logits), rp = upload(ref_, shape, predictions),
+         rt = upload(ref_, shape, targets), rw = upload(ref_, shape, weights);
+  const double cross_entropy = ref_.sigmoid_cross_entropy_forward(rl, rt, rw);
+  const double huber = ref_.huber_forward(rp, rt, rw, 1.0F);
+  EXPECT_NEAR(values[0], cross_entropy, 1e-6 * std::abs(cross_entropy));
+  EXPECT_EQ(values[1], 7.0F) << "only sums[at] is written";
+  EXPECT_NEAR(values[2], huber, 1e-6 * std::abs(huber));
+  readback->start(sums);
+  EXPECT_EQ(readback->values()[0], -1.0F) << "a readback is reused for the next values";
+}
+
 TEST_P(Conformance, OptimizerSteps) {
   const std::int64_t count = 1000;
   const auto p0 = random_values(count, 17), g1 = random_values(count, 18),

@@ -505,6 +505,35 @@ TEST(Trainer, BackboneLearningRateMultiplierScalesTheBackboneOnly) {
   }
 }
 
+// Alone, a step's loss is read while the next step is queued. Every loss still lands in its own
+// stats window: the rows equal a run that reads each loss at once (as the on_step hook makes it).
+TEST(Trainer, LossesReadAStepLateFillTheSameStatsRows) {
+  TrainingFixture fixture;
+  fixture.pose.max_iters = 7;
+  fixture.pose.display_iters = 3;  // rows at 3, 6 and the last, 7
+  fixture.pose.save_iters = 1000;  // the last alone
+  fixture.pose.evaluate_iters = 1000;
+  fixture.write();
+  std::vector<double> losses;
+  TrainOptions at_once = fixture.options();
+  at_once.on_step = [&](std::int64_t, double loss) { losses.push_back(loss); };
+  train(at_once);
+  const auto expected = read_learning_stats(fixture.train_dir / "learning_stats.csv");
+  clear_training_outputs(fixture.train_dir);
+  train(fixture.options());
+  const auto late = read_learning_stats(fixture.train_dir / "learning_stats.csv");
+  ASSERT_EQ(losses.size(), 7U);
+  ASSERT_EQ(late.size(), 3U);
+  ASSERT_EQ(expected.size(), 3U);
+  const double means[3] = {(losses[0] + losses[1] + losses[2]) / 3,
+                           (losses[3] + losses[4] + losses[5]) / 3, losses[6]};
+  for (std::size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(late[k].iteration, expected[k].iteration);
+    EXPECT_EQ(late[k].loss, expected[k].loss) << "row " << k;
+    EXPECT_NEAR(late[k].loss, means[k], 1e-6 * means[k]) << "row " << k;
+  }
+}
+
 TEST(Trainer, BadInputsAreNamed) {
   TrainingFixture fixture;
   fixture.pose.optimizer = "adagrad";
