@@ -431,13 +431,23 @@ TEST_P(Conformance, FindPeaksAsTheReference) {
   }
 }
 
+// The losses' inputs: logits, predictions, 0/1 targets and non-negative weights of one shape.
+struct LossInputs {
+  std::vector<float> logits, predictions, targets, weights;
+};
+
+LossInputs loss_inputs(const Shape& shape, std::uint64_t seed) {
+  LossInputs inputs{
+      random_values(shape.elements(), seed, 6.0), random_values(shape.elements(), seed + 1, 3.0),
+      random_values(shape.elements(), seed + 2), random_values(shape.elements(), seed + 3)};
+  for (float& t : inputs.targets) t = t > 0 ? 1.0F : 0.0F;
+  for (float& w : inputs.weights) w = std::abs(w);
+  return inputs;
+}
+
 TEST_P(Conformance, LossesAndTheirGradients) {
   const Shape shape{2, 4, 5, 6};
-  const auto logits = random_values(shape.elements(), 13, 6.0),
-             predictions = random_values(shape.elements(), 14, 3.0);
-  auto targets = random_values(shape.elements(), 15), weights = random_values(shape.elements(), 16);
-  for (float& t : targets) t = t > 0 ? 1.0F : 0.0F;
-  for (float& w : weights) w = std::abs(w);
+  const auto [logits, predictions, targets, weights] = loss_inputs(shape, 13);
   double sums[2][2];
   std::vector<float> grads[2][2];
   Backend* backends[2] = {&ref_, backend_.get()};
@@ -463,11 +473,7 @@ TEST_P(Conformance, LossesAndTheirGradients) {
 // reference's sums; a readback started before the sums change keeps what they were.
 TEST_P(Conformance, LossSumsStayOnTheBackendUntilReadBack) {
   const Shape shape{2, 3, 5, 7};
-  const auto logits = random_values(shape.elements(), 23, 6.0),
-             predictions = random_values(shape.elements(), 24, 3.0);
-  auto targets = random_values(shape.elements(), 25), weights = random_values(shape.elements(), 26);
-  for (float& t : targets) t = t > 0 ? 1.0F : 0.0F;
-  for (float& w : weights) w = std::abs(w);
+  const auto [logits, predictions, targets, weights] = loss_inputs(shape, 23);
   Tensor tl = upload(*backend_, shape, logits), tp = upload(*backend_, shape, predictions),
          tt = upload(*backend_, shape, targets), tw = upload(*backend_, shape, weights);
   Tensor sums = backend_->allocate_flat(3);
