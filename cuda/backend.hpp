@@ -1,9 +1,9 @@
 // The CUDA backend: the Backend interface on one NVIDIA GPU, cuDNN for convolutions (transposed
 // ones through the same three primitives) and batch norm, own kernels for the rest; NHWC float32
 // activations, inference plans in fp32, fp16 or bf16, fp32 convolutions strict or in TF32
-// (CudaOptions). All work goes to one stream in
-// order; methods return before the GPU is done unless they hand values to the host. Not
-// thread-safe: one training loop or one plan runner per backend object.
+// (CudaOptions). All work goes to one stream in order; methods return before the GPU is done
+// unless they hand values to the host. Not thread-safe: one training loop or one plan runner per
+// backend object (analysis runs several backends on one GPU, one per thread).
 #pragma once
 
 #include <memory>

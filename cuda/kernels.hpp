@@ -32,6 +32,8 @@ void convert(DataType from, const void* src, DataType to, void* dst, std::int64_
              cudaStream_t stream);
 
 // ---- peaks.cu: score-map peaks ------------------------------------------------------------------
+/// The values per (image, bodypart) of a peak: nets::Backend::kPeakValues (peaks.cpp checks).
+constexpr std::int64_t kPeakValues = 4;
 /// Backend::find_peaks: score (N, P, Q, J) and locref (N, P, Q, 2J), NHWC -> peaks (N, J, 4).
 void find_peaks(const float* score, const float* locref, float* peaks, std::int64_t batch,
                 std::int64_t joints, std::int64_t cells, cudaStream_t stream);

@@ -6,6 +6,9 @@
 
 namespace labpose::cuda {
 
+static_assert(kernels::kPeakValues == nets::Backend::kPeakValues,
+              "the peak kernel writes as many values per peak as the Backend interface says");
+
 void CudaBackend::find_peaks(const nets::Tensor& score, const nets::Tensor& locref,
                              nets::Tensor& peaks) {
   nets::check_peak_shapes(score, locref, peaks);

@@ -41,7 +41,7 @@ __global__ void find_peaks_kernel(const float* score, const float* locref, float
   if (threadIdx.x != 0) return;
   const std::int64_t best = peak_cell(PeakCandidate{values[0], indices[0]}, load(0));
   const std::int64_t at = (n * cells + best) * 2 * joints + 2 * j;
-  float* peak = peaks + map * 4;
+  float* peak = peaks + map * kPeakValues;
   peak[0] = static_cast<float>(best);
   peak[1] = load(best);
   peak[2] = locref[at];

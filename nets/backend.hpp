@@ -134,7 +134,7 @@ class Backend {
   /// (fp32 tensors, bf16 operands inside the convolutions, fp32 results).
   virtual PlanPrecision training_precision() const { return PlanPrecision::fp32; }
   /// The most values one tensor of this backend may hold (cuDNN's: 2^31 - 1; unlimited elsewhere),
-  /// which caps the batch of an inference plan on large images (nets::largest_batch).
+  /// which caps the batch of an inference plan on large images (nets::largest_tensor_per_image).
   virtual std::int64_t largest_tensor_elements() const {
     return std::numeric_limits<std::int64_t>::max();
   }

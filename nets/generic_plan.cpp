@@ -45,10 +45,6 @@ std::int64_t largest_tensor_per_image(const FusedGraph& graph, const Shape& imag
   return largest;
 }
 
-std::int64_t largest_batch(const FusedGraph& graph, const Shape& image, std::int64_t max_elements) {
-  return max_elements / largest_tensor_per_image(graph, image);
-}
-
 namespace {
 
 class GenericPlan final : public InferencePlan {

@@ -20,8 +20,4 @@ std::vector<Shape> fused_shapes(const FusedGraph& graph, const Shape& input);
 /// ignored): the input, every op's output, and each convolution's input with all its padding.
 std::int64_t largest_tensor_per_image(const FusedGraph& graph, const Shape& image);
 
-/// The largest batch N for which no tensor of a plan of `graph` on (N, C, H, W) images holds more
-/// than `max_elements` values; 0 when one image already does.
-std::int64_t largest_batch(const FusedGraph& graph, const Shape& image, std::int64_t max_elements);
-
 }  // namespace labpose::nets

@@ -1,7 +1,7 @@
-// From network outputs to keypoints, DeepLabCut's way: per bodypart the first maximum of the
-// score map (row-major), refined by the location-refinement offset at that cell:
-// x = col * stride + stride / 2 + dx * locref_stdev, likelihood = sigmoid(score) there.
-// Not multi-animal assembly and not NMS: one keypoint per bodypart.
+// From a score-map peak to a keypoint, DeepLabCut's way: the peak (per bodypart the first maximum
+// of the score map, row-major, found by Backend::find_peaks) refined by the location-refinement
+// offset at that cell: x = col * stride + stride / 2 + dx * locref_stdev, likelihood =
+// sigmoid(score) there. Not multi-animal assembly and not NMS: one keypoint per bodypart.
 #pragma once
 
 #include <cmath>
@@ -24,10 +24,5 @@ struct KeypointPrediction {
 /// `width` cells wide, the score there and the raw location-refinement values dx, dy there.
 KeypointPrediction keypoint_at(std::int64_t cell, float score, float dx, float dy, int width,
                                const DecodeSettings& settings);
-
-/// One image's keypoints. score: (J, H, W) logits; locref: (2J, H, W) ordered dx0, dy0, dx1, ...
-/// (host memory, C order); out: J predictions.
-void decode_keypoints(const float* score, const float* locref, int joints, int height, int width,
-                      const DecodeSettings& settings, KeypointPrediction* out);
 
 }  // namespace labpose::pipeline

@@ -14,10 +14,10 @@ namespace labpose::pipeline {
 
 int batch_within_tensor_limit(const nets::FusedGraph& graph, int batch, int height, int width,
                               std::int64_t limit, const std::string& device) {
-  const nets::Shape image{1, 3, height, width};
-  const std::int64_t largest = nets::largest_batch(graph, image, limit);
+  const std::int64_t per_image =
+      nets::largest_tensor_per_image(graph, nets::Shape{1, 3, height, width});
+  const std::int64_t largest = limit / per_image;  // the largest batch within the limit
   if (largest >= batch) return batch;
-  const std::int64_t per_image = nets::largest_tensor_per_image(graph, image);
   if (largest < 1) {
     throw Error(fmt::format("{}x{} frames are too large for {}: the network's largest tensor "
                             "holds {} values per frame, and {} takes at most {}",

@@ -548,7 +548,8 @@ TEST_P(Conformance, DeviceFaceMemoryAndCopies) {
 
 // Backends compute in fp32 unless a precision is asked for (bf16_test.cpp, gpu_test.cpp).
 // Every backend's tensors hold at least what cuDNN's do (2^31 - 1 values): analysis caps batches to
-// it (nets::largest_batch), and on the CPU nothing lower than that limit is ever imposed.
+// it (pipeline::batch_within_tensor_limit), and on the CPU nothing lower than that limit is ever
+// imposed.
 TEST_P(Conformance, TensorsHoldAtLeastCudnnsLargest) {
   const std::int64_t largest = backend_->largest_tensor_elements();
   EXPECT_GE(largest, std::int64_t{2147483647});

@@ -22,6 +22,7 @@
 #include "nets/ref/backend.hpp"
 #include "pipeline/pose/decode.hpp"
 #include "tests/nets/nets_test_support.hpp"
+#include "tests/support/keypoint_oracle.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace labpose::nets {
@@ -132,9 +133,9 @@ std::vector<float> decode(const std::vector<float>& scoremap, const std::vector<
   std::vector<float> pose;
   for (std::int64_t n = 0; n < score_shape.n(); ++n) {
     const auto image = static_cast<std::size_t>(n);
-    pipeline::decode_keypoints(scoremap.data() + image * per_image,
-                               locref.data() + image * 2 * per_image, joints, height, width,
-                               settings, keypoints.data());
+    labpose::testing::decode_keypoints(scoremap.data() + image * per_image,
+                                       locref.data() + image * 2 * per_image, joints, height, width,
+                                       settings, keypoints.data());
     for (const auto& keypoint : keypoints) {
       pose.push_back(static_cast<float>(keypoint.x));
       pose.push_back(static_cast<float>(keypoint.y));

@@ -11,6 +11,7 @@
 #include "pipeline/synthetic/demo_project.hpp"
 #include "projects/labels.hpp"
 #include "projects/layout.hpp"
+#include "tests/support/keypoint_oracle.hpp"
 #include "tests/support/media_support.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -27,7 +28,7 @@ TEST(Decode, FirstMaximumPlusRefinement) {
   locref[0 * 12 + 1 * 4 + 2] = 0.5F;   // dx0
   locref[1 * 12 + 1 * 4 + 2] = -1.0F;  // dy0
   KeypointPrediction out[2];
-  decode_keypoints(score.data(), locref.data(), 2, 3, 4, DecodeSettings{}, out);
+  testing::decode_keypoints(score.data(), locref.data(), 2, 3, 4, DecodeSettings{}, out);
   EXPECT_DOUBLE_EQ(out[0].x, 2 * 8 + 4 + 0.5 * 7.2801);
   EXPECT_DOUBLE_EQ(out[0].y, 1 * 8 + 4 - 7.2801);
   EXPECT_NEAR(out[0].likelihood, 1.0 / (1.0 + std::exp(-3.0)), 1e-12);
@@ -35,7 +36,7 @@ TEST(Decode, FirstMaximumPlusRefinement) {
   EXPECT_DOUBLE_EQ(out[1].y, 4.0);
   DecodeSettings plain;
   plain.location_refinement = false;
-  decode_keypoints(score.data(), locref.data(), 2, 3, 4, plain, out);
+  testing::decode_keypoints(score.data(), locref.data(), 2, 3, 4, plain, out);
   EXPECT_DOUBLE_EQ(out[0].x, 20.0);
 }
 

@@ -13,6 +13,7 @@
 #include "nets/ref/backend.hpp"
 #include "pipeline/pose/pose_runner.hpp"
 #include "pipeline/pose/predict.hpp"
+#include "tests/support/keypoint_oracle.hpp"
 
 namespace labpose::pipeline {
 namespace {
@@ -47,8 +48,8 @@ std::vector<KeypointPrediction> oracle_keypoints(nets::Backend& backend, const n
   backend.copy_to_host(outputs[1], locref.data());
   const nets::Shape& s = outputs[0].shape();
   std::vector<KeypointPrediction> keypoints(kJoints);
-  decode_keypoints(score.data(), locref.data(), kJoints, static_cast<int>(s.h()),
-                   static_cast<int>(s.w()), settings, keypoints.data());
+  testing::decode_keypoints(score.data(), locref.data(), kJoints, static_cast<int>(s.h()),
+                            static_cast<int>(s.w()), settings, keypoints.data());
   return keypoints;
 }
 
