@@ -1,11 +1,13 @@
-// A fused 3×3 convolution with ReLU (and a small 1×1 after it), compiled in each precision (int8
-// with ranges measured in fp32 on the same input), timed after a warm-up.
+// A fused 3×3 convolution with ReLU (and a small 1×1 after it), compiled once in each precision
+// (int8 with ranges measured in fp32 on the same input), warmed up, then timed in rounds.
 #include "devices/precision_speed.hpp"
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <vector>
 
+#include "core/console.hpp"
 #include "devices/devices.hpp"
 #include "nets/calibration.hpp"
 #include "nets/cpu/backend.hpp"
@@ -15,7 +17,7 @@
 namespace labpose::devices {
 namespace {
 
-constexpr int kChannels = 128, kOutputs = 16, kHeight = 60, kWidth = 80, kRuns = 8;
+constexpr int kChannels = 128, kOutputs = 16, kHeight = 60, kWidth = 80, kRunsPerRound = 3;
 
 std::vector<float> uniform_values(std::int64_t count, std::uint64_t seed, double low, double high) {
   nets::Random random(seed);
@@ -51,44 +53,118 @@ nets::FusedGraph convolution_graph() {
   return graph;
 }
 
-double gflops(nets::PlanPrecision precision, nets::FusedGraph graph,
-              const std::vector<float>& pixels) {
-  const nets::Shape shape{1, kChannels, kHeight, kWidth};
-  const auto backend = make_backend("cpu", precision);
-  nets::Tensor input = backend->allocate(shape);
-  backend->copy_from_host(pixels.data(), input);
-  if (precision == nets::PlanPrecision::int8) {
-    const auto fp32 = make_backend("cpu");
-    nets::Tensor fp32_input = fp32->allocate(shape);
-    fp32->copy_from_host(pixels.data(), fp32_input);
-    nets::RangeObserver observer(*fp32, graph);
-    observer.observe(fp32_input);
-    graph.ranges = observer.ranges();
+// A compiled plan of the probe in one precision, with its input, ready to be timed.
+struct Probe {
+  std::unique_ptr<nets::Backend> backend;
+  std::unique_ptr<nets::InferencePlan> plan;
+  nets::Tensor input;
+
+  Probe(nets::PlanPrecision precision, nets::FusedGraph graph, const std::vector<float>& pixels) {
+    const nets::Shape shape{1, kChannels, kHeight, kWidth};
+    backend = make_backend("cpu", precision);
+    input = backend->allocate(shape);
+    backend->copy_from_host(pixels.data(), input);
+    if (precision == nets::PlanPrecision::int8) {
+      const auto fp32 = make_backend("cpu");
+      nets::Tensor fp32_input = fp32->allocate(shape);
+      fp32->copy_from_host(pixels.data(), fp32_input);
+      nets::RangeObserver observer(*fp32, graph);
+      observer.observe(fp32_input);
+      graph.ranges = observer.ranges();
+    }
+    plan = backend->compile(graph, shape);
+    for (int run = 0; run < 2; ++run) plan->run(input);  // warm-up
   }
-  const auto plan = backend->compile(graph, shape);
-  double fastest = 1e30;
-  for (int run = 0; run < kRuns + 2; ++run) {
-    const auto start = std::chrono::steady_clock::now();
-    plan->run(input);
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (run >= 2) fastest = std::min(fastest, seconds);  // two warm-up runs
+
+  // GFLOP/s of the fastest of a few runs.
+  double gflops() {
+    double fastest = 1e30;
+    for (int run = 0; run < kRunsPerRound; ++run) {
+      const auto start = std::chrono::steady_clock::now();
+      plan->run(input);
+      fastest = std::min(
+          fastest, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    const double flop = 2.0 * kChannels * (kChannels * 9.0 + kOutputs) * kHeight * kWidth;
+    return flop / fastest * 1e-9;
   }
-  const double flop = 2.0 * kChannels * (kChannels * 9.0 + kOutputs) * kHeight * kWidth;
-  return flop / fastest * 1e-9;
+};
+
+double sorted_at(std::vector<double> values, double fraction) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  return values[static_cast<std::size_t>(fraction * static_cast<double>(values.size() - 1) + 0.5)];
 }
 
 }  // namespace
 
-PrecisionSpeeds measure_cpu_precision_speeds() {
+double MeasuredSpeed::median() const {
+  return sorted_at(rounds, 0.5);
+}
+double MeasuredSpeed::lowest() const {
+  return sorted_at(rounds, 0.0);
+}
+double MeasuredSpeed::highest() const {
+  return sorted_at(rounds, 1.0);
+}
+
+PrecisionSpeeds measure_cpu_precision_speeds(int rounds, bool with_int8) {
   const nets::FusedGraph graph = convolution_graph();
   const std::vector<float> pixels =
       uniform_values(std::int64_t{kChannels} * kHeight * kWidth, 8, 0.0, 1.0);
+  std::vector<Probe> probes;
+  std::vector<MeasuredSpeed*> speeds_of;
   PrecisionSpeeds speeds;
-  speeds.fp32 = gflops(nets::PlanPrecision::fp32, graph, pixels);
-  if (nets::cpu::cpu_has_bf16()) speeds.bf16 = gflops(nets::PlanPrecision::bf16, graph, pixels);
-  if (nets::cpu::cpu_has_int8()) speeds.int8 = gflops(nets::PlanPrecision::int8, graph, pixels);
+  probes.emplace_back(nets::PlanPrecision::fp32, graph, pixels);
+  speeds_of.push_back(&speeds.fp32);
+  if (nets::cpu::cpu_has_bf16()) {
+    probes.emplace_back(nets::PlanPrecision::bf16, graph, pixels);
+    speeds_of.push_back(&speeds.bf16.emplace());
+  }
+  if (with_int8 && nets::cpu::cpu_has_int8()) {
+    probes.emplace_back(nets::PlanPrecision::int8, graph, pixels);
+    speeds_of.push_back(&speeds.int8.emplace());
+  }
+  for (int round = 0; round < rounds; ++round) {
+    for (std::size_t k = 0; k < probes.size(); ++k) {
+      const std::size_t which = (k + static_cast<std::size_t>(round)) % probes.size();
+      speeds_of[which]->rounds.push_back(probes[which].gflops());
+    }
+  }
   return speeds;
+}
+
+SpeedComparison compare_speeds(const MeasuredSpeed& candidate, const MeasuredSpeed& baseline) {
+  SpeedComparison comparison;
+  comparison.rounds = static_cast<int>(std::min(candidate.rounds.size(), baseline.rounds.size()));
+  for (int k = 0; k < comparison.rounds; ++k) {
+    const auto round = static_cast<std::size_t>(k);
+    if (candidate.rounds[round] > baseline.rounds[round]) ++comparison.wins;
+  }
+  comparison.ratio = baseline.median() > 0 ? candidate.median() / baseline.median() : 1.0;
+  const double won =
+      comparison.rounds > 0 ? static_cast<double>(comparison.wins) / comparison.rounds : 0.0;
+  if (won >= 5.0 / 6.0 && comparison.ratio >= 1.05) {
+    comparison.verdict = SpeedComparison::Verdict::faster;
+  } else if (won <= 1.0 / 6.0 || comparison.ratio <= 1.0) {
+    comparison.verdict = SpeedComparison::Verdict::not_faster;
+  }
+  return comparison;
+}
+
+nets::PlanPrecision automatic_cpu_precision() {
+  static const nets::PlanPrecision chosen = [] {
+    if (!nets::cpu::cpu_has_bf16()) return nets::PlanPrecision::fp32;
+    const PrecisionSpeeds speeds = measure_cpu_precision_speeds(7, false);
+    const SpeedComparison bf16 = compare_speeds(*speeds.bf16, speeds.fp32);
+    if (bf16.verdict == SpeedComparison::Verdict::faster) return nets::PlanPrecision::bf16;
+    console::info(
+        "--precision auto: fp32 on this CPU: its bf16 units are not clearly faster here (bf16 "
+        "{:.2f}x fp32 on a 3x3 convolution, faster in {} of {} rounds; labpose doctor says more)",
+        bf16.ratio, bf16.wins, bf16.rounds);
+    return nets::PlanPrecision::fp32;
+  }();
+  return chosen;
 }
 
 }  // namespace labpose::devices

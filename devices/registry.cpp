@@ -1,6 +1,7 @@
 // The table of backends. A new backend is one row here and its own library.
 #include "devices/registry.hpp"
 
+#include "devices/precision_speed.hpp"
 #include "nets/cpu/backend.hpp"
 #include "nets/ref/backend.hpp"
 
@@ -28,13 +29,11 @@ nets::BackendKind ref_kind() {
   return kind;
 }
 
-// The CPU: fp32, and bf16 where it has bf16 units (auto's choice there).
+// The CPU: fp32, and bf16 where it has bf16 units (auto's choice where they are clearly faster).
 nets::BackendKind cpu_kind() {
   nets::BackendKind kind = host_kind("cpu");
   kind.reduced_precision = true;
-  kind.automatic_precision = [](int) {
-    return nets::cpu::cpu_has_bf16() ? nets::PlanPrecision::bf16 : nets::PlanPrecision::fp32;
-  };
+  kind.automatic_precision = [](int) { return automatic_cpu_precision(); };
   kind.make = [](int, nets::PlanPrecision precision) -> std::unique_ptr<nets::Backend> {
     return std::make_unique<nets::cpu::CpuBackend>(precision);
   };

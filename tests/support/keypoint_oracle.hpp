@@ -25,8 +25,8 @@ inline void decode_keypoints(const float* score, const float* locref, int joints
     }
     const float dx = locref[(2 * static_cast<std::size_t>(j)) * plane + best];
     const float dy = locref[(2 * static_cast<std::size_t>(j) + 1) * plane + best];
-    out[j] = pipeline::keypoint_at(static_cast<std::int64_t>(best), map[best], dx, dy, width,
-                                   settings);
+    out[j] =
+        pipeline::keypoint_at(static_cast<std::int64_t>(best), map[best], dx, dy, width, settings);
   }
 }
 

@@ -38,26 +38,49 @@ std::string cpu_model() {
 }
 
 // The precisions this CPU runs fast, in the order of preference: bf16 where it has bf16 units
-// (what --precision auto picks), int8 only where it beats the next best.
+// (what --precision auto picks where they are clearly faster than fp32), int8 only where it
+// clearly beats the next best, round by round.
 std::string cpu_precisions(const devices::PrecisionSpeeds& speeds) {
+  using Verdict = devices::SpeedComparison::Verdict;
   std::string text = "fp32";
-  std::string notes = speeds.bf16
-                          ? "--precision auto picks bf16 for analysis"
-                          : "no bf16 units (AVX-512 BF16 or AMX): --precision auto picks fp32";
-  if (speeds.bf16) text += ", bf16";
-  const double best = speeds.bf16.value_or(speeds.fp32);
-  if (speeds.int8 && *speeds.int8 > best) {
+  std::string notes = "no bf16 units (AVX-512 BF16 or AMX): --precision auto picks fp32";
+  bool bf16_faster = false;
+  if (speeds.bf16) {
+    text += ", bf16";
+    const devices::SpeedComparison bf16 = devices::compare_speeds(*speeds.bf16, speeds.fp32);
+    bf16_faster = bf16.verdict == Verdict::faster;
+    notes = bf16_faster
+                ? fmt::format(
+                      "--precision auto picks bf16 for analysis ({:.1f}x fp32, faster in "
+                      "{} of {} rounds)",
+                      bf16.ratio, bf16.wins, bf16.rounds)
+                : fmt::format(
+                      "--precision auto picks fp32: bf16 is not clearly faster here "
+                      "({:.2f}x fp32, faster in {} of {} rounds)",
+                      bf16.ratio, bf16.wins, bf16.rounds);
+  }
+  // int8 against what auto picks.
+  const devices::MeasuredSpeed& best = bf16_faster ? *speeds.bf16 : speeds.fp32;
+  const char* best_name = bf16_faster ? "bf16" : "fp32";
+  if (!speeds.int8) return text + " (" + notes + "; no int8 (VNNI))";
+  const devices::SpeedComparison int8 = devices::compare_speeds(*speeds.int8, best);
+  const std::string rounds = fmt::format("faster in {} of {} rounds", int8.wins, int8.rounds);
+  if (int8.verdict == Verdict::faster) {
     text += ", int8";
-    notes += fmt::format("; int8 (--precision int8) {:.1f}x {}", *speeds.int8 / best,
-                         speeds.bf16 ? "bf16" : "fp32");
-  } else if (speeds.int8) {
-    notes += fmt::format("; int8 runs but is not faster than {} here ({:.2f}x): use {}",
-                         speeds.bf16 ? "bf16" : "fp32", *speeds.int8 / best,
-                         speeds.bf16 ? "bf16" : "fp32");
+    notes += fmt::format("; int8 (--precision int8) {:.1f}x {}, {}", int8.ratio, best_name, rounds);
+  } else if (int8.verdict == Verdict::not_faster) {
+    notes += fmt::format("; int8 runs but is not faster than {} here ({:.2f}x, {}): use {}",
+                         best_name, int8.ratio, rounds, best_name);
   } else {
-    notes += "; no int8 (VNNI)";
+    notes += fmt::format("; int8 and {} are within noise here ({:.2f}x, {}): use {}", best_name,
+                         int8.ratio, rounds, best_name);
   }
   return text + " (" + notes + ")";
+}
+
+// "404 (398-410)": the median and the spread of the rounds.
+std::string speed_text(const devices::MeasuredSpeed& speed) {
+  return fmt::format("{:.0f} ({:.0f}-{:.0f})", speed.median(), speed.lowest(), speed.highest());
 }
 
 void row(const std::string& name, const std::string& value) {
@@ -90,9 +113,11 @@ Command doctor_command() {
                                 dnnl->patch, nets::cpu::cpu_instructions()));
       const devices::PrecisionSpeeds speeds = devices::measure_cpu_precision_speeds();
       row("CPU precisions", cpu_precisions(speeds));
-      row("", fmt::format("   a 3x3 convolution: fp32 {:.0f} GFLOP/s{}{}", speeds.fp32,
-                          speeds.bf16 ? fmt::format(", bf16 {:.0f}", *speeds.bf16) : "",
-                          speeds.int8 ? fmt::format(", int8 {:.0f}", *speeds.int8) : ""));
+      row("", fmt::format("   a 3x3 convolution, GFLOP/s, median (lowest-highest) of {} "
+                          "interleaved rounds: fp32 {}{}{}",
+                          speeds.fp32.rounds.size(), speed_text(speeds.fp32),
+                          speeds.bf16 ? ", bf16 " + speed_text(*speeds.bf16) : "",
+                          speeds.int8 ? ", int8 " + speed_text(*speeds.int8) : ""));
 
       const devices::CudaSummary cuda = devices::cuda_summary();
       row("CUDA backend", cuda.compiled ? "compiled (" + cuda.versions + ")" : "not compiled");
