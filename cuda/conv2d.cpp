@@ -33,9 +33,10 @@ std::size_t bytes_of_floats(const Shape& shape) {
   return static_cast<std::size_t>(shape.elements()) * sizeof(float);
 }
 
-// The cached fp32 cuDNN primitive for this geometry, in the backend's fp32 math.
-const CudnnConv& fp32_conv(State& s, ConvPrimitive primitive, const CudnnConvGeometry& geometry,
-                           const std::string& context) {
+// The cached fp32 cuDNN primitive for this geometry, in the backend's fp32 math (its algorithm may
+// change once to a fallback, hence not const).
+CudnnConv& fp32_conv(State& s, ConvPrimitive primitive, const CudnnConvGeometry& geometry,
+                     const std::string& context) {
   const std::string key = fmt::format("conv{}|{}|{}|{}|{}", static_cast<int>(primitive),
                                       geometry.padded_in.text(), geometry.conv_out.text(),
                                       geometry.filter.text(), geometry_key(geometry.symmetric));
@@ -45,6 +46,11 @@ const CudnnConv& fp32_conv(State& s, ConvPrimitive primitive, const CudnnConvGeo
                                            primitive, context);
              return entry;
            }).conv;
+}
+
+// The backend's shared cuDNN workspace, grown to what an algorithm asks.
+WorkspaceFor training_workspace(State& s) {
+  return [&s](std::size_t bytes) { return s.workspace(bytes); };
 }
 
 // w: (K, C/g, R, S) -> a scratch copy in cuDNN's filter order (K, R, S, C/g).
@@ -69,19 +75,19 @@ const float* padded_input(State& s, const CudnnConvGeometry& g, const Tensor& co
 // conv_out = conv(conv_in, w).
 void forward_convolution(State& s, const CudnnConvGeometry& g, const Tensor& conv_in,
                          const Tensor& w, Tensor& conv_out, const std::string& context) {
-  const CudnnConv& conv = fp32_conv(s, ConvPrimitive::forward, g, context);
+  CudnnConv& conv = fp32_conv(s, ConvPrimitive::forward, g, context);
   std::shared_ptr<Storage> padded;
   const float* in = padded_input(s, g, conv_in, padded);
   const auto filter = cudnn_filter(s, w);
-  run_forward(s.cudnn.get(), conv, in, filter->data(), device_data(conv_out),
-              s.workspace(conv.workspace_bytes), context);
+  run_forward(s.cudnn.get(), conv, in, filter->data(), device_data(conv_out), training_workspace(s),
+              context);
 }
 
 // conv_in_gradient = conv^T(conv_out_gradient, w).
 void backward_data_convolution(State& s, const CudnnConvGeometry& g,
                                const Tensor& conv_out_gradient, const Tensor& w,
                                Tensor& conv_in_gradient, const std::string& context) {
-  const CudnnConv& conv = fp32_conv(s, ConvPrimitive::backward_data, g, context);
+  CudnnConv& conv = fp32_conv(s, ConvPrimitive::backward_data, g, context);
   const auto filter = cudnn_filter(s, w);
   std::shared_ptr<Storage> padded;
   float* target = device_data(conv_in_gradient);
@@ -90,7 +96,7 @@ void backward_data_convolution(State& s, const CudnnConvGeometry& g,
     target = padded->data();
   }
   run_backward_data(s.cudnn.get(), conv, device_data(conv_out_gradient), filter->data(), target,
-                    s.workspace(conv.workspace_bytes), context);
+                    training_workspace(s), context);
   if (g.explicit_padding()) {
     kernels::window_copy(DataType::f32, target, device_data(conv_in_gradient), g.conv_in.n(),
                          g.crop(), s.queue());
@@ -102,13 +108,13 @@ void backward_filter_convolution(State& s, const CudnnConvGeometry& g, const Ten
                                  const Tensor& conv_out_gradient, Tensor& dw,
                                  const std::string& context) {
   LABPOSE_ASSERT(dw.layout() == nets::Layout::flat);
-  const CudnnConv& conv = fp32_conv(s, ConvPrimitive::backward_filter, g, context);
+  CudnnConv& conv = fp32_conv(s, ConvPrimitive::backward_filter, g, context);
   std::shared_ptr<Storage> padded;
   const float* in = padded_input(s, g, conv_in, padded);
   const Shape& ws = dw.shape();
   const auto filter_gradient = s.scratch(bytes_of_floats(ws));
   run_backward_filter(s.cudnn.get(), conv, in, device_data(conv_out_gradient),
-                      filter_gradient->data(), s.workspace(conv.workspace_bytes), context);
+                      filter_gradient->data(), training_workspace(s), context);
   kernels::nhwc_to_nchw(filter_gradient->data(), device_data(dw), ws[0], ws[1], ws[2] * ws[3],
                         s.queue());
 }

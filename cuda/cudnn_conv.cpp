@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "core/console.hpp"
 #include "core/error.hpp"
 
 namespace labpose::cuda {
@@ -18,28 +19,49 @@ bool tensor_core_math(cudnnMathType_t math) {
   return math == CUDNN_TENSOR_OP_MATH || math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
 }
 
-// Takes the first usable ranked result whose workspace size cuDNN confirms for the descriptor.
-template <typename Perf, typename WorkspaceSize>
-void choose(CudnnConv& conv, const Perf* results, int returned, const WorkspaceSize& workspace_size,
-            const std::string& context) {
+// cuDNN's ranked results of one primitive, as take_ranked reads them.
+template <typename Perf>
+std::vector<RankedAlgorithm> ranked_of(const Perf* results, int returned) {
+  std::vector<RankedAlgorithm> ranked;
   for (int k = 0; k < returned; ++k) {
-    const Perf& result = results[k];
-    if (!algorithm_usable(conv.type, conv.math, result.status, result.mathType, result.memory))
-      continue;
-    if (conv.type != DataType::f32 || conv.math == Fp32Math::tf32) {
-      if (cudnn().SetConvolutionMathType(conv.convolution.get(), result.mathType) !=
-          CUDNN_STATUS_SUCCESS)
-        continue;
-    }
-    std::size_t bytes = 0;
-    if (workspace_size(result.algo, &bytes) != CUDNN_STATUS_SUCCESS) continue;
-    conv.algorithm = static_cast<int>(result.algo);
-    conv.workspace_bytes = bytes;
-    return;
+    ranked.push_back({static_cast<int>(results[k].algo), results[k].status, results[k].mathType,
+                      results[k].memory});
   }
-  throw Error(fmt::format("cuDNN has no {} algorithm for {}", name_of(conv.type), context),
-              "this layer shape is not supported on this GPU; please report it with the output "
-              "of `labpose doctor` (--device cpu works meanwhile)");
+  return ranked;
+}
+
+// The workspace of `algorithm` with `math` set on the descriptor (where the type lets it choose).
+template <typename Algorithm, typename Query>
+WorkspaceSize workspace_size_of(CudnnConv& conv, const Query& query) {
+  return [&conv, query](int algorithm, cudnnMathType_t math, std::size_t* bytes) {
+    if (conv.type != DataType::f32 || conv.math == Fp32Math::tf32) {
+      const cudnnStatus_t set = cudnn().SetConvolutionMathType(conv.convolution.get(), math);
+      if (set != CUDNN_STATUS_SUCCESS) return set;
+    }
+    return query(static_cast<Algorithm>(algorithm), bytes);
+  };
+}
+
+// Runs `call` with conv's algorithm and its workspace; on a failure that falls_back(), the next of
+// conv.fallbacks replaces the algorithm and runs.
+template <typename Call>
+void run_with_fallbacks(CudnnConv& conv, const WorkspaceFor& workspace, const char* function,
+                        const std::string& context, const Call& call) {
+  for (;;) {
+    const cudnnStatus_t status = call(workspace(conv.workspace_bytes));
+    if (status == CUDNN_STATUS_SUCCESS) return;
+    if (conv.fallbacks.empty() || !falls_back(status)) check_cudnn(status, function, context);
+    const RankedAlgorithm next = conv.fallbacks.front();
+    conv.fallbacks.erase(conv.fallbacks.begin());
+    console::warn("cuDNN's algorithm {} could not run {} ({}); using its next one, {}",
+                  conv.algorithm, context, cudnn().GetErrorString(status), next.algorithm);
+    if (conv.type != DataType::f32 || conv.math == Fp32Math::tf32) {
+      LABPOSE_CUDNN_CHECK(cudnn().SetConvolutionMathType(conv.convolution.get(), next.math),
+                          context);
+    }
+    conv.algorithm = next.algorithm;
+    conv.workspace_bytes = next.workspace_bytes;
+  }
 }
 
 // Ranks the algorithms by timing them (`find`), or by cuDNN's heuristics where timing is not asked
@@ -52,6 +74,41 @@ void rank_algorithms(bool measured, const Find& find, const Heuristics& heuristi
 }
 
 }  // namespace
+
+void take_ranked(CudnnConv& conv, const std::vector<RankedAlgorithm>& ranked,
+                 const WorkspaceSize& workspace_size, const std::string& context) {
+  bool chosen = false;
+  cudnnMathType_t chosen_math = CUDNN_DEFAULT_MATH;
+  conv.fallbacks.clear();
+  for (const RankedAlgorithm& result : ranked) {
+    if (!algorithm_usable(conv.type, conv.math, result.status, result.math, result.workspace_bytes))
+      continue;
+    std::size_t bytes = 0;
+    if (workspace_size(result.algorithm, result.math, &bytes) != CUDNN_STATUS_SUCCESS) continue;
+    if (!chosen) {
+      conv.algorithm = result.algorithm;
+      conv.workspace_bytes = bytes;
+      chosen_math = result.math;
+      chosen = true;
+    } else {
+      conv.fallbacks.push_back({result.algorithm, result.status, result.math, bytes});
+    }
+  }
+  if (!chosen) {
+    throw Error(fmt::format("cuDNN has no {} algorithm for {}", name_of(conv.type), context),
+                "this layer shape is not supported on this GPU; please report it with the output "
+                "of `labpose doctor` (--device cpu works meanwhile)");
+  }
+  // The descriptor ends with the chosen algorithm's math type (the fallbacks' queries set theirs).
+  std::size_t bytes = 0;
+  if (!conv.fallbacks.empty()) workspace_size(conv.algorithm, chosen_math, &bytes);
+}
+
+bool falls_back(cudnnStatus_t status) {
+  return status == CUDNN_STATUS_NOT_SUPPORTED || status == CUDNN_STATUS_BAD_PARAM ||
+         status == CUDNN_STATUS_EXECUTION_FAILED ||
+         status == CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH;
+}
 
 AlgorithmChoice algorithm_choice_from_environment() {
   const char* value = std::getenv("LABPOSE_CUDNN_FIND");
@@ -111,13 +168,14 @@ std::unique_ptr<CudnnConv> make_cudnn_conv(cudnnHandle_t handle, const CudnnConv
       rank_algorithms(measured, cudnn().FindConvolutionForwardAlgorithm,
                       cudnn().GetConvolutionForwardAlgorithm_v7, context, handle, in, filter,
                       convolution, out, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, results);
-      choose(
-          *conv, results, returned,
-          [&](cudnnConvolutionFwdAlgo_t algorithm, std::size_t* bytes) {
-            return cudnn().GetConvolutionForwardWorkspaceSize(handle, in, filter, convolution, out,
-                                                              algorithm, bytes);
-          },
-          context);
+      take_ranked(*conv, ranked_of(results, returned),
+                  workspace_size_of<cudnnConvolutionFwdAlgo_t>(
+                      *conv,
+                      [&](cudnnConvolutionFwdAlgo_t algorithm, std::size_t* bytes) {
+                        return cudnn().GetConvolutionForwardWorkspaceSize(
+                            handle, in, filter, convolution, out, algorithm, bytes);
+                      }),
+                  context);
       break;
     }
     case ConvPrimitive::backward_data: {
@@ -125,13 +183,14 @@ std::unique_ptr<CudnnConv> make_cudnn_conv(cudnnHandle_t handle, const CudnnConv
       rank_algorithms(measured, cudnn().FindConvolutionBackwardDataAlgorithm,
                       cudnn().GetConvolutionBackwardDataAlgorithm_v7, context, handle, filter, out,
                       convolution, in, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, results);
-      choose(
-          *conv, results, returned,
-          [&](cudnnConvolutionBwdDataAlgo_t algorithm, std::size_t* bytes) {
-            return cudnn().GetConvolutionBackwardDataWorkspaceSize(handle, filter, out, convolution,
-                                                                   in, algorithm, bytes);
-          },
-          context);
+      take_ranked(*conv, ranked_of(results, returned),
+                  workspace_size_of<cudnnConvolutionBwdDataAlgo_t>(
+                      *conv,
+                      [&](cudnnConvolutionBwdDataAlgo_t algorithm, std::size_t* bytes) {
+                        return cudnn().GetConvolutionBackwardDataWorkspaceSize(
+                            handle, filter, out, convolution, in, algorithm, bytes);
+                      }),
+                  context);
       break;
     }
     case ConvPrimitive::backward_filter: {
@@ -140,13 +199,14 @@ std::unique_ptr<CudnnConv> make_cudnn_conv(cudnnHandle_t handle, const CudnnConv
                       cudnn().GetConvolutionBackwardFilterAlgorithm_v7, context, handle, in, out,
                       convolution, filter, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned,
                       results);
-      choose(
-          *conv, results, returned,
-          [&](cudnnConvolutionBwdFilterAlgo_t algorithm, std::size_t* bytes) {
-            return cudnn().GetConvolutionBackwardFilterWorkspaceSize(handle, in, out, convolution,
-                                                                     filter, algorithm, bytes);
-          },
-          context);
+      take_ranked(*conv, ranked_of(results, returned),
+                  workspace_size_of<cudnnConvolutionBwdFilterAlgo_t>(
+                      *conv,
+                      [&](cudnnConvolutionBwdFilterAlgo_t algorithm, std::size_t* bytes) {
+                        return cudnn().GetConvolutionBackwardFilterWorkspaceSize(
+                            handle, in, out, convolution, filter, algorithm, bytes);
+                      }),
+                  context);
       break;
     }
   }
@@ -154,42 +214,42 @@ std::unique_ptr<CudnnConv> make_cudnn_conv(cudnnHandle_t handle, const CudnnConv
 }
 
 // alpha = 1, beta = 0: float scaling factors for float, half and bfloat16 data alike.
-void run_forward(cudnnHandle_t handle, const CudnnConv& conv, const void* in, const void* filter,
-                 void* out, void* workspace, const std::string& context) {
+void run_forward(cudnnHandle_t handle, CudnnConv& conv, const void* in, const void* filter,
+                 void* out, const WorkspaceFor& workspace, const std::string& context) {
   LABPOSE_ASSERT(conv.primitive == ConvPrimitive::forward);
   const float one = 1.0F, zero = 0.0F;
-  LABPOSE_CUDNN_CHECK(
-      cudnn().ConvolutionForward(handle, &one, conv.in.get(), in, conv.filter.get(), filter,
-                                 conv.convolution.get(),
-                                 static_cast<cudnnConvolutionFwdAlgo_t>(conv.algorithm), workspace,
-                                 conv.workspace_bytes, &zero, conv.out.get(), out),
-      context);
+  run_with_fallbacks(conv, workspace, "cudnnConvolutionForward", context, [&](void* space) {
+    return cudnn().ConvolutionForward(handle, &one, conv.in.get(), in, conv.filter.get(), filter,
+                                      conv.convolution.get(),
+                                      static_cast<cudnnConvolutionFwdAlgo_t>(conv.algorithm), space,
+                                      conv.workspace_bytes, &zero, conv.out.get(), out);
+  });
 }
 
-void run_backward_data(cudnnHandle_t handle, const CudnnConv& conv, const void* out_gradient,
-                       const void* filter, void* in_gradient, void* workspace,
+void run_backward_data(cudnnHandle_t handle, CudnnConv& conv, const void* out_gradient,
+                       const void* filter, void* in_gradient, const WorkspaceFor& workspace,
                        const std::string& context) {
   LABPOSE_ASSERT(conv.primitive == ConvPrimitive::backward_data);
   const float one = 1.0F, zero = 0.0F;
-  LABPOSE_CUDNN_CHECK(
-      cudnn().ConvolutionBackwardData(
-          handle, &one, conv.filter.get(), filter, conv.out.get(), out_gradient,
-          conv.convolution.get(), static_cast<cudnnConvolutionBwdDataAlgo_t>(conv.algorithm),
-          workspace, conv.workspace_bytes, &zero, conv.in.get(), in_gradient),
-      context);
+  run_with_fallbacks(conv, workspace, "cudnnConvolutionBackwardData", context, [&](void* space) {
+    return cudnn().ConvolutionBackwardData(
+        handle, &one, conv.filter.get(), filter, conv.out.get(), out_gradient,
+        conv.convolution.get(), static_cast<cudnnConvolutionBwdDataAlgo_t>(conv.algorithm), space,
+        conv.workspace_bytes, &zero, conv.in.get(), in_gradient);
+  });
 }
 
-void run_backward_filter(cudnnHandle_t handle, const CudnnConv& conv, const void* in,
-                         const void* out_gradient, void* filter_gradient, void* workspace,
-                         const std::string& context) {
+void run_backward_filter(cudnnHandle_t handle, CudnnConv& conv, const void* in,
+                         const void* out_gradient, void* filter_gradient,
+                         const WorkspaceFor& workspace, const std::string& context) {
   LABPOSE_ASSERT(conv.primitive == ConvPrimitive::backward_filter);
   const float one = 1.0F, zero = 0.0F;
-  LABPOSE_CUDNN_CHECK(
-      cudnn().ConvolutionBackwardFilter(
-          handle, &one, conv.in.get(), in, conv.out.get(), out_gradient, conv.convolution.get(),
-          static_cast<cudnnConvolutionBwdFilterAlgo_t>(conv.algorithm), workspace,
-          conv.workspace_bytes, &zero, conv.filter.get(), filter_gradient),
-      context);
+  run_with_fallbacks(conv, workspace, "cudnnConvolutionBackwardFilter", context, [&](void* space) {
+    return cudnn().ConvolutionBackwardFilter(
+        handle, &one, conv.in.get(), in, conv.out.get(), out_gradient, conv.convolution.get(),
+        static_cast<cudnnConvolutionBwdFilterAlgo_t>(conv.algorithm), space, conv.workspace_bytes,
+        &zero, conv.filter.get(), filter_gradient);
+  });
 }
 
 }  // namespace labpose::cuda

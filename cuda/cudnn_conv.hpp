@@ -8,8 +8,10 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cuda/conv_geometry.hpp"
 #include "cuda/cudnn_handles.hpp"
@@ -39,6 +41,14 @@ cudnnMathType_t convolution_math_type(DataType type, Fp32Math math);
 bool algorithm_usable(DataType type, Fp32Math math, cudnnStatus_t status, cudnnMathType_t algorithm,
                       std::size_t workspace_bytes);
 
+/// An algorithm cuDNN ranked for a convolution: its number, status, math type and workspace.
+struct RankedAlgorithm {
+  int algorithm = 0;
+  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+  std::size_t workspace_bytes = 0;
+};
+
 struct CudnnConv {
   CudnnConvGeometry geometry;
   DataType type = DataType::f32;
@@ -49,7 +59,26 @@ struct CudnnConv {
   ConvolutionDescriptor convolution;
   int algorithm = 0;
   std::size_t workspace_bytes = 0;
+  /// The usable algorithms ranked after the chosen one (workspace as cuDNN confirmed it), tried in
+  /// turn when the chosen one fails to run.
+  std::vector<RankedAlgorithm> fallbacks;
 };
+
+/// Takes the first of `ranked` that algorithm_usable() allows and whose workspace size
+/// `workspace_size(algorithm, math, &bytes)` confirms (it sets the math type on the descriptor
+/// first), as conv's algorithm; the usable ones after it become conv.fallbacks. Throws an Error
+/// naming `context` when none is usable.
+using WorkspaceSize =
+    std::function<cudnnStatus_t(int algorithm, cudnnMathType_t math, std::size_t* bytes)>;
+void take_ranked(CudnnConv& conv, const std::vector<RankedAlgorithm>& ranked,
+                 const WorkspaceSize& workspace_size, const std::string& context);
+
+/// Whether a run that failed with `status` is worth the next algorithm (this one cannot run this
+/// shape here), rather than an error of the GPU itself (out of memory, a lost device).
+bool falls_back(cudnnStatus_t status);
+
+/// Device memory for a workspace of at least the given bytes, valid for the call it is given to.
+using WorkspaceFor = std::function<void*(std::size_t bytes)>;
 
 /// The convolution descriptor of `geometry` (symmetric padding) for `type` and `math`.
 ConvolutionDescriptor make_convolution_descriptor(const nets::ConvGeometry& geometry, DataType type,
@@ -68,18 +97,19 @@ std::unique_ptr<CudnnConv> make_cudnn_conv(cudnnHandle_t handle, const CudnnConv
                                            const ConvSettings& settings, ConvPrimitive primitive,
                                            const std::string& context);
 
-// All pointers are device memory of conv.type, NHWC, filters (K, R, S, C/g); workspace holds at
-// least conv.workspace_bytes. Outputs are overwritten.
+// All pointers are device memory of conv.type, NHWC, filters (K, R, S, C/g); `workspace` gives
+// the algorithm's workspace. Outputs are overwritten. When the algorithm fails to run (falls_back),
+// the next of conv.fallbacks takes its place for good, and says so on the console.
 // in: padded_in, filter -> out: conv_out
-void run_forward(cudnnHandle_t handle, const CudnnConv& conv, const void* in, const void* filter,
-                 void* out, void* workspace, const std::string& context);
+void run_forward(cudnnHandle_t handle, CudnnConv& conv, const void* in, const void* filter,
+                 void* out, const WorkspaceFor& workspace, const std::string& context);
 // out_gradient: conv_out, filter -> in_gradient: padded_in
-void run_backward_data(cudnnHandle_t handle, const CudnnConv& conv, const void* out_gradient,
-                       const void* filter, void* in_gradient, void* workspace,
+void run_backward_data(cudnnHandle_t handle, CudnnConv& conv, const void* out_gradient,
+                       const void* filter, void* in_gradient, const WorkspaceFor& workspace,
                        const std::string& context);
 // in: padded_in, out_gradient: conv_out -> filter_gradient: (K, R, S, C/g)
-void run_backward_filter(cudnnHandle_t handle, const CudnnConv& conv, const void* in,
-                         const void* out_gradient, void* filter_gradient, void* workspace,
-                         const std::string& context);
+void run_backward_filter(cudnnHandle_t handle, CudnnConv& conv, const void* in,
+                         const void* out_gradient, void* filter_gradient,
+                         const WorkspaceFor& workspace, const std::string& context);
 
 }  // namespace labpose::cuda

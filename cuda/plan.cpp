@@ -190,7 +190,7 @@ class CudaPlan final : public nets::InferencePlan {
     convs_.push_back(make_cudnn_conv(
         state_.cudnn.get(), geometry, state_.conv_settings(type_),
         transposed ? ConvPrimitive::backward_data : ConvPrimitive::forward, context));
-    const CudnnConv* conv = convs_.back().get();
+    CudnnConv* conv = convs_.back().get();
     workspace_bytes_ = std::max(workspace_bytes_, conv->workspace_bytes);
     if (geometry.explicit_padding())
       scratch_bytes_ = std::max(scratch_bytes_, bytes(geometry.padded_in));
@@ -219,7 +219,14 @@ class CudaPlan final : public nets::InferencePlan {
                          after = op.activation_after_residual, pixels = out.n() * out.h() * out.w(),
                          outputs = out.c()] {
       const CudnnConvGeometry& g = conv->geometry;
-      void* workspace = workspace_ != nullptr ? workspace_->data() : nullptr;
+      // The plan's workspace, grown only where a fallback algorithm asks for more.
+      const WorkspaceFor workspace = [this](std::size_t bytes) -> void* {
+        if (bytes == 0) return nullptr;
+        if (workspace_ == nullptr || workspace_->bytes() < bytes) {
+          workspace_ = state_.pool->allocate(bytes);
+        }
+        return workspace_->data();
+      };
       if (!transposed) {
         const void* source = value(input);
         if (g.explicit_padding()) {

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <random>
 
+#include "core/error.hpp"
 #include "cuda/conv_geometry.hpp"
 #include "cuda/cudnn_conv.hpp"
 #include "cuda/layout_math.hpp"
@@ -250,6 +251,58 @@ TEST(CudnnConvMath, AlgorithmsAreMeasuredUnlessTheEnvironmentAsksForHeuristics) 
   } else {
     unsetenv("LABPOSE_CUDNN_FIND");
   }
+}
+
+// The first usable algorithm cuDNN ranked is taken; the usable ones after it are its fallbacks,
+// tried in turn when it cannot run; strict fp32 never falls back to tensor-core math, and a
+// workspace cuDNN does not confirm or one over the limit rules an algorithm out.
+TEST(CudnnConvMath, TheFirstUsableAlgorithmIsTakenAndTheRestAreItsFallbacks) {
+  const std::size_t over_limit = std::size_t{1} << 31;
+  const std::vector<RankedAlgorithm> ranked = {
+      {7, CUDNN_STATUS_NOT_SUPPORTED, CUDNN_FMA_MATH, 0},
+      {1, CUDNN_STATUS_SUCCESS, CUDNN_TENSOR_OP_MATH, 0},
+      {2, CUDNN_STATUS_SUCCESS, CUDNN_FMA_MATH, 100},
+      {3, CUDNN_STATUS_SUCCESS, CUDNN_FMA_MATH, over_limit},
+      {4, CUDNN_STATUS_SUCCESS, CUDNN_FMA_MATH, 50},
+      {5, CUDNN_STATUS_SUCCESS, CUDNN_DEFAULT_MATH, 10}};
+  std::vector<cudnnMathType_t> maths;  // as set before each query
+  const WorkspaceSize workspace_size = [&maths](int algorithm, cudnnMathType_t math,
+                                                std::size_t* bytes) {
+    maths.push_back(math);
+    *bytes = static_cast<std::size_t>(algorithm) * 1000;
+    return algorithm == 4 ? CUDNN_STATUS_NOT_SUPPORTED : CUDNN_STATUS_SUCCESS;
+  };
+  CudnnConv strict;
+  take_ranked(strict, ranked, workspace_size, "a test convolution");
+  EXPECT_EQ(strict.algorithm, 2);
+  EXPECT_EQ(strict.workspace_bytes, 2000U);
+  ASSERT_EQ(strict.fallbacks.size(), 1U);
+  EXPECT_EQ(strict.fallbacks[0].algorithm, 5);
+  EXPECT_EQ(strict.fallbacks[0].workspace_bytes, 5000U) << "the size cuDNN confirmed";
+  EXPECT_EQ(maths.back(), CUDNN_FMA_MATH) << "the descriptor ends with the chosen math";
+
+  CudnnConv tf32;
+  tf32.math = Fp32Math::tf32;
+  take_ranked(tf32, ranked, workspace_size, "a test convolution");
+  EXPECT_EQ(tf32.algorithm, 1);
+  std::vector<int> fallbacks;
+  for (const RankedAlgorithm& next : tf32.fallbacks) fallbacks.push_back(next.algorithm);
+  EXPECT_EQ(fallbacks, (std::vector<int>{2, 5}));
+  EXPECT_EQ(maths.back(), CUDNN_TENSOR_OP_MATH);
+
+  CudnnConv none;
+  try {
+    take_ranked(none, {ranked[0], ranked[3]}, workspace_size, "a test convolution");
+    ADD_FAILURE() << "no usable algorithm";
+  } catch (const Error& error) {
+    EXPECT_TRUE(std::string(error.what())
+                    .find("cuDNN has no fp32 algorithm for a test "
+                          "convolution") != std::string::npos)
+        << error.what();
+  }
+  EXPECT_TRUE(falls_back(CUDNN_STATUS_NOT_SUPPORTED));
+  EXPECT_TRUE(falls_back(CUDNN_STATUS_EXECUTION_FAILED));
+  EXPECT_FALSE(falls_back(CUDNN_STATUS_ALLOC_FAILED)) << "the GPU's memory, not the algorithm";
 }
 
 // ---- elementwise ops -------------------------------------------------------------------------

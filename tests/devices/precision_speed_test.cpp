@@ -12,7 +12,9 @@ namespace {
 
 using Verdict = SpeedComparison::Verdict;
 
-MeasuredSpeed rounds(std::vector<double> values) { return MeasuredSpeed{std::move(values)}; }
+MeasuredSpeed rounds(std::vector<double> values) {
+  return MeasuredSpeed{std::move(values)};
+}
 
 TEST(PrecisionSpeed, MediansAndSpreadOfTheRounds) {
   const MeasuredSpeed speed = rounds({300, 310, 120, 305, 2000, 298, 302});

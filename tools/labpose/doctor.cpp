@@ -49,15 +49,14 @@ std::string cpu_precisions(const devices::PrecisionSpeeds& speeds) {
     text += ", bf16";
     const devices::SpeedComparison bf16 = devices::compare_speeds(*speeds.bf16, speeds.fp32);
     bf16_faster = bf16.verdict == Verdict::faster;
-    notes = bf16_faster
-                ? fmt::format(
-                      "--precision auto picks bf16 for analysis ({:.1f}x fp32, faster in "
-                      "{} of {} rounds)",
-                      bf16.ratio, bf16.wins, bf16.rounds)
-                : fmt::format(
-                      "--precision auto picks fp32: bf16 is not clearly faster here "
-                      "({:.2f}x fp32, faster in {} of {} rounds)",
-                      bf16.ratio, bf16.wins, bf16.rounds);
+    notes = bf16_faster ? fmt::format(
+                              "--precision auto picks bf16 for analysis ({:.1f}x fp32, faster in "
+                              "{} of {} rounds)",
+                              bf16.ratio, bf16.wins, bf16.rounds)
+                        : fmt::format(
+                              "--precision auto picks fp32: bf16 is not clearly faster here "
+                              "({:.2f}x fp32, faster in {} of {} rounds)",
+                              bf16.ratio, bf16.wins, bf16.rounds);
   }
   // int8 against what auto picks.
   const devices::MeasuredSpeed& best = bf16_faster ? *speeds.bf16 : speeds.fp32;
