@@ -74,25 +74,28 @@ std::unique_ptr<nets::Backend> make_analysis_backend(const std::string& device,
                                                      const AnalysisModel& model) {
   auto backend = devices::make_backend(device, precision);
   if (precision != nets::PlanPrecision::automatic || backend->host_memory()) return backend;
-  // A GPU: its automatic precision is fp32; fp16 plans where the model's values allow.
+  // A GPU: its automatic precision is fp32; fp16 plans where the model's values allow, else
+  // bf16 where the GPU has it. A backend is made only for the precision taken.
   std::string why_not;
   const auto ranges = model_ranges(model, why_not);
   if (!why_not.empty()) console::info("--precision auto: no calibration ({})", why_not);
-  std::unique_ptr<nets::Backend> bf16;
-  try {
-    bf16 = devices::make_backend(backend->name(), nets::PlanPrecision::bf16);
-  } catch (const Error&) {
-    // No bf16 units on this GPU (compute capability below 8.0): fp16 or fp32.
+  HalfPrecisionChoice choice = choose_half_precision(ranges, true);
+  std::unique_ptr<nets::Backend> chosen;
+  if (choice.precision == nets::PlanPrecision::bf16) {
+    try {
+      chosen = devices::make_backend(backend->name(), nets::PlanPrecision::bf16);
+    } catch (const Error&) {
+      // No bf16 units on this GPU (compute capability below 8.0): fp32.
+      choice = choose_half_precision(ranges, false);
+    }
+  } else {
+    chosen = devices::make_backend(backend->name(), nets::PlanPrecision::fp16);
   }
-  const HalfPrecisionChoice choice = choose_half_precision(ranges, bf16 != nullptr);
   console::info(
       "--precision auto: inference plans on {} in {} (--precision fp32 for full "
       "precision)",
       backend->name(), choice.why);
-  if (choice.precision == nets::PlanPrecision::bf16) return bf16;
-  if (choice.precision == nets::PlanPrecision::fp32) return backend;
-  bf16.reset();
-  return devices::make_backend(backend->name(), nets::PlanPrecision::fp16);
+  return chosen != nullptr ? std::move(chosen) : std::move(backend);
 }
 
 }  // namespace labpose::pipeline

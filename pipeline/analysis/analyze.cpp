@@ -123,12 +123,7 @@ std::string analyze_frames(const VideoRun& run, VideoReader& reader, Checkpoint&
   const DecodeSettings settings{run.model.stride, run.model.locref_stdev,
                                 run.model.location_refinement};
   const auto runners = run.slots.runners(settings, run.batch_size, reader.height(), reader.width());
-  std::vector<PoseSlot> slots;
-  for (const auto& runner : runners) {
-    slots.push_back([&pose = *runner](FrameBatch& batch) {
-      pose.run(batch.pixels.data(), batch.reads.size(), batch.keypoints.data());
-    });
-  }
+  const std::vector<PoseSlot> slots = pose_slots(runners);
   FrameDecoder decoder(reader, runners.front()->batch_size());
 
   const auto start = std::chrono::steady_clock::now();

@@ -52,4 +52,14 @@ std::vector<std::unique_ptr<PoseRunner>> DeviceSlots::runners(const DecodeSettin
   return runners;
 }
 
+std::vector<PoseSlot> pose_slots(const std::vector<std::unique_ptr<PoseRunner>>& runners) {
+  std::vector<PoseSlot> slots;
+  for (const auto& runner : runners) {
+    slots.push_back([&pose = *runner](FrameBatch& batch) {
+      pose.run(batch.pixels.data(), batch.reads.size(), batch.keypoints.data());
+    });
+  }
+  return slots;
+}
+
 }  // namespace labpose::pipeline

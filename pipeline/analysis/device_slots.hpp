@@ -10,6 +10,7 @@
 
 #include "nets/backend.hpp"
 #include "nets/net.hpp"
+#include "pipeline/analysis/runner.hpp"
 #include "pipeline/pose/pose_runner.hpp"
 
 namespace labpose::pipeline {
@@ -46,5 +47,8 @@ class DeviceSlots {
   std::vector<std::unique_ptr<nets::Net>> own_nets_;  // after the backends: destroyed before them
   std::vector<Slot> slots_;
 };
+
+/// The pose stage's slots (runner.hpp) that run `runners`, which must outlive them.
+std::vector<PoseSlot> pose_slots(const std::vector<std::unique_ptr<PoseRunner>>& runners);
 
 }  // namespace labpose::pipeline

@@ -66,11 +66,7 @@ struct Runners {
 Runners make_runners(const pipeline::DeviceSlots& slots, int batch, int width, int height) {
   Runners made;
   made.runners = slots.runners(pipeline::DecodeSettings{}, batch, height, width);
-  for (const auto& runner : made.runners) {
-    made.slots.push_back([&runner = *runner](pipeline::FrameBatch& frames) {
-      runner.run(frames.pixels.data(), frames.reads.size(), frames.keypoints.data());
-    });
-  }
+  made.slots = pipeline::pose_slots(made.runners);
   return made;
 }
 
