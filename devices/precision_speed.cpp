@@ -152,19 +152,37 @@ SpeedComparison compare_speeds(const MeasuredSpeed& candidate, const MeasuredSpe
   return comparison;
 }
 
-nets::PlanPrecision automatic_cpu_precision() {
-  static const nets::PlanPrecision chosen = [] {
-    if (!nets::cpu::cpu_has_bf16()) return nets::PlanPrecision::fp32;
-    const PrecisionSpeeds speeds = measure_cpu_precision_speeds(7, false);
-    const SpeedComparison bf16 = compare_speeds(*speeds.bf16, speeds.fp32);
-    if (bf16.verdict == SpeedComparison::Verdict::faster) return nets::PlanPrecision::bf16;
-    console::info(
-        "--precision auto: fp32 on this CPU: its bf16 units are not clearly faster here (bf16 "
-        "{:.2f}x fp32 on a 3x3 convolution, faster in {} of {} rounds; labpose doctor says more)",
-        bf16.ratio, bf16.wins, bf16.rounds);
-    return nets::PlanPrecision::fp32;
+CpuPrecisionChoice choose_cpu_precision(const PrecisionSpeeds& speeds) {
+  CpuPrecisionChoice choice;
+  const MeasuredSpeed* best = &speeds.fp32;
+  if (speeds.bf16) {
+    choice.bf16 = compare_speeds(*speeds.bf16, speeds.fp32);
+    if (choice.bf16->verdict == SpeedComparison::Verdict::faster) {
+      choice.without_int8 = nets::PlanPrecision::bf16;
+      best = &*speeds.bf16;
+    }
+  }
+  if (speeds.int8) choice.int8 = compare_speeds(*speeds.int8, *best);
+  return choice;
+}
+
+const CpuPrecisionChoice& automatic_cpu_choice() {
+  static const CpuPrecisionChoice chosen = [] {
+    const CpuPrecisionChoice choice = choose_cpu_precision(measure_cpu_precision_speeds(7, true));
+    if (choice.bf16 && choice.without_int8 == nets::PlanPrecision::fp32) {
+      console::info(
+          "--precision auto: fp32 on this CPU: its bf16 units are not clearly faster here (bf16 "
+          "{:.2f}x fp32 on a 3x3 convolution, faster in {} of {} rounds; labpose doctor says "
+          "more)",
+          choice.bf16->ratio, choice.bf16->wins, choice.bf16->rounds);
+    }
+    return choice;
   }();
   return chosen;
+}
+
+nets::PlanPrecision automatic_cpu_precision() {
+  return automatic_cpu_choice().without_int8;
 }
 
 }  // namespace labpose::devices

@@ -45,9 +45,24 @@ struct SpeedComparison {
 /// faster when it wins at most 1 in 6 or its median is not above; else within noise.
 SpeedComparison compare_speeds(const MeasuredSpeed& candidate, const MeasuredSpeed& baseline);
 
-/// --precision auto on this CPU: bf16 where it has bf16 units and they are clearly faster than
-/// fp32 (compare_speeds: faster), else fp32, as bf16 costs precision. Measured once per process;
-/// says on the console when the bf16 units are passed over, and why.
+/// What --precision auto may take on this CPU, from speeds measured side by side: bf16 where it
+/// has bf16 units and they are clearly faster than fp32 (compare_speeds: faster), else fp32, as
+/// bf16 costs precision; and int8 on top where it is clearly faster than that, for analyses whose
+/// int8 check on the project's labeled frames passes (pipeline/analysis/int8_check.hpp).
+struct CpuPrecisionChoice {
+  nets::PlanPrecision without_int8 = nets::PlanPrecision::fp32;  // training, or int8 refused
+  std::optional<SpeedComparison> bf16;  // against fp32; nullopt without bf16 units
+  std::optional<SpeedComparison> int8;  // against without_int8; nullopt without VNNI
+  bool int8_faster() const { return int8 && int8->verdict == SpeedComparison::Verdict::faster; }
+};
+CpuPrecisionChoice choose_cpu_precision(const PrecisionSpeeds& speeds);
+
+/// choose_cpu_precision() on this CPU, measured once per process (7 rounds, int8 included); says
+/// on the console when the bf16 units are passed over, and why.
+const CpuPrecisionChoice& automatic_cpu_choice();
+
+/// automatic_cpu_choice().without_int8: --precision auto's choice where int8 is not an option
+/// (training; the backend registry's automatic precision of the cpu kind).
 nets::PlanPrecision automatic_cpu_precision();
 
 }  // namespace labpose::devices

@@ -1,4 +1,4 @@
-// --precision auto on a GPU, from the model's calibration.
+// --precision auto: on a GPU from the model's calibration, on the CPU from its int8 check.
 #include "pipeline/analysis/analysis_backend.hpp"
 
 #include <fmt/core.h>
@@ -53,6 +53,40 @@ HalfPrecisionChoice choose_half_precision(const std::optional<nets::ActivationRa
                       smallest, largest)};
 }
 
+CpuAnalysisChoice choose_cpu_analysis_precision(const devices::CpuPrecisionChoice& speed,
+                                                const std::function<Int8Check()>& check_int8) {
+  const nets::PlanPrecision others = speed.without_int8;
+  if (!speed.int8) return {others, ""};
+  if (!speed.int8_faster()) {
+    return {others,
+            fmt::format("{}: int8 is not clearly faster on this CPU ({:.2f}x {} on a 3x3 "
+                        "convolution, faster in {} of {} rounds)",
+                        nets::precision_name(others), speed.int8->ratio,
+                        nets::precision_name(others), speed.int8->wins, speed.int8->rounds)};
+  }
+  const std::string faster = fmt::format("int8 is {:.1f}x {} on this CPU", speed.int8->ratio,
+                                         nets::precision_name(others));
+  Int8Check check;
+  try {
+    check = check_int8();
+  } catch (const Error& error) {
+    if (error.kind() == ErrorKind::interrupted) throw;
+    return {others, fmt::format("{}: {}, but it could not be checked against fp32 ({})",
+                                nets::precision_name(others), faster, error.what())};
+  }
+  if (!check.passed()) {
+    return {others, fmt::format("{}: {}, but against fp32 it {}, beyond the bound of {} px "
+                                "(median) and {} px (99th percentile)",
+                                nets::precision_name(others), faster, check.text(),
+                                kInt8MedianShiftBound, kInt8P99ShiftBound)};
+  }
+  return {nets::PlanPrecision::int8,
+          fmt::format("int8: {}, and against fp32 it {}, within {} px (median) and {} px (99th "
+                      "percentile); --precision {} for more precision",
+                      faster, check.text(), kInt8MedianShiftBound, kInt8P99ShiftBound,
+                      nets::precision_name(others))};
+}
+
 std::optional<nets::ActivationRanges> model_ranges(const AnalysisModel& model,
                                                    std::string& why_not) {
   try {
@@ -73,7 +107,14 @@ std::unique_ptr<nets::Backend> make_analysis_backend(const std::string& device,
                                                      nets::PlanPrecision precision,
                                                      const AnalysisModel& model) {
   auto backend = devices::make_backend(device, precision);
-  if (precision != nets::PlanPrecision::automatic || backend->host_memory()) return backend;
+  if (precision != nets::PlanPrecision::automatic) return backend;
+  if (backend->host_memory()) {
+    const CpuAnalysisChoice choice = choose_cpu_analysis_precision(
+        devices::automatic_cpu_choice(), [&] { return int8_check(model); });
+    if (!choice.why.empty()) console::info("--precision auto: {}", choice.why);
+    if (choice.precision != nets::PlanPrecision::int8) return backend;
+    return devices::make_backend(backend->name(), nets::PlanPrecision::int8);
+  }
   // A GPU: its automatic precision is fp32; fp16 plans where the model's values allow, else
   // bf16 where the GPU has it. A backend is made only for the precision taken.
   std::string why_not;

@@ -16,6 +16,7 @@
 #include "nets/models/models.hpp"
 #include "nets/onnx/onnx_export.hpp"
 #include "nets/safetensors.hpp"
+#include "pipeline/analysis/int8_check.hpp"
 #include "pipeline/analysis/model_choice.hpp"
 #include "pipeline/export/exported_model.hpp"
 #include "pipeline/pose/int8_calibration.hpp"
@@ -185,6 +186,20 @@ ExportResult export_model(const projects::ProjectConfig& config, const ExportOpt
     if (calibration_error.kind() == ErrorKind::interrupted) throw;
     console::warn("the export has no int8 calibration ({}); it runs in fp32 and bf16",
                   calibration_error.what());
+  }
+  if (result.calibrated) {
+    // And int8's check against fp32 on the project's labeled frames, for --precision auto.
+    AnalysisModel in_export = model;
+    in_export.snapshot = weights;
+    in_export.exported_folder = scratch.path();
+    try {
+      int8_check(in_export, int8_check_images(model));
+      result.files.push_back(int8_check_file(weights).filename());
+    } catch (const Error& check_error) {
+      if (check_error.kind() == ErrorKind::interrupted) throw;
+      console::warn("the export has no int8 check ({}); --precision auto will not take int8 for it",
+                    check_error.what());
+    }
   }
 
   if (options.onnx) {

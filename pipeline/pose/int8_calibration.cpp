@@ -9,7 +9,6 @@
 #include <opencv2/core.hpp>
 #include <optional>
 
-#include "core/atomic_file.hpp"
 #include "core/console.hpp"
 #include "core/error.hpp"
 #include "core/progress.hpp"
@@ -18,8 +17,8 @@
 #include "nets/fused_graph.hpp"
 #include "pipeline/dataset/dataset.hpp"
 #include "pipeline/pose/predict.hpp"
+#include "pipeline/pose/snapshot_document.hpp"
 #include "pipeline/training/pose_config.hpp"
-#include "pipeline/weights/weight_cache.hpp"
 
 namespace labpose::pipeline {
 namespace fs = std::filesystem;
@@ -29,38 +28,16 @@ namespace {
 
 constexpr const char* kFormat = "labpose int8 calibration";
 
-struct SnapshotIdentity {
-  std::uintmax_t bytes = 0;
-  std::string sha256;
-};
-
-SnapshotIdentity identify(const fs::path& snapshot) {
-  const std::string contents = read_file(snapshot);
-  return {contents.size(), sha256_hex(contents)};
-}
-
 // The ranges in `file` when it is a calibration of this snapshot and graph; nullopt (and why)
 // otherwise.
 std::optional<nets::ActivationRanges> read_calibration(const fs::path& file,
                                                        const SnapshotIdentity& snapshot,
                                                        const nets::FusedGraph& graph,
                                                        std::string& why_not) {
-  std::error_code error;
-  if (!fs::exists(file, error)) {
-    why_not = "none yet";
-    return std::nullopt;
-  }
+  const auto read = read_snapshot_document(file, kFormat, "calibration", snapshot, why_not);
+  if (!read) return std::nullopt;
+  const json& document = *read;
   try {
-    const json document = json::parse(read_file(file));
-    if (document.value("format", "") != kFormat || document.value("version", 0) != 1) {
-      why_not = "not a calibration file of this version";
-      return std::nullopt;
-    }
-    if (document.at("snapshot_bytes").get<std::uintmax_t>() != snapshot.bytes ||
-        document.at("snapshot_sha256").get<std::string>() != snapshot.sha256) {
-      why_not = "it was measured for another snapshot of that name";
-      return std::nullopt;
-    }
     const json& values = document.at("values");
     if (!values.is_array() || values.size() != graph.ops.size()) {
       why_not = "it was measured for another network";
@@ -88,9 +65,6 @@ std::optional<nets::ActivationRanges> read_calibration(const fs::path& file,
   } catch (const json::exception&) {
     why_not = "it is damaged";
     return std::nullopt;
-  } catch (const Error& read_failure) {
-    why_not = read_failure.what();
-    return std::nullopt;
   }
 }
 
@@ -116,15 +90,11 @@ void write_calibration(const fs::path& file, const SnapshotIdentity& snapshot,
   json values = json::array();
   for (std::size_t i = 0; i < graph.ops.size(); ++i)
     values.push_back({{"op", graph.ops[i].name}, {"range", ranges.values[i]}});
-  const json document = {{"format", kFormat},
-                         {"version", 1},
-                         {"method", "largest magnitude over the calibration images, in fp32"},
-                         {"images", images},
-                         {"snapshot_bytes", snapshot.bytes},
-                         {"snapshot_sha256", snapshot.sha256},
-                         {"input", ranges.input},
-                         {"values", values}};
-  write_file_atomically(file, document.dump(1) + "\n");
+  write_snapshot_document(file, kFormat, snapshot,
+                          {{"method", "largest magnitude over the calibration images, in fp32"},
+                           {"images", images},
+                           {"input", ranges.input},
+                           {"values", values}});
 }
 
 }  // namespace
@@ -145,7 +115,7 @@ nets::ActivationRanges calibration_ranges(const nets::Net& net, const fs::path& 
                                           const std::vector<fs::path>& images) {
   const nets::FusedGraph graph = net.fuse(true);
   const fs::path file = int8_calibration_file(snapshot);
-  const SnapshotIdentity identity = identify(snapshot);
+  const SnapshotIdentity identity = identify_snapshot(snapshot);
   std::string why_not;
   if (auto ranges = read_calibration(file, identity, graph, why_not)) {
     console::info("calibration: the ranges in {}", file.string());

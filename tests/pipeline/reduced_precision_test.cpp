@@ -14,8 +14,11 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "devices/devices.hpp"
+#include "devices/precision_speed.hpp"
 #include "nets/cpu/backend.hpp"
+#include "pipeline/analysis/analysis_backend.hpp"
 #include "pipeline/analysis/analyze.hpp"
+#include "pipeline/analysis/int8_check.hpp"
 #include "pipeline/dataset/create_dataset.hpp"
 #include "pipeline/dataset/dataset.hpp"
 #include "pipeline/evaluation/evaluate.hpp"
@@ -118,14 +121,15 @@ void expect_analysis_against_fp32(const projects::ProjectConfig& config, const f
             projects::read_table_hdf5(plain.front().files.h5).values);
 }
 
-void expect_evaluation_against_fp32(const projects::ProjectConfig& config,
-                                    PlanPrecision precision) {
+void expect_evaluation_against_fp32(const projects::ProjectConfig& config, PlanPrecision precision,
+                                    KeypointShift* shift_out) {
   EvaluateOptions options;
   options.precision = precision;
   const auto with = evaluate_network(config, options);
   ASSERT_EQ(with.size(), 1u);
   ASSERT_TRUE(with.front().reduced.has_value());
   const ReducedPrecisionEvaluation& reduced = *with.front().reduced;
+  *shift_out = reduced.shift;
   EXPECT_EQ(reduced.precision, precision);
   EXPECT_EQ(reduced.shift.all.keypoints,
             (with.front().train_images + with.front().test_images) * 4);
@@ -149,6 +153,29 @@ void expect_evaluation_against_fp32(const projects::ProjectConfig& config,
   EXPECT_EQ(without.front().test.mean, with.front().test.mean);
 }
 
+void expect_same(const ShiftPercentiles& a, const ShiftPercentiles& b) {
+  EXPECT_EQ(a.keypoints, b.keypoints);
+  EXPECT_DOUBLE_EQ(a.median, b.median);
+  EXPECT_DOUBLE_EQ(a.p99, b.p99);
+  EXPECT_DOUBLE_EQ(a.largest, b.largest);
+}
+
+// --precision auto's int8 check: evaluate's comparison over the same labeled frames, and what auto
+// takes from it on this CPU.
+void expect_int8_check(const projects::ProjectConfig& config, const KeypointShift& evaluated) {
+  const AnalysisModel model = find_analysis_model(config, 1, std::nullopt, std::nullopt);
+  ASSERT_LE(int8_check_images(model).size(), kInt8CheckImages) << "every frame, as evaluate";
+  const Int8Check check = int8_check(model);
+  EXPECT_EQ(check.images, int8_check_images(model).size());
+  expect_same(check.shift.confident, evaluated.confident);
+  expect_same(check.shift.all, evaluated.all);
+  std::cout << "int8 check: " << check.text() << (check.passed() ? ": passed\n" : ": failed\n");
+  const auto backend = make_analysis_backend("cpu", PlanPrecision::automatic, model);
+  const devices::CpuPrecisionChoice& speed = devices::automatic_cpu_choice();
+  EXPECT_EQ(backend->plan_precision(),
+            speed.int8_faster() && check.passed() ? PlanPrecision::int8 : speed.without_int8);
+}
+
 // One trained network (its training is the costly part) for every precision this CPU has.
 TEST(ReducedPrecision, AnalysisAndEvaluationAgainstFp32) {
   if (!runs(PlanPrecision::bf16) && !runs(PlanPrecision::int8)) {
@@ -165,7 +192,9 @@ TEST(ReducedPrecision, AnalysisAndEvaluationAgainstFp32) {
       continue;
     }
     expect_analysis_against_fp32(config, dir.path(), precision);
-    expect_evaluation_against_fp32(config, precision);
+    KeypointShift shift;
+    expect_evaluation_against_fp32(config, precision, &shift);
+    if (precision == PlanPrecision::int8) expect_int8_check(config, shift);
   }
 }
 
@@ -209,6 +238,67 @@ TEST(Int8Calibration, KeptBesideTheSnapshotAndMeasuredAgainWhenItIsStale) {
     EXPECT_EQ(stale->fuse(true).ranges.values, measured.values)
         << "the same images, the same ranges";
     EXPECT_EQ(read_file(file), kept);
+  }
+}
+
+// The int8 check: measured once and kept beside the snapshot; read back while it is that
+// snapshot's at that pcutoff, measured again when the snapshot changed, the pcutoff changed or the
+// file is damaged.
+TEST(Int8Check, KeptBesideTheSnapshotAndMeasuredAgainWhenItIsStale) {
+  if (!nets::cpu::cpu_has_int8()) {
+    GTEST_SKIP() << "this CPU has no VNNI (oneDNN uses " << nets::cpu::cpu_instructions() << ")";
+  }
+  const testing::TempDir dir;
+  const projects::ProjectConfig config = trained_demo(dir.path(), 2).config;
+  AnalysisModel model = find_analysis_model(config, 1, std::nullopt, std::nullopt);
+  const fs::path file = int8_check_file(model.snapshot);
+  EXPECT_EQ(file.filename().string(), model.snapshot.filename().string() + ".int8-check.json");
+  const Int8Check measured = int8_check(model);
+  ASSERT_TRUE(fs::is_regular_file(file));
+  EXPECT_GT(measured.shift.all.keypoints, 0u);
+  const std::string kept = read_file(file);
+  const auto document = nlohmann::json::parse(kept);
+  EXPECT_EQ(document["passed"].get<bool>(), measured.passed());
+  EXPECT_EQ(document["bounds"]["median_px"].get<double>(), kInt8MedianShiftBound);
+
+  // Read back: the same figures, the file untouched, even with the frames gone.
+  const fs::path labeled = config.project_dir() / "labeled-data";
+  const fs::path hidden = dir.path() / "hidden";
+  fs::rename(labeled, hidden);
+  const Int8Check again = int8_check(model);
+  expect_same(again.shift.confident, measured.shift.confident);
+  expect_same(again.shift.all, measured.shift.all);
+  EXPECT_EQ(again.images, measured.images);
+  EXPECT_EQ(read_file(file), kept);
+
+  // Damaged, from another snapshot of that name, or another pcutoff: measured again, which needs
+  // the frames.
+  nlohmann::json other = document;
+  other["snapshot_sha256"] = std::string(64, '0');
+  nlohmann::json damaged = document;
+  damaged["confident"]["median_px"] = -1.0;
+  for (const std::string& stale :
+       {std::string("{\"format\": \"labpose int8"), other.dump(), damaged.dump()}) {
+    write_file_atomically(file, stale);
+    EXPECT_THROW(int8_check(model), Error) << stale.substr(0, 40);
+  }
+  fs::rename(hidden, labeled);
+  const Int8Check remeasured = int8_check(model);
+  expect_same(remeasured.shift.all, measured.shift.all);
+  EXPECT_EQ(read_file(file), kept);
+  model.pcutoff = 0.3;
+  EXPECT_EQ(int8_check(model).pcutoff, 0.3);
+  EXPECT_EQ(nlohmann::json::parse(read_file(file))["pcutoff"].get<double>(), 0.3);
+
+  // An exported model carries no labeled frames: no check, said so.
+  AnalysisModel exported = model;
+  exported.project.clear();
+  fs::remove(file);
+  try {
+    int8_check(exported);
+    ADD_FAILURE() << "an exported model was checked without frames";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("exported model"), std::string::npos) << error.what();
   }
 }
 

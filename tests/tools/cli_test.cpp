@@ -435,7 +435,7 @@ TEST(Cli, BenchPrecisionFollowsTheCpu) {
   EXPECT_TRUE(contains(doctor_without, "CPU precisions fp32 (no bf16 units")) << doctor_without;
   EXPECT_TRUE(contains(doctor_without, "no int8 (VNNI)")) << doctor_without;
   const std::string doctor = labpose("doctor").output;
-  if (contains(doctor, "int8 (--precision int8)")) {
+  if (contains(doctor, "analysis with --precision auto takes int8 for a model whose keypoints")) {
     const CommandResult int8 = labpose(bench + "--precision int8 --json");
     ASSERT_EQ(int8.exit_code, 0) << int8.output;
     EXPECT_EQ(precision_of(int8.output), "int8") << int8.output;

@@ -13,7 +13,15 @@ PEERS_VENV is a virtualenv with torch, onnx, onnxruntime and openvino from PyPI 
 case is measured R times (labpose and the peers alternating) and the medians are printed. The issue
 targets are printed as ratios: labpose's fastest precision against OpenVINO's default (>= 1.1) and
 labpose fp32 against OpenVINO f32 (>= 1.0).
+
+So that a comparison says what it compared, each case also reports the kernels each engine ran for
+its convolutions: for labpose, oneDNN's implementations from ONEDNN_VERBOSE=1 (for example
+`brgconv:avx512_core_amx` or `jit:avx512_core_bf16`; labpose's own kernels, the Winograd 3x3 layers
+of fp32 and bf16 plans on AVX-512, do not appear there), and for OpenVINO the primitive types of its
+compiled runtime model (for example `brgconv_avx512_amx_bf16`).
 """
+import collections
+import tempfile
 import argparse
 import json
 import os
@@ -40,11 +48,61 @@ def labpose_fps(a, net, batch, precision):
     return result["fps"]
 
 
+def tally(names):
+    """'a x3, b x1': how often each kernel ran, most frequent first."""
+    return ", ".join(f"{name} x{count}" for name, count in collections.Counter(names).most_common())
+
+
+def labpose_kernels(a, net, batch, precision):
+    """oneDNN's convolution kernels in one run of the plan (ONEDNN_VERBOSE=1 exec lines)."""
+    command = [a.labpose, "--quiet", "bench", "--arch", net, "--size", a.size, "--batch", str(batch),
+               "--precision", precision, "--repeats", "1", "--warmup", "0", "--json"]
+    env = dict(os.environ, ONEDNN_VERBOSE="1")
+    output = subprocess.run(command, text=True, capture_output=True, check=True, env=env).stdout
+    kernels = []
+    for line in output.splitlines():
+        fields = line.split(",")
+        # onednn_verbose,[timestamp,]exec,cpu,convolution,<implementation>,<propagation>,...
+        if "exec" in fields[:3] and len(fields) > 5:
+            at = fields.index("exec")
+            if fields[at + 2] in ("convolution", "deconvolution", "inner_product"):
+                kernels.append(fields[at + 3])
+    return tally(kernels) or "no oneDNN convolution (labpose's own kernels only)"
+
+
+OV_KERNELS = """
+import collections, sys
+import openvino as ov
+core = ov.Core()
+config = {"INFERENCE_NUM_THREADS": int(sys.argv[2]), "PERFORMANCE_HINT": "LATENCY"}
+if sys.argv[3] == "ov_f32":
+    config["INFERENCE_PRECISION_HINT"] = "f32"
+model = core.compile_model(core.read_model(sys.argv[1]), "CPU", config)
+def text(value):
+    return value.astype(str) if hasattr(value, "astype") else str(value)
+kinds = collections.Counter()
+for op in model.get_runtime_model().get_ops():
+    info = op.get_rt_info()
+    if text(info["layerType"]) in ("Convolution", "Deconvolution", "GroupConvolution"):
+        kinds[text(info["primitiveType"])] += 1
+print(", ".join(f"{name} x{count}" for name, count in kinds.most_common()))
+"""
+
+
+def openvino_kernels(a, onnx_file, engine):
+    """The primitive types of OpenVINO's compiled convolutions for `engine` (ov_f32, ov_default)."""
+    result = subprocess.run([a.peers_python, "-c", OV_KERNELS, onnx_file, str(a.threads), engine],
+                            text=True, capture_output=True)
+    if result.returncode != 0:
+        return "unknown (" + (result.stderr.strip().splitlines() or ["no output"])[-1] + ")"
+    return result.stdout.strip()
+
+
 def peer_fps(a, net, batch):
     """frames/s of each peer engine for one case, from infer_peers.py's RESULT lines."""
     command = [a.peers_python, a.peers_script, "--nets", PEER_NAMES[net], "--batches", str(batch),
                "--engines", ",".join(PEER_ENGINES), "--size", a.size, "--seconds", str(a.seconds),
-               "--threads", str(a.threads)]
+               "--threads", str(a.threads), "--workdir", a.workdir]
     output = subprocess.run(command, text=True, capture_output=True, check=True).stdout
     found = {}
     for line in output.splitlines():
@@ -73,6 +131,12 @@ def main():
     ap.add_argument("--rounds", type=int, default=1)
     a = ap.parse_args()
     os.environ["OMP_NUM_THREADS"] = str(a.threads)
+    with tempfile.TemporaryDirectory(prefix="precision_peers_") as workdir:
+        a.workdir = workdir  # infer_peers.py's ONNX files, for OpenVINO's kernels
+        measure(a)
+
+
+def measure(a):
 
     doctor = subprocess.check_output([a.labpose, "doctor"], text=True)
     fast = next((line.split(None, 2)[2] for line in doctor.splitlines()
@@ -95,6 +159,11 @@ def main():
                     measured[engine].append(fps)
             row = {name: statistics.median(values) for name, values in measured.items()}
             row.update(net=net, batch=batch, ov_precision=ov_precision)
+            w, h = a.size.lower().split("x")
+            onnx_file = os.path.join(a.workdir, f"{PEER_NAMES[net]}_b{batch}_{w}x{h}.onnx")
+            row["kernels"] = {f"labpose {p}": labpose_kernels(a, net, batch, p) for p in precisions}
+            for engine in ("ov_f32", "ov_default"):
+                row["kernels"][engine] = openvino_kernels(a, onnx_file, engine)
             rows.append(row)
             print("RESULT " + json.dumps(row), flush=True)
 
@@ -110,6 +179,11 @@ def main():
         print("| " + " | ".join(cells) + " |")
     print(f"\nframes/s at {a.size}, {a.threads} threads, median of {a.rounds} round(s) of {a.seconds:g} s "
           "per case and engine")
+    print("\nThe convolution kernels each engine ran (oneDNN's for labpose, OpenVINO's runtime model):")
+    for row in rows:
+        print(f"- {row['net']}, batch {row['batch']}:")
+        for engine, kernels in row["kernels"].items():
+            print(f"  - {engine}: {kernels}")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@
 #include "devices/devices.hpp"
 #include "devices/precision_speed.hpp"
 #include "nets/cpu/backend.hpp"
+#include "pipeline/analysis/int8_check.hpp"
 #include "pipeline/video/probe.hpp"
 #include "pipeline/video/writer.hpp"
 #include "tools/labpose/command.hpp"
@@ -39,34 +40,37 @@ std::string cpu_model() {
 
 // The precisions this CPU runs fast, in the order of preference: bf16 where it has bf16 units
 // (what --precision auto picks where they are clearly faster than fp32), int8 only where it
-// clearly beats the next best, round by round.
+// clearly beats the next best, round by round (and then auto takes it for a model whose int8
+// check on its labeled frames passes).
 std::string cpu_precisions(const devices::PrecisionSpeeds& speeds) {
   using Verdict = devices::SpeedComparison::Verdict;
+  const devices::CpuPrecisionChoice choice = devices::choose_cpu_precision(speeds);
+  const bool bf16_faster = choice.without_int8 == nets::PlanPrecision::bf16;
   std::string text = "fp32";
   std::string notes = "no bf16 units (AVX-512 BF16 or AMX): --precision auto picks fp32";
-  bool bf16_faster = false;
-  if (speeds.bf16) {
+  if (choice.bf16) {
     text += ", bf16";
-    const devices::SpeedComparison bf16 = devices::compare_speeds(*speeds.bf16, speeds.fp32);
-    bf16_faster = bf16.verdict == Verdict::faster;
     notes = bf16_faster ? fmt::format(
-                              "--precision auto picks bf16 for analysis ({:.1f}x fp32, faster in "
-                              "{} of {} rounds)",
-                              bf16.ratio, bf16.wins, bf16.rounds)
+                              "--precision auto picks bf16 ({:.1f}x fp32, faster in {} of {} "
+                              "rounds)",
+                              choice.bf16->ratio, choice.bf16->wins, choice.bf16->rounds)
                         : fmt::format(
                               "--precision auto picks fp32: bf16 is not clearly faster here "
                               "({:.2f}x fp32, faster in {} of {} rounds)",
-                              bf16.ratio, bf16.wins, bf16.rounds);
+                              choice.bf16->ratio, choice.bf16->wins, choice.bf16->rounds);
   }
-  // int8 against what auto picks.
-  const devices::MeasuredSpeed& best = bf16_faster ? *speeds.bf16 : speeds.fp32;
   const char* best_name = bf16_faster ? "bf16" : "fp32";
-  if (!speeds.int8) return text + " (" + notes + "; no int8 (VNNI))";
-  const devices::SpeedComparison int8 = devices::compare_speeds(*speeds.int8, best);
+  if (!choice.int8) return text + " (" + notes + "; no int8 (VNNI))";
+  const devices::SpeedComparison& int8 = *choice.int8;
   const std::string rounds = fmt::format("faster in {} of {} rounds", int8.wins, int8.rounds);
   if (int8.verdict == Verdict::faster) {
     text += ", int8";
-    notes += fmt::format("; int8 (--precision int8) {:.1f}x {}, {}", int8.ratio, best_name, rounds);
+    notes += fmt::format(
+        "; int8 {:.1f}x {}, {}: analysis with --precision auto takes int8 for a model whose "
+        "keypoints it moves at most {:.1f} px (median) and {:.1f} px (99th percentile) from "
+        "fp32's on the project's labeled frames",
+        int8.ratio, best_name, rounds, pipeline::kInt8MedianShiftBound,
+        pipeline::kInt8P99ShiftBound);
   } else if (int8.verdict == Verdict::not_faster) {
     notes += fmt::format("; int8 runs but is not faster than {} here ({:.2f}x, {}): use {}",
                          best_name, int8.ratio, rounds, best_name);
