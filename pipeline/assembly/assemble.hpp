@@ -1,0 +1,84 @@
+// Bottom-up assembly of animals from candidates and edge costs, after DeepLabCut's Assembler
+// (deeplabcut/core/inferenceutils.py, `_assemble` with its defaults: no calibration, no identity,
+// no temporal window, add_discarded and force_fusion off). Not tracking across frames.
+//
+// What labpose does, in DeepLabCut's order:
+// 1. unique bodyparts: the best candidate of each, dropped at or below pcutoff, form `single`.
+// 2. links, per graph edge: among the max_individuals most confident candidates of each end that
+//    reach pcutoff, the optimal assignment by affinity (greedy: highest affinity first instead);
+//    pairs below min_affinity dropped.
+// 3. connected groups of links with as many candidates as there are bodyparts become animals
+//    first; if that makes max_individuals animals, assembly ends there. Then, from the strongest
+//    link whose ends are both free, an animal grows best-first along the strongest links that add
+//    a bodypart it lacks; the next free link starts the next animal. A link between two members
+//    (closing a cycle) adds its affinity and counts as a link.
+// 4. when there are more animals than max_individuals, incomplete ones with no bodypart in common
+//    are fused where an unused link joins them; then incomplete animals grow again.
+// 5. animals with 1 to min_links - 1 links are dropped. Pose NMS, by total affinity: an animal
+//    with max_overlap or more of its keypoints in the box shared with a better one is dropped. If
+//    more than max_individuals remain, those with the most keypoints are kept (ties: NMS order).
+// Special cases as in DeepLabCut: one multi-animal bodypart makes every candidate at or above
+// pcutoff its own animal; max_individuals = 1 takes the best candidate of each bodypart.
+// Differences: ties between equal affinities may be broken in another order (SciPy's assignment,
+// Python's set order), and the same-pair check treats edges as undirected.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "pipeline/assembly/affinity.hpp"
+#include "pipeline/assembly/candidates.hpp"
+#include "pipeline/assembly/graph.hpp"
+#include "pipeline/pose/decode.hpp"
+
+namespace labpose::pipeline {
+
+struct AssemblySettings {
+  int max_individuals = 1;     // inference_cfg `topktoretain`: the number of animals
+  double pcutoff = 0.1;        // inference_cfg `pcutoff`: weaker candidates are never linked
+  double min_affinity = 0.05;  // inference_cfg `pafthreshold` (Assembler default; template 0.1)
+  int min_links = 2;         // `minimalnumberofconnections` (Assembler default; projects get J / 2)
+  double max_overlap = 0.8;  // pose NMS; 0 or 1 turns it off
+  bool greedy = false;       // per edge: false = optimal assignment, true = greedy by affinity
+};
+
+/// One animal (or the `single` pseudo-animal of unique bodyparts).
+struct Assembly {
+  std::vector<int> candidate;                 // per bodypart: its index in Candidates, -1 = none
+  std::vector<KeypointPrediction> keypoints;  // per bodypart: x, y, likelihood; NaN where none
+  int links = 0;                              // links joined, including those closing a cycle
+  double affinity_sum = 0.0;
+
+  /// The number of bodyparts present.
+  int size() const;
+  /// The mean affinity of its links; 0 without links.
+  double affinity() const;
+  /// The mean likelihood of the bodyparts present; NaN when none is.
+  double confidence() const;
+};
+
+struct Assemblies {
+  std::vector<Assembly> animals;   // over the multi-animal bodyparts, best first
+  std::optional<Assembly> single;  // over the unique bodyparts; absent when none was found
+};
+
+/// The animals of one image. candidates: J bodyparts, the first `multi_bodyparts` per animal, the
+/// rest unique; costs: edge_costs(...) for `graph` (whose edges index multi-animal bodyparts).
+/// Throws Error when the inputs disagree (costs vs graph vs candidates) or a setting is out of
+/// range.
+Assemblies assemble(const Candidates& candidates, const std::vector<EdgeCosts>& costs,
+                    const PafGraph& graph, int multi_bodyparts, const AssemblySettings& settings);
+
+struct MapAssemblySettings {
+  CandidateSettings candidates;
+  AffinitySettings affinity;
+  AssemblySettings assembly;
+};
+
+/// find_candidates, edge_costs and assemble on one image's maps: scores (J, H, W), locref (2J, H,
+/// W) and pafs (2E, H, W) with E = graph.size().
+Assemblies assemble_maps(const MapStack& scores, const MapStack& locref, const MapStack& pafs,
+                         const PafGraph& graph, int multi_bodyparts,
+                         const MapAssemblySettings& settings);
+
+}  // namespace labpose::pipeline
