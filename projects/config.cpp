@@ -646,6 +646,46 @@ void ProjectConfig::validate() {
   values_ = std::move(values);
 }
 
+std::vector<std::string> default_individuals() {
+  return {"individual1", "individual2", "individual3"};
+}
+
+namespace {
+
+// Replaces the one occurrence of `from` in `text` (a line block of the template) by `to`.
+void replace_block(std::string& text, std::string_view from, std::string_view to) {
+  const std::size_t at = text.find(from);
+  LABPOSE_ASSERT(at != std::string::npos && text.find(from, at + 1) == std::string::npos);
+  text.replace(at, from.size(), to);
+}
+
+// The template turned into DeepLabCut's multi-animal one: its project type, its keypoint keys in
+// 3.0.0's order after video_sets, its triangle skeleton, augmenter and track method.
+std::string multi_animal_template(const std::vector<std::string>& individuals) {
+  std::string text = kNewProjectTemplate;
+  replace_block(text, "multianimalproject: false\nidentity:\n",
+                "multianimalproject: true\nidentity: false\n");
+  std::string keypoints = "individuals:\n";
+  for (const std::string& name : individuals) {
+    std::string quoted = yaml_text::quote_string(name);
+    for (std::size_t at = 0; (at = quoted.find_first_of("{}", at)) != std::string::npos; at += 2)
+      quoted.insert(at, 1, quoted[at]);  // the template is a format string
+    keypoints += "- " + quoted + "\n";
+  }
+  keypoints +=
+      "uniquebodyparts: []\nmultianimalbodyparts:\n- bodypart1\n- bodypart2\n- bodypart3\n"
+      "bodyparts: MULTI!\n";
+  replace_block(text, "bodyparts:\n- bodypart1\n- bodypart2\n- bodypart3\n- objectA\n", keypoints);
+  replace_block(text, "skeleton:\n- - bodypart1\n  - bodypart2\n- - objectA\n  - bodypart3\n",
+                "skeleton:\n- - bodypart1\n  - bodypart2\n- - bodypart2\n  - bodypart3\n"
+                "- - bodypart1\n  - bodypart3\n");
+  replace_block(text, "default_augmenter: default\n",
+                "default_augmenter: multi-animal-imgaug\ndefault_track_method: ellipse\n");
+  return text;
+}
+
+}  // namespace
+
 ProjectConfig ProjectConfig::new_project(const NewProjectSettings& settings, const fs::path& file) {
   using yaml_text::quote_string;
   std::string video_sets;
@@ -653,10 +693,15 @@ ProjectConfig ProjectConfig::new_project(const NewProjectSettings& settings, con
     video_sets += fmt::format("\n  {}:\n    crop: {}", quote_string(video.key),
                               video.crop ? video.crop->text() : std::string());
   }
-  const std::string text = fmt::format(
-      fmt::runtime(kNewProjectTemplate), quote_string(settings.task), quote_string(settings.scorer),
-      quote_string(settings.date), quote_string(settings.project_dir.string()),
-      video_sets.empty() ? " {}" : video_sets);
+  const std::string project_template =
+      settings.multi_animal
+          ? multi_animal_template(settings.individuals.empty() ? default_individuals()
+                                                               : settings.individuals)
+          : std::string(kNewProjectTemplate);
+  const std::string text = fmt::format(fmt::runtime(project_template), quote_string(settings.task),
+                                       quote_string(settings.scorer), quote_string(settings.date),
+                                       quote_string(settings.project_dir.string()),
+                                       video_sets.empty() ? " {}" : video_sets);
   return parse(text, file);
 }
 

@@ -81,7 +81,15 @@ struct NewProjectSettings {
   std::string task, scorer, date;  // date as DeepLabCut writes it: "Nov22"
   std::filesystem::path project_dir;
   std::vector<VideoSet> video_sets;
+  /// A multi-animal project, as DeepLabCut's create_new_project(multianimal=True) writes it:
+  /// these individuals, multianimalbodyparts bodypart1-3 in a triangle skeleton, no unique
+  /// bodyparts, bodyparts: MULTI!.
+  bool multi_animal = false;
+  std::vector<std::string> individuals;  // empty: individual1, individual2, individual3
 };
+
+/// The individuals DeepLabCut's create_new_project(multianimal=True) writes when none are given.
+std::vector<std::string> default_individuals();
 
 class ProjectConfig {
  public:

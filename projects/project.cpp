@@ -176,9 +176,29 @@ void check_name(const std::string& what, const std::string& name) {
   }
 }
 
+void check_individuals(const std::vector<std::string>& individuals) {
+  std::set<std::string> seen;
+  for (const std::string& name : individuals) {
+    check_name("individual name", name);
+    if (name == "single") {
+      throw UsageError("\"single\" cannot name an individual",
+                       "DeepLabCut keeps that name for the unique bodyparts: choose another");
+    }
+    if (!seen.insert(name).second) {
+      throw UsageError(fmt::format("the individual \"{}\" is named twice", name),
+                       "give every animal its own name");
+    }
+  }
+}
+
 fs::path create_project(const CreateProjectOptions& options) {
   check_name("task name", options.task);
   check_name("scorer name", options.scorer);
+  if (!options.individuals.empty() && !options.multi_animal) {
+    throw UsageError("individuals are given for a single-animal project",
+                     "add --multi-animal, or leave out --individuals");
+  }
+  check_individuals(options.individuals);
   if (options.videos.empty()) {
     throw UsageError("no videos given",
                      "pass at least one video file or a folder that holds videos");
@@ -214,6 +234,8 @@ fs::path create_project(const CreateProjectOptions& options) {
   settings.scorer = options.scorer;
   settings.date = config_date(options.date);
   settings.project_dir = project;
+  settings.multi_animal = options.multi_animal;
+  settings.individuals = options.individuals;
   for (const auto& video : options.videos) {
     const std::string file_name = video.path.filename().string();
     place_video(video, staging.videos_dir() / file_name, options.copy_videos);

@@ -26,7 +26,13 @@ struct CreateProjectOptions {
   std::filesystem::path working_dir = ".";
   bool copy_videos = false;
   std::chrono::year_month_day date;
+  bool multi_animal = false;             // DeepLabCut's multi-animal project
+  std::vector<std::string> individuals;  // multi-animal: the animals' names (empty: DeepLabCut's)
 };
+
+/// Checks the names of a multi-animal project's individuals: each a valid name (check_name), none
+/// twice, none "single" (DeepLabCut's name for the unique bodyparts). Throws UsageError.
+void check_individuals(const std::vector<std::string>& individuals);
 
 /// Creates <working_dir>/<Task>-<scorer>-<date>/ with config.yaml, videos/ (symlinks or copies),
 /// labeled-data/<stem>/ per video, training-datasets/ and dlc-models/. Returns the config path.

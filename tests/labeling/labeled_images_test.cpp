@@ -73,5 +73,48 @@ TEST(LabeledImages, AMissingImageIsAProblemNamedSafely) {
       << drawn[0].problems[0];
 }
 
+// A multi-animal project (DeepLabCut's example, blank frames): as DeepLabCut's check_labels with
+// individuals, <image>_individual.png with each animal in a colour of its own, its skeleton drawn
+// between its own points only.
+TEST(LabeledImages, MultiAnimalLabelsAreColouredByIndividual) {
+  testing::TempDir dir;
+  const fs::path project = dir.path() / "multi_mouse-dlc_team-2022-04-12";
+  fs::copy(fs::path(LABPOSE_SOURCE_DIR) / "tests" / "data" / project.filename(), project,
+           fs::copy_options::recursive);
+  const fs::path folder = project / "labeled-data" / "m3v1mp4short";
+  const cv::Mat blank(480, 640, CV_8UC3, cv::Scalar(90, 90, 90));
+  for (const char* image : {"img26.png", "img11.png", "img17.png", "img12.png", "img05.png"})
+    ASSERT_TRUE(cv::imwrite((folder / image).string(), blank));
+
+  const auto drawn = draw_labeled_images(projects::ProjectConfig::load(project / "config.yaml"));
+  ASSERT_EQ(drawn.size(), 2u);
+  const auto& short_video =
+      drawn[0].folder.filename() == "m3v1mp4short_labeled" ? drawn[0] : drawn[1];
+  EXPECT_EQ(short_video.images, 5u);
+  const cv::Mat picture = cv::imread((short_video.folder / "img26_individual.png").string());
+  ASSERT_FALSE(picture.empty());
+  EXPECT_FALSE(fs::exists(short_video.folder / "img26.png"));
+  // img26: individual1's bodypart1 and bodypart2, individual2's bodypart1, single's corner1.
+  const auto at = [&](double x, double y) {
+    return picture.at<cv::Vec3b>(static_cast<int>(y), static_cast<int>(x));
+  };
+  const cv::Vec3b first_bodypart1 = at(104.605, 99.957), first_bodypart2 = at(212.642, 134.388);
+  const cv::Vec3b second_bodypart1 = at(125.572, 471.208), corner = at(116.579, 439.124);
+  const cv::Vec3b background(90, 90, 90);
+  // Colours compared up to the antialiasing of a marker at a fractional position.
+  const auto distance = [](const cv::Vec3b& a, const cv::Vec3b& b) {
+    return cv::norm(cv::Vec3d(a) - cv::Vec3d(b), cv::NORM_INF);
+  };
+  for (const cv::Vec3b& point : {first_bodypart1, second_bodypart1, corner})
+    EXPECT_GT(distance(point, background), 30.0);
+  EXPECT_LE(distance(first_bodypart1, first_bodypart2), 4.0) << "one animal, one colour";
+  EXPECT_GT(distance(first_bodypart1, second_bodypart1), 30.0) << "two animals, two colours";
+  EXPECT_GT(distance(corner, first_bodypart1), 30.0);
+  EXPECT_GT(distance(corner, second_bodypart1), 30.0);
+  // The skeleton joins individual1's bodypart1 and bodypart2, never two animals' points.
+  EXPECT_NE(at((104.605 + 212.642) / 2, (99.957 + 134.388) / 2), background);
+  EXPECT_EQ(at((104.605 + 125.572) / 2, (99.957 + 471.208) / 2), background);
+}
+
 }  // namespace
 }  // namespace labpose::labeling

@@ -193,7 +193,9 @@ TEST(Config, NewProjectWritesEveryKeyInDeepLabCutsOrder) {
       "Pranav",
       "Oct30",
       "/data/openfield-Pranav-2018-10-30",
-      {{"/data/openfield-Pranav-2018-10-30/videos/m3v1mp4.mp4", CropBox{0, 640, 0, 480}}}};
+      {{"/data/openfield-Pranav-2018-10-30/videos/m3v1mp4.mp4", CropBox{0, 640, 0, 480}}},
+      false,
+      {}};
   const ProjectConfig config =
       ProjectConfig::new_project(settings, "/data/openfield-Pranav-2018-10-30/config.yaml");
   const std::string text = config.to_yaml();

@@ -56,6 +56,29 @@ TEST(CreateProject, MakesDeepLabCutsLayout) {
   EXPECT_EQ(config.values().video_sets[1].crop, (CropBox{0, 320, 0, 240}));
 }
 
+TEST(CreateProject, MakesAMultiAnimalProjectWithItsIndividuals) {
+  const TempDir dir;
+  testing::write_text(dir / "a.mp4", "video bytes");
+  auto options = options_for(dir, {{dir / "a.mp4", 64, 48}});
+  options.multi_animal = true;
+  options.individuals = {"dam", "pup"};
+  const ProjectConfig config = ProjectConfig::load(create_project(options));
+  EXPECT_TRUE(config.values().multi_animal);
+  EXPECT_EQ(config.values().individuals, options.individuals);
+  EXPECT_EQ(config.values().multianimal_bodyparts.size(), 3u);
+
+  // Individuals of a single-animal project, or a bad name: refused before anything is made.
+  for (const bool multi_animal : {false, true}) {
+    auto refused = options_for(dir, {{dir / "a.mp4", 64, 48}});
+    refused.task = "other";
+    refused.multi_animal = multi_animal;
+    refused.individuals = {"dam", multi_animal ? "single" : "pup"};
+    EXPECT_THROW(create_project(refused), UsageError);
+    EXPECT_FALSE(fs::exists(dir / "work" / "other-Pranav-2018-10-30"));
+  }
+  EXPECT_EQ(entries(dir / "work"), 1u);
+}
+
 TEST(CreateProject, CopiesVideosWhenAsked) {
   const TempDir dir;
   testing::write_text(dir / "a.mp4", "video bytes");

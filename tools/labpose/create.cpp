@@ -1,4 +1,5 @@
 // labpose create <Task> <scorer> <video|folder>... [--dir D] [--copy-videos]
+//   [--multi-animal [--individuals a,b,c]]
 #include <fmt/core.h>
 
 #include <iostream>
@@ -18,8 +19,8 @@ Command create_command() {
   command.define = [](CLI::App& app) -> std::function<int()> {
     struct Options {
       std::string task, scorer, dir = ".";
-      std::vector<std::string> videos;
-      bool copy_videos = false;
+      std::vector<std::string> videos, individuals;
+      bool copy_videos = false, multi_animal = false;
     };
     auto options = std::make_shared<Options>();
     app.add_option("task", options->task, "the task (experiment) name, e.g. openfield")->required();
@@ -28,6 +29,12 @@ Command create_command() {
     app.add_option("--dir", options->dir, "where to create the project folder (default: here)");
     app.add_flag("--copy-videos", options->copy_videos,
                  "copy the videos into the project instead of linking them");
+    app.add_flag("--multi-animal", options->multi_animal,
+                 "a multi-animal project (several animals per video), as DeepLabCut makes one");
+    app.add_option("--individuals", options->individuals,
+                   "with --multi-animal: the animals' names, e.g. mouse1,mouse2 (default "
+                   "individual1,individual2,individual3)")
+        ->delimiter(',');
     app.footer(
         "Creates <task>-<scorer>-<YYYY-MM-DD>/ with config.yaml, videos/, labeled-data/<video>/ "
         "and "
@@ -41,14 +48,16 @@ Command create_command() {
       create.videos = probe_video_arguments(options->videos);
       create.working_dir = options->dir;
       create.copy_videos = options->copy_videos;
+      create.multi_animal = options->multi_animal;
+      create.individuals = options->individuals;
       create.date = projects::today();
       const auto config = projects::create_project(create);
       console::info(
-          "created the project {} with {} video{}; next: edit bodyparts in config.yaml, then "
-          "extract "
-          "frames",
-          config.parent_path().string(), create.videos.size(),
-          create.videos.size() == 1 ? "" : "s");
+          "created the {}project {} with {} video{}; next: edit {} in config.yaml, then "
+          "extract frames",
+          create.multi_animal ? "multi-animal " : "", config.parent_path().string(),
+          create.videos.size(), create.videos.size() == 1 ? "" : "s",
+          create.multi_animal ? "multianimalbodyparts (and uniquebodyparts)" : "bodyparts");
       std::cout << config.string() << '\n';
       return 0;
     };
