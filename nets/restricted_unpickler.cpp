@@ -162,6 +162,10 @@ class Unpickler {
   const PickleValue* rebuild_tensor(const std::vector<const PickleValue*>& arguments,
                                     const PickleValue* dtype);
   void step(unsigned char opcode);
+  // The opcodes by kind; each returns false for an opcode not its own.
+  bool step_value(unsigned char opcode);
+  bool step_container(unsigned char opcode);
+  bool step_object(unsigned char opcode);
 
   std::string_view bytes_;
   std::size_t position_;
@@ -258,40 +262,45 @@ const PickleValue* Unpickler::call(const PickleValue* function, const PickleValu
 }
 
 void Unpickler::step(unsigned char opcode) {
+  if (!step_value(opcode) && !step_container(opcode) && !step_object(opcode))
+    damaged(fmt::format("unknown or unsupported pickle opcode 0x{:02x}", opcode));
+}
+
+bool Unpickler::step_value(unsigned char opcode) {
   switch (opcode) {
     case 0x80:  // PROTO
       if (const auto version = take_unsigned(1); version < 2 || version > 5)
         damaged(fmt::format("pickle protocol {} (torch.save writes 2 to 5)", version));
-      break;
+      return true;
     case 0x95:  // FRAME: a length hint only
       take_unsigned(8);
-      break;
+      return true;
     case '.':  // STOP
       stopped_ = true;
-      break;
+      return true;
     case '(':  // MARK
       if (marks_.size() >= kMaxMarks)
         damaged(fmt::format("the pickle nests deeper than {} levels", kMaxMarks));
       marks_.push_back(stack_.size());
-      break;
+      return true;
     case '0':  // POP
       pop();
-      break;
+      return true;
     case '1':  // POP_MARK
       pop_to_mark();
-      break;
+      return true;
     case '2':  // DUP
       push(top());
-      break;
+      return true;
     case 'N':
       push(make(PickleKind::none));
-      break;
+      return true;
     case 0x88:    // NEWTRUE
     case 0x89: {  // NEWFALSE
       PickleValue* value = make(PickleKind::boolean);
       value->boolean = opcode == 0x88;
       push(value);
-      break;
+      return true;
     }
     case 'J':    // BININT
     case 'K':    // BININT1
@@ -301,7 +310,7 @@ void Unpickler::step(unsigned char opcode) {
       value->integer = opcode == 'J' ? static_cast<std::int32_t>(static_cast<std::uint32_t>(raw))
                                      : static_cast<std::int64_t>(raw);
       push(value);
-      break;
+      return true;
     }
     case 0x8a:    // LONG1
     case 0x8b: {  // LONG4
@@ -319,7 +328,7 @@ void Unpickler::step(unsigned char opcode) {
         value->text = raw;
       }
       push(value);
-      break;
+      return true;
     }
     case 'G': {  // BINFLOAT, big-endian
       const std::string_view raw = take(8);
@@ -328,7 +337,7 @@ void Unpickler::step(unsigned char opcode) {
       PickleValue* value = make(PickleKind::floating);
       value->floating = std::bit_cast<double>(bits);
       push(value);
-      break;
+      return true;
     }
     case 'X':     // BINUNICODE
     case 0x8c:    // SHORT_BINUNICODE
@@ -345,24 +354,31 @@ void Unpickler::step(unsigned char opcode) {
       PickleValue* value = make(is_bytes ? PickleKind::bytes : PickleKind::text);
       value->text = take(take_length(width));
       push(value);
-      break;
+      return true;
     }
+    default:
+      return false;
+  }
+}
+
+bool Unpickler::step_container(unsigned char opcode) {
+  switch (opcode) {
     case ')':
       push(make(PickleKind::tuple));
-      break;
+      return true;
     case ']':
       push(make(PickleKind::list));
-      break;
+      return true;
     case '}':
       push(make(PickleKind::dict));
-      break;
+      return true;
     case 't':  // TUPLE
     case 'l':  // LIST
     {
       PickleValue* value = make(opcode == 't' ? PickleKind::tuple : PickleKind::list);
       value->items = pop_to_mark();
       push(value);
-      break;
+      return true;
     }
     case 0x85:    // TUPLE1
     case 0x86:    // TUPLE2
@@ -371,7 +387,7 @@ void Unpickler::step(unsigned char opcode) {
       value->items.resize(opcode - 0x84U);
       for (std::size_t i = value->items.size(); i-- > 0;) value->items[i] = pop();
       push(value);
-      break;
+      return true;
     }
     case 'd': {  // DICT
       const auto items = pop_to_mark();
@@ -380,24 +396,24 @@ void Unpickler::step(unsigned char opcode) {
       for (std::size_t i = 0; i < items.size(); i += 2)
         value->entries.emplace_back(items[i], items[i + 1]);
       push(value);
-      break;
+      return true;
     }
     case 'a': {  // APPEND
       const PickleValue* item = pop();
       container(top(), PickleKind::list, "APPEND")->items.push_back(item);
-      break;
+      return true;
     }
     case 'e': {  // APPENDS
       const auto items = pop_to_mark();
       PickleValue* list = container(top(), PickleKind::list, "APPENDS");
       list->items.insert(list->items.end(), items.begin(), items.end());
-      break;
+      return true;
     }
     case 's': {  // SETITEM
       const PickleValue* item = pop();
       const PickleValue* key = pop();
       container(top(), PickleKind::dict, "SETITEM")->entries.emplace_back(key, item);
-      break;
+      return true;
     }
     case 'u': {  // SETITEMS
       const auto items = pop_to_mark();
@@ -405,28 +421,35 @@ void Unpickler::step(unsigned char opcode) {
       PickleValue* dict = container(top(), PickleKind::dict, "SETITEMS");
       for (std::size_t i = 0; i < items.size(); i += 2)
         dict->entries.emplace_back(items[i], items[i + 1]);
-      break;
+      return true;
     }
     case 'q':  // BINPUT
       memo_put(take_unsigned(1));
-      break;
+      return true;
     case 'r':  // LONG_BINPUT
       memo_put(take_unsigned(4));
-      break;
+      return true;
     case 0x94:  // MEMOIZE
       memo_put(memo_.size());
-      break;
+      return true;
     case 'h':  // BINGET
       memo_get(take_unsigned(1));
-      break;
+      return true;
     case 'j':  // LONG_BINGET
       memo_get(take_unsigned(4));
-      break;
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool Unpickler::step_object(unsigned char opcode) {
+  switch (opcode) {
     case 'c': {  // GLOBAL
       const std::string module(take_line());
       const std::string name(take_line());
       global(module, name);
-      break;
+      return true;
     }
     case 0x93: {  // STACK_GLOBAL
       const PickleValue* name = pop();
@@ -434,13 +457,13 @@ void Unpickler::step(unsigned char opcode) {
       if (module->kind != PickleKind::text || name->kind != PickleKind::text)
         damaged("STACK_GLOBAL needs a module and a name");
       global(module->text, name->text);
-      break;
+      return true;
     }
     case 'R': {  // REDUCE
       const PickleValue* arguments = pop();
       const PickleValue* function = pop();
       push(call(function, arguments));
-      break;
+      return true;
     }
     case 0x81: {  // NEWOBJ: only OrderedDict is an allowed class
       const PickleValue* arguments = pop();
@@ -448,7 +471,7 @@ void Unpickler::step(unsigned char opcode) {
       if (type->kind != PickleKind::global || type->text != "collections.OrderedDict")
         damaged(fmt::format("NEWOBJ makes an instance of {}", describe(*type)));
       push(call(type, arguments));
-      break;
+      return true;
     }
     case 'b': {  // BUILD: OrderedDict's attributes (_metadata) and tensor state carry no weights
       const PickleValue* state = pop();
@@ -458,7 +481,7 @@ void Unpickler::step(unsigned char opcode) {
       if (state->kind != PickleKind::dict && state->kind != PickleKind::none &&
           state->kind != PickleKind::tuple)
         damaged(fmt::format("BUILD with the state {}", describe(*state)));
-      break;
+      return true;
     }
     case 'Q': {  // BINPERSID
       const PickleValue* id = pop();
@@ -469,10 +492,10 @@ void Unpickler::step(unsigned char opcode) {
       value->storage = object.storage;
       value->dtype = object.dtype;
       push(value);
-      break;
+      return true;
     }
     default:
-      damaged(fmt::format("unknown or unsupported pickle opcode 0x{:02x}", opcode));
+      return false;
   }
 }
 

@@ -69,6 +69,144 @@ double median_error_against_truth(
   return *middle;
 }
 
+struct DemoOptions {
+  pipeline::DemoProjectOptions project;
+  bool project_only = false;
+  std::optional<double> minutes;
+  std::string device = "cpu";
+};
+
+// efficientnet_lite0 from its ImageNet weights when the cache has them, else the network that
+// learns fastest from scratch.
+pipeline::CreateDatasetOptions demo_dataset_options() {
+  pipeline::CreateDatasetOptions create;
+  create.net_type = "mobilenet_v2_0.35";
+  try {
+    const auto cached =
+        pipeline::find_cached_weights(pipeline::weights_cache_dir(), "efficientnet_lite0");
+    if (cached && cached->problem.empty()) {
+      create.net_type = "efficientnet_lite0";
+      create.weights_cache = pipeline::weights_cache_dir();
+    } else {
+      console::info(
+          "no intact ImageNet weights of efficientnet_lite0 in {}: the demo trains "
+          "mobilenet_v2_0.35 from scratch (labpose weights fetch efficientnet_lite0 "
+          "makes it start from them)",
+          pipeline::weights_cache_dir().string());
+    }
+  } catch (const Error& problem) {
+    console::warn("{}: the demo trains from scratch", problem.what());
+  }
+  return create;
+}
+
+// The training of the demo's shuffle: for some minutes from ImageNet weights, or the recipe's
+// iterations from scratch. Throws an interrupted Error that says how to resume.
+void train_demo(const DemoOptions& options, const projects::ProjectConfig& config,
+                const pipeline::CreatedDataset& created, const std::filesystem::path& train_dir) {
+  pipeline::TrainOptions train;
+  train.project = config.project_dir();
+  train.train_dir = train_dir;
+  train.device = options.device;
+  train.pcutoff = config.values().pcutoff;
+  if (!created.init_weights.empty()) {
+    train.max_minutes = options.minutes.value_or(kPretrainedMinutes);
+    train.schedule = pipeline::ScheduleKind::time;
+    console::info("== train: {} from its ImageNet weights ({}) on {}, {} minutes", created.net_type,
+                  created.init_weights, options.device, train.max_minutes);
+  } else {
+    // A cap: the recipe's 1300 iterations usually end first.
+    train.max_minutes = options.minutes.value_or(kScratchMinutes);
+    train.schedule = pipeline::ScheduleKind::iterations;
+    console::info("== train: {} from scratch on {}, at most {} minutes", created.net_type,
+                  options.device, train.max_minutes);
+  }
+  const InterruptHandler interrupts;
+  const pipeline::TrainResult trained = pipeline::train(train);
+  if (trained.stop == pipeline::TrainResult::Stop::interrupted) {
+    throw Error(fmt::format("the demo was stopped by {} at iteration {}", interrupt_reason(),
+                            trained.iterations),
+                "continue it with: labpose train " + config.file().string() + " --resume",
+                ErrorKind::interrupted);
+  }
+  console::info("trained {} iterations in {}", trained.iterations,
+                format_duration(trained.seconds));
+}
+
+// The last snapshot evaluated (not the best one: that one was chosen by its test error), then the
+// video analyzed as `labpose analyze` would by default and compared with the ground truth.
+void evaluate_and_analyze(const DemoOptions& options, const projects::ProjectConfig& config,
+                          const pipeline::DemoProject& demo,
+                          const std::filesystem::path& train_dir) {
+  console::info("== evaluate: the last snapshot on every labeled frame at full size");
+  const auto snapshots = pipeline::list_snapshots(train_dir);
+  int last = -1;
+  for (std::size_t i = 0; i < snapshots.size(); ++i) {
+    if (!snapshots[i].best) last = static_cast<int>(i);
+  }
+  pipeline::EvaluateOptions evaluate;
+  evaluate.snapshots = projects::SnapshotIndex{projects::SnapshotIndex::Kind::index, last};
+  evaluate.device = options.device;
+  const auto results = pipeline::evaluate_network(config, evaluate);
+  const auto& result = results.front();
+  console::info("{}: train error {:.2f} px on {} images", result.snapshot, result.train.mean,
+                result.train_images);
+  std::cout << fmt::format("test error: {:.2f} px", result.test.mean) << std::endl;
+
+  console::info("== analyze: every frame of the video with the default snapshot (the best)");
+  pipeline::AnalyzeOptions analyze;
+  analyze.device = options.device;
+  analyze.csv = true;
+  const auto analyzed = pipeline::analyze_videos(config, {demo.video}, analyze);
+  if (analyzed.front().outcome == pipeline::VideoAnalysis::Outcome::failed) {
+    throw Error("the demo video could not be analyzed: " + analyzed.front().error);
+  }
+  const double median =
+      median_error_against_truth(projects::read_table_hdf5(analyzed.front().files.h5), demo.truth);
+  console::info("tracks: {}", analyzed.front().files.h5.string());
+  std::cout << fmt::format(
+                   "video error: {:.2f} px median over the {} frames (against the generator's "
+                   "ground truth)",
+                   median, analyzed.front().frames)
+            << std::endl;
+}
+
+int run_demo(const DemoOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto& video = options.project.video;
+  console::info("making the synthetic demo project ({} frames of {}x{}, seed {})", video.frames,
+                video.width, video.height, video.seed);
+  const pipeline::DemoProject demo = pipeline::create_demo_project(options.project);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  console::info("made {} in {:.1f} s: video {}, {} labeled frames", demo.config.string(), seconds,
+                demo.video.filename().string(), demo.labeled_frames.size());
+  std::cout << demo.config.string() << std::endl;
+  if (options.project_only) return 0;
+
+  console::info("== create-dataset: 80 % of the labeled frames to train on, 20 % to test");
+  projects::ProjectConfig config = projects::ProjectConfig::load(demo.config);
+  config.set_training_fraction({0.8});
+  config.save();
+  pipeline::MergeReport report;
+  const pipeline::Dataset dataset = pipeline::merge_labeled_data(config, &report);
+  const pipeline::CreatedDataset created =
+      pipeline::create_training_dataset(config, dataset, demo_dataset_options());
+  const auto& shuffle = created.shuffles.front();
+  console::info("{} training and {} test images ({} frames without a visible keypoint left out)",
+                shuffle.train_images, shuffle.test_images, report.skipped.size());
+  const std::filesystem::path train_dir = shuffle.model_dir / "train";
+  use_demo_recipe(train_dir / "pose_cfg.yaml");
+  train_demo(options, config, created, train_dir);
+  evaluate_and_analyze(options, config, demo, train_dir);
+  console::info(
+      "done in {}; the project is {}",
+      format_duration(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()),
+      config.project_dir().string());
+  return 0;
+}
+
 }  // namespace
 
 Command demo_command() {
@@ -77,13 +215,7 @@ Command demo_command() {
   command.summary =
       "the whole pipeline on a synthetic mouse: project, training set, training, evaluation";
   command.define = [](CLI::App& app) -> std::function<int()> {
-    struct Options {
-      pipeline::DemoProjectOptions project;
-      bool project_only = false;
-      std::optional<double> minutes;
-      std::string device = "cpu";
-    };
-    auto options = std::make_shared<Options>();
+    auto options = std::make_shared<DemoOptions>();
     options->project.labeled_frames = 60;
     app.add_option("--dir", options->project.dir,
                    "where to make the project folder (default: here)");
@@ -119,126 +251,7 @@ Command demo_command() {
         "`test error: X px`, analyze the video with the best snapshot (tracks .h5/.csv beside it) "
         "and print the median distance to the true keypoints. The first line printed is the path "
         "of config.yaml.");
-    return [options]() {
-      const auto start = std::chrono::steady_clock::now();
-      const auto& video = options->project.video;
-      console::info("making the synthetic demo project ({} frames of {}x{}, seed {})", video.frames,
-                    video.width, video.height, video.seed);
-      const pipeline::DemoProject demo = pipeline::create_demo_project(options->project);
-      const double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      console::info("made {} in {:.1f} s: video {}, {} labeled frames", demo.config.string(),
-                    seconds, demo.video.filename().string(), demo.labeled_frames.size());
-      std::cout << demo.config.string() << std::endl;
-      if (options->project_only) return 0;
-
-      console::info("== create-dataset: 80 % of the labeled frames to train on, 20 % to test");
-      projects::ProjectConfig config = projects::ProjectConfig::load(demo.config);
-      config.set_training_fraction({0.8});
-      config.save();
-      pipeline::MergeReport report;
-      const pipeline::Dataset dataset = pipeline::merge_labeled_data(config, &report);
-      // efficientnet_lite0 from its ImageNet weights when the cache has them, else the network
-      // that learns fastest from scratch.
-      pipeline::CreateDatasetOptions create;
-      create.net_type = "mobilenet_v2_0.35";
-      try {
-        const auto cached =
-            pipeline::find_cached_weights(pipeline::weights_cache_dir(), "efficientnet_lite0");
-        if (cached && cached->problem.empty()) {
-          create.net_type = "efficientnet_lite0";
-          create.weights_cache = pipeline::weights_cache_dir();
-        } else {
-          console::info(
-              "no intact ImageNet weights of efficientnet_lite0 in {}: the demo trains "
-              "mobilenet_v2_0.35 from scratch (labpose weights fetch efficientnet_lite0 "
-              "makes it start from them)",
-              pipeline::weights_cache_dir().string());
-        }
-      } catch (const Error& problem) {
-        console::warn("{}: the demo trains from scratch", problem.what());
-      }
-      const pipeline::CreatedDataset created =
-          pipeline::create_training_dataset(config, dataset, create);
-      const bool pretrained = !created.init_weights.empty();
-      const auto& shuffle = created.shuffles.front();
-      console::info(
-          "{} training and {} test images ({} frames without a visible keypoint left out)",
-          shuffle.train_images, shuffle.test_images, report.skipped.size());
-      const std::filesystem::path train_dir = shuffle.model_dir / "train";
-      use_demo_recipe(train_dir / "pose_cfg.yaml");
-
-      pipeline::TrainOptions train;
-      train.project = config.project_dir();
-      train.train_dir = train_dir;
-      train.device = options->device;
-      train.pcutoff = config.values().pcutoff;
-      if (pretrained) {
-        train.max_minutes = options->minutes.value_or(kPretrainedMinutes);
-        train.schedule = pipeline::ScheduleKind::time;
-        console::info("== train: {} from its ImageNet weights ({}) on {}, {} minutes",
-                      created.net_type, created.init_weights, options->device, train.max_minutes);
-      } else {
-        // A cap: the recipe's 1300 iterations usually end first.
-        train.max_minutes = options->minutes.value_or(kScratchMinutes);
-        train.schedule = pipeline::ScheduleKind::iterations;
-        console::info("== train: {} from scratch on {}, at most {} minutes", created.net_type,
-                      options->device, train.max_minutes);
-      }
-      pipeline::TrainResult trained;
-      {
-        const InterruptHandler interrupts;
-        trained = pipeline::train(train);
-        if (trained.stop == pipeline::TrainResult::Stop::interrupted) {
-          throw Error(fmt::format("the demo was stopped by {} at iteration {}", interrupt_reason(),
-                                  trained.iterations),
-                      "continue it with: labpose train " + demo.config.string() + " --resume",
-                      ErrorKind::interrupted);
-        }
-      }
-      console::info("trained {} iterations in {}", trained.iterations,
-                    format_duration(trained.seconds));
-
-      // The last snapshot, not the best one: that one was chosen by its test error.
-      console::info("== evaluate: the last snapshot on every labeled frame at full size");
-      const auto snapshots = pipeline::list_snapshots(train_dir);
-      int last = -1;
-      for (std::size_t i = 0; i < snapshots.size(); ++i) {
-        if (!snapshots[i].best) last = static_cast<int>(i);
-      }
-      pipeline::EvaluateOptions evaluate;
-      evaluate.snapshots = projects::SnapshotIndex{projects::SnapshotIndex::Kind::index, last};
-      evaluate.device = options->device;
-      const auto results = pipeline::evaluate_network(config, evaluate);
-      const auto& result = results.front();
-      console::info("{}: train error {:.2f} px on {} images", result.snapshot, result.train.mean,
-                    result.train_images);
-      std::cout << fmt::format("test error: {:.2f} px", result.test.mean) << std::endl;
-
-      // As `labpose analyze` would by default: snapshotindex -1, the best snapshot.
-      console::info("== analyze: every frame of the video with the default snapshot (the best)");
-      pipeline::AnalyzeOptions analyze;
-      analyze.device = options->device;
-      analyze.csv = true;
-      const auto analyzed = pipeline::analyze_videos(config, {demo.video}, analyze);
-      if (analyzed.front().outcome == pipeline::VideoAnalysis::Outcome::failed) {
-        throw Error("the demo video could not be analyzed: " + analyzed.front().error);
-      }
-      const double median = median_error_against_truth(
-          projects::read_table_hdf5(analyzed.front().files.h5), demo.truth);
-      console::info("tracks: {}", analyzed.front().files.h5.string());
-      std::cout << fmt::format(
-                       "video error: {:.2f} px median over the {} frames (against the "
-                       "generator's ground truth)",
-                       median, analyzed.front().frames)
-                << std::endl;
-      console::info(
-          "done in {}; the project is {}",
-          format_duration(
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()),
-          config.project_dir().string());
-      return 0;
-    };
+    return [options]() { return run_demo(*options); };
   };
   return command;
 }
