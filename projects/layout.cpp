@@ -203,6 +203,12 @@ std::string documentation_pickle_name(std::string_view task, double fraction, in
                      training_fraction_percent(fraction), shuffle);
 }
 
+std::string multi_animal_training_set_name(std::string_view task, std::string_view scorer,
+                                           double fraction, int shuffle) {
+  return fmt::format("{}_{}{}shuffle{}.pickle", task, scorer, training_fraction_percent(fraction),
+                     shuffle);
+}
+
 std::string split_file_name(double fraction, int shuffle) {
   return fmt::format("labpose-split-{}shuffle{}.json", training_fraction_percent(fraction),
                      shuffle);

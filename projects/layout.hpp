@@ -109,6 +109,9 @@ class ProjectLayout {
 
 /// "Documentation_data-<Task>_<P>shuffle<S>.pickle" (DeepLabCut's record of a split).
 std::string documentation_pickle_name(std::string_view task, double fraction, int shuffle);
+/// "<Task>_<scorer><P>shuffle<S>.pickle": a multi-animal project's training set (DeepLabCut's).
+std::string multi_animal_training_set_name(std::string_view task, std::string_view scorer,
+                                           double fraction, int shuffle);
 /// "labpose-split-<P>shuffle<S>.json": the split by image path, which labpose reads back.
 std::string split_file_name(double fraction, int shuffle);
 /// "snapshot-<iteration>.safetensors" and "snapshot-best-<iteration>.safetensors".

@@ -1,6 +1,7 @@
-// Python pickles (protocol 2) of plain data — None, bools, ints, floats, strings, lists, tuples and
-// dicts — for the files DeepLabCut's Python tools load with pickle.load (_meta.pickle,
-// Documentation_data-*.pickle). Writing only: labpose never unpickles (pickles can run code).
+// Python pickles of plain data — None, bools, ints, floats, strings, bytes, lists, tuples, dicts
+// and numpy arrays — for the files DeepLabCut's Python tools load with pickle.load (_meta.pickle,
+// Documentation_data-*.pickle, multi-animal training sets). Protocol 2, or 3 where bytes (and so
+// arrays) need its BINBYTES. Writing only: labpose never unpickles (pickles can run code).
 #pragma once
 
 #include <cstdint>
@@ -30,6 +31,16 @@ class PyValue {
   PyValue(List value) : value_(std::move(value)) {}           // NOLINT
   static PyValue tuple(List items);
   static PyValue dict(Dict items);
+  static PyValue bytes(std::string raw);
+  /// A module's global (a class or a function), and an object made by calling one.
+  static PyValue global(std::string module, std::string name);
+  static PyValue reduce(PyValue callable, PyValue arguments, PyValue state = PyValue());
+  /// A numpy array as numpy pickles one (numpy.core.multiarray._reconstruct, then its state):
+  /// `dtype` "f4" (float32) or "i8" (int64), little-endian values in C order.
+  static PyValue float32_array(const std::vector<std::int64_t>& shape,
+                               const std::vector<float>& values);
+  static PyValue int64_array(const std::vector<std::int64_t>& shape,
+                             const std::vector<std::int64_t>& values);
 
   struct TupleItems {
     List items;
@@ -37,8 +48,18 @@ class PyValue {
   struct DictItems {
     Dict items;
   };
-  using Variant =
-      std::variant<None, bool, std::int64_t, double, std::string, List, TupleItems, DictItems>;
+  struct Bytes {
+    std::string raw;
+  };
+  /// callable(*arguments), then BUILD with `state` unless it is None: how objects are pickled.
+  struct Global {
+    std::string module, name;
+  };
+  struct Reduce {
+    std::shared_ptr<PyValue> callable, arguments, state;
+  };
+  using Variant = std::variant<None, bool, std::int64_t, double, std::string, List, TupleItems,
+                               DictItems, Bytes, Global, Reduce>;
   const Variant& variant() const { return value_; }
 
  private:

@@ -19,6 +19,7 @@
 #include "nets/models/models.hpp"
 #include "nets/random.hpp"
 #include "nets/safetensors.hpp"
+#include "pipeline/assembly/graph.hpp"
 #include "pipeline/dataset/training_set_files.hpp"
 #include "pipeline/training/pose_config.hpp"
 #include "pipeline/weights/weight_cache.hpp"
@@ -267,11 +268,12 @@ std::string relative_to(const fs::path& path, const fs::path& root) {
 void check_inputs(const projects::ProjectConfig& config, const Dataset& dataset,
                   const CreateDatasetOptions& options) {
   const projects::ConfigValues& values = config.values();
-  if (values.multi_animal) {
-    throw Error(fmt::format("{} is a multi-animal project; labpose trains single-animal "
-                            "networks only",
-                            config.file().string()),
-                "use DeepLabCut for multi-animal projects");
+  if (dataset.multi_animal() != values.multi_animal) {
+    throw Error(fmt::format("the labels were merged for a {}-animal project, but {} describes a "
+                            "{}-animal one",
+                            dataset.multi_animal() ? "multi" : "single", config.file().string(),
+                            values.multi_animal ? "multi" : "single"),
+                "merge the labels again after changing multianimalproject");
   }
   if (dataset.images.empty()) {
     throw Error("nothing to train on: no labeled frame is left after merging the labels",
@@ -416,6 +418,15 @@ void prepare_pose_config(ShufflePlan& plan, const Context& context, const std::s
   pose.iteration = values.iteration;
   pose.bodyparts = context.dataset.bodyparts;
   pose.symmetric_pairs = symmetric_pairs(context.dataset.bodyparts);
+  if (context.dataset.multi_animal()) {
+    // DeepLabCut's default graph: every pair of multi-animal bodyparts.
+    pose.individuals = values.individuals;
+    pose.unique_bodyparts = values.unique_bodyparts;
+    for (const GraphEdge& edge : complete_graph(static_cast<int>(context.dataset.multi_bodyparts)))
+      pose.paf_graph.emplace_back(edge.source, edge.target);
+    pose.num_idchannel =
+        values.identity.value_or(false) ? static_cast<int>(values.individuals.size()) : 0;
+  }
   pose.mirror = !pose.symmetric_pairs.empty();
   const fs::path train_config = context.layout.model_dir(values.iteration, values.task, values.date,
                                                          plan.fraction, plan.shuffle) /
@@ -438,6 +449,29 @@ struct Documentation {
   std::string bytes;
   RegisteredShuffle shuffle;
 };
+
+// A multi-animal shuffle's DeepLabCut files: its training set (<Task>_<scorer><P>shuffle<S>.pickle)
+// and test/inference_cfg.yaml.
+template <typename Wrote>
+void write_multi_animal_files(const Context& context, const ShufflePlan& plan,
+                              const fs::path& model_dir, const Wrote& wrote) {
+  const auto& values = context.values;
+  const fs::path split_file =
+      context.set_dir / projects::split_file_name(plan.fraction, plan.shuffle);
+  const fs::path training_set =
+      context.set_dir / projects::multi_animal_training_set_name(values.task, values.scorer,
+                                                                 plan.fraction, plan.shuffle);
+  write_file_atomically(
+      training_set,
+      multi_animal_training_pickle(context.dataset,
+                                   indices_of(context.dataset, plan.split.train, split_file)));
+  wrote(training_set);
+  const fs::path inference = model_dir / "test" / "inference_cfg.yaml";
+  write_file_atomically(
+      inference, inference_config_text(context.dataset.multi_bodyparts, values.individuals.size(),
+                                       values.identity.value_or(false)));
+  wrote(inference);
+}
 
 // The Documentation pickle of every labpose shuffle of the folder against the merged table
 // written now: the shuffles made now and the saved ones, whose indices move when labels are
@@ -693,6 +727,7 @@ CreatedDataset create_training_dataset(const projects::ProjectConfig& config,
                              made.model_dir / "test" / "pose_cfg.yaml");
       wrote(made.model_dir / "test" / "pose_cfg.yaml");
     }
+    if (dataset.multi_animal()) write_multi_animal_files(context, plan, made.model_dir, wrote);
     result.shuffles.push_back(made);
   }
   return result;

@@ -2,8 +2,9 @@
 // of every (TrainingFraction, shuffle) - saved by image path and reused, never drawn again - and
 // the files of training-datasets/iteration-K/UnaugmentedDataSet_<Task><date>/ (merged
 // CollectedData, Documentation pickles, metadata.yaml) plus each shuffle's
-// labpose-models/.../{train,test}/pose_cfg.yaml. Not DeepLabCut's .mat (TensorFlow only), not
-// multi-animal training sets, and not the merging itself (dataset.hpp).
+// labpose-models/.../{train,test}/pose_cfg.yaml; in a multi-animal project also DeepLabCut's
+// training set <Task>_<scorer><P>shuffle<S>.pickle and test/inference_cfg.yaml, with the complete
+// PAF graph. Not DeepLabCut's .mat (TensorFlow only) and not the merging itself (dataset.hpp).
 #pragma once
 
 #include <cstdint>

@@ -24,22 +24,52 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Reads the rows of a label table into labeled images (config bodypart order).
-std::vector<LabeledImage> images_of(const projects::Table& table, const fs::path& file,
-                                    const std::vector<std::string>& bodyparts) {
-  const auto keypoints = projects::keypoint_columns(table, file);
-  std::vector<std::pair<std::size_t, std::size_t>> columns(bodyparts.size(), {SIZE_MAX, SIZE_MAX});
-  for (const auto& keypoint : keypoints) {
-    const auto found = std::find(bodyparts.begin(), bodyparts.end(), keypoint.bodypart);
-    if (found == bodyparts.end()) {
-      throw Error(
-          fmt::format("{}: the labels name bodypart \"{}\", which config.yaml does not list",
-                      file.string(), printable(keypoint.bodypart, 80)),
-          "add it to bodyparts in config.yaml or fix the label file (labpose check-labels shows "
-          "all problems)");
-    }
-    columns[static_cast<std::size_t>(found - bodyparts.begin())] = {keypoint.x, keypoint.y};
+// The slot of `keypoint` in `layout` (Dataset::slots()); throws when the table names a bodypart or
+// an individual the layout lacks, or puts a unique bodypart under an animal.
+std::size_t slot_of(const projects::KeypointColumns& keypoint, const Dataset& layout,
+                    const fs::path& file) {
+  const auto& bodyparts = layout.bodyparts;
+  const auto found = std::find(bodyparts.begin(), bodyparts.end(), keypoint.bodypart);
+  if (found == bodyparts.end()) {
+    throw Error(fmt::format("{}: the labels name bodypart \"{}\", which config.yaml does not list",
+                            file.string(), printable(keypoint.bodypart, 80)),
+                "add it to config.yaml or fix the label file (labpose check-labels shows "
+                "all problems)");
   }
+  const auto j = static_cast<std::size_t>(found - bodyparts.begin());
+  if (!layout.multi_animal()) return j;
+  const auto& individuals = layout.individuals;
+  const auto who = std::find(individuals.begin(), individuals.end(), keypoint.individual);
+  if (who == individuals.end()) {
+    throw Error(
+        fmt::format("{}: the labels name the individual \"{}\", which config.yaml does not list",
+                    file.string(), printable(keypoint.individual, 80)),
+        "add it to individuals in config.yaml or fix the label file (labpose check-labels shows "
+        "all problems)");
+  }
+  const bool unique = j >= layout.multi_bodyparts, single = *who == "single";
+  if (unique != single) {
+    throw Error(fmt::format("{}: {} {}: {}", file.string(), printable(keypoint.individual, 80),
+                            printable(keypoint.bodypart, 80),
+                            unique ? "a unique bodypart belongs to the individual \"single\""
+                                   : "\"single\" holds the unique bodyparts only"),
+                "check uniquebodyparts and multianimalbodyparts in config.yaml");
+  }
+  return static_cast<std::size_t>(who - individuals.begin()) * bodyparts.size() + j;
+}
+
+// Reads the rows of a label table into labeled images, in `layout`'s slots.
+std::vector<LabeledImage> images_of(const projects::Table& table, const fs::path& file,
+                                    const Dataset& layout) {
+  const bool multi = table.column_level_names.size() == 4;
+  if (multi != layout.multi_animal()) {
+    throw Error(fmt::format("{}: a {}-animal label file in a {}-animal project", file.string(),
+                            multi ? "multi" : "single", layout.multi_animal() ? "multi" : "single"),
+                "check multianimalproject in config.yaml");
+  }
+  std::vector<std::pair<std::size_t, std::size_t>> columns(layout.slots(), {SIZE_MAX, SIZE_MAX});
+  for (const auto& keypoint : projects::keypoint_columns(table, file))
+    columns[slot_of(keypoint, layout, file)] = {keypoint.x, keypoint.y};
   std::vector<LabeledImage> images;
   for (std::size_t row = 0; row < table.row_count(); ++row) {
     const projects::ImageKey key = projects::image_key(table, row);
@@ -69,9 +99,24 @@ bool measure(LabeledImage& image, const fs::path& project) {
 
 }  // namespace
 
+std::size_t Dataset::slots() const {
+  return bodyparts.size() * std::max<std::size_t>(individuals.size(), 1);
+}
+
+std::string Dataset::slot_name(std::size_t slot) const {
+  if (!multi_animal()) return bodyparts.at(slot);
+  return individuals.at(slot / bodyparts.size()) + " " + bodyparts.at(slot % bodyparts.size());
+}
+
 Dataset merge_labeled_data(const projects::ProjectConfig& config, MergeReport* report) {
   Dataset dataset;
   dataset.bodyparts = config.keypoint_names();
+  const projects::ConfigValues& values = config.values();
+  if (values.multi_animal) {
+    dataset.individuals = values.individuals;
+    if (!values.unique_bodyparts.empty()) dataset.individuals.emplace_back("single");
+    dataset.multi_bodyparts = values.multianimal_bodyparts.size();
+  }
   const projects::ProjectLayout layout(config.project_dir());
   std::map<std::string, LabeledImage> by_path;
   for (const auto& folder : layout.labeled_folders()) {
@@ -81,7 +126,7 @@ Dataset merge_labeled_data(const projects::ProjectConfig& config, MergeReport* r
     if (report != nullptr) {
       for (const auto& note : loaded.notes) report->notes.push_back(folder.string() + ": " + note);
     }
-    for (auto& image : images_of(loaded.table, loaded.source, dataset.bodyparts)) {
+    for (auto& image : images_of(loaded.table, loaded.source, dataset)) {
       const std::string path = image.path;
       if (by_path.count(path) != 0) {
         throw Error(fmt::format("{}: the image {} is labeled twice", loaded.source.string(), path),
@@ -119,7 +164,7 @@ Dataset merge_labeled_data(const projects::ProjectConfig& config, MergeReport* r
       if (x < 0 || y < 0 || x >= image.width || y >= image.height) {
         if (report != nullptr) {
           report->dropped.push_back(fmt::format("{}: {} at ({}, {}) is outside the {}x{} image",
-                                                path, dataset.bodyparts[j], x, y, image.width,
+                                                path, dataset.slot_name(j), x, y, image.width,
                                                 image.height));
         }
         image.x[j] = image.y[j] = std::nan("");
@@ -135,15 +180,33 @@ Dataset merge_labeled_data(const projects::ProjectConfig& config, MergeReport* r
 }
 
 projects::Table dataset_table(const Dataset& dataset, const std::string& scorer) {
-  projects::Table table = projects::make_label_table(scorer, dataset.bodyparts);
+  projects::Table table;
+  std::vector<std::size_t> slots;  // the slot of each column pair, in DeepLabCut's column order
+  if (!dataset.multi_animal()) {
+    table = projects::make_label_table(scorer, dataset.bodyparts);
+    for (std::size_t j = 0; j < dataset.bodyparts.size(); ++j) slots.push_back(j);
+  } else {
+    table.column_level_names = {"scorer", "individuals", "bodyparts", "coords"};
+    table.index_levels = 3;
+    const std::size_t joints = dataset.bodyparts.size();
+    for (std::size_t i = 0; i < dataset.individuals.size(); ++i) {
+      const bool single = dataset.individuals[i] == "single";
+      for (std::size_t j = single ? dataset.multi_bodyparts : 0;
+           j < (single ? joints : dataset.multi_bodyparts); ++j) {
+        for (const char* coord : {"x", "y"})
+          table.columns.push_back({scorer, dataset.individuals[i], dataset.bodyparts[j], coord});
+        slots.push_back(i * joints + j);
+      }
+    }
+  }
   for (const auto& image : dataset.images) {
     const std::string stem =
         image.path.substr(13, image.path.rfind('/') - 13);  // after "labeled-data/"
     const std::size_t row =
         table.add_row({"labeled-data", stem, image.path.substr(image.path.rfind('/') + 1)});
-    for (std::size_t j = 0; j < image.x.size(); ++j) {
-      table.at(row, 2 * j) = image.x[j];
-      table.at(row, 2 * j + 1) = image.y[j];
+    for (std::size_t k = 0; k < slots.size(); ++k) {
+      table.at(row, 2 * k) = image.x[slots[k]];
+      table.at(row, 2 * k + 1) = image.y[slots[k]];
     }
   }
   return table;
@@ -154,9 +217,19 @@ Dataset read_dataset(const fs::path& table_file, const fs::path& project) {
                                     ? projects::read_table_csv(table_file)
                                     : projects::read_table_hdf5(table_file);
   Dataset dataset;
-  for (const auto& keypoint : projects::keypoint_columns(table, table_file))
-    dataset.bodyparts.push_back(keypoint.bodypart);
-  dataset.images = images_of(table, table_file, dataset.bodyparts);
+  std::vector<std::string> unique;
+  for (const auto& keypoint : projects::keypoint_columns(table, table_file)) {
+    std::vector<std::string>& names = keypoint.individual == "single" ? unique : dataset.bodyparts;
+    if (std::find(names.begin(), names.end(), keypoint.bodypart) == names.end())
+      names.push_back(keypoint.bodypart);
+    if (!keypoint.individual.empty() &&
+        std::find(dataset.individuals.begin(), dataset.individuals.end(), keypoint.individual) ==
+            dataset.individuals.end())
+      dataset.individuals.push_back(keypoint.individual);
+  }
+  dataset.multi_bodyparts = dataset.multi_animal() ? dataset.bodyparts.size() : 0;
+  dataset.bodyparts.insert(dataset.bodyparts.end(), unique.begin(), unique.end());
+  dataset.images = images_of(table, table_file, dataset);
   for (auto& image : dataset.images) {
     if (!measure(image, project)) {
       throw Error(fmt::format("{}: the training image {} is missing or unreadable",

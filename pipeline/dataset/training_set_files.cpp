@@ -69,13 +69,63 @@ std::vector<RegistryEntry> read_registry(const fs::path& file) {
   return entries;
 }
 
+// A coordinate as DeepLabCut keeps it: float32, then np.round(..., 2) in float32.
+float rounded(double value) {
+  const float scaled = static_cast<float>(value) * 100.0F;
+  return std::nearbyint(scaled) / 100.0F;  // round half to even, as numpy's rint
+}
+
+projects::PyValue path_parts(const std::string& path) {
+  projects::PyValue::List parts;
+  std::stringstream stream(path);
+  for (std::string part; std::getline(stream, part, '/');) parts.push_back(part);
+  return projects::PyValue::tuple(std::move(parts));
+}
+
+projects::PyValue::List multi_animal_data(const Dataset& dataset,
+                                          const std::vector<std::size_t>& indices) {
+  using projects::PyValue;
+  PyValue::List data;
+  const std::size_t joints = dataset.bodyparts.size();
+  for (const std::size_t index : indices) {
+    const LabeledImage& image = dataset.images[index];
+    PyValue::Dict by_individual;
+    for (std::size_t i = 0; i < dataset.individuals.size(); ++i) {
+      std::vector<float> rows;
+      for (std::size_t j = 0; j < joints; ++j) {
+        const std::size_t slot = i * joints + j;
+        if (std::isnan(image.x[slot]) || std::isnan(image.y[slot])) continue;
+        const float x = rounded(image.x[slot]), y = rounded(image.y[slot]);
+        if (x > 0 && x < static_cast<float>(image.width) && y > 0 &&
+            y < static_cast<float>(image.height))
+          rows.insert(rows.end(), {static_cast<float>(j), x, y});
+      }
+      if (rows.empty()) continue;
+      const auto count = static_cast<std::int64_t>(rows.size() / 3);
+      by_individual.emplace_back(static_cast<std::int64_t>(i),
+                                 PyValue::float32_array({count, 3}, rows));
+    }
+    if (by_individual.empty()) continue;
+    data.push_back(
+        PyValue::dict({{"image", path_parts(image.path)},
+                       {"size", PyValue::int64_array({3}, {3, image.height, image.width})},
+                       {"joints", PyValue::dict(std::move(by_individual))}}));
+  }
+  return data;
+}
+
 }  // namespace
+
+std::string multi_animal_training_pickle(const Dataset& dataset,
+                                         const std::vector<std::size_t>& indices) {
+  return projects::pickle(multi_animal_data(dataset, indices));
+}
 
 std::string documentation_pickle(const Dataset& dataset, const std::vector<std::size_t>& train,
                                  const std::vector<std::size_t>& test, double fraction) {
   using projects::PyValue;
   PyValue::List data;
-  for (const std::size_t index : train) {
+  for (const std::size_t index : dataset.multi_animal() ? std::vector<std::size_t>{} : train) {
     const LabeledImage& image = dataset.images[index];
     PyValue::List joints;
     for (std::size_t j = 0; j < image.x.size(); ++j) {
@@ -87,10 +137,7 @@ std::string documentation_pickle(const Dataset& dataset, const std::vector<std::
       }
     }
     if (joints.empty()) continue;
-    PyValue::List parts;
-    std::stringstream path(image.path);
-    for (std::string part; std::getline(path, part, '/');) parts.push_back(part);
-    data.push_back(PyValue::dict({{"image", PyValue::tuple(std::move(parts))},
+    data.push_back(PyValue::dict({{"image", path_parts(image.path)},
                                   {"size", PyValue::tuple({3, image.height, image.width})},
                                   {"joints", std::move(joints)}}));
   }
@@ -99,7 +146,26 @@ std::string documentation_pickle(const Dataset& dataset, const std::vector<std::
     for (const std::size_t index : indices) list.emplace_back(static_cast<std::int64_t>(index));
     return list;
   };
+  if (dataset.multi_animal()) data = multi_animal_data(dataset, train);
   return projects::pickle(PyValue::List{std::move(data), as_list(train), as_list(test), fraction});
+}
+
+std::string inference_config_text(std::size_t multi_bodyparts, std::size_t individuals,
+                                  bool identity) {
+  return fmt::format(
+      "# Assembly of animals and tracking (DeepLabCut's inference_cfg.yaml; written by labpose "
+      "create-dataset)\n"
+      "variant: 0\n"
+      "# detections and connections kept for assembly\n"
+      "detectionthresholdsquare: 0.1\npafthreshold: 0.1\n"
+      "distnormalization: 1000\ndistnormalizationLOWER: 0\n"
+      "upperbound_factor: 1.25\nlowerbound_factor: 0.5\n"
+      "addlikelihoods: 0.15\nmethod: m1\n"
+      "# an animal needs this many connections; at most topktoretain animals are kept\n"
+      "minimalnumberofconnections: {}\naveragescore: 0.1\ntopktoretain: {}\nwithid: {}\n"
+      "# tracking\n"
+      "boundingboxslack: 0\niou_threshold: 0.2\nmax_age: 100\nmin_hits: 3\n",
+      multi_bodyparts / 2, individuals, identity ? "true" : "false");
 }
 
 std::string updated_shuffle_registry(const fs::path& file,

@@ -52,6 +52,14 @@ const std::set<std::string>& known_keys() {
                                              "all_joints",
                                              "all_joints_names",
                                              "symmetric_pairs",
+                                             "individuals",
+                                             "uniquebodyparts",
+                                             "partaffinityfield_graph",
+                                             "num_limbs",
+                                             "partaffinityfield_predict",
+                                             "pafwidth",
+                                             "pairwise_loss_weight",
+                                             "num_idchannel",
                                              "optimizer",
                                              "batch_size",
                                              "multi_step",
@@ -281,6 +289,41 @@ bool is_pose_config_key(const std::string& key) {
   return known_keys().count(key) != 0;
 }
 
+// Several animals: individuals ... num_idchannel (absent in a single-animal file).
+void read_multi_animal_keys(const projects::YamlMapReader& reader, PoseConfig& c) {
+  c.individuals = reader.names("individuals");
+  if (c.individuals.empty()) return;
+  c.unique_bodyparts = reader.names("uniquebodyparts");
+  if (c.unique_bodyparts.size() >= c.bodyparts.size()) {
+    reader.fail("uniquebodyparts", reader.value("uniquebodyparts"),
+                "all_joints_names must list the multi-animal bodyparts, then these");
+  }
+  const auto multi = static_cast<int>(c.bodyparts.size() - c.unique_bodyparts.size());
+  if (!reader.is_null("partaffinityfield_graph")) {
+    const YAML::Node graph = reader.value("partaffinityfield_graph");
+    if (!graph.IsSequence())
+      reader.fail("partaffinityfield_graph", graph, "expected a list of [a, b] bodypart indices");
+    for (const auto& edge : graph) {
+      int ends[2] = {-1, -1};
+      for (int k = 0; k < 2 && edge.IsSequence() && edge.size() == 2; ++k) {
+        const auto value = projects::yaml_text::parse_float(edge[k].Scalar());
+        if (value && *value >= 0 && *value < multi && *value == static_cast<int>(*value))
+          ends[k] = static_cast<int>(*value);
+      }
+      if (ends[0] < 0 || ends[1] < 0 || ends[0] == ends[1]) {
+        reader.fail("partaffinityfield_graph", edge,
+                    fmt::format("each edge joins two different multi-animal bodyparts, 0 to {}",
+                                multi - 1));
+      }
+      c.paf_graph.emplace_back(ends[0], ends[1]);
+    }
+  }
+  c.pafwidth = reader.optional_number("pafwidth", 1e-3, 1e4).value_or(c.pafwidth);
+  c.pairwise_loss_weight =
+      reader.optional_number("pairwise_loss_weight", 0.0, 1e6).value_or(c.pairwise_loss_weight);
+  c.num_idchannel = reader.optional_int("num_idchannel", 0, 100000).value_or(0);
+}
+
 PoseConfig parse_pose_config(const std::string& text, const fs::path& file,
                              std::vector<std::string>* warnings) {
   const YAML::Node root = projects::parse_yaml(text, file, "pose_cfg.yaml");
@@ -297,10 +340,29 @@ PoseConfig parse_pose_config(const std::string& text, const fs::path& file,
   }
   PoseConfig c;
   read_training_set_keys(reader, c);
+  read_multi_animal_keys(reader, c);
   read_optimization_keys(reader, c);
   read_target_keys(reader, c);
   read_augmentation_keys(reader, c);
   return c;
+}
+
+// The multi-animal keys, shared by train/ and test/pose_cfg.yaml; "" for one animal.
+std::string multi_animal_text(const PoseConfig& c) {
+  if (!c.multi_animal()) return {};
+  std::string graph = "[";
+  for (std::size_t k = 0; k < c.paf_graph.size(); ++k)
+    graph += fmt::format("{}[{}, {}]", k ? ", " : "", c.paf_graph[k].first, c.paf_graph[k].second);
+  return fmt::format(
+      "# Several animals: the individuals, the bodyparts each has once (uniquebodyparts, the last "
+      "of\n# all_joints_names), the part affinity fields' graph (pairs of all_joints_names "
+      "indices),\n# their band width in pixels and loss weight, identity channels\n"
+      "individuals: {}\nuniquebodyparts: {}\npartaffinityfield_graph: {}]\nnum_limbs: {}\n"
+      "partaffinityfield_predict: {}\npafwidth: {}\npairwise_loss_weight: {}\n"
+      "num_idchannel: {}\n",
+      quoted_list(c.individuals), quoted_list(c.unique_bodyparts), graph, c.paf_graph.size(),
+      yes_no(!c.paf_graph.empty()), yaml_float_text(c.pafwidth),
+      yaml_float_text(c.pairwise_loss_weight), c.num_idchannel);
 }
 
 std::string pose_config_text(const PoseConfig& c) {
@@ -333,6 +395,7 @@ std::string pose_config_text(const PoseConfig& c) {
         (k ? ", " : "") + quoted_list({c.symmetric_pairs[k].first, c.symmetric_pairs[k].second});
   }
   line("symmetric_pairs", pairs + "]");
+  out += multi_animal_text(c);
   out += "\n# Optimization (multi_step: [learning rate, until iteration])\n";
   line("optimizer", c.optimizer);
   line("batch_size", std::to_string(c.batch_size));
@@ -411,7 +474,7 @@ std::string test_pose_config_text(const PoseConfig& c) {
          (c.init_weights.empty() ? std::string() : " " + quote_string(c.init_weights)) + "\n";
   out += "global_scale: 1.0\nlocation_refinement: " + yes_no(c.location_refinement) + "\n";
   out += "locref_stdev: " + yaml_float_text(c.locref_stdev) + "\nstride: 8\nscoremap_dir: test\n";
-  return out;
+  return out + multi_animal_text(c);
 }
 
 void write_test_pose_config(const PoseConfig& config, const fs::path& file) {
@@ -419,6 +482,14 @@ void write_test_pose_config(const PoseConfig& config, const fs::path& file) {
 }
 
 void check_pose_config(const PoseConfig& pose, const fs::path& file) {
+  if (pose.multi_animal()) {
+    throw UsageError(
+        fmt::format("{} is the training configuration of a multi-animal shuffle; labpose makes "
+                    "multi-animal training sets but does not train their networks yet",
+                    file.string()),
+        "for now, train multi-animal projects with DeepLabCut (create_multianimaltraining_dataset, "
+        "then train_network); labpose's training set files are the ones it writes");
+  }
   if (pose.max_iters < 1 || pose.batch_size < 1) {
     throw UsageError(fmt::format("{}: max_iters and batch_size must be at least 1", file.string()));
   }

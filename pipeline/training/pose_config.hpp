@@ -33,6 +33,16 @@ struct PoseConfig {
   std::vector<std::string> bodyparts;  // all_joints_names; all_joints is derived
   std::vector<std::pair<std::string, std::string>> symmetric_pairs;  // swapped by horizontal flips
 
+  // Several animals (DeepLabCut's multi-animal keys; empty individuals: one animal). bodyparts
+  // then lists the multianimalbodyparts, then the uniquebodyparts.
+  std::vector<std::string> individuals;        // config.yaml's, without "single"
+  std::vector<std::string> unique_bodyparts;   // the last of bodyparts
+  std::vector<std::pair<int, int>> paf_graph;  // partaffinityfield_graph: multi-animal bodyparts
+  double pafwidth = 20.0;                      // PAF band width, pixels
+  double pairwise_loss_weight = 0.1;           // the PAF loss's weight
+  int num_idchannel = 0;  // identity channels: one per individual with identity: true
+  bool multi_animal() const { return !individuals.empty(); }
+
   // Optimization.
   std::string optimizer = "adamw";  // "adamw" or "sgd" (momentum)
   int batch_size = 8;

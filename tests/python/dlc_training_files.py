@@ -4,7 +4,10 @@ PyTables + ruamel.yaml), read the way DeepLabCut 3's code reads them. Prints "ok
   dlc_training_files.py dataset SET_DIR SCORER
       metadata.yaml (its header, engines, splits), every shuffle's Documentation pickle against the
       merged CollectedData .h5 (indices in range and disjoint, one data entry per training image
-      that keeps a point, joints = DeepLabCut's int truncation and strict inside-the-image rule)
+      that keeps a point, joints = DeepLabCut's int truncation and strict inside-the-image rule);
+      in a multi-animal project, the entries of format_multianimal_training_data (float32 arrays
+      [bodypart, x, y] rounded to 2 decimals per individual, size an int64 array) in the
+      Documentation pickle and in the training set <Task>_<scorer><P>shuffle<S>.pickle
   dlc_training_files.py evaluation EVAL_DIR SET_DIR SCORER DLC_SCORER SNAPSHOT FRACTION SHUFFLE PCUTOFF
       recomputes the errors from the predictions .h5 as DeepLabCut's TensorFlow evaluate_network
       does (pairwisedistances, nanmean over the Documentation pickle's indices) and compares them
@@ -56,6 +59,62 @@ def png_size(path):
     return int.from_bytes(header[16:20], "big"), int.from_bytes(header[20:24], "big")
 
 
+def multi_animal_entries(data, train, project):
+    """What DeepLabCut's format_multianimal_training_data makes of the merged table's rows."""
+    individuals = list(dict.fromkeys(data.columns.get_level_values("individuals")))
+    bodyparts = list(dict.fromkeys(data.columns.get_level_values("bodyparts")))
+    entries = []
+    for i in train:
+        image = data.index[i]
+        width, height = png_size(os.path.join(project, *image))
+        joints = {}
+        for n, individual in enumerate(individuals):
+            rows = []
+            for j, bodypart in enumerate(bodyparts):
+                if (individual, bodypart, "x") not in data.columns:
+                    continue
+                row = data.iloc[i]
+                xy = np.round(np.array([row[(individual, bodypart, "x")], row[(individual, bodypart, "y")]],
+                                       dtype=np.float32), 2)
+                if not np.isnan(xy).any() and 0 < xy[0] < width and 0 < xy[1] < height:
+                    rows.append([j, xy[0], xy[1]])
+            if rows:
+                joints[n] = np.array(rows, dtype=np.float32)
+        if joints:
+            entries.append((tuple(image), (3, height, width), joints))
+    return entries
+
+
+def same_entries(items, expected):
+    if len(items) != len(expected):
+        return False
+    for item, (image, size, joints) in zip(items, expected):
+        if tuple(item["image"]) != image or item["size"].dtype != np.int64 or tuple(item["size"]) != size:
+            return False
+        if sorted(item["joints"]) != sorted(joints):
+            return False
+        for n, array in joints.items():
+            got = item["joints"][n]
+            if got.dtype != np.float32 or got.shape != array.shape or not np.array_equal(got, array):
+                return False
+    return True
+
+
+def check_multi_animal_shuffle(set_dir, name, data, items, train, project):
+    expected = multi_animal_entries(data, train, project)
+    if not same_entries(items, expected):
+        fail("%s: Documentation data differ:\n%r\n%r" % (name, items[:1], expected[:1]))
+    fraction_shuffle = name.split("-trainset")[1]
+    sets = [f for f in os.listdir(set_dir)
+            if f.endswith(fraction_shuffle + ".pickle") and not f.startswith("Documentation_data-")]
+    if len(sets) != 1:
+        fail("%s: %d training-set pickles" % (name, len(sets)))
+    with open(os.path.join(set_dir, sets[0]), "rb") as handle:
+        training_set = pickle.load(handle)
+    if not same_entries(training_set, expected):
+        fail("%s: %s differs:\n%r\n%r" % (name, sets[0], training_set[:1], expected[:1]))
+
+
 def check_dataset(set_dir, scorer):
     project = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(set_dir))))
     with open(os.path.join(set_dir, "metadata.yaml")) as handle:
@@ -82,6 +141,9 @@ def check_dataset(set_dir, scorer):
         key = (tuple(train), tuple(test))
         if splits.setdefault(key, entry["split"]) != entry["split"]:
             fail(name + ": equal splits with different numbers")
+        if data.columns.nlevels == 3:  # individuals, bodyparts, coords
+            check_multi_animal_shuffle(set_dir, name, data, items, train, project)
+            continue
         expected = []
         for i in train:
             image = data.index[i]
