@@ -2,7 +2,9 @@
 // stage dilated, MobileNetV2 1.0/0.35 with the last stride-2 stage dilated: output stride 16) or
 // in efficientnet_lite_pytorch's (EfficientNet-Lite0-4, dilated the same way) and
 // DeepLabCut's head (one 3x3 stride-2 transposed convolution to J score maps and one to 2J
-// location-refinement maps, stride 8). Not a model zoo: no classifier heads, no other tasks.
+// location-refinement maps, stride 8; for several animals DeepLabCut's bottom-up heads: identity
+// channels after the score maps and one more transposed convolution to the part affinity fields).
+// Not a model zoo: no classifier heads, no other tasks.
 #pragma once
 
 #include <cstdint>
@@ -34,9 +36,21 @@ int backbone_stage(const std::string& architecture, const std::string& parameter
 /// How many stages the backbone of `architecture` has (5 for ResNets, 9 for the others).
 int backbone_stages(const std::string& architecture);
 
+/// A multi-animal network's extra heads (DeepLabCut's TensorFlow multi-animal recipe): `identity`
+/// channels (one per individual with config.yaml's identity: true) after the J score maps, in the
+/// same transposed convolution; and two part-affinity-field channels per limb of the PAF graph
+/// (x then y of limb e in channels 2e and 2e + 1), in a transposed convolution of their own.
+struct MultiAnimalHeads {
+  int identity = 0;
+  int limbs = 0;
+};
+
 /// Builds and finalizes the network on `backend` (parameters zero; see initialize_pose_net).
-/// Outputs: "scoremap" (N, J, H/8, W/8) logits and "locref" (N, 2J, H/8, W/8) ordered dx0, dy0,
-/// dx1, ... Throws a usage error for an unknown architecture, listing the known ones.
+/// Outputs: "scoremap" (N, J + identity, H/8, W/8) logits, "locref" (N, 2J, H/8, W/8) ordered dx0,
+/// dy0, dx1, ..., and with limbs "paf" (N, 2 limbs, H/8, W/8), parameters head.score, head.locref
+/// and head.paf. Throws a usage error for an unknown architecture, listing the known ones.
+std::unique_ptr<Net> build_pose_net(Backend& backend, const PoseNetSpec& spec,
+                                    const MultiAnimalHeads& heads);
 std::unique_ptr<Net> build_pose_net(Backend& backend, const PoseNetSpec& spec);
 
 /// torchvision's initialization (Kaiming-normal convolutions, batch norm 1/0) and DeepLabCut's head

@@ -27,10 +27,19 @@ int backbone_stage(const std::string& architecture, const std::string& parameter
 }
 
 std::unique_ptr<Net> build_pose_net(Backend& backend, const PoseNetSpec& spec) {
+  return build_pose_net(backend, spec, MultiAnimalHeads{});
+}
+
+std::unique_ptr<Net> build_pose_net(Backend& backend, const PoseNetSpec& spec,
+                                    const MultiAnimalHeads& heads) {
   const Backbone& row = backbone(spec.architecture);
   if (spec.bodyparts < 1)
     throw UsageError(
         fmt::format("a pose network needs at least 1 bodypart (got {})", spec.bodyparts));
+  if (heads.identity < 0 || heads.limbs < 0) {
+    throw UsageError(fmt::format("a pose network cannot have {} identity channels and {} limbs",
+                                 heads.identity, heads.limbs));
+  }
   auto net = std::make_unique<Net>(backend);
   int x = Net::kInput;
   if (spec.normalize_input) {
@@ -41,13 +50,21 @@ std::unique_ptr<Net> build_pose_net(Backend& backend, const PoseNetSpec& spec) {
   const int channels = row.feature_channels;
   ConvGeometry head = ConvGeometry::symmetric(2, 1);
   head.output_pad_h = head.output_pad_w = 1;  // exactly doubles the size: stride 16 -> 8
-  const int score = net->add(
-      std::make_unique<ConvTranspose2d>("head.score", channels, spec.bodyparts, 3, head, true),
-      {x});
+  const int score =
+      net->add(std::make_unique<ConvTranspose2d>("head.score", channels,
+                                                 spec.bodyparts + heads.identity, 3, head, true),
+               {x});
   const int locref = net->add(
       std::make_unique<ConvTranspose2d>("head.locref", channels, 2 * spec.bodyparts, 3, head, true),
       {x});
-  net->set_outputs({score, locref}, {"scoremap", "locref"});
+  if (heads.limbs == 0) {
+    net->set_outputs({score, locref}, {"scoremap", "locref"});
+  } else {
+    const int paf = net->add(
+        std::make_unique<ConvTranspose2d>("head.paf", channels, 2 * heads.limbs, 3, head, true),
+        {x});
+    net->set_outputs({score, locref, paf}, {"scoremap", "locref", "paf"});
+  }
   net->finalize();
   return net;
 }

@@ -154,6 +154,27 @@ TEST_P(NetOnBackend, InferencePlanMatchesTheNet) {
   }
 }
 
+// A multi-animal network (identity channels, part affinity fields): its three outputs through the
+// inference plan, where the three heads are siblings compiled as one op, as in the net.
+TEST_P(NetOnBackend, MultiAnimalInferencePlanMatchesTheNet) {
+  auto net = build_pose_net(*backend_, {"mobilenet_v2_0.35", 3, true}, {2, 3});
+  randomize(*net, 21);
+  const Shape input{2, 3, 48, 64};
+  const Tensor x = upload(*backend_, input, random_values(input.elements(), 22, 127.0));
+  const auto& expected = net->forward(x, false);
+  ASSERT_EQ(expected.size(), 3u);
+  std::vector<std::vector<float>> want;
+  for (const Tensor& output : expected) want.push_back(download(*backend_, output));
+  auto plan = backend_->compile(net->fuse(true), input);
+  const auto& outputs = plan->run(x);
+  ASSERT_EQ(outputs.size(), 3u);
+  for (std::size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(plan->output_shapes()[k], expected[k].shape()) << k;
+    EXPECT_TRUE(close(download(*backend_, outputs[k]), want[k], 1e-3, 1e-4 * max_abs(want[k])))
+        << net->output_names()[k];
+  }
+}
+
 TEST_P(NetOnBackend, EvaluationForwardMatchesTheReference) {
   for (const auto& architecture : pose_architectures()) {
     SCOPED_TRACE(architecture);
@@ -225,6 +246,23 @@ TEST(PoseNets, ShapesAndTorchvisionParameterCounts) {
     EXPECT_EQ(net->output_names(), (std::vector<std::string>{"scoremap", "locref"}));
   }
   EXPECT_THROW(build_pose_net(backend, {"resnet_18", 4, true}), UsageError);
+}
+
+TEST(PoseNets, MultiAnimalHeads) {
+  ref::RefBackend backend;
+  // 3 multi-animal and 2 unique bodyparts, 3 individuals with identity, 3 limbs.
+  auto net = build_pose_net(backend, {"mobilenet_v2_0.35", 5, true}, {3, 3});
+  EXPECT_EQ(net->output_names(), (std::vector<std::string>{"scoremap", "locref", "paf"}));
+  const auto shapes = net->output_shapes(Shape{1, 3, 480, 640});
+  EXPECT_EQ(shapes[0], (Shape{1, 8, 60, 80})) << "5 score maps, then 3 identity channels";
+  EXPECT_EQ(shapes[1], (Shape{1, 10, 60, 80}));
+  EXPECT_EQ(shapes[2], (Shape{1, 6, 60, 80})) << "x and y of each limb";
+  EXPECT_EQ(parameter_count(*net, true), 396128 + 1280 * (8 + 10 + 6) * 9 + 8 + 10 + 6);
+  EXPECT_NE(net->find_parameter("head.paf.weight"), nullptr);
+  // Without limbs, no PAF head: the single-animal network with identity channels.
+  EXPECT_EQ(build_pose_net(backend, {"mobilenet_v2_0.35", 5, true}, {3, 0})->output_names().size(),
+            2u);
+  EXPECT_THROW(build_pose_net(backend, {"mobilenet_v2_0.35", 5, true}, {-1, 3}), UsageError);
 }
 
 TEST(PoseNets, TorchvisionParameterNames) {
