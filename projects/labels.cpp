@@ -324,4 +324,22 @@ Table make_label_table(std::string_view scorer, const std::vector<std::string>& 
   return table;
 }
 
+Table make_multi_animal_label_table(std::string_view scorer,
+                                    const std::vector<std::string>& individuals,
+                                    const std::vector<std::string>& multianimal_bodyparts,
+                                    const std::vector<std::string>& unique_bodyparts) {
+  Table table;
+  table.column_level_names = {"scorer", "individuals", "bodyparts", "coords"};
+  const auto add = [&](const std::string& individual, const std::vector<std::string>& bodyparts) {
+    for (const auto& bodypart : bodyparts) {
+      for (const char* coord : {"x", "y"})
+        table.columns.push_back({std::string(scorer), individual, bodypart, coord});
+    }
+  };
+  for (const auto& individual : individuals) add(individual, multianimal_bodyparts);
+  add("single", unique_bodyparts);
+  table.index_levels = 3;
+  return table;
+}
+
 }  // namespace labpose::projects

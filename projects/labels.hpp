@@ -69,4 +69,12 @@ ImageKey image_key(const Table& table, std::size_t row);
 /// An empty single-animal label table with DeepLabCut's columns and 3-level rows.
 Table make_label_table(std::string_view scorer, const std::vector<std::string>& bodyparts);
 
+/// An empty multi-animal label table in DeepLabCut's column order: every individual (config order)
+/// with all `multianimal_bodyparts`, then the individual "single" with the `unique_bodyparts`
+/// (none when there are none); four column levels, 3-level rows.
+Table make_multi_animal_label_table(std::string_view scorer,
+                                    const std::vector<std::string>& individuals,
+                                    const std::vector<std::string>& multianimal_bodyparts,
+                                    const std::vector<std::string>& unique_bodyparts);
+
 }  // namespace labpose::projects
