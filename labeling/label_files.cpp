@@ -15,6 +15,7 @@
 #include "core/atomic_file.hpp"
 #include "core/console.hpp"
 #include "core/error.hpp"
+#include "labeling/label_columns.hpp"
 #include "labeling/label_store.hpp"
 
 namespace labpose::labeling {
@@ -174,15 +175,15 @@ std::chrono::milliseconds settle_time(const std::map<std::string, std::string>& 
          std::chrono::milliseconds(1);
 }
 
-using PointKey = std::tuple<std::string, std::string, std::string>;  // stem, image, bodypart
+using PointKey = std::tuple<std::string, std::string, Keypoint>;  // stem, image, keypoint
 struct PointAt {
   double x = 0, y = 0;
   std::size_t row = 0;
 };
 using PointMap = std::map<PointKey, PointAt>;
 
-// The points of a single-animal label table (the first row wins where an image appears twice,
-// as everywhere in the store).
+// The points of a label table, single- or multi-animal (the first row wins where an image appears
+// twice, as everywhere in the store).
 PointMap points_of(const Table& table, const fs::path& file) {
   PointMap points;
   for (const auto& keypoint : projects::keypoint_columns(table, file)) {
@@ -190,7 +191,9 @@ PointMap points_of(const Table& table, const fs::path& file) {
       const double x = table.at(row, keypoint.x), y = table.at(row, keypoint.y);
       if (!std::isfinite(x) || !std::isfinite(y)) continue;
       const auto key = projects::image_key(table, row);
-      points.emplace(PointKey{key.stem, key.image, keypoint.bodypart}, PointAt{x, y, row});
+      points.emplace(
+          PointKey{key.stem, key.image, Keypoint{keypoint.individual, keypoint.bodypart}},
+          PointAt{x, y, row});
     }
   }
   return points;
@@ -224,7 +227,7 @@ std::string where_image(const FileRead& read, const PointKey& key) {
 }
 
 std::string describe(const PointKey& key) {
-  return fmt::format("{} in {}", std::get<2>(key), std::get<1>(key));
+  return fmt::format("{} in {}", labeling::describe(std::get<2>(key)), std::get<1>(key));
 }
 
 std::string hint_to_choose(const FileRead& a, const FileRead& b) {
@@ -362,7 +365,7 @@ std::size_t csv_line_of(std::string_view text, const Table& table, std::size_t r
   return 0;
 }
 
-LoadedLabels load_labels(const fs::path& folder, std::string_view scorer) {
+LoadedLabels load_labels(const fs::path& folder, std::string_view scorer, bool multi_animal) {
   LoadedLabels loaded;
   loaded.files = projects::label_files(folder, scorer);
   const auto record = read_record(loaded.files);
@@ -419,12 +422,17 @@ LoadedLabels load_labels(const fs::path& folder, std::string_view scorer) {
     loaded.table = std::move(*csv.table);
   } else if (h5.table) {
     loaded.table = std::move(*h5.table);
+  } else if (multi_animal) {
+    loaded.table = projects::make_multi_animal_label_table(scorer, {}, {}, {});
   } else {
     loaded.table = projects::make_label_table(scorer, {});
   }
-  if (loaded.table.column_level_names.size() != 3) {
-    throw RequestError(409, fmt::format("{}: multi-animal columns in a single-animal project",
-                                        loaded.files.csv.string()));
+  if ((loaded.table.column_level_names.size() == 4) != multi_animal) {
+    throw RequestError(
+        409,
+        fmt::format("{}: {}-animal columns in a {}-animal project", loaded.files.csv.string(),
+                    multi_animal ? "single" : "multi", multi_animal ? "multi" : "single"),
+        "check multianimalproject in config.yaml");
   }
   return loaded;
 }

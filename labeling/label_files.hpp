@@ -39,8 +39,10 @@ struct LoadedLabels {
   std::vector<std::string> notes;  // what was reconciled and how, for the console
 };
 
-/// Reads CollectedData_<scorer>.csv and .h5 in `folder` and decides what the labels are:
-/// - neither exists: an empty table (from `scorer`'s point of view, bodyparts added by the caller);
+/// Reads CollectedData_<scorer>.csv and .h5 in `folder` and decides what the labels are (a point
+/// is an image's keypoint: its bodypart, and its individual in a multi-animal table):
+/// - neither exists: an empty table (from `scorer`'s point of view, bodyparts added by the caller;
+///   four column levels when `multi_animal`);
 /// - one readable and the other absent: that one; the .h5 in pandas' old "table" format beside a
 ///   readable CSV: the CSV (as DeepLabCut reads them);
 /// - either unreadable otherwise: refused (409), the message naming the file, line and problem;
@@ -52,8 +54,10 @@ struct LoadedLabels {
 ///   older one's points where the newer has the same point elsewhere (a move) — and refused when
 ///   the older file has a point the newer one lacks (deleted from one, or added to the other?).
 /// Files that another program changed within the last second are read again once they have been
-/// left alone for a second (an editor may be writing them). Throws RequestError.
-LoadedLabels load_labels(const std::filesystem::path& folder, std::string_view scorer);
+/// left alone for a second (an editor may be writing them). Labels with single-animal columns in a
+/// multi-animal project (or the reverse) are refused too. Throws RequestError.
+LoadedLabels load_labels(const std::filesystem::path& folder, std::string_view scorer,
+                         bool multi_animal);
 
 /// Throws RequestError(409) when a file changed on disk since `loaded` was read (another program
 /// saved it meanwhile): the caller then writes nothing.

@@ -57,60 +57,6 @@ std::string now_stamp() {
   return text;
 }
 
-std::map<std::string, projects::KeypointColumns> keypoints_by_bodypart(const Table& table) {
-  std::map<std::string, projects::KeypointColumns> keypoints;
-  for (auto& keypoint : projects::keypoint_columns(table, "CollectedData"))
-    keypoints.emplace(keypoint.bodypart, keypoint);
-  return keypoints;
-}
-
-// Appends x and y columns for `bodypart`, NaN in every row.
-void add_bodypart_columns(Table& table, const std::string& scorer, const std::string& bodypart) {
-  const std::size_t old_columns = table.column_count();
-  std::vector<double> values;
-  values.reserve(table.row_count() * (old_columns + 2));
-  for (std::size_t row = 0; row < table.row_count(); ++row) {
-    const auto first = table.values.begin() + static_cast<std::ptrdiff_t>(row * old_columns);
-    values.insert(values.end(), first, first + static_cast<std::ptrdiff_t>(old_columns));
-    values.push_back(kNaN);
-    values.push_back(kNaN);
-  }
-  table.columns.push_back({scorer, bodypart, "x"});
-  table.columns.push_back({scorer, bodypart, "y"});
-  table.values = std::move(values);
-}
-
-std::string table_scorer(const Table& table, const std::string& fallback) {
-  return table.columns.empty() ? fallback : table.columns.front().front();
-}
-
-// Adds a row for the image in the table's index style, before the first row that sorts after it.
-std::size_t insert_row(Table& table, std::string_view video, std::string_view image) {
-  std::vector<std::string> key;
-  if (table.index_levels == 3) {
-    key = {"labeled-data", std::string(video), std::string(image)};
-  } else {
-    key = {fmt::format("labeled-data/{}/{}", video, image)};
-  }
-  const std::pair<std::string, std::string> wanted{std::string(video), std::string(image)};
-  std::size_t position = table.row_count();
-  for (std::size_t row = 0; row < table.row_count(); ++row) {
-    const auto existing = projects::image_key(table, row);
-    if (std::pair{existing.stem, existing.image} > wanted) {
-      position = row;
-      break;
-    }
-  }
-  const std::size_t added = table.add_row(std::move(key));
-  const std::size_t width = table.column_count();
-  std::rotate(table.index.begin() + static_cast<std::ptrdiff_t>(position),
-              table.index.begin() + static_cast<std::ptrdiff_t>(added), table.index.end());
-  std::rotate(table.values.begin() + static_cast<std::ptrdiff_t>(position * width),
-              table.values.begin() + static_cast<std::ptrdiff_t>(added * width),
-              table.values.end());
-  return position;
-}
-
 std::string file_version(const fs::path& file) {
   std::error_code error;
   const auto size = fs::file_size(file, error);
@@ -120,51 +66,15 @@ std::string file_version(const fs::path& file) {
 
 }  // namespace
 
-std::optional<std::size_t> find_row(const Table& table, std::string_view video,
-                                    std::string_view image) {
-  for (std::size_t row = 0; row < table.row_count(); ++row) {
-    const auto key = projects::image_key(table, row);
-    if (key.stem == video && key.image == image) return row;
-  }
-  return std::nullopt;
-}
-
-std::size_t merge_points(Table& base, const Table& other) {
-  auto base_keypoints = keypoints_by_bodypart(base);
-  const auto other_keypoints = keypoints_by_bodypart(other);
-  const std::string scorer = table_scorer(base, table_scorer(other, ""));
-  for (const auto& [bodypart, columns] : other_keypoints) {
-    if (base_keypoints.count(bodypart) == 0) add_bodypart_columns(base, scorer, bodypart);
-  }
-  base_keypoints = keypoints_by_bodypart(base);
-  std::size_t added = 0;
-  for (std::size_t row = 0; row < other.row_count(); ++row) {
-    const auto key = projects::image_key(other, row);
-    std::optional<std::size_t> target = find_row(base, key.stem, key.image);
-    for (const auto& [bodypart, columns] : other_keypoints) {
-      const double x = other.at(row, columns.x), y = other.at(row, columns.y);
-      if (!std::isfinite(x) || !std::isfinite(y)) continue;
-      if (!target) target = insert_row(base, key.stem, key.image);
-      const auto& into = base_keypoints.at(bodypart);
-      if (std::isfinite(base.at(*target, into.x)) && std::isfinite(base.at(*target, into.y)))
-        continue;
-      base.at(*target, into.x) = x;
-      base.at(*target, into.y) = y;
-      ++added;
-    }
-  }
-  return added;
-}
-
 LabelStore::LabelStore(const projects::ProjectConfig& config, bool refine)
-    : config_(config), refine_(refine), backups_(now_stamp()) {
+    : config_(config),
+      refine_(refine),
+      keypoints_(config_keypoints(config.values())),
+      backups_(now_stamp()) {
   if (config.values().multi_animal) {
-    throw Error(fmt::format("{}: this is a multi-animal project; labpose label labels "
-                            "single-animal projects only so far",
-                            config.file().string()),
-                "label multi-animal projects with DeepLabCut's napari plugin for now");
+    individuals_ = config.values().individuals;
+    if (!config.values().unique_bodyparts.empty()) individuals_.emplace_back("single");
   }
-  bodyparts_ = config.values().bodyparts;
   std::error_code error;
   project_root_ = fs::canonical(config.project_dir(), error);
   if (error) {
@@ -219,14 +129,38 @@ fs::path LabelStore::session_backup_dir(std::string_view video) const {
 }
 
 LoadedLabels LabelStore::load(const fs::path& folder) const {
-  LoadedLabels loaded = load_labels(folder, config_.values().scorer);
-  Table& table = loaded.table;
-  const auto keypoints = keypoints_by_bodypart(table);
-  const std::string scorer = table_scorer(table, config_.values().scorer);
-  for (const auto& bodypart : bodyparts_) {
-    if (keypoints.count(bodypart) == 0) add_bodypart_columns(table, scorer, bodypart);
-  }
+  LoadedLabels loaded = load_labels(folder, config_.values().scorer, config_.values().multi_animal);
+  add_missing_columns(loaded.table, table_scorer(loaded.table, config_.values().scorer),
+                      keypoints_);
   return loaded;
+}
+
+void LabelStore::check_keypoint(const Keypoint& keypoint) const {
+  if (std::find(keypoints_.begin(), keypoints_.end(), keypoint) != keypoints_.end()) return;
+  if (individuals_.empty()) {
+    if (!keypoint.individual.empty()) {
+      throw RequestError(400, fmt::format("\"{}\" names an individual, but this is a "
+                                          "single-animal project",
+                                          printable(keypoint.individual, 80)));
+    }
+    throw RequestError(
+        404, fmt::format("no bodypart \"{}\" in config.yaml", printable(keypoint.bodypart, 80)));
+  }
+  if (keypoint.individual.empty()) {
+    throw RequestError(400, "this is a multi-animal project: a point needs its \"individual\"");
+  }
+  if (std::find(individuals_.begin(), individuals_.end(), keypoint.individual) ==
+      individuals_.end()) {
+    throw RequestError(
+        404, fmt::format("no individual \"{}\" in config.yaml (it lists {})",
+                         printable(keypoint.individual, 80), printable_list(individuals_)));
+  }
+  throw RequestError(
+      404, fmt::format("{} has no bodypart \"{}\" in config.yaml ({})",
+                       printable(keypoint.individual, 80), printable(keypoint.bodypart, 80),
+                       keypoint.individual == "single"
+                           ? "its bodyparts are the uniquebodyparts"
+                           : "the individuals' bodyparts are the multianimalbodyparts"));
 }
 
 void LabelStore::save(const LoadedLabels& loaded, const Table& table) {
@@ -271,28 +205,29 @@ FrameLabels LabelStore::frame_locked(const fs::path& folder, std::string_view vi
   FrameLabels frame;
   frame.video = video;
   frame.image = image;
-  const auto keypoints = keypoints_by_bodypart(table);
+  const auto columns = keypoint_columns_by_name(table);
   const auto row = find_row(table, video, image);
-  for (const auto& bodypart : bodyparts_) {
+  for (const auto& keypoint : keypoints_) {
     std::optional<Point> point;
     if (row) {
-      const auto& columns = keypoints.at(bodypart);
-      const double x = table.at(*row, columns.x), y = table.at(*row, columns.y);
+      const auto& at = columns.at(keypoint);
+      const double x = table.at(*row, at.x), y = table.at(*row, at.y);
       if (std::isfinite(x) && std::isfinite(y)) point = Point{x, y};
     }
     frame.points.push_back(point);
   }
   if (const auto machine = machine_labels(folder)) {
-    const auto machine_keypoints = projects::keypoint_columns(*machine, "machinelabels");
+    std::map<Keypoint, projects::KeypointColumns> machine_columns;
+    for (auto& at : projects::keypoint_columns(*machine, "machinelabels"))
+      machine_columns.emplace(Keypoint{at.individual, at.bodypart}, at);
     const auto machine_row = find_row(*machine, video, image);
-    for (const auto& bodypart : bodyparts_) {
+    for (const auto& keypoint : keypoints_) {
       std::optional<MachinePoint> point;
-      const auto it =
-          std::find_if(machine_keypoints.begin(), machine_keypoints.end(),
-                       [&](const projects::KeypointColumns& k) { return k.bodypart == bodypart; });
-      if (machine_row && it != machine_keypoints.end()) {
-        const double x = machine->at(*machine_row, it->x), y = machine->at(*machine_row, it->y);
-        const double likelihood = it->likelihood ? machine->at(*machine_row, *it->likelihood) : 1.0;
+      const auto it = machine_columns.find(keypoint);
+      if (machine_row && it != machine_columns.end()) {
+        const auto& at = it->second;
+        const double x = machine->at(*machine_row, at.x), y = machine->at(*machine_row, at.y);
+        const double likelihood = at.likelihood ? machine->at(*machine_row, *at.likelihood) : 1.0;
         if (std::isfinite(x) && std::isfinite(y)) point = MachinePoint{x, y, likelihood};
       }
       frame.machine.push_back(point);
@@ -328,12 +263,12 @@ std::vector<VideoSummary> LabelStore::videos() const {
       videos.push_back(std::move(video));
       continue;
     }
-    const auto keypoints = keypoints_by_bodypart(table);
+    const auto keypoints = keypoint_columns_by_name(table);
     const auto machine = machine_labels(folder);
     for (auto& frame : video.frames) {
       if (const auto row = find_row(table, video.stem, frame.image)) {
-        for (const auto& bodypart : bodyparts_) {
-          const auto& columns = keypoints.at(bodypart);
+        for (const auto& keypoint : keypoints_) {
+          const auto& columns = keypoints.at(keypoint);
           if (std::isfinite(table.at(*row, columns.x)) && std::isfinite(table.at(*row, columns.y)))
             ++frame.labeled;
         }
@@ -352,11 +287,9 @@ FrameLabels LabelStore::frame(std::string_view video, std::string_view image) co
 }
 
 FrameLabels LabelStore::set_point(std::string_view video, std::string_view image,
-                                  std::string_view bodypart, double x, double y) {
+                                  const Keypoint& keypoint, double x, double y) {
   const fs::path path = image_path(video, image);
-  if (std::find(bodyparts_.begin(), bodyparts_.end(), bodypart) == bodyparts_.end())
-    throw RequestError(404,
-                       fmt::format("no bodypart \"{}\" in config.yaml", printable(bodypart, 80)));
+  check_keypoint(keypoint);
   if (!std::isfinite(x) || !std::isfinite(y))
     throw RequestError(400, "a point needs finite x and y");
   if (const auto size = projects::read_image_size(path)) {
@@ -372,7 +305,7 @@ FrameLabels LabelStore::set_point(std::string_view video, std::string_view image
   const fs::path folder = path.parent_path();
   const LoadedLabels loaded = load(folder);
   Table table = loaded.table;
-  const auto columns = keypoints_by_bodypart(table).at(std::string(bodypart));
+  const auto columns = keypoint_columns_by_name(table).at(keypoint);
   const auto found = find_row(table, video, image);
   const std::size_t row = found ? *found : insert_row(table, video, image);
   table.at(row, columns.x) = x;
@@ -382,16 +315,14 @@ FrameLabels LabelStore::set_point(std::string_view video, std::string_view image
 }
 
 FrameLabels LabelStore::delete_point(std::string_view video, std::string_view image,
-                                     std::string_view bodypart) {
+                                     const Keypoint& keypoint) {
   const fs::path path = image_path(video, image);
-  if (std::find(bodyparts_.begin(), bodyparts_.end(), bodypart) == bodyparts_.end())
-    throw RequestError(404,
-                       fmt::format("no bodypart \"{}\" in config.yaml", printable(bodypart, 80)));
+  check_keypoint(keypoint);
   std::lock_guard lock(mutex_);
   const fs::path folder = path.parent_path();
   const LoadedLabels loaded = load(folder);
   Table table = loaded.table;
-  const auto columns = keypoints_by_bodypart(table).at(std::string(bodypart));
+  const auto columns = keypoint_columns_by_name(table).at(keypoint);
   if (const auto row = find_row(table, video, image)) {
     if (!std::isnan(table.at(*row, columns.x)) || !std::isnan(table.at(*row, columns.y))) {
       table.at(*row, columns.x) = kNaN;
@@ -402,6 +333,48 @@ FrameLabels LabelStore::delete_point(std::string_view video, std::string_view im
   return frame_locked(folder, video, image, table);
 }
 
+FrameLabels LabelStore::move_to_individual(std::string_view video, std::string_view image,
+                                           const Keypoint& keypoint,
+                                           std::string_view to_individual) {
+  const fs::path path = image_path(video, image);
+  check_keypoint(keypoint);
+  const Keypoint target{std::string(to_individual), keypoint.bodypart};
+  if (target == keypoint) {
+    throw RequestError(
+        400, fmt::format("the point already belongs to {}", printable(keypoint.individual, 80)));
+  }
+  check_keypoint(target);
+  std::lock_guard lock(mutex_);
+  const fs::path folder = path.parent_path();
+  const LoadedLabels loaded = load(folder);
+  Table table = loaded.table;
+  const auto columns = keypoint_columns_by_name(table);
+  const auto& from = columns.at(keypoint);
+  const auto& into = columns.at(target);
+  const auto row = find_row(table, video, image);
+  const auto has_point = [&](const projects::KeypointColumns& at) {
+    return row && std::isfinite(table.at(*row, at.x)) && std::isfinite(table.at(*row, at.y));
+  };
+  if (!has_point(from)) {
+    throw RequestError(409, fmt::format("{} has no point in {} to move (deleted meanwhile?)",
+                                        printable(describe(keypoint), 160), image));
+  }
+  if (has_point(into)) {
+    throw RequestError(
+        409,
+        fmt::format("{} already has a point in {} (at {:g}, {:g}); nothing was moved",
+                    printable(describe(target), 160), image, table.at(*row, into.x),
+                    table.at(*row, into.y)),
+        "move or delete that point first");
+  }
+  table.at(*row, into.x) = table.at(*row, from.x);
+  table.at(*row, into.y) = table.at(*row, from.y);
+  table.at(*row, from.x) = kNaN;
+  table.at(*row, from.y) = kNaN;
+  save(loaded, table);
+  return frame_locked(folder, video, image, table);
+}
+
 FrameLabels LabelStore::accept_machine(std::string_view video, std::string_view image) {
   const fs::path path = image_path(video, image);
   std::lock_guard lock(mutex_);
@@ -409,13 +382,13 @@ FrameLabels LabelStore::accept_machine(std::string_view video, std::string_view 
   const LoadedLabels loaded = load(folder);
   Table table = loaded.table;
   FrameLabels frame = frame_locked(folder, video, image, table);
-  const auto keypoints = keypoints_by_bodypart(table);
+  const auto keypoints = keypoint_columns_by_name(table);
   std::optional<std::size_t> row = find_row(table, video, image);
   bool changed = false;
-  for (std::size_t j = 0; j < bodyparts_.size() && j < frame.machine.size(); ++j) {
+  for (std::size_t j = 0; j < keypoints_.size() && j < frame.machine.size(); ++j) {
     if (frame.points[j] || !frame.machine[j]) continue;
     if (!row) row = insert_row(table, video, image);
-    const auto& columns = keypoints.at(bodyparts_[j]);
+    const auto& columns = keypoints.at(keypoints_[j]);
     table.at(*row, columns.x) = frame.machine[j]->x;
     table.at(*row, columns.y) = frame.machine[j]->y;
     changed = true;
@@ -456,7 +429,14 @@ std::vector<MergeNote> LabelStore::merge_other_scorers() {
         continue;
       }
       Table table = ours.table;
-      const std::size_t added = merge_points(table, loaded.table);
+      std::size_t added = 0;
+      try {
+        added = merge_points(table, loaded.table);
+      } catch (const Error& failure) {
+        console::warn("{}: not merging {}: {}", folder.string(), loaded.source.filename().string(),
+                      failure.what());
+        continue;
+      }
       if (added > 0) save(ours, table);
       notes.push_back({folder.filename().string(), loaded.source.filename().string(), added});
       merged_now += version + "\n";

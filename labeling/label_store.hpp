@@ -2,7 +2,9 @@
 // now (never a whole table sent by a page), written to CollectedData_<scorer>.csv and .h5 through
 // the project model with backups. What the files hold is decided by label_files.hpp, which refuses
 // to save over a file it cannot read or reconcile. Points other scorers wrote are merged in, never
-// dropped. Not HTTP: request_handler.cpp turns requests into these calls.
+// dropped. A point is a keypoint (label_columns.hpp: individual and bodypart) of one image, in
+// single- and multi-animal projects alike. Not HTTP: request_handler.cpp turns requests into
+// these calls.
 #pragma once
 
 #include <filesystem>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "labeling/label_columns.hpp"
 #include "labeling/label_files.hpp"
 #include "labeling/session_backup.hpp"
 #include "projects/config.hpp"
@@ -41,7 +44,7 @@ struct MachinePoint {
   double x = 0, y = 0, likelihood = 0;
 };
 
-/// One frame's points, in config.yaml's bodypart order.
+/// One frame's points, in LabelStore::keypoints() order.
 struct FrameLabels {
   std::string video, image;
   std::vector<std::optional<Point>> points;
@@ -51,7 +54,7 @@ struct FrameLabels {
 
 struct FrameSummary {
   std::string image;
-  std::size_t labeled = 0;  // bodyparts with a point
+  std::size_t labeled = 0;  // keypoints (of every individual) with a point
   bool machine = false;     // the network's predictions exist for it (machinelabels)
 };
 
@@ -69,25 +72,39 @@ struct MergeNote {
 
 class LabelStore {
  public:
-  /// A single-animal project (multi-animal projects are refused with an Error). `refine`: show
-  /// machinelabels-iter<K>.h5 predictions for frames that have them.
+  /// A single- or multi-animal project. `refine`: show machinelabels-iter<K>.h5 predictions for
+  /// frames that have them.
   LabelStore(const projects::ProjectConfig& config, bool refine);
 
-  const std::vector<std::string>& bodyparts() const { return bodyparts_; }
+  /// config.yaml's keypoints in DeepLabCut's column order (config_keypoints()).
+  const std::vector<Keypoint>& keypoints() const { return keypoints_; }
+  /// A multi-animal project's individuals, then "single" when it has unique bodyparts; empty in a
+  /// single-animal project.
+  const std::vector<std::string>& individuals() const { return individuals_; }
   const projects::ProjectConfig& config() const { return config_; }
   bool refine() const { return refine_; }
 
-  /// Every labeled-data folder with its images and how many bodyparts each has.
+  /// Every labeled-data folder with its images and how many keypoints each has.
   std::vector<VideoSummary> videos() const;
   /// The frame's points as on disk now.
   FrameLabels frame(std::string_view video, std::string_view image) const;
-  /// Places or moves one bodypart (x, y in pixels inside the image) and saves at once.
-  FrameLabels set_point(std::string_view video, std::string_view image, std::string_view bodypart,
+  /// Places or moves one keypoint (x, y in pixels inside the image) and saves at once.
+  FrameLabels set_point(std::string_view video, std::string_view image, const Keypoint& keypoint,
                         double x, double y);
-  /// Removes one bodypart's point and saves at once (nothing to do when it has none).
+  /// The same for a bodypart of a single-animal project (a keypoint without individual).
+  FrameLabels set_point(std::string_view video, std::string_view image, std::string_view bodypart,
+                        double x, double y) {
+    return set_point(video, image, Keypoint{"", std::string(bodypart)}, x, y);
+  }
+  /// Removes one keypoint's point and saves at once (nothing to do when it has none).
   FrameLabels delete_point(std::string_view video, std::string_view image,
-                           std::string_view bodypart);
-  /// Turns the network's points of the frame into human labels for every bodypart that has no
+                           const Keypoint& keypoint);
+  /// Gives the point of `keypoint` to another individual: it becomes `to_individual`'s same
+  /// bodypart, and `keypoint` has none. Refused (409) when the frame has no such point or
+  /// `to_individual` already has that bodypart there; 400/404 when it has no such bodypart.
+  FrameLabels move_to_individual(std::string_view video, std::string_view image,
+                                 const Keypoint& keypoint, std::string_view to_individual);
+  /// Turns the network's points of the frame into human labels for every keypoint that has no
   /// human label yet (--refine), and saves.
   FrameLabels accept_machine(std::string_view video, std::string_view image);
 
@@ -123,22 +140,17 @@ class LabelStore {
   FrameLabels frame_locked(const std::filesystem::path& folder, std::string_view video,
                            std::string_view image, const projects::Table& table) const;
   std::optional<projects::Table> machine_labels(const std::filesystem::path& folder) const;
+  // Throws RequestError unless `keypoint` is one of config.yaml's.
+  void check_keypoint(const Keypoint& keypoint) const;
 
   projects::ProjectConfig config_;
   bool refine_;
-  std::vector<std::string> bodyparts_;
+  std::vector<Keypoint> keypoints_;
+  std::vector<std::string> individuals_;
   std::filesystem::path project_root_;  // canonical
   mutable std::mutex mutex_;
   SessionBackups backups_;
   std::function<void()> before_write_;
 };
-
-/// Rows of `table` whose image is `image` in labeled-data/`video`, or nullopt.
-std::optional<std::size_t> find_row(const projects::Table& table, std::string_view video,
-                                    std::string_view image);
-
-/// Copies into `base` the points of `other` that `base` lacks (matched by image and bodypart; rows
-/// and bodyparts `base` lacks are added). Returns how many points were added.
-std::size_t merge_points(projects::Table& base, const projects::Table& other);
 
 }  // namespace labpose::labeling

@@ -96,6 +96,15 @@ std::string string_field(const json& body, const char* name) {
   return it->get<std::string>();
 }
 
+// The keypoint a change names: "bodypart", and "individual" in a multi-animal project (absent in
+// a single-animal one).
+Keypoint keypoint_field(const json& body) {
+  Keypoint keypoint;
+  if (body.contains("individual")) keypoint.individual = string_field(body, "individual");
+  keypoint.bodypart = string_field(body, "bodypart");
+  return keypoint;
+}
+
 double number_field(const json& body, const char* name) {
   const auto it = body.find(name);
   if (it == body.end() || !it->is_number())
@@ -103,15 +112,35 @@ double number_field(const json& body, const char* name) {
   return it->get<double>();
 }
 
+// Each keypoint's colour: config.yaml's colormap over the bodyparts in a single-animal project,
+// over the individuals (with "single" as one more) in a multi-animal one, as check-labels draws
+// them.
 json project_json(const LabelStore& store) {
   const auto& values = store.config().values();
-  json colors = json::array(), skeleton = json::array();
-  for (const auto& color : pipeline::colormap_colors(values.colormap, store.bodyparts().size()))
-    colors.push_back(hex_color(color));
+  const auto& individuals = store.individuals();
+  const auto& keypoints = store.keypoints();
+  const auto palette = pipeline::colormap_colors(
+      values.colormap, individuals.empty() ? keypoints.size() : individuals.size());
+  json colors = json::array(), individual_colors = json::array(), skeleton = json::array();
+  json keypoint_list = json::array();
+  for (std::size_t k = 0; k < keypoints.size(); ++k) {
+    const std::size_t individual = static_cast<std::size_t>(
+        std::find(individuals.begin(), individuals.end(), keypoints[k].individual) -
+        individuals.begin());
+    colors.push_back(hex_color(palette[individuals.empty() ? k : individual]));
+    keypoint_list.push_back(
+        json{{"individual", keypoints[k].individual}, {"bodypart", keypoints[k].bodypart}});
+  }
+  for (std::size_t i = 0; i < individuals.size(); ++i)
+    individual_colors.push_back(hex_color(palette[i]));
   for (const auto& edge : values.skeleton) skeleton.push_back(json::array({edge.from, edge.to}));
   return json{{"project", store.config().project_dir().filename().string()},
               {"scorer", values.scorer},
-              {"bodyparts", store.bodyparts()},
+              {"multi_animal", values.multi_animal},
+              {"bodyparts", store.config().keypoint_names()},
+              {"keypoints", keypoint_list},
+              {"individuals", individuals},
+              {"individual_colors", individual_colors},
               {"colors", colors},
               {"skeleton", skeleton},
               {"skeleton_color", hex_color(pipeline::named_color(values.skeleton_color))},
@@ -251,7 +280,7 @@ void RequestHandler::route(const httplib::Request& request, httplib::Response& r
     if (path == "/api/point") {
       change([&](const json& body) {
         return store_.set_point(string_field(body, "video"), string_field(body, "image"),
-                                string_field(body, "bodypart"), number_field(body, "x"),
+                                keypoint_field(body), number_field(body, "x"),
                                 number_field(body, "y"));
       });
       return;
@@ -259,7 +288,14 @@ void RequestHandler::route(const httplib::Request& request, httplib::Response& r
     if (path == "/api/delete") {
       change([&](const json& body) {
         return store_.delete_point(string_field(body, "video"), string_field(body, "image"),
-                                   string_field(body, "bodypart"));
+                                   keypoint_field(body));
+      });
+      return;
+    }
+    if (path == "/api/individual") {
+      change([&](const json& body) {
+        return store_.move_to_individual(string_field(body, "video"), string_field(body, "image"),
+                                         keypoint_field(body), string_field(body, "to"));
       });
       return;
     }

@@ -35,8 +35,8 @@ class RequestHandler {
   void route(const httplib::Request& request, httplib::Response& response);
 
   /// The changes: POST with a JSON body, each the path of one route.
-  static constexpr std::array<std::string_view, 3> kChangePaths = {"/api/point", "/api/delete",
-                                                                   "/api/accept"};
+  static constexpr std::array<std::string_view, 4> kChangePaths = {
+      "/api/point", "/api/delete", "/api/individual", "/api/accept"};
   /// True for a change (the only requests whose body is read).
   static bool reads_body(const httplib::Request& request);
 

@@ -78,15 +78,9 @@ TEST(LabeledImages, AMissingImageIsAProblemNamedSafely) {
 // between its own points only.
 TEST(LabeledImages, MultiAnimalLabelsAreColouredByIndividual) {
   testing::TempDir dir;
-  const fs::path project = dir.path() / "multi_mouse-dlc_team-2022-04-12";
-  fs::copy(fs::path(LABPOSE_SOURCE_DIR) / "tests" / "data" / project.filename(), project,
-           fs::copy_options::recursive);
-  const fs::path folder = project / "labeled-data" / "m3v1mp4short";
-  const cv::Mat blank(480, 640, CV_8UC3, cv::Scalar(90, 90, 90));
-  for (const char* image : {"img26.png", "img11.png", "img17.png", "img12.png", "img05.png"})
-    ASSERT_TRUE(cv::imwrite((folder / image).string(), blank));
-
-  const auto drawn = draw_labeled_images(projects::ProjectConfig::load(project / "config.yaml"));
+  const fs::path config_file = testing::copy_multi_animal_example(
+      dir.path(), {"img26.png", "img11.png", "img17.png", "img12.png", "img05.png"});
+  const auto drawn = draw_labeled_images(projects::ProjectConfig::load(config_file));
   ASSERT_EQ(drawn.size(), 2u);
   const auto& short_video =
       drawn[0].folder.filename() == "m3v1mp4short_labeled" ? drawn[0] : drawn[1];

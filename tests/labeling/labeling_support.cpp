@@ -9,6 +9,7 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "core/error.hpp"
 #include "projects/table.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -86,6 +87,18 @@ void write_machine_labels(const fs::path& folder) {
   }
   machine.at(0, 9) = std::nan("");
   projects::write_table_hdf5(machine, folder / "machinelabels-iter0.h5");
+}
+
+fs::path copy_multi_animal_example(const fs::path& dir, const std::vector<std::string>& images) {
+  const fs::path project = dir / "multi_mouse-dlc_team-2022-04-12";
+  fs::copy(fs::path(LABPOSE_SOURCE_DIR) / "tests" / "data" / project.filename(), project,
+           fs::copy_options::recursive);
+  const cv::Mat blank(480, 640, CV_8UC3, cv::Scalar(90, 90, 90));
+  for (const auto& image : images) {
+    const fs::path file = project / "labeled-data" / "m3v1mp4short" / image;
+    if (!cv::imwrite(file.string(), blank)) throw Error("cannot write " + file.string());
+  }
+  return project / "config.yaml";
 }
 
 }  // namespace labpose::testing
