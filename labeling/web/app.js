@@ -1,19 +1,23 @@
 // labpose's labeling page. Every change is one request for one point (place, move, delete), which
 // the server applies to the files on disk and answers with the frame as saved; the page never sends
-// a whole table. Plain JavaScript, no libraries.
+// a whole table. A point is a keypoint of the project: a bodypart, and in a multi-animal project
+// the individual it belongs to (picked in the individuals list). Plain JavaScript, no libraries.
 "use strict";
 
 const state = {
-  project: null,        // /api/project: bodyparts, colors, skeleton, dotsize, ...
+  project: null,        // /api/project: keypoints, individuals, colors, skeleton, dotsize, ...
   videos: [],           // /api/videos
   video: null,          // current video stem
   image: null,          // current frame's image name
-  frame: null,          // /api/frame: points and machine points of the current frame
-  bodypart: 0,          // index of the current bodypart
+  frame: null,          // /api/frame: points and machine points of the current frame, by keypoint
+  bodypart: 0,          // index of the current keypoint in project.keypoints (its individual is
+                        // the current individual)
   picture: null,        // the frame's Image
   scale: 1, offsetX: 0, offsetY: 0,  // screen = image * scale + offset (CSS pixels)
   drag: null,           // {kind: "point"|"pan", ...} while the mouse button is down
-  undo: [], redo: [],   // {video, image, bodypart, before, after}; points are {x, y} or null
+  undo: [], redo: [],   // {video, image, bodypart, before, after}: a keypoint's point ({x, y} or
+                        // null) before and after; or {video, image, from, to}: a point given
+                        // from one keypoint to another individual's same bodypart
   pending: 0,           // requests in flight
 };
 
@@ -76,10 +80,33 @@ function pointOf(bodypart) {
   return point ? {x: point.x, y: point.y} : null;
 }
 
+// The fields that name a keypoint in a request (no individual in a single-animal project).
+function keypointFields(index) {
+  const keypoint = state.project.keypoints[index];
+  if (!state.project.multi_animal) return {bodypart: keypoint.bodypart};
+  return {individual: keypoint.individual, bodypart: keypoint.bodypart};
+}
+
 async function applyPoint(video, image, bodypart, point) {
-  const name = state.project.bodyparts[bodypart];
-  if (point) return change("/api/point", {video, image, bodypart: name, x: point.x, y: point.y});
-  return change("/api/delete", {video, image, bodypart: name});
+  const fields = Object.assign({video, image}, keypointFields(bodypart));
+  if (point) return change("/api/point", Object.assign(fields, {x: point.x, y: point.y}));
+  return change("/api/delete", fields);
+}
+
+// Gives the point of keypoint `from` to keypoint `to` (the same bodypart of another individual).
+async function applyMove(video, image, from, to) {
+  const body = Object.assign({video, image}, keypointFields(from),
+                             {to: state.project.keypoints[to].individual});
+  return change("/api/individual", body);
+}
+
+// Redoes (forward) or undoes one step.
+async function applyStep(step, forward) {
+  if (step.from !== undefined) {
+    return forward ? applyMove(step.video, step.image, step.from, step.to)
+                   : applyMove(step.video, step.image, step.to, step.from);
+  }
+  return applyPoint(step.video, step.image, step.bodypart, forward ? step.after : step.before);
 }
 
 // A user action on one point, recorded for undo.
@@ -94,7 +121,7 @@ async function undo() {
   const step = state.undo.pop();
   if (!step) return;
   await showFrame(step.video, step.image);
-  await applyPoint(step.video, step.image, step.bodypart, step.before);
+  await applyStep(step, false);
   state.redo.push(step);
 }
 
@@ -102,7 +129,7 @@ async function redo() {
   const step = state.redo.pop();
   if (!step) return;
   await showFrame(step.video, step.image);
-  await applyPoint(step.video, step.image, step.bodypart, step.after);
+  await applyStep(step, true);
   state.undo.push(step);
 }
 
@@ -138,7 +165,7 @@ function renderFrameList() {
   const video = currentVideo();
   const list = $("frames");
   if (!video) { list.replaceChildren(); return; }
-  const total = state.project.bodyparts.length;
+  const total = state.project.keypoints.length;
   list.replaceChildren(...video.frames.map((frame) => {
     const item = document.createElement("li");
     item.dataset.image = frame.image;
@@ -196,11 +223,106 @@ async function stepFrame(delta) {
   await showFrame(video.stem, video.frames[next].image);
 }
 
-// ---- bodyparts ----
+// ---- individuals and bodyparts ----
+
+// The keypoint of `individual` and `bodypart`, or -1.
+function findKeypoint(individual, bodypart) {
+  return state.project.keypoints.findIndex((k) => k.individual === individual && k.bodypart === bodypart);
+}
+
+function currentIndividual() {
+  return state.project.keypoints[state.bodypart].individual;
+}
+
+// The keypoints of an individual ("" in a single-animal project: all of them), by index.
+function keypointsOf(individual) {
+  return state.project.keypoints.map((k, index) => (k.individual === individual ? index : -1))
+    .filter((index) => index >= 0);
+}
+
+function currentKeypoints() {
+  return keypointsOf(currentIndividual());
+}
+
+function renderIndividuals() {
+  const individuals = state.project.individuals;
+  $("individuals-panel").hidden = individuals.length === 0;
+  if (individuals.length === 0) return;
+  const current = currentIndividual();
+  $("individuals").replaceChildren(...individuals.map((name, index) => {
+    const item = document.createElement("li");
+    item.dataset.individual = name;
+    if (name === current) item.classList.add("current");
+    const label = document.createElement("span");
+    const swatch = document.createElement("span");
+    swatch.className = "swatch";
+    swatch.style.background = state.project.individual_colors[index];
+    label.append(swatch, `${index + 1} ${name}`);
+    const mine = keypointsOf(name);
+    const count = document.createElement("span");
+    count.className = "where";
+    count.textContent = `${mine.filter((i) => pointOf(i)).length}/${mine.length}`;
+    item.append(label, count);
+    item.addEventListener("click", () => selectIndividual(index));
+    return item;
+  }));
+  // Where the current point can go: the individuals with the same bodypart.
+  const select = $("move-to");
+  const bodypart = state.project.keypoints[state.bodypart].bodypart;
+  const targets = individuals.filter((name) => name !== current && findKeypoint(name, bodypart) >= 0);
+  const shown = [...select.options].map((option) => option.value);
+  if (shown.join("\n") !== targets.join("\n")) {  // rebuilt only when it changes: it may be open
+    const chosen = select.value;
+    select.replaceChildren(...targets.map((name) => {
+      const option = document.createElement("option");
+      option.value = name;
+      option.textContent = name;
+      return option;
+    }));
+    if (targets.includes(chosen)) select.value = chosen;
+  }
+  $("move").disabled = targets.length === 0 || !pointOf(state.bodypart);
+}
+
+// Makes individual `index` current: its keypoint of the current bodypart when that one has no
+// point yet, else its first keypoint without one (else that same bodypart, or its first).
+function selectIndividual(index) {
+  const individuals = state.project.individuals;
+  if (individuals.length === 0) return;
+  const name = individuals[(index + individuals.length) % individuals.length];
+  const same = findKeypoint(name, state.project.keypoints[state.bodypart].bodypart);
+  const mine = keypointsOf(name);
+  const free = mine.find((i) => !pointOf(i));
+  if (same >= 0 && !pointOf(same)) state.bodypart = same;
+  else if (free !== undefined) state.bodypart = free;
+  else state.bodypart = same >= 0 ? same : mine[0];
+  render();
+}
+
+function stepIndividual(delta) {
+  selectIndividual(state.project.individuals.indexOf(currentIndividual()) + delta);
+}
+
+// Gives the current point to another individual (the same bodypart of `individual`); the server
+// refuses when that individual already has a point there.
+async function moveToIndividual(individual) {
+  const from = state.bodypart;
+  const to = findKeypoint(individual, state.project.keypoints[from].bodypart);
+  if (!pointOf(from)) { setStatus("select a placed point first (click it)", "error"); return; }
+  if (to < 0 || to === from) {
+    setStatus(`${individual} has no ${state.project.keypoints[from].bodypart}`, "error");
+    return;
+  }
+  const step = {video: state.video, image: state.image, from, to};
+  await applyMove(step.video, step.image, from, to);
+  state.undo.push(step);
+  state.redo = [];
+}
 
 function renderBodyparts() {
   const list = $("bodyparts");
-  list.replaceChildren(...state.project.bodyparts.map((name, index) => {
+  list.replaceChildren(...currentKeypoints().map((index) => {
+    const name = state.project.keypoints[index].bodypart;
     const item = document.createElement("li");
     item.dataset.bodypart = name;
     if (index === state.bodypart) item.classList.add("current");
@@ -222,20 +344,23 @@ function renderBodyparts() {
   }));
 }
 
-function selectBodypart(index) {
-  const count = state.project.bodyparts.length;
-  state.bodypart = (index + count) % count;
+// The current individual's bodypart `delta` places from the current one, cyclically.
+function stepBodypart(delta) {
+  const mine = currentKeypoints();
+  const at = mine.indexOf(state.bodypart);
+  state.bodypart = mine[(at + delta + mine.length) % mine.length];
   render();
 }
 
-// After placing a point: the next bodypart without one (or simply the next).
+// After placing a point: the current individual's next bodypart without one (or simply the next).
 function advanceBodypart() {
-  const count = state.project.bodyparts.length;
-  for (let step = 1; step <= count; step += 1) {
-    const index = (state.bodypart + step) % count;
+  const mine = currentKeypoints();
+  const at = mine.indexOf(state.bodypart);
+  for (let step = 1; step <= mine.length; step += 1) {
+    const index = mine[(at + step) % mine.length];
     if (!pointOf(index)) { state.bodypart = index; return; }
   }
-  state.bodypart = (state.bodypart + 1) % count;
+  state.bodypart = mine[(at + 1) % mine.length];
 }
 
 // ---- view ----
@@ -329,18 +454,21 @@ function render() {
                       size.height * state.scale);
   }
   if (state.frame) {
-    const names = state.project.bodyparts;
     const points = state.frame.points;
     context.strokeStyle = state.project.skeleton_color;
     context.lineWidth = 2;
-    for (const [from, to] of state.project.skeleton) {
-      const a = points[names.indexOf(from)], b = points[names.indexOf(to)];
-      if (!a || !b) continue;
-      const p = toScreen(a), q = toScreen(b);
-      context.beginPath();
-      context.moveTo(p.x, p.y);
-      context.lineTo(q.x, q.y);
-      context.stroke();
+    // Each animal's skeleton joins its own points only.
+    const individuals = [...new Set(state.project.keypoints.map((k) => k.individual))];
+    for (const individual of individuals) {
+      for (const [from, to] of state.project.skeleton) {
+        const a = points[findKeypoint(individual, from)], b = points[findKeypoint(individual, to)];
+        if (!a || !b) continue;
+        const p = toScreen(a), q = toScreen(b);
+        context.beginPath();
+        context.moveTo(p.x, p.y);
+        context.lineTo(q.x, q.y);
+        context.stroke();
+      }
     }
     (state.frame.machine || []).forEach((point, index) => {
       if (point && !points[index]) drawDot(point, state.project.colors[index], false, index === state.bodypart);
@@ -349,6 +477,7 @@ function render() {
       if (point) drawDot(point, state.project.colors[index], true, index === state.bodypart);
     });
   }
+  renderIndividuals();
   renderBodyparts();
 }
 
@@ -455,8 +584,15 @@ document.addEventListener("keydown", (event) => {
   else if (control && (key === "y" || ((key === "z" || key === "Z") && event.shiftKey))) redo();
   else if (key === "ArrowRight" || key === "PageDown") stepFrame(1);
   else if (key === "ArrowLeft" || key === "PageUp") stepFrame(-1);
-  else if (key === "ArrowDown") selectBodypart(state.bodypart + 1);
-  else if (key === "ArrowUp") selectBodypart(state.bodypart - 1);
+  else if (key === "ArrowDown") stepBodypart(1);
+  else if (key === "ArrowUp") stepBodypart(-1);
+  else if (key === "Tab" && state.project.multi_animal && !control) stepIndividual(event.shiftKey ? -1 : 1);
+  else if (state.project.multi_animal && !control && /^Digit[1-9]$/.test(event.code)) {
+    const individual = state.project.individuals[Number(event.code.slice(5)) - 1];
+    if (individual === undefined) handled = false;
+    else if (event.shiftKey) moveToIndividual(individual);
+    else selectIndividual(Number(event.code.slice(5)) - 1);
+  }
   else if ((key === "Delete" || key === "Backspace") && pointOf(state.bodypart)) edit(state.bodypart, null);
   else if (key === "f" || key === "F") { fitView(); render(); }
   else if (key === "a" || key === "A") acceptMachine();
@@ -474,6 +610,7 @@ $("undo").addEventListener("click", () => undo());
 $("redo").addEventListener("click", () => redo());
 $("fit").addEventListener("click", () => { fitView(); render(); });
 $("accept").addEventListener("click", () => acceptMachine());
+$("move").addEventListener("click", () => { if ($("move-to").value) moveToIndividual($("move-to").value); });
 window.addEventListener("resize", () => { resizeCanvas(); fitView(); render(); });
 
 // Another tab or tool may have changed the labels: show what is on disk now.
@@ -511,6 +648,7 @@ async function start() {
     $("project").textContent = state.project.project;
     $("scorer").textContent = state.project.scorer;
     $("accept").hidden = !state.project.refine;
+    document.body.classList.toggle("multi-animal", state.project.multi_animal);
     resizeCanvas();
     await loadVideos();
     const first = state.videos.find((v) => v.frames.length > 0);

@@ -11,8 +11,12 @@ another click, which the server refuses; prints what the page's status line then
 With `unreadable`: the labels cannot be read from the start; prints the status line and whether
 the frame's image is shown all the same.
 
-Usage: browser_labeling.py URL [extras | refused CSV | unreadable]  (the URL with ?token= that
-labpose label prints)
+With `multi` (DeepLabCut's multi-animal example, one unlabeled frame): picks individuals with the
+keys and the list, places points for two of them, gives one point to a third individual, is
+refused giving one to an individual that has that bodypart, undoes and redoes the move, reloads.
+
+Usage: browser_labeling.py URL [extras | refused CSV | unreadable | multi]  (the URL with ?token=
+that labpose label prints)
 The caller (browser_test.cpp) compares the printed points with the CSV on disk.
 """
 import json
@@ -24,8 +28,9 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.actions.action_builder import ActionBuilder
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.actions.mouse_button import MouseButton
+from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 # How long to wait for the page to reach a state before giving up. A bound against hangs, not a
 # timing the test relies on: on a loaded machine the page is only slower.
@@ -80,13 +85,14 @@ def wait_for(driver, script, *arguments):
         lambda d: settled(d) and d.execute_script(script, *arguments))
 
 
-def keys(driver, *sequence, control=False):
+def keys(driver, *sequence, control=False, shift=False):
     chain = ActionChains(driver)
-    if control:
-        chain.key_down(Keys.CONTROL)
+    modifiers = ([Keys.CONTROL] if control else []) + ([Keys.SHIFT] if shift else [])
+    for modifier in modifiers:
+        chain.key_down(modifier)
     chain.send_keys(*sequence)
-    if control:
-        chain.key_up(Keys.CONTROL)
+    for modifier in modifiers:
+        chain.key_up(modifier)
     chain.perform()
 
 
@@ -168,6 +174,61 @@ def refused(driver, csv):
     return {"status": status, "points": points(driver)}
 
 
+def current_individual(driver):
+    return driver.execute_script(
+        "const s = window.labpose.state; return s.project.keypoints[s.bodypart].individual;")
+
+
+def shown_bodyparts(driver):
+    return driver.execute_script(
+        "return [...document.querySelectorAll('#bodyparts li')].map((li) => li.dataset.bodypart);")
+
+
+def move_point_to(driver, individual):
+    """Gives the selected point to `individual` with the control under the individuals list."""
+    Select(driver.find_element(By.ID, "move-to")).select_by_value(individual)
+    driver.find_element(By.ID, "move").click()
+    WebDriverWait(driver, PATIENCE).until(settled)
+
+
+def multi_animal(driver):
+    individuals = driver.execute_script(
+        "return [...document.querySelectorAll('#individuals li')].map((li) => li.dataset.individual);")
+    # Keys: Shift+Tab from individual1 goes round to single (its own bodyparts), 2 picks individual2.
+    keys(driver, Keys.TAB, shift=True)
+    single = [current_individual(driver), shown_bodyparts(driver)]
+    keys(driver, "2")
+    assert current_individual(driver) == "individual2", current_individual(driver)
+    # Two clicks: individual2's bodypart1, then its next bodypart.
+    click(driver, 100.5, 100.5)
+    click(driver, 200.5, 120.5)
+    # The list: individual1, its bodypart1, one click.
+    driver.find_element(By.CSS_SELECTOR, "#individuals li[data-individual='individual1']").click()
+    driver.find_element(By.CSS_SELECTOR, "#bodyparts li[data-bodypart='bodypart1']").click()
+    click(driver, 300.5, 300.5)
+    # A click on individual2's bodypart2 selects it; it goes to individual3.
+    click(driver, 200.5, 120.5)
+    selected = current_individual(driver)
+    move_point_to(driver, "individual3")
+    wait_for(driver, "return window.labpose.state.frame.points[7] !== null;")
+    # individual1's bodypart1 cannot go to individual2, who has a bodypart1 here.
+    click(driver, 300.5, 300.5)
+    move_point_to(driver, "individual2")
+    refused = driver.execute_script("return document.getElementById('status').textContent;")
+    # Undo gives the point back to individual2, redo to individual3 again.
+    keys(driver, "z", control=True)
+    wait_for(driver, "return window.labpose.state.frame.points[4] !== null"
+                     " && window.labpose.state.frame.points[7] === null;")
+    keys(driver, "y", control=True)
+    wait_for(driver, "return window.labpose.state.frame.points[7] !== null;")
+    driver.refresh()
+    WebDriverWait(driver, PATIENCE).until(settled)
+    counts = driver.execute_script(
+        "return [...document.querySelectorAll('#frames li .count')].map((c) => c.textContent);")
+    return {"individuals": individuals, "single": single, "selected": selected, "refused": refused,
+            "points": points(driver), "counts": counts}
+
+
 def unreadable(driver):
     return driver.execute_script(
         "return {status: document.getElementById('status').textContent,"
@@ -180,6 +241,8 @@ def main():
         scenario = lambda driver: refused(driver, sys.argv[3])  # noqa: E731
     elif sys.argv[2:] == ["unreadable"]:
         scenario = unreadable
+    elif sys.argv[2:] == ["multi"]:
+        scenario = multi_animal
     else:
         scenario = extras if sys.argv[2:] == ["extras"] else place_move_delete
     options = webdriver.ChromeOptions()

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <string>
 
 #include "labeling/server.hpp"
 #include "projects/labels.hpp"
@@ -177,6 +178,63 @@ TEST(Browser, LabelsThatCannotBeReadAreShownAsSuchWithTheImage) {
   EXPECT_NE(status.find("CollectedData_Alice.csv:4"), std::string::npos) << status;
   EXPECT_TRUE(page["picture"].get<bool>()) << page.dump();
   EXPECT_TRUE(page["frame"].is_null()) << page.dump();
+}
+
+// DeepLabCut's multi-animal example with one blank, unlabeled frame: points of two individuals,
+// one given to a third, one such move refused; the files say what the page showed.
+TEST(Browser, PlacesPointsOfSeveralIndividualsAndMovesOneToAnother) {
+  LABPOSE_REQUIRE_SELENIUM(python);
+  testing::TempDir dir;
+  const fs::path config = testing::copy_multi_animal_example(dir.path(), {"img00.png"});
+  const fs::path folder = config.parent_path() / "labeled-data" / "m3v1mp4short";
+  const std::string example = testing::read_text(projects::label_files(folder, "dlc_team").csv);
+  LabelServer server(projects::ProjectConfig::load(config), {});
+  server.start();
+  const json page = run_page_script(python, server, "multi");
+  ASSERT_FALSE(page.is_null());
+  EXPECT_EQ(page["individuals"], json({"individual1", "individual2", "individual3", "single"}));
+  EXPECT_EQ(page["single"], json({"single", json({"corner1", "corner2"})}));
+  EXPECT_EQ(page["selected"], "individual2");
+  const std::string refused = page["refused"];
+  EXPECT_TRUE(
+      testing::contains(refused, "individual2's bodypart1 already has a point in img00.png"))
+      << refused;
+  EXPECT_EQ(page["counts"], json({"3/11"}));
+
+  // individual1's bodypart1, individual2's bodypart1, individual3's bodypart2 (moved from
+  // individual2's); nothing else.
+  const json& points = page["points"];
+  ASSERT_EQ(points.size(), 11u);
+  const auto near = [&](std::size_t keypoint, double x, double y) {
+    ASSERT_TRUE(points[keypoint].is_object()) << keypoint << ": " << page.dump();
+    EXPECT_NEAR(points[keypoint]["x"].get<double>(), x, 1.0) << keypoint;
+    EXPECT_NEAR(points[keypoint]["y"].get<double>(), y, 1.0) << keypoint;
+  };
+  near(0, 300.5, 300.5);
+  near(3, 100.5, 100.5);
+  near(7, 200.5, 120.5);
+  for (const std::size_t keypoint : {1u, 2u, 4u, 5u, 6u, 8u, 9u, 10u})
+    EXPECT_TRUE(points[keypoint].is_null()) << keypoint;
+
+  // The file: DeepLabCut's four header rows, the example's rows, and img00 as the page shows it.
+  const auto files = projects::label_files(folder, "dlc_team");
+  const std::string text = testing::read_text(files.csv);
+  const std::size_t headers_end = example.find("labeled-data,");
+  EXPECT_EQ(text.substr(0, headers_end), example.substr(0, headers_end));
+  EXPECT_TRUE(testing::contains(text, example.substr(headers_end))) << text;
+  const auto csv = projects::read_table_csv(files.csv);
+  ASSERT_EQ(csv.row_count(), 6u);
+  EXPECT_EQ(projects::image_key(csv, 0).image, "img00.png");
+  for (std::size_t column = 0; column < 22; ++column) {
+    const std::size_t keypoint = column / 2;
+    const json& shown = points[keypoint];
+    if (shown.is_null()) {
+      EXPECT_TRUE(std::isnan(csv.at(0, column))) << column;
+    } else {
+      EXPECT_EQ(csv.at(0, column), shown[column % 2 == 0 ? "x" : "y"].get<double>()) << column;
+    }
+  }
+  EXPECT_TRUE(projects::same_table(csv, projects::read_table_hdf5(files.h5)));
 }
 
 }  // namespace
