@@ -186,18 +186,16 @@ projects::Table dataset_table(const Dataset& dataset, const std::string& scorer)
     table = projects::make_label_table(scorer, dataset.bodyparts);
     for (std::size_t j = 0; j < dataset.bodyparts.size(); ++j) slots.push_back(j);
   } else {
-    table.column_level_names = {"scorer", "individuals", "bodyparts", "coords"};
-    table.index_levels = 3;
-    const std::size_t joints = dataset.bodyparts.size();
-    for (std::size_t i = 0; i < dataset.individuals.size(); ++i) {
-      const bool single = dataset.individuals[i] == "single";
-      for (std::size_t j = single ? dataset.multi_bodyparts : 0;
-           j < (single ? joints : dataset.multi_bodyparts); ++j) {
-        for (const char* coord : {"x", "y"})
-          table.columns.push_back({scorer, dataset.individuals[i], dataset.bodyparts[j], coord});
-        slots.push_back(i * joints + j);
-      }
-    }
+    const std::size_t joints = dataset.bodyparts.size(), multi = dataset.multi_bodyparts;
+    const auto first = dataset.bodyparts.begin();
+    std::vector<std::string> animals = dataset.individuals;
+    if (!animals.empty() && animals.back() == "single") animals.pop_back();
+    table = projects::make_multi_animal_label_table(
+        scorer, animals, {first, first + static_cast<std::ptrdiff_t>(multi)},
+        {first + static_cast<std::ptrdiff_t>(multi), dataset.bodyparts.end()});
+    for (std::size_t i = 0; i < animals.size(); ++i)
+      for (std::size_t j = 0; j < multi; ++j) slots.push_back(i * joints + j);
+    for (std::size_t j = multi; j < joints; ++j) slots.push_back(animals.size() * joints + j);
   }
   for (const auto& image : dataset.images) {
     const std::string stem =
