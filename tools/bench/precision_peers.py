@@ -59,13 +59,16 @@ def labpose_kernels(a, net, batch, precision):
                "--precision", precision, "--repeats", "1", "--warmup", "0", "--json"]
     env = dict(os.environ, ONEDNN_VERBOSE="1")
     output = subprocess.run(command, text=True, capture_output=True, check=True, env=env).stdout
+    # The plan's own layers read its type; bench's fp32 calibration pass before an int8 plan does not.
+    sources = {"fp32": ("src_f32",), "bf16": ("src_bf16",), "int8": ("src_u8", "src_s8")}[precision]
     kernels = []
     for line in output.splitlines():
         fields = line.split(",")
-        # onednn_verbose,[timestamp,]exec,cpu,convolution,<implementation>,<propagation>,...
-        if "exec" in fields[:3] and len(fields) > 5:
+        # onednn_verbose,[timestamp,]exec,cpu,convolution,<implementation>,<propagation>,<memory>,...
+        if "exec" in fields[:3] and len(fields) > 6:
             at = fields.index("exec")
-            if fields[at + 2] in ("convolution", "deconvolution", "inner_product"):
+            if (fields[at + 2] in ("convolution", "deconvolution", "inner_product")
+                    and fields[at + 5].startswith(sources)):
                 kernels.append(fields[at + 3])
     return tally(kernels) or "no oneDNN convolution (labpose's own kernels only)"
 
