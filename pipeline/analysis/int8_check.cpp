@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/progress.hpp"
 #include "devices/devices.hpp"
+#include "pipeline/analysis/precision_comparison.hpp"
 #include "pipeline/analysis/predictor.hpp"
 #include "pipeline/dataset/dataset.hpp"
 #include "pipeline/pose/int8_calibration.hpp"
@@ -27,22 +28,6 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kFormat = "labpose int8 check";
-
-json percentiles_json(const ShiftPercentiles& p) {
-  return {{"median_px", p.median},
-          {"p99_px", p.p99},
-          {"largest_px", p.largest},
-          {"keypoints", p.keypoints}};
-}
-
-ShiftPercentiles percentiles_from(const json& j) {
-  ShiftPercentiles p;
-  p.median = j.at("median_px").get<double>();
-  p.p99 = j.at("p99_px").get<double>();
-  p.largest = j.at("largest_px").get<double>();
-  p.keypoints = j.at("keypoints").get<std::size_t>();
-  return p;
-}
 
 bool plausible(const ShiftPercentiles& p) {
   return std::isfinite(p.median) && std::isfinite(p.p99) && p.median >= 0 && p.p99 >= p.median;
@@ -64,8 +49,8 @@ std::optional<Int8Check> read_check(const fs::path& file, const SnapshotIdentity
       return std::nullopt;
     }
     check.images = document.at("images").get<std::size_t>();
-    check.shift.confident = percentiles_from(document.at("confident"));
-    check.shift.all = percentiles_from(document.at("all"));
+    check.shift.confident = percentiles_from_json(document.at("confident"));
+    check.shift.all = percentiles_from_json(document.at("all"));
     check.shift.likelihood_change = document.at("likelihood_change").get<double>();
     if (!plausible(check.shift.confident) || !plausible(check.shift.all)) {
       why_not = "it is damaged";

@@ -54,18 +54,28 @@ std::string comparison_text(const std::string& video, const PrecisionComparison&
           : 0.0);
 }
 
+nlohmann::json percentiles_json(const ShiftPercentiles& p) {
+  return nlohmann::json{{"keypoints", p.keypoints},
+                        {"median_px", p.median},
+                        {"p99_px", p.p99},
+                        {"largest_px", p.largest}};
+}
+
+ShiftPercentiles percentiles_from_json(const nlohmann::json& json) {
+  ShiftPercentiles p;
+  p.median = json.at("median_px").get<double>();
+  p.p99 = json.at("p99_px").get<double>();
+  p.largest = json.at("largest_px").get<double>();
+  p.keypoints = json.at("keypoints").get<std::size_t>();
+  return p;
+}
+
 void record_comparison(const fs::path& meta_json, const PrecisionComparison& comparison) {
   nlohmann::json meta = nlohmann::json::parse(read_file(meta_json));
-  const auto percentiles = [](const ShiftPercentiles& p) {
-    return nlohmann::json{{"keypoints", p.keypoints},
-                          {"median_px", p.median},
-                          {"p99_px", p.p99},
-                          {"largest_px", p.largest}};
-  };
   meta["against_fp32"] = {{"precision", comparison.precision},
                           {"pcutoff", comparison.pcutoff},
-                          {"confident", percentiles(comparison.shift.confident)},
-                          {"all", percentiles(comparison.shift.all)},
+                          {"confident", percentiles_json(comparison.shift.confident)},
+                          {"all", percentiles_json(comparison.shift.all)},
                           {"likelihood_change", comparison.shift.likelihood_change},
                           {"frames_per_second", comparison.frames_per_second},
                           {"fp32_frames_per_second", comparison.fp32_frames_per_second}};

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,12 @@ PrecisionComparison compare_tracks(const std::filesystem::path& reduced_h5,
 
 /// One line for the console: "<video>: bf16 against fp32: keypoints moved ...".
 std::string comparison_text(const std::string& video, const PrecisionComparison& comparison);
+
+/// A shift's percentiles as labpose's JSON files hold them ("keypoints", "median_px", "p99_px",
+/// "largest_px"), and back; the reading throws nlohmann::json::exception for a missing or mistyped
+/// field.
+nlohmann::json percentiles_json(const ShiftPercentiles& percentiles);
+ShiftPercentiles percentiles_from_json(const nlohmann::json& json);
 
 /// Adds the comparison to an analysis's _meta.json as "against_fp32" (rewritten atomically).
 void record_comparison(const std::filesystem::path& meta_json,
