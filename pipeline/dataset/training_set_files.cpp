@@ -82,6 +82,31 @@ projects::PyValue path_parts(const std::string& path) {
   return projects::PyValue::tuple(std::move(parts));
 }
 
+// DeepLabCut's TensorFlow single-animal entries: per image that keeps a point, [[j, x, y], ...]
+// with x and y truncated as numpy's astype(int) does (toward zero), strictly inside the image.
+projects::PyValue::List single_animal_data(const Dataset& dataset,
+                                           const std::vector<std::size_t>& indices) {
+  using projects::PyValue;
+  PyValue::List data;
+  for (const std::size_t index : indices) {
+    const LabeledImage& image = dataset.images[index];
+    PyValue::List joints;
+    for (std::size_t j = 0; j < image.x.size(); ++j) {
+      if (std::isnan(image.x[j]) || std::isnan(image.y[j])) continue;
+      const auto x = static_cast<std::int64_t>(image.x[j]);
+      const auto y = static_cast<std::int64_t>(image.y[j]);
+      if (x > 0 && x < image.width && y > 0 && y < image.height) {
+        joints.push_back(PyValue::List{static_cast<std::int64_t>(j), x, y});
+      }
+    }
+    if (joints.empty()) continue;
+    data.push_back(PyValue::dict({{"image", path_parts(image.path)},
+                                  {"size", PyValue::tuple({3, image.height, image.width})},
+                                  {"joints", std::move(joints)}}));
+  }
+  return data;
+}
+
 projects::PyValue::List multi_animal_data(const Dataset& dataset,
                                           const std::vector<std::size_t>& indices) {
   using projects::PyValue;
@@ -124,29 +149,13 @@ std::string multi_animal_training_pickle(const Dataset& dataset,
 std::string documentation_pickle(const Dataset& dataset, const std::vector<std::size_t>& train,
                                  const std::vector<std::size_t>& test, double fraction) {
   using projects::PyValue;
-  PyValue::List data;
-  for (const std::size_t index : dataset.multi_animal() ? std::vector<std::size_t>{} : train) {
-    const LabeledImage& image = dataset.images[index];
-    PyValue::List joints;
-    for (std::size_t j = 0; j < image.x.size(); ++j) {
-      if (std::isnan(image.x[j]) || std::isnan(image.y[j])) continue;
-      const auto x = static_cast<std::int64_t>(image.x[j]);  // numpy astype(int): toward zero
-      const auto y = static_cast<std::int64_t>(image.y[j]);
-      if (x > 0 && x < image.width && y > 0 && y < image.height) {
-        joints.push_back(PyValue::List{static_cast<std::int64_t>(j), x, y});
-      }
-    }
-    if (joints.empty()) continue;
-    data.push_back(PyValue::dict({{"image", path_parts(image.path)},
-                                  {"size", PyValue::tuple({3, image.height, image.width})},
-                                  {"joints", std::move(joints)}}));
-  }
+  PyValue::List data = dataset.multi_animal() ? multi_animal_data(dataset, train)
+                                              : single_animal_data(dataset, train);
   const auto as_list = [](const std::vector<std::size_t>& indices) {
     PyValue::List list;
     for (const std::size_t index : indices) list.emplace_back(static_cast<std::int64_t>(index));
     return list;
   };
-  if (dataset.multi_animal()) data = multi_animal_data(dataset, train);
   return projects::pickle(PyValue::List{std::move(data), as_list(train), as_list(test), fraction});
 }
 
