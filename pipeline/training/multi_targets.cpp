@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "core/error.hpp"
+#include "pipeline/training/targets.hpp"
 
 namespace labpose::pipeline {
 namespace {
@@ -84,42 +85,6 @@ void check_inputs(std::span<const std::vector<CropPoint>> animals,
   check_size(maps.identity_weights, "identity_weights", identity, layout);
 }
 
-// The grid cells whose centres may lie within `reach` pixels of [low, high] along one axis.
-struct CellRange {
-  int first = 0, last = -1;
-};
-
-CellRange cells_near(double low, double high, double reach, int stride, int cells) {
-  const double half = stride / 2;
-  // Clamped before the cast: a keypoint far outside the crop must not overflow an int.
-  const auto cell = [cells](double value) {
-    return static_cast<int>(std::clamp(value, -1.0, static_cast<double>(cells)));
-  };
-  return {std::max(0, cell(std::floor((low - reach - half) / stride))),
-          std::min(cells - 1, cell(std::ceil((high + reach - half) / stride)))};
-}
-
-// Calls visit(cell, dx, dy) for every cell whose centre is within settings.radius() of `p`, with
-// (dx, dy) = p - centre in pixels.
-template <typename Visit>
-void for_each_disk_cell(const CropPoint& p, const MultiTargetLayout& layout,
-                        const MultiTargetSettings& settings, Visit visit) {
-  const int stride = settings.stride;
-  const double half = stride / 2, radius = settings.radius(), radius_squared = radius * radius;
-  const CellRange rows = cells_near(p.y, p.y, radius, stride, layout.height);
-  const CellRange cols = cells_near(p.x, p.x, radius, stride, layout.width);
-  for (int r = rows.first; r <= rows.last; ++r) {
-    const double dy = p.y - (r * stride + half);
-    for (int c = cols.first; c <= cols.last; ++c) {
-      const double dx = p.x - (c * stride + half);
-      if (dx * dx + dy * dy > radius_squared) continue;
-      visit(static_cast<std::size_t>(r) * static_cast<std::size_t>(layout.width) +
-                static_cast<std::size_t>(c),
-            dx, dy);
-    }
-  }
-}
-
 // Score map and location refinement of bodypart `part` (an index over all J bodyparts).
 void draw_keypoint(const CropPoint& p, int part, const MultiTargetLayout& layout,
                    const MultiTargetSettings& settings, const MultiTargetMaps& maps) {
@@ -129,12 +94,14 @@ void draw_keypoint(const CropPoint& p, int part, const MultiTargetLayout& layout
   float* dy_map = dx_map + plane;
   float* dx_weight = maps.locref_weights.data() + 2 * j * plane;
   float* dy_weight = dx_weight + plane;
-  for_each_disk_cell(p, layout, settings, [&](std::size_t cell, double dx, double dy) {
-    score[cell] = 1.0F;
-    dx_map[cell] = static_cast<float>(dx / settings.locref_stdev);
-    dy_map[cell] = static_cast<float>(dy / settings.locref_stdev);
-    if (settings.weigh_only_present_joints) dx_weight[cell] = dy_weight[cell] = 1.0F;
-  });
+  for_each_disk_cell(p.x, p.y, settings.radius(), settings.stride, layout.height, layout.width,
+                     [&](std::size_t cell, double dx, double dy) {
+                       score[cell] = 1.0F;
+                       dx_map[cell] = static_cast<float>(dx / settings.locref_stdev);
+                       dy_map[cell] = static_cast<float>(dy / settings.locref_stdev);
+                       if (settings.weigh_only_present_joints)
+                         dx_weight[cell] = dy_weight[cell] = 1.0F;
+                     });
 }
 
 // The PAF of graph edge `edge` for one animal's limb from `source` to `target` (both visible).
@@ -229,7 +196,7 @@ void build_multi_targets(std::span<const std::vector<CropPoint>> animals,
     float* identity = maps.identity.data() + i * plane;
     for (const CropPoint& p : animals[i]) {
       if (!visible(p)) continue;
-      for_each_disk_cell(p, layout, settings,
+      for_each_disk_cell(p.x, p.y, settings.radius(), settings.stride, layout.height, layout.width,
                          [&](std::size_t cell, double, double) { identity[cell] = 1.0F; });
     }
   }
