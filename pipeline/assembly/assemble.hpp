@@ -33,6 +33,17 @@
 
 namespace labpose::pipeline {
 
+/// inference_cfg.yaml's `detectionthresholdsquare` as create_multianimaltraining_dataset writes it:
+/// the weakest candidate assembly links.
+inline constexpr double kProjectDetectionThreshold = 0.1;
+/// inference_cfg.yaml's `pafthreshold` as create_multianimaltraining_dataset writes it.
+inline constexpr double kProjectPafThreshold = 0.1;
+/// inference_cfg.yaml's `minimalnumberofconnections` for a project: half the multi-animal
+/// bodyparts.
+inline int project_min_links(int multi_bodyparts) {
+  return multi_bodyparts / 2;
+}
+
 struct AssemblySettings {
   int max_individuals = 1;     // inference_cfg `topktoretain`: the number of animals
   double pcutoff = 0.1;        // inference_cfg `pcutoff`: weaker candidates are never linked

@@ -13,6 +13,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "pipeline/assembly/assemble.hpp"
 #include "projects/pickle.hpp"
 #include "projects/yaml_reader.hpp"
 #include "projects/yaml_text.hpp"
@@ -166,7 +167,7 @@ std::string inference_config_text(std::size_t multi_bodyparts, std::size_t indiv
       "create-dataset)\n"
       "variant: 0\n"
       "# detections and connections kept for assembly\n"
-      "detectionthresholdsquare: 0.1\npafthreshold: 0.1\n"
+      "detectionthresholdsquare: {}\npafthreshold: {}\n"
       "distnormalization: 1000\ndistnormalizationLOWER: 0\n"
       "upperbound_factor: 1.25\nlowerbound_factor: 0.5\n"
       "addlikelihoods: 0.15\nmethod: m1\n"
@@ -174,7 +175,9 @@ std::string inference_config_text(std::size_t multi_bodyparts, std::size_t indiv
       "minimalnumberofconnections: {}\naveragescore: 0.1\ntopktoretain: {}\nwithid: {}\n"
       "# tracking\n"
       "boundingboxslack: 0\niou_threshold: 0.2\nmax_age: 100\nmin_hits: 3\n",
-      multi_bodyparts / 2, individuals, identity ? "true" : "false");
+      kProjectDetectionThreshold, kProjectPafThreshold,
+      project_min_links(static_cast<int>(multi_bodyparts)), individuals,
+      identity ? "true" : "false");
 }
 
 std::string updated_shuffle_registry(const fs::path& file,

@@ -29,10 +29,13 @@ ErrorSummary summarize_errors(const Dataset& dataset, const std::vector<std::siz
   std::vector<std::size_t> count(joints, 0), count_cut(joints, 0);
   for (std::size_t k = 0; k < indices.size(); ++k) {
     const LabeledImage& image = dataset.images[indices[k]];
-    for (std::size_t j = 0; j < joints; ++j) {
-      if (std::isnan(image.x[j]) || std::isnan(image.y[j])) continue;
-      const KeypointPrediction& p = predictions[k][j];
-      const double distance = std::hypot(p.x - image.x[j], p.y - image.y[j]);
+    for (std::size_t slot = 0; slot < dataset.slots(); ++slot) {
+      if (std::isnan(image.x[slot]) || std::isnan(image.y[slot])) continue;
+      const KeypointPrediction& p = predictions[k][slot];
+      // A labeled animal that no predicted animal was matched to has no keypoint to measure.
+      if (std::isnan(p.x) || std::isnan(p.y)) continue;
+      const std::size_t j = slot % joints;
+      const double distance = std::hypot(p.x - image.x[slot], p.y - image.y[slot]);
       sum[j] += distance;
       ++count[j];
       if (p.likelihood >= pcutoff) {

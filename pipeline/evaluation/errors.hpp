@@ -25,6 +25,9 @@ struct ErrorSummary {
   std::size_t points = 0, points_pcutoff = 0;
 };
 
+/// predictions[k]: one per slot of dataset.images[indices[k]] (Dataset::slots()). A multi-animal
+/// image's errors are per bodypart over every individual; a slot predicted NaN (a labeled animal
+/// matched to no predicted one) is left out.
 ErrorSummary summarize_errors(const Dataset& dataset, const std::vector<std::size_t>& indices,
                               const std::vector<std::vector<KeypointPrediction>>& predictions,
                               double pcutoff);

@@ -21,12 +21,23 @@ std::vector<int> flip_partners(const PoseConfig& config) {
     partners[static_cast<std::size_t>(a)] = b;
     partners[static_cast<std::size_t>(b)] = a;
   }
-  return partners;
+  if (!config.multi_animal()) return partners;
+  // A multi-animal image's slots: every individual's bodyparts (dataset.hpp), "single" last.
+  const std::size_t bodyparts = partners.size();
+  const std::size_t individuals =
+      config.individuals.size() + (config.unique_bodyparts.empty() ? 0 : 1);
+  std::vector<int> slots(individuals * bodyparts);
+  for (std::size_t i = 0; i < individuals; ++i) {
+    for (std::size_t j = 0; j < bodyparts; ++j)
+      slots[i * bodyparts + j] = static_cast<int>(i * bodyparts) + partners[j];
+  }
+  return slots;
 }
 
 AugmentedSample augment(const cv::Mat& rgb, const std::vector<double>& x,
                         const std::vector<double>& y, const PoseConfig& config,
-                        const std::vector<int>& partners, nets::Random& random) {
+                        const std::vector<int>& partners, nets::Random& random,
+                        const CentreSlots& centre) {
   const auto uniform = [&](double low, double high) {
     return low + (high - low) * random.uniform();
   };
@@ -38,10 +49,12 @@ AugmentedSample augment(const cv::Mat& rgb, const std::vector<double>& x,
       random.uniform() < config.rotateratio ? uniform(-config.rotation, config.rotation) : 0.0;
   const bool flip = config.mirror && random.uniform() < 0.5;
 
-  // The crop is centred on the labeled animal, shifted by up to a quarter of the crop each way.
+  // The crop is centred on the labeled animal (`centre`'s keypoints), shifted by up to a quarter
+  // of the crop each way.
   double cx = 0, cy = 0;
   int visible = 0;
-  for (std::size_t j = 0; j < joints; ++j) {
+  const std::size_t centre_end = std::min(joints, centre.first + std::min(centre.count, joints));
+  for (std::size_t j = std::min(centre.first, joints); j < centre_end; ++j) {
     if (std::isnan(x[j]) || std::isnan(y[j])) continue;
     cx += x[j];
     cy += y[j];

@@ -23,12 +23,21 @@ struct AugmentedSample {
   double scale = 1.0;                // the image's magnification (target radius scales with it)
 };
 
-/// Swap table for flips: for each bodypart j the index of its mirror image (itself when none).
+/// Swap table for flips: for each keypoint slot the index of its mirror image (itself when none):
+/// a bodypart's, or in a multi-animal model each individual's bodypart's within that individual.
 std::vector<int> flip_partners(const PoseConfig& config);
 
-/// Augments one labeled image (8-bit RGB). `partners` from flip_partners().
+/// The keypoint slots the crop is centred on: [first, first + count); all by default.
+struct CentreSlots {
+  std::size_t first = 0;
+  std::size_t count = static_cast<std::size_t>(-1);
+};
+
+/// Augments one labeled image (8-bit RGB). `partners` from flip_partners(); the crop is centred
+/// on the visible keypoints of `centre` (the image's centre when none is visible).
 AugmentedSample augment(const cv::Mat& rgb, const std::vector<double>& x,
                         const std::vector<double>& y, const PoseConfig& config,
-                        const std::vector<int>& partners, nets::Random& random);
+                        const std::vector<int>& partners, nets::Random& random,
+                        const CentreSlots& centre = {});
 
 }  // namespace labpose::pipeline

@@ -105,13 +105,6 @@ StepAgreement agree_after_step(nets::Communicator& world, double loss, double se
   return {sum[0] / world.size(), maximum[0], maximum[1] != 0.0};
 }
 
-double mean_over_ranks(nets::Communicator& world, double cells) {
-  if (world.size() == 1) return cells;
-  std::array<double, 1> sum{cells};
-  world.all_reduce(sum, nets::ReduceOp::sum);
-  return sum[0] / world.size();
-}
-
 void check_replicas_agree(nets::Communicator& world, nets::Net& net, std::int64_t iteration) {
   if (world.size() == 1) return;
   std::vector<float> values(static_cast<std::size_t>(net.trainable_count()));

@@ -57,10 +57,6 @@ struct StepAgreement {
 StepAgreement agree_after_step(nets::Communicator& world, double loss, double seconds,
                                bool interrupted);
 
-/// The mean over the ranks of `cells` (the batch slices' location-refinement cells, so that the
-/// ranks' losses average to the whole batch's).
-double mean_over_ranks(nets::Communicator& world, double cells);
-
 /// Throws a labpose::Error naming `iteration` when the ranks' trainable parameters differ: their
 /// sum and sum of magnitudes, compared over the ranks within float round-off.
 void check_replicas_agree(nets::Communicator& world, nets::Net& net, std::int64_t iteration);

@@ -8,7 +8,7 @@
 #include "core/error.hpp"
 #include "nets/random.hpp"
 #include "pipeline/pose/predict.hpp"
-#include "pipeline/training/augment.hpp"
+#include "pipeline/training/multi_animal_batch.hpp"
 #include "pipeline/training/targets.hpp"
 
 namespace labpose::pipeline {
@@ -33,6 +33,10 @@ BatchLoader::BatchLoader(const Dataset& dataset, std::vector<std::size_t> train,
       config_(config),
       geometry_(geometry),
       partners_(flip_partners(config)),
+      multi_layout_(config.multi_animal()
+                        ? std::optional(multi_target_layout(config, geometry.output_height,
+                                                            geometry.output_width))
+                        : std::nullopt),
       next_to_make_(first_step),
       next_to_hand_out_(first_step) {
   if (train_.empty()) {
@@ -92,16 +96,11 @@ std::size_t BatchLoader::sample_of(std::int64_t step, int k) {
 void BatchLoader::make(std::int64_t step, TrainingBatch& batch) {
   const BatchGeometry& g = geometry_;
   const std::size_t pixels = static_cast<std::size_t>(g.height) * static_cast<std::size_t>(g.width);
-  const std::size_t cells =
-      static_cast<std::size_t>(g.output_height) * static_cast<std::size_t>(g.output_width);
-  const auto joints = static_cast<std::size_t>(g.joints);
   const auto n = static_cast<std::size_t>(g.batch);
   batch.step = step;
   batch.size = g.batch;
   batch.images.resize(n * 3 * pixels);
-  batch.score.resize(n * joints * cells);
-  batch.locref.resize(n * 2 * joints * cells);
-  batch.locref_weights.resize(n * 2 * joints * cells);
+  size_targets(batch);
   std::vector<std::size_t> samples;
   {
     std::lock_guard lock(mutex_);  // permutations_ is shared
@@ -112,21 +111,50 @@ void BatchLoader::make(std::int64_t step, TrainingBatch& batch) {
     const auto sample_number = static_cast<std::uint64_t>(g.first_sample) + k;
     nets::Random random(
         mix(mix(config_.seed, static_cast<std::uint64_t>(step)), sample_number + 1));
+    const CentreSlots centre =
+        multi_layout_ ? centre_animal(labeled.x, animal_slots(config_), random) : CentreSlots{};
     const AugmentedSample sample =
-        augment(image(samples[k]), labeled.x, labeled.y, config_, partners_, random);
+        augment(image(samples[k]), labeled.x, labeled.y, config_, partners_, random, centre);
     float* planes = batch.images.data() + k * 3 * pixels;
     for (std::size_t i = 0; i < pixels; ++i) {
       for (std::size_t c = 0; c < 3; ++c) planes[c * pixels + i] = sample.pixels[3 * i + c];
     }
-    TargetSettings settings;
-    settings.stride = config_.stride;
-    settings.radius = config_.pos_dist_thresh * sample.scale;
-    settings.locref_stdev = config_.locref_stdev;
-    build_targets(sample.x.data(), sample.y.data(), g.joints, g.output_height, g.output_width,
-                  settings, batch.score.data() + k * joints * cells,
-                  batch.locref.data() + k * 2 * joints * cells,
-                  batch.locref_weights.data() + k * 2 * joints * cells);
+    add_targets(sample, k, batch);
   }
+}
+
+void BatchLoader::size_targets(TrainingBatch& batch) const {
+  const auto n = static_cast<std::size_t>(geometry_.batch);
+  if (multi_layout_) {
+    size_multi_targets(*multi_layout_, n, batch);
+    return;
+  }
+  const std::size_t values = static_cast<std::size_t>(geometry_.joints) *
+                             static_cast<std::size_t>(geometry_.output_height) *
+                             static_cast<std::size_t>(geometry_.output_width);
+  batch.score.resize(n * values);
+  batch.locref.resize(n * 2 * values);
+  batch.locref_weights.resize(n * 2 * values);
+}
+
+// Crop k's targets: DeepLabCut's single-animal recipe (targets.hpp) or its multi-animal one.
+void BatchLoader::add_targets(const AugmentedSample& sample, std::size_t k,
+                              TrainingBatch& batch) const {
+  if (multi_layout_) {
+    add_multi_targets(sample, config_, *multi_layout_, k, batch);
+    return;
+  }
+  const BatchGeometry& g = geometry_;
+  const std::size_t values = static_cast<std::size_t>(g.joints) *
+                             static_cast<std::size_t>(g.output_height) *
+                             static_cast<std::size_t>(g.output_width);
+  TargetSettings settings;
+  settings.stride = config_.stride;
+  settings.radius = config_.pos_dist_thresh * sample.scale;
+  settings.locref_stdev = config_.locref_stdev;
+  build_targets(sample.x.data(), sample.y.data(), g.joints, g.output_height, g.output_width,
+                settings, batch.score.data() + k * values, batch.locref.data() + k * 2 * values,
+                batch.locref_weights.data() + k * 2 * values);
 }
 
 void BatchLoader::work() {

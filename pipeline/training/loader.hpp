@@ -1,5 +1,6 @@
 // Training batches made on worker threads: samples drawn epoch by epoch from a seeded permutation,
-// augmented (augment.hpp) and turned into targets (targets.hpp). A batch depends only on the seed
+// augmented (augment.hpp) and turned into targets (targets.hpp, or multi_animal_batch.hpp for a
+// multi-animal model). A batch depends only on the seed
 // and its step number — never on thread timing — so `train --resume` continues exactly. Batches
 // are produced a few steps ahead and their buffers recycled (no allocation in the steady state).
 #pragma once
@@ -10,10 +11,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "pipeline/dataset/dataset.hpp"
+#include "pipeline/training/multi_targets.hpp"
 #include "pipeline/training/pose_config.hpp"
 
 namespace cv {
@@ -22,13 +25,21 @@ class Mat;
 
 namespace labpose::pipeline {
 
+struct AugmentedSample;
+
+/// One step's inputs and targets. A multi-animal batch's score maps have J + I channels (the
+/// identity channels last) and it has score weights and part-affinity fields; a single-animal
+/// batch leaves those three empty.
 struct TrainingBatch {
   std::int64_t step = 0;
   int size = 0;                       // N
   std::vector<float> images;          // (N, 3, H, W) RGB 0-255, planar
-  std::vector<float> score;           // (N, J, h, w) targets
+  std::vector<float> score;           // (N, J, h, w) targets; (N, J + I, h, w) multi-animal
+  std::vector<float> score_weights;   // multi-animal: as score
   std::vector<float> locref;          // (N, 2J, h, w) targets
   std::vector<float> locref_weights;  // (N, 2J, h, w)
+  std::vector<float> pafs;            // multi-animal: (N, 2E, h, w) targets
+  std::vector<float> paf_weights;     // multi-animal: (N, 2E, h, w)
 };
 
 struct BatchGeometry {
@@ -62,6 +73,8 @@ class BatchLoader {
  private:
   void work();
   void make(std::int64_t step, TrainingBatch& batch);
+  void size_targets(TrainingBatch& batch) const;
+  void add_targets(const AugmentedSample& sample, std::size_t k, TrainingBatch& batch) const;
   cv::Mat image(std::size_t index) const;
 
   const Dataset& dataset_;
@@ -70,6 +83,7 @@ class BatchLoader {
   PoseConfig config_;
   BatchGeometry geometry_;
   std::vector<int> partners_;
+  std::optional<MultiTargetLayout> multi_layout_;  // a multi-animal model's targets
   std::vector<std::shared_ptr<cv::Mat>>
       cache_;  // decoded images by dataset index (empty when not cached)
 

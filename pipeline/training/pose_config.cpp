@@ -324,6 +324,16 @@ void read_multi_animal_keys(const projects::YamlMapReader& reader, PoseConfig& c
   c.num_idchannel = reader.optional_int("num_idchannel", 0, 100000).value_or(0);
 }
 
+std::optional<MultiAnimalModel> multi_animal_model(const PoseConfig& config) {
+  if (!config.multi_animal()) return std::nullopt;
+  MultiAnimalModel model;
+  model.individuals = config.individuals;
+  model.unique_bodyparts = config.unique_bodyparts;
+  for (const auto& [source, target] : config.paf_graph) model.graph.push_back({source, target});
+  model.identity_channels = config.num_idchannel;
+  return model;
+}
+
 PoseConfig parse_pose_config(const std::string& text, const fs::path& file,
                              std::vector<std::string>* warnings) {
   const YAML::Node root = projects::parse_yaml(text, file, "pose_cfg.yaml");
@@ -482,14 +492,6 @@ void write_test_pose_config(const PoseConfig& config, const fs::path& file) {
 }
 
 void check_pose_config(const PoseConfig& pose, const fs::path& file) {
-  if (pose.multi_animal()) {
-    throw UsageError(
-        fmt::format("{} is the training configuration of a multi-animal shuffle; labpose makes "
-                    "multi-animal training sets but does not train their networks yet",
-                    file.string()),
-        "for now, train multi-animal projects with DeepLabCut (create_multianimaltraining_dataset, "
-        "then train_network); labpose's training set files are the ones it writes");
-  }
   if (pose.max_iters < 1 || pose.batch_size < 1) {
     throw UsageError(fmt::format("{}: max_iters and batch_size must be at least 1", file.string()));
   }

@@ -5,10 +5,14 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "pipeline/pose/multi_animal_model.hpp"
+#include "pipeline/training/multi_loss_weights.hpp"
 
 namespace labpose::pipeline {
 
@@ -38,8 +42,8 @@ struct PoseConfig {
   std::vector<std::string> individuals;        // config.yaml's, without "single"
   std::vector<std::string> unique_bodyparts;   // the last of bodyparts
   std::vector<std::pair<int, int>> paf_graph;  // partaffinityfield_graph: multi-animal bodyparts
-  double pafwidth = 20.0;                      // PAF band width, pixels
-  double pairwise_loss_weight = 0.1;           // the PAF loss's weight
+  double pafwidth = kMultiPafWidth;            // PAF band width, pixels
+  double pairwise_loss_weight = kMultiPafLossWeight;  // the PAF loss's weight
   int num_idchannel = 0;  // identity channels: one per individual with identity: true
   bool multi_animal() const { return !individuals.empty(); }
 
@@ -95,6 +99,9 @@ struct PoseConfig {
   /// The learning rate at training step `step` (0-based) from multi_step.
   double learning_rate(std::int64_t step) const;
 };
+
+/// The multi-animal heads pose_cfg.yaml describes; nullopt for a single-animal model.
+std::optional<MultiAnimalModel> multi_animal_model(const PoseConfig& config);
 
 /// Reads pose_cfg.yaml; unknown keys are kept out (a warning each), wrong types are Errors naming
 /// file:line:col and the key.

@@ -85,6 +85,7 @@ std::map<std::string, std::string> snapshot_metadata_entries(const SnapshotMetad
   entries["training_fraction"] = fmt::format("{}", metadata.training_fraction);
   entries["shuffle"] = std::to_string(metadata.shuffle);
   if (metadata.test_rmse) entries["test_rmse"] = fmt::format("{}", *metadata.test_rmse);
+  if (metadata.multi_animal) add_multi_animal_entries(*metadata.multi_animal, entries);
   return entries;
 }
 
@@ -114,6 +115,7 @@ LoadedSnapshot snapshot_from(nets::SafetensorsFile contents, const fs::path& fil
     loaded.metadata.training_fraction = std::stod(require("training_fraction"));
     loaded.metadata.shuffle = std::stoi(require("shuffle"));
     if (meta.count("test_rmse") != 0) loaded.metadata.test_rmse = std::stod(meta.at("test_rmse"));
+    loaded.metadata.multi_animal = multi_animal_model_from(meta, loaded.metadata.bodyparts.size());
   } catch (const std::exception& error) {
     throw Error(fmt::format("{}: damaged snapshot metadata ({})", file.string(), error.what()),
                 "use another snapshot, or retrain");
@@ -134,9 +136,10 @@ LoadedSnapshot snapshot_from(nets::SafetensorsFile contents, const fs::path& fil
 std::unique_ptr<nets::Net> load_snapshot_network(nets::Backend& backend,
                                                  const LoadedSnapshot& snapshot,
                                                  const fs::path& file) {
+  const auto& metadata = snapshot.metadata;
   auto net = nets::build_pose_net(
-      backend,
-      {snapshot.metadata.architecture, static_cast<int>(snapshot.metadata.bodyparts.size()), true});
+      backend, {metadata.architecture, static_cast<int>(metadata.bodyparts.size()), true},
+      metadata.multi_animal ? metadata.multi_animal->heads() : nets::MultiAnimalHeads{});
   nets::load_weights(*net, snapshot.file, nets::LoadScope::all, file);
   return net;
 }

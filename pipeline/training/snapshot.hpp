@@ -15,6 +15,7 @@
 
 #include "nets/net.hpp"
 #include "nets/safetensors.hpp"
+#include "pipeline/pose/multi_animal_model.hpp"
 #include "projects/config.hpp"
 
 namespace labpose::pipeline {
@@ -26,7 +27,8 @@ struct SnapshotMetadata {
   double training_fraction = 0.0;
   int shuffle = 1;
   std::optional<double> test_rmse;  // mean test error (pixels) at this iteration, if evaluated
-  std::map<std::string, std::string> extra;  // trainer state (optimizer, RNG, schedule)
+  std::optional<MultiAnimalModel> multi_animal;  // the heads of a multi-animal network
+  std::map<std::string, std::string> extra;      // trainer state (optimizer, RNG, schedule)
 };
 
 struct SnapshotFile {

@@ -25,7 +25,9 @@
 #include "nets/optimizers.hpp"
 #include "nets/safetensors.hpp"
 #include "pipeline/dataset/dataset.hpp"
+#include "pipeline/evaluation/animal_matching.hpp"
 #include "pipeline/evaluation/errors.hpp"
+#include "pipeline/pose/animal_predictor.hpp"
 #include "pipeline/pose/int8_calibration.hpp"
 #include "pipeline/pose/predict.hpp"
 #include "pipeline/training/best_snapshot.hpp"
@@ -62,6 +64,13 @@ std::optional<SnapshotFile> newest_snapshot(const fs::path& train_dir) {
     if (!snapshot.best && (!newest || snapshot.iteration > newest->iteration)) newest = snapshot;
   }
   return newest;
+}
+
+// Whether the labels hold the individuals pose_cfg.yaml names (and "single" for unique bodyparts).
+bool same_individuals(const Dataset& dataset, const PoseConfig& pose) {
+  std::vector<std::string> individuals = pose.individuals;
+  if (pose.multi_animal() && !pose.unique_bodyparts.empty()) individuals.emplace_back("single");
+  return dataset.individuals == individuals;
 }
 
 class Trainer {
@@ -161,6 +170,7 @@ class Trainer {
   ParameterRanges ranges_;
   int applied_frozen_stages_ = 0;  // what ranges_ and the batch norms are set for
   std::size_t score_output_ = 0, locref_output_ = 1;  // indices in the network's outputs
+  std::optional<std::size_t> paf_output_;             // a multi-animal network's
   nets::Tensor input_;                                // x: (N, 3, H, W)
   std::unique_ptr<PoseLoss> loss_;
   std::vector<nets::Backend::HostCopy> uploads_;  // a step's batch, reused
@@ -297,8 +307,9 @@ void Trainer::read_settings() {
 void Trainer::read_training_set() {
   const fs::path& project = options_.project;
   dataset_ = read_dataset(project / pose_.dataset, project);
-  if (dataset_.bodyparts != pose_.bodyparts) {
-    throw Error(fmt::format("{} lists other bodyparts than {}", (project / pose_.dataset).string(),
+  if (dataset_.bodyparts != pose_.bodyparts || !same_individuals(dataset_, pose_)) {
+    throw Error(fmt::format("{} lists other bodyparts or individuals than {}",
+                            (project / pose_.dataset).string(),
                             (options_.train_dir / "pose_cfg.yaml").string()),
                 "make the training set again: labpose create-dataset <config.yaml>");
   }
@@ -334,7 +345,8 @@ LoadedSnapshot Trainer::resume_network(const std::optional<SnapshotFile>& newest
   }
   LoadedSnapshot resumed = read_snapshot(newest->path);
   if (resumed.metadata.architecture != pose_.net_type ||
-      resumed.metadata.bodyparts != pose_.bodyparts) {
+      resumed.metadata.bodyparts != pose_.bodyparts ||
+      resumed.metadata.multi_animal != multi_animal_model(pose_)) {
     throw Error(
         fmt::format("{} is a {} with bodyparts [{}], but pose_cfg.yaml asks for a {} with [{}]",
                     newest->path.string(), resumed.metadata.architecture,
@@ -429,8 +441,10 @@ void Trainer::build_network(const std::optional<SnapshotFile>& newest) {
                     newest->iteration),
         "continue them with --resume, or delete the snapshots to train again from the start");
   }
+  const auto multi_animal = multi_animal_model(pose_);
   net_ = nets::build_pose_net(*backend_,
-                              {pose_.net_type, static_cast<int>(pose_.bodyparts.size()), true});
+                              {pose_.net_type, static_cast<int>(pose_.bodyparts.size()), true},
+                              multi_animal ? multi_animal->heads() : nets::MultiAnimalHeads{});
   nets::initialize_pose_net(*net_, pose_.seed);
   if (!pose_.init_weights.empty()) {
     fs::path weights = pose_.init_weights;
@@ -467,14 +481,24 @@ BatchGeometry Trainer::allocate_step_buffers() {
   geometry.output_height = static_cast<int>(score_shape.h());
   geometry.output_width = static_cast<int>(score_shape.w());
   input_ = backend_->allocate(input_shape);
-  loss_ = std::make_unique<PoseLoss>(*backend_, score_shape, output_shapes[locref_output_],
-                                     pose_.location_refinement, pose_.locref_loss_weight);
+  std::optional<MultiAnimalLoss> multi_animal;
+  if (pose_.multi_animal()) {
+    multi_animal = MultiAnimalLoss{std::nullopt, pose_.pairwise_loss_weight};
+    if (!pose_.paf_graph.empty()) {
+      paf_output_ = output_index(*net_, "paf");
+      multi_animal->pafs = output_shapes[*paf_output_];
+    }
+  }
+  loss_ =
+      std::make_unique<PoseLoss>(*backend_, score_shape, output_shapes[locref_output_],
+                                 pose_.location_refinement, pose_.locref_loss_weight, multi_animal);
   output_gradients_.assign(output_shapes.size(), nets::Tensor());
   output_gradients_[score_output_] = loss_->score_gradient();
   output_gradients_[locref_output_] = loss_->locref_gradient();
+  if (paf_output_) output_gradients_[*paf_output_] = loss_->paf_gradient();
   for (std::size_t k = 0; k < loss_sums_.size(); ++k) {
-    loss_sums_[k] = backend_->allocate_flat(2);
-    loss_readbacks_[k] = backend_->make_readback(2);
+    loss_sums_[k] = backend_->allocate_flat(3);
+    loss_readbacks_[k] = backend_->make_readback(3);
   }
   return geometry;
 }
@@ -489,13 +513,20 @@ void Trainer::step() {
   advance_schedule();
   std::unique_ptr<TrainingBatch> batch = next_batch();
   const std::vector<nets::Tensor>& outputs = net_->forward(input_, true);
-  // A rank's location-refinement mean divides by the ranks' mean count of cells, so that the
-  // ranks' losses and gradients average to the whole batch's.
-  const double locref_cells =
-      parallel() ? mean_over_ranks(world_, PoseLoss::weighted_cells(*batch)) : -1.0;
+  // A rank's means divide by the ranks' mean counts of weighted values, so that the ranks' losses
+  // and gradients average to the whole batch's.
+  std::optional<LossCounts> counts;
+  if (parallel()) {
+    const LossCounts own = loss_->counts(*batch);
+    std::array<double, 3> sums{own.score, own.locref, own.paf};
+    world_.all_reduce(sums, nets::ReduceOp::sum);
+    const auto ranks = static_cast<double>(world_.size());
+    counts = LossCounts{sums[0] / ranks, sums[1] / ranks, sums[2] / ranks};
+  }
   const std::size_t slot = static_cast<std::size_t>(iteration_ % 2);
   const LossScales scales = loss_->queue_forward_backward(
-      outputs[score_output_], outputs[locref_output_], *batch, locref_cells, loss_sums_[slot]);
+      outputs[score_output_], outputs[locref_output_],
+      paf_output_ ? &outputs[*paf_output_] : nullptr, *batch, counts, loss_sums_[slot]);
   loader_->recycle(std::move(batch));
   loss_readbacks_[slot]->start(loss_sums_[slot]);
   if (parallel()) {
@@ -654,13 +685,22 @@ void Trainer::evaluate_test_set() {
   if (best_.observe(error)) save(true);
 }
 
+// The mean error on the held-out images; a multi-animal model's after its animals are assembled
+// and matched to the labeled ones.
 double Trainer::measure_test_error() {
   DecodeSettings decode;
   decode.stride = pose_.stride;
   decode.locref_stdev = pose_.locref_stdev;
   decode.location_refinement = pose_.location_refinement;
-  ImagePredictor predictor(*backend_, *net_, decode);  // compiled from the current parameters
-  const auto predictions = predict_images(predictor, dataset_, held_out_, options_.project);
+  std::vector<std::vector<KeypointPrediction>> predictions;
+  if (const auto model = multi_animal_model(pose_)) {
+    AnimalPredictor predictor(*backend_, *net_, *model, static_cast<int>(pose_.bodyparts.size()),
+                              project_assembly_settings(*model, decode));
+    predictions = predict_animal_slots(predictor, dataset_, held_out_, options_.project);
+  } else {
+    ImagePredictor predictor(*backend_, *net_, decode);  // compiled from the current parameters
+    predictions = predict_images(predictor, dataset_, held_out_, options_.project);
+  }
   return summarize_errors(dataset_, held_out_, predictions, options_.pcutoff).mean;
 }
 
@@ -688,6 +728,7 @@ SnapshotMetadata Trainer::snapshot_metadata() const {
   metadata.training_fraction = pose_.training_fraction;
   metadata.shuffle = pose_.shuffle;
   metadata.test_rmse = test_error_;
+  metadata.multi_animal = multi_animal_model(pose_);
   auto& extra = metadata.extra;
   extra["optimizer"] = pose_.optimizer;
   extra["seed"] = std::to_string(pose_.seed);

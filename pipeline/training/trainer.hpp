@@ -1,10 +1,11 @@
 // The training loop of `labpose train`: a shuffle's pose_cfg.yaml, its merged labels and saved
-// split in; snapshots, learning_stats.csv and the best model out. DeepLabCut's single-animal loss
-// (sigmoid cross-entropy on score maps + locref_loss_weight x Huber on location refinement), AdamW
-// or SGD with momentum on a multi-step schedule, optional frozen backbone stages, periodic test
-// error, early stopping, a learning-rate schedule by iterations or fitted to a time budget
-// (schedule.hpp), and exact continuation: a run interrupted (Ctrl-C, SIGTERM, a time limit)
-// and resumed gives the same losses as one that never stopped. Runs on any backend, alone or as
+// split in; snapshots, learning_stats.csv and the best model out. DeepLabCut's loss (sigmoid
+// cross-entropy on score maps + locref_loss_weight x Huber on location refinement, and for several
+// animals PAFs and identity: pose_loss.hpp), AdamW or SGD with momentum on a multi-step
+// schedule, optional frozen backbone stages, periodic test error, early stopping, a learning-rate
+// schedule by iterations or fitted to a time budget (schedule.hpp), and exact continuation: a run
+// interrupted (Ctrl-C, SIGTERM, a time limit) and resumed gives the same losses as one that never
+// stopped. Runs on any backend, alone or as
 // one rank of a data-parallel job (data_parallel.hpp). Not the data loader (loader.hpp) and not
 // evaluation files (labpose evaluate).
 #pragma once

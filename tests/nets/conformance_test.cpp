@@ -445,28 +445,42 @@ LossInputs loss_inputs(const Shape& shape, std::uint64_t seed) {
   return inputs;
 }
 
+// Cross-entropy, Huber (location refinement) and Huber with a delta no difference reaches: the
+// squared error / 2 of multi-animal part-affinity fields.
 TEST_P(Conformance, LossesAndTheirGradients) {
   const Shape shape{2, 4, 5, 6};
   const auto [logits, predictions, targets, weights] = loss_inputs(shape, 13);
-  double sums[2][2];
-  std::vector<float> grads[2][2];
+  constexpr float kNoDelta = std::numeric_limits<float>::max();
+  double sums[2][3];
+  std::vector<float> grads[2][3];
   Backend* backends[2] = {&ref_, backend_.get()};
   for (int k = 0; k < 2; ++k) {
     Backend& be = *backends[k];
     Tensor tl = upload(be, shape, logits), tp = upload(be, shape, predictions),
            tt = upload(be, shape, targets);
-    Tensor tw = upload(be, shape, weights), d1 = be.allocate(shape), d2 = be.allocate(shape);
+    Tensor tw = upload(be, shape, weights), d1 = be.allocate(shape), d2 = be.allocate(shape),
+           d3 = be.allocate(shape);
     sums[k][0] = be.sigmoid_cross_entropy_forward(tl, tt, tw);
     sums[k][1] = be.huber_forward(tp, tt, tw, 1.0F);
+    sums[k][2] = be.huber_forward(tp, tt, tw, kNoDelta);
     be.sigmoid_cross_entropy_backward(tl, tt, tw, 0.5F, d1);
     be.huber_backward(tp, tt, tw, 1.0F, 0.05F, d2);
+    be.huber_backward(tp, tt, tw, kNoDelta, 0.2F, d3);
     grads[k][0] = download(be, d1);
     grads[k][1] = download(be, d2);
+    grads[k][2] = download(be, d3);
   }
-  EXPECT_NEAR(sums[1][0], sums[0][0], 1e-6 * std::abs(sums[0][0]));
-  EXPECT_NEAR(sums[1][1], sums[0][1], 1e-6 * std::abs(sums[0][1]));
-  EXPECT_TRUE(close(grads[1][0], grads[0][0], 1e-5, 1e-7));
-  EXPECT_TRUE(close(grads[1][1], grads[0][1], 1e-5, 1e-7));
+  for (int term = 0; term < 3; ++term) {
+    EXPECT_NEAR(sums[1][term], sums[0][term], 1e-6 * std::abs(sums[0][term])) << "term " << term;
+    EXPECT_TRUE(close(grads[1][term], grads[0][term], 1e-5, 1e-7)) << "term " << term;
+  }
+  double squared = 0.0;  // the reference against the formula: sum of w d^2 / 2, gradient w d
+  for (std::size_t i = 0; i < predictions.size(); ++i) {
+    const double d = double{predictions[i]} - targets[i];
+    squared += weights[i] * d * d / 2;
+    EXPECT_NEAR(grads[0][2][i], 0.2 * weights[i] * d, 1e-6) << "element " << i;
+  }
+  EXPECT_NEAR(sums[0][2], squared, 1e-9 * squared);
 }
 
 // A training step's loss: the sums left on the backend in a flat tensor, read back later, are the

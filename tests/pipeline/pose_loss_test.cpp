@@ -8,6 +8,7 @@
 
 #include "nets/ref/backend.hpp"
 #include "pipeline/training/pose_loss.hpp"
+#include "tests/nets/nets_test_support.hpp"
 
 namespace labpose::pipeline {
 namespace {
@@ -29,18 +30,8 @@ struct TinyExample {
   }
 };
 
-nets::Tensor upload(nets::Backend& backend, const nets::Shape& shape,
-                    const std::vector<float>& values) {
-  nets::Tensor tensor = backend.allocate(shape);
-  backend.copy_from_host(values.data(), tensor);
-  return tensor;
-}
-
-std::vector<float> download(nets::Backend& backend, const nets::Tensor& tensor) {
-  std::vector<float> values(static_cast<std::size_t>(tensor.elements()));
-  backend.copy_to_host(tensor, values.data());
-  return values;
-}
+using nets::testing::download;
+using nets::testing::upload;
 
 void expect_near(const std::vector<float>& actual, const std::vector<double>& expected) {
   ASSERT_EQ(actual.size(), expected.size());

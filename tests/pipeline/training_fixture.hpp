@@ -2,7 +2,11 @@
 // set (what create-dataset makes) with a tiny recipe that trains in seconds. Not a test itself.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <vector>
+
+#include "core/interrupt.hpp"
 
 #include "pipeline/dataset/dataset.hpp"
 #include "pipeline/synthetic/demo_project.hpp"
@@ -12,6 +16,29 @@
 #include "tests/support/test_support.hpp"
 
 namespace labpose::pipeline {
+
+// A recipe that trains in seconds: batch 2 of `crop` pixels square, 6 iterations, stats every
+// 2, snapshots and test errors every 3.
+inline void use_tiny_recipe(PoseConfig& pose, int crop) {
+  pose.batch_size = 2;
+  pose.crop_width = pose.crop_height = crop;
+  pose.multi_step = {{1e-3, 1000}};
+  pose.max_iters = 6;
+  pose.display_iters = 2;
+  pose.save_iters = 3;
+  pose.evaluate_iters = 3;
+  pose.loader_threads = 2;
+}
+
+// Training of the shuffle in `train_dir` of `project` on the CPU.
+inline TrainOptions cpu_training_options(const std::filesystem::path& project,
+                                         const std::filesystem::path& train_dir) {
+  TrainOptions options;
+  options.project = project;
+  options.train_dir = train_dir;
+  options.device = "cpu";
+  return options;
+}
 
 // The demo project turned into a training set by the library (what create-dataset does).
 struct TrainingFixture {
@@ -41,25 +68,33 @@ struct TrainingFixture {
     pose.dataset = "merged.h5";
     pose.split = "split.json";
     pose.bodyparts = dataset.bodyparts;
-    pose.batch_size = 2;
-    pose.crop_width = pose.crop_height = 64;
-    pose.multi_step = {{1e-3, 1000}};
-    pose.max_iters = 6;
-    pose.display_iters = 2;
-    pose.save_iters = 3;
-    pose.evaluate_iters = 3;
-    pose.loader_threads = 2;
+    use_tiny_recipe(pose, 64);
     write();
   }
   void write() const { write_pose_config(pose, train_dir / "pose_cfg.yaml"); }
-  TrainOptions options() const {
-    TrainOptions o;
-    o.project = project;
-    o.train_dir = train_dir;
-    o.device = "cpu";
-    return o;
-  }
+  TrainOptions options() const { return cpu_training_options(project, train_dir); }
 };
+
+// The losses of a run interrupted (as by Ctrl-C) after iteration `stop_after` and resumed to its
+// end: those of an uninterrupted run when resuming is exact.
+inline std::vector<double> interrupted_and_resumed_losses(const TrainOptions& options,
+                                                          std::int64_t stop_after) {
+  std::vector<double> losses;
+  TrainOptions first = options;
+  first.on_step = [&](std::int64_t iteration, double loss) {
+    losses.push_back(loss);
+    if (iteration == stop_after) request_interrupt();
+  };
+  {
+    const InterruptHandler handler;
+    if (train(first).stop != TrainResult::Stop::interrupted) return {};
+  }
+  TrainOptions rest = options;
+  rest.resume = true;
+  rest.on_step = [&](std::int64_t, double loss) { losses.push_back(loss); };
+  train(rest);
+  return losses;
+}
 
 // Removes everything training wrote, keeping pose_cfg.yaml.
 inline void clear_training_outputs(const std::filesystem::path& train_dir) {

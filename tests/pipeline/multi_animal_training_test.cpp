@@ -1,0 +1,246 @@
+// Multi-animal training, DeepLabCut's bottom-up recipe: the loss's part-affinity-field term and
+// weighted score maps against the formula, the batches' targets (every individual's keypoints,
+// PAFs along their limbs, identity maps), predicted animals matched to the labeled ones, and the
+// trainer on DeepLabCut's multi-animal example: it learns, its snapshots rebuild the same heads,
+// and an interrupted run resumes with the same losses.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "nets/ref/backend.hpp"
+#include "pipeline/dataset/create_dataset.hpp"
+#include "pipeline/evaluation/animal_matching.hpp"
+#include "pipeline/evaluation/errors.hpp"
+#include "pipeline/training/augment.hpp"
+#include "pipeline/training/loader.hpp"
+#include "pipeline/training/pose_loss.hpp"
+#include "pipeline/training/snapshot.hpp"
+#include "pipeline/training/trainer.hpp"
+#include "tests/nets/nets_test_support.hpp"
+#include "tests/pipeline/multi_animal_fixture.hpp"
+#include "tests/pipeline/training_fixture.hpp"
+
+namespace labpose::pipeline {
+namespace {
+namespace fs = std::filesystem;
+
+using nets::testing::download;
+using nets::testing::upload;
+
+double cross_entropy(double x, double target) {
+  const double p = 1.0 / (1.0 + std::exp(-x));
+  return target == 1.0 ? -std::log(p) : -std::log(1.0 - p);
+}
+
+// One image, one bodypart on a 1x2 grid, one limb: every term's mean divides by its non-zero
+// weights (TensorFlow's SUM_BY_NONZERO_WEIGHTS), the PAF term is 0.1 x squared error.
+TEST(MultiAnimalLoss, PafTermAndWeightedScoreMapsFollowTheFormula) {
+  nets::ref::RefBackend backend;
+  const nets::Shape score_shape{1, 1, 1, 2}, locref_shape{1, 2, 1, 2}, paf_shape{1, 2, 1, 2};
+  PoseLoss loss(backend, score_shape, locref_shape, true, 0.05, MultiAnimalLoss{paf_shape, 0.1});
+  TrainingBatch batch;
+  batch.size = 1;
+  batch.score = {1.0F, 0.0F};
+  batch.score_weights = {1.0F, 0.0F};  // the second cell does not count
+  batch.locref = {0.5F, 0.0F, -0.5F, 0.0F};
+  batch.locref_weights = {1.0F, 1.0F, 1.0F, 1.0F};
+  batch.pafs = {1.0F, 0.0F, 0.0F, 0.0F};
+  batch.paf_weights = {1.0F, 1.0F, 1.0F, 0.0F};  // three weighted values
+  const std::vector<float> score = {2.0F, -7.0F}, locref = {0.0F, 0.0F, 0.0F, 3.0F},
+                           pafs = {0.5F, 1.0F, -2.0F, 9.0F};
+  const nets::Tensor score_t = upload(backend, score_shape, score);
+  const nets::Tensor locref_t = upload(backend, locref_shape, locref);
+  const nets::Tensor paf_t = upload(backend, paf_shape, pafs);
+  std::vector<nets::Backend::HostCopy> copies;
+  loss.add_target_copies(batch, copies);
+  backend.copy_all_from_host(copies);
+  const double value = loss.forward_backward(score_t, locref_t, batch, std::nullopt, &paf_t);
+
+  const double score_term = cross_entropy(2.0, 1.0) / 1.0;
+  // Huber (delta 1): 0.5 * 0.25, 0, 0.5 * 0.25, 3 - 0.5; four weighted cells.
+  const double locref_term = 0.05 * (0.125 + 0.0 + 0.125 + 2.5) / 4.0;
+  const double paf_term = 0.1 * (0.25 + 1.0 + 4.0) / 3.0;
+  EXPECT_NEAR(value, score_term + locref_term + paf_term, 1e-6);
+  const auto paf_gradient = download(backend, loss.paf_gradient());
+  EXPECT_NEAR(paf_gradient[0], 0.1 * 2 * -0.5 / 3.0, 1e-7);
+  EXPECT_NEAR(paf_gradient[1], 0.1 * 2 * 1.0 / 3.0, 1e-7);
+  EXPECT_NEAR(paf_gradient[2], 0.1 * 2 * -2.0 / 3.0, 1e-7);
+  EXPECT_EQ(paf_gradient[3], 0.0F) << "unweighted";
+  const auto score_gradient = download(backend, loss.score_gradient());
+  EXPECT_NEAR(score_gradient[0], 1.0 / (1.0 + std::exp(-2.0)) - 1.0, 1e-6);
+  EXPECT_EQ(score_gradient[1], 0.0F) << "a cell of weight 0 learns nothing";
+
+  // A rank of a data-parallel job divides by the ranks' mean counts instead.
+  const double shared =
+      loss.forward_backward(score_t, locref_t, batch, LossCounts{2.0, 8.0, 6.0}, &paf_t);
+  EXPECT_NEAR(shared, score_term / 2 + locref_term / 2 + paf_term / 2, 1e-6);
+}
+
+// The example project (3 individuals with identity, 3 multi-animal and 2 unique bodyparts) as
+// a training set with a tiny recipe.
+struct MultiAnimalFixture {
+  testing::TempDir dir;
+  fs::path project, train_dir;
+  PoseConfig pose;
+
+  MultiAnimalFixture() {
+    const auto config = projects::ProjectConfig::load(multi_animal_example_project(dir.path()));
+    project = config.project_dir();
+    CreateDatasetOptions options;
+    options.net_type = "mobilenet_v2_0.35";
+    const CreatedDataset made =
+        create_training_dataset(config, merge_labeled_data(config, nullptr), options);
+    train_dir = made.shuffles.at(0).model_dir / "train";
+    pose = read_pose_config(train_dir / "pose_cfg.yaml");
+    use_tiny_recipe(pose, 96);
+    write_pose_config(pose, train_dir / "pose_cfg.yaml");
+  }
+  TrainOptions options() const { return cpu_training_options(project, train_dir); }
+};
+
+TEST(MultiAnimalBatches, HoldEveryIndividualsTargets) {
+  const MultiAnimalFixture fixture;
+  const Dataset dataset = read_dataset(fixture.project / fixture.pose.dataset, fixture.project);
+  std::vector<std::size_t> train(dataset.images.size());
+  std::iota(train.begin(), train.end(), 0);
+  PoseConfig pose = fixture.pose;  // crops that hold a whole mouse of the example
+  pose.crop_width = pose.crop_height = 256;
+  BatchGeometry geometry;
+  geometry.batch = 4;
+  geometry.height = geometry.width = 256;
+  geometry.output_height = geometry.output_width = 32;
+  geometry.joints = 5;
+  BatchLoader loader(dataset, train, fixture.project, pose, geometry, 0, 1);
+  auto batch = loader.next();
+  const std::size_t plane = 32 * 32;
+  EXPECT_EQ(batch->score.size(), 4 * (5 + 3) * plane) << "5 bodyparts, then 3 identities";
+  EXPECT_EQ(batch->score_weights.size(), batch->score.size());
+  EXPECT_EQ(batch->locref.size(), 4 * 10 * plane);
+  EXPECT_EQ(batch->pafs.size(), 4 * 6 * plane) << "3 limbs";
+  EXPECT_EQ(batch->paf_weights.size(), batch->pafs.size());
+  // DeepLabCut's default weights: every value counts.
+  EXPECT_TRUE(std::all_of(batch->score_weights.begin(), batch->score_weights.end(),
+                          [](float w) { return w == 1.0F; }));
+  // Where an identity channel is 1 a bodypart's score map is too (the example's animals are
+  // spread so wide that a crop centred on one may hold none of its keypoints).
+  float positives = 0.0F;
+  for (std::size_t k = 0; k < 4; ++k) {
+    const float* score = batch->score.data() + k * 8 * plane;
+    const float* identity = score + 5 * plane;
+    positives += std::accumulate(score, score + 3 * plane, 0.0F);
+    for (std::size_t cell = 0; cell < plane; ++cell) {
+      const bool any_identity =
+          identity[cell] + identity[plane + cell] + identity[2 * plane + cell] > 0;
+      const bool any_part = score[cell] + score[plane + cell] + score[2 * plane + cell] > 0;
+      EXPECT_EQ(any_identity, any_part) << "crop " << k << " cell " << cell;
+    }
+  }
+  EXPECT_GT(positives, 0.0F);
+  EXPECT_TRUE(std::any_of(batch->pafs.begin(), batch->pafs.end(), [](float v) {
+    return std::abs(v) > 0.5F;
+  })) << "limbs between an animal's visible bodyparts";
+  loader.recycle(std::move(batch));
+}
+
+TEST(MultiAnimalBatches, FlipsSwapBodypartsWithinEachIndividual) {
+  PoseConfig config;
+  config.bodyparts = {"left", "right", "tail", "corner"};
+  config.unique_bodyparts = {"corner"};
+  config.individuals = {"a", "b"};
+  config.symmetric_pairs = {{"left", "right"}};
+  EXPECT_EQ(flip_partners(config), (std::vector<int>{1, 0, 2, 3, 5, 4, 6, 7, 9, 8, 10, 11}))
+      << "a, b, then single";
+}
+
+// Two labeled animals, two predicted ones in the other order and a third, spurious one: each
+// labeled animal gets the nearest, its keypoints land in its slots, the unique bodypart in
+// single's.
+TEST(AnimalMatching, EachLabeledAnimalTakesTheNearestPredictedOne) {
+  Dataset dataset;
+  dataset.bodyparts = {"snout", "tail", "corner"};
+  dataset.multi_bodyparts = 2;
+  dataset.individuals = {"m1", "m2", "single"};
+  LabeledImage image;
+  const double nan = std::nan("");
+  image.x = {10, 20, nan, 100, 110, nan, nan, nan, 300};
+  image.y = {10, 10, nan, 100, 100, nan, nan, nan, 300};
+  dataset.images = {image};
+  const auto animal = [](double x, double y) {
+    Assembly a;
+    a.keypoints = {{x, y, 0.9}, {x + 10, y, 0.8}};
+    return a;
+  };
+  Assemblies predicted;
+  predicted.animals = {animal(101, 102), animal(500, 500), animal(12, 9)};
+  Assembly single;
+  single.keypoints = {{303, 304, 0.7}};
+  predicted.single = single;
+  EXPECT_EQ(match_animals(dataset, image, predicted.animals), (std::vector<int>{2, 0}));
+  const auto slots = matched_slots(dataset, image, predicted);
+  ASSERT_EQ(slots.size(), 9u);
+  EXPECT_EQ(slots[0].x, 12);
+  EXPECT_EQ(slots[4].x, 111);
+  EXPECT_EQ(slots[8].x, 303);
+  EXPECT_TRUE(std::isnan(slots[2].x)) << "m1 has no corner";
+  const ErrorSummary errors = summarize_errors(dataset, {0}, {slots}, 0.6);
+  EXPECT_EQ(errors.points, 5u);
+  EXPECT_NEAR(errors.per_bodypart[0], (std::hypot(2, 1) + std::hypot(1, 2)) / 2, 1e-12);
+  EXPECT_NEAR(errors.per_bodypart[2], 5.0, 1e-12);
+
+  // A labeled animal no predicted animal shares a bodypart with is left unmatched, unmeasured.
+  predicted.animals = {animal(101, 102)};
+  predicted.single.reset();
+  const auto fewer = matched_slots(dataset, image, predicted);
+  EXPECT_TRUE(std::isnan(fewer[0].x));
+  EXPECT_EQ(fewer[3].x, 101);
+  EXPECT_EQ(summarize_errors(dataset, {0}, {fewer}, 0.6).points, 2u);
+}
+
+TEST(MultiAnimalTrainer, LearnsAndResumesWithTheSameLossesAndHeads) {
+  const MultiAnimalFixture fixture;
+  std::vector<double> straight;
+  TrainOptions options = fixture.options();
+  options.on_step = [&](std::int64_t, double loss) { straight.push_back(loss); };
+  const TrainResult whole = train(options);
+  EXPECT_EQ(whole.stop, TrainResult::Stop::finished);
+  ASSERT_EQ(straight.size(), 6u);
+  for (const double loss : straight) EXPECT_TRUE(std::isfinite(loss));
+  const LoadedSnapshot loaded = read_snapshot(fixture.train_dir / "snapshot-6.safetensors");
+  ASSERT_TRUE(loaded.metadata.multi_animal.has_value());
+  EXPECT_EQ(*loaded.metadata.multi_animal, *multi_animal_model(fixture.pose));
+  EXPECT_EQ(loaded.metadata.multi_animal->heads().identity, 3);
+  EXPECT_EQ(loaded.metadata.multi_animal->heads().limbs, 3);
+  nets::ref::RefBackend backend;
+  const auto net = load_snapshot_network(backend, loaded, fixture.train_dir / "snapshot-6");
+  const auto shapes = net->output_shapes(nets::Shape{1, 3, 64, 64});
+  ASSERT_EQ(shapes.size(), 3u);
+  EXPECT_EQ(shapes[0].c(), 8) << "5 bodyparts and 3 identities";
+  EXPECT_EQ(shapes[2].c(), 6) << "x and y of 3 limbs";
+
+  // Interrupted after iteration 4, then resumed: the same losses.
+  clear_training_outputs(fixture.train_dir);
+  EXPECT_EQ(interrupted_and_resumed_losses(fixture.options(), 4), straight);
+}
+
+TEST(MultiAnimalTrainer, TheLossFallsOverAFewDozenSteps) {
+  MultiAnimalFixture fixture;
+  fixture.pose.max_iters = 40;
+  fixture.pose.evaluate_iters = 0;
+  fixture.pose.save_iters = 40;
+  fixture.pose.batch_size = 4;
+  fixture.pose.multi_step = {{0.01, 1000}};
+  write_pose_config(fixture.pose, fixture.train_dir / "pose_cfg.yaml");
+  std::vector<double> losses;
+  TrainOptions options = fixture.options();
+  options.on_step = [&](std::int64_t, double loss) { losses.push_back(loss); };
+  train(options);
+  ASSERT_EQ(losses.size(), 40u);
+  const double first = std::accumulate(losses.begin(), losses.begin() + 5, 0.0) / 5;
+  const double last = std::accumulate(losses.end() - 5, losses.end(), 0.0) / 5;
+  EXPECT_LT(last, 0.5 * first) << "first five " << first << ", last five " << last;
+}
+
+}  // namespace
+}  // namespace labpose::pipeline
