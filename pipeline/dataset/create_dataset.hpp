@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -26,8 +27,11 @@ struct CreateDatasetOptions {
   std::filesystem::path init_weights;  // pretrained backbone (safetensors); empty: the cache's
   bool from_scratch = false;  // no pretrained backbone, not even the cache's (--weights none)
   // Where ImageNet weights are looked up when init_weights is empty (weights_cache_dir() for the
-  // CLI); unset: nowhere, the network trains from scratch.
+  // CLI); unset: nowhere, the network trains from scratch (a caller's explicit choice). When the
+  // cache has none, fetch_missing is called once to store them (the CLI: fetch_weights); without
+  // it, or when it fails, create_training_dataset stops with the choices before writing anything.
   std::optional<std::filesystem::path> weights_cache;
+  std::function<void(const std::string& net_type)> fetch_missing;
   std::optional<std::uint64_t> seed;  // split seed (with the shuffle number); default 0
   std::optional<std::filesystem::path> train_indices, test_indices;  // a split of the user's
   bool force = false;  // overwrite an edited train/pose_cfg.yaml, replace a saved split

@@ -375,7 +375,15 @@ TEST_F(CreateDataset, TheCachedImageNetWeightsOfTheNetworkAreUsedAndRecorded) {
   CreateDatasetOptions options;
   options.net_type = "mobilenet_v2_0.35";
   options.weights_cache = cache;
-  EXPECT_EQ(create(options).init_weights, "") << "an empty cache: from scratch";
+  // An empty cache and nothing to fetch with: a stop with the choices, nothing written.
+  const std::string refused = testing::error_text([&] { create(options); });
+  EXPECT_NE(refused.find("there are no ImageNet weights of mobilenet_v2_0.35 in"),
+            std::string::npos)
+      << refused;
+  EXPECT_FALSE(fs::exists(model_dir(0.95, 1))) << "nothing written";
+  options.from_scratch = true;
+  EXPECT_EQ(create(options).init_weights, "") << "from scratch when asked";
+  options.from_scratch = false;
   const PoseConfig scratch = read_pose_config(model_dir(0.95, 1) / "train" / "pose_cfg.yaml");
   EXPECT_EQ(scratch.init_weights, "");
   EXPECT_EQ(scratch.freeze_backbone_stages, 0) << "nothing frozen from scratch";
@@ -405,7 +413,9 @@ TEST_F(CreateDataset, TheCachedImageNetWeightsOfTheNetworkAreUsedAndRecorded) {
   options.from_scratch = false;
   options.shuffle = 4;
   options.net_type = "mobilenet_v2_1.0";
-  EXPECT_EQ(create(options).init_weights, "");
+  const std::string other = testing::error_text([&] { create(options); });
+  EXPECT_NE(other.find("there are no ImageNet weights of mobilenet_v2_1.0 in"), std::string::npos)
+      << other;
   std::string bytes = read_text(stored.file);
   bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 1);
   write_text(stored.file, bytes);

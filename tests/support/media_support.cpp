@@ -36,8 +36,9 @@ fs::path copy_demo_project(const fs::path& destination) {
 
 fs::path demo_with_random_snapshot(const fs::path& dir, int frames) {
   const fs::path config = demo_project_from_cli(dir, frames);
-  const CommandResult created = run_labpose(
-      "--quiet create-dataset " + shell_quote(config.string()) + " --net mobilenet_v2_0.35");
+  const CommandResult created =
+      run_labpose("--quiet create-dataset " + shell_quote(config.string()) +
+                  " --net mobilenet_v2_0.35 --weights none");
   if (created.exit_code != 0) throw std::runtime_error("create-dataset failed: " + created.output);
   fs::path train;
   for (const auto& entry :

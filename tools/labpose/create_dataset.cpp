@@ -11,6 +11,7 @@
 #include "pipeline/dataset/create_dataset.hpp"
 #include "pipeline/dataset/dataset.hpp"
 #include "pipeline/weights/weight_cache.hpp"
+#include "pipeline/weights/weight_sources.hpp"
 #include "projects/layout.hpp"
 #include "tools/labpose/command.hpp"
 #include "tools/labpose/config_loading.hpp"
@@ -57,7 +58,8 @@ Command create_dataset_command() {
     app.add_option("--weights", options->weights,
                    "the backbone's pretrained weights (.safetensors, e.g. from labpose weights "
                    "import), or `none` to train from scratch (default: the network's ImageNet "
-                   "weights in the cache of labpose weights, when they are there); checked now");
+                   "weights in the cache of labpose weights, fetched once when they are not "
+                   "there); checked now");
     app.add_option("--seed", options->seed,
                    "seed of new splits (default 0; mixed with the shuffle number)");
     auto* train = app.add_option("--train-indices", options->train_indices,
@@ -100,11 +102,15 @@ Command create_dataset_command() {
       } else if (!options->weights.empty()) {
         create.init_weights = options->weights;
       } else {
-        try {
-          create.weights_cache = pipeline::weights_cache_dir();
-        } catch (const Error& problem) {
-          console::warn("{}: the weights cache is not used", problem.what());
-        }
+        // Without a cache folder there is nowhere to find or fetch weights: create_training_dataset
+        // would train from scratch, which only --weights none may ask for.
+        create.weights_cache = pipeline::weights_cache_dir();
+        create.fetch_missing = [cache = *create.weights_cache](const std::string& net_type) {
+          pipeline::FetchOptions fetch;
+          fetch.architecture = net_type;
+          fetch.cache = cache;
+          pipeline::fetch_weights(fetch);
+        };
       }
       create.seed = options->seed;
       if (!options->train_indices.empty()) {

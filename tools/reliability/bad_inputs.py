@@ -83,7 +83,7 @@ class Probe(Labpose):
         config = self.demo_project("template", frames=40, labeled=8)
         project = os.path.dirname(config)
         env = dict(os.environ, OMP_NUM_THREADS="1")
-        self.run("create-dataset", config, "--net", "mobilenet_v2_0.35")
+        self.run("create-dataset", config, "--net", "mobilenet_v2_0.35", "--weights", "none")
         self.train_config(config, batch_size=2, crop_size="[64, 64]")
         self.run("train", config, "--max-iters", "2", "--device", "cpu", env=env)
         self.run("analyze", config, os.path.join(project, "videos", "synthetic_mouse.mp4"),
@@ -215,9 +215,9 @@ class Probe(Labpose):
             "numframes2pick": (integers, ["extract-frames", "{config}", "--algo", "uniform"]),
             "start": (floats, ["extract-frames", "{config}", "--algo", "uniform"]),
             "stop": (floats, ["extract-frames", "{config}", "--algo", "uniform"]),
-            "iteration": (integers, ["create-dataset", "{config}", "--shuffle", "1"]),
+            "iteration": (integers, ["create-dataset", "{config}", "--shuffle", "1", "--weights", "none"]),
             "TrainingFraction": (floats + ["[1.0]", "[0.0]", "[0.5, abc]", "[]"],
-                                 ["create-dataset", "{config}", "--shuffle", "1"]),
+                                 ["create-dataset", "{config}", "--shuffle", "1", "--weights", "none"]),
             "snapshotindex": (integers, ["analyze", "{config}", "{video}", "--overwrite"]),
             "batch_size": (integers, ["analyze", "{config}", "{video}", "--overwrite"]),
             "pcutoff": (floats, ["check-labels", "{config}"]),
@@ -277,7 +277,7 @@ class Probe(Labpose):
         }
         for name, change in changes.items():
             for command in (["check-labels", "{config}"],
-                            ["create-dataset", "{config}", "--shuffle", "1"]):
+                            ["create-dataset", "{config}", "--shuffle", "1", "--weights", "none"]):
                 yield Case("label CSV (hand-edited)", f"{name} / {command[0]}", edit_csv(change),
                            command, names="CollectedData",
                            writes=("config.yaml",) if command[0] == "create-dataset" else ())
@@ -300,7 +300,8 @@ class Probe(Labpose):
 
         for key, group, commands in (
                 ("h5", "label .h5 (damaged)", (["check-labels", "{config}"],
-                                               ["create-dataset", "{config}", "--shuffle", "1"])),
+                                               ["create-dataset", "{config}", "--shuffle", "1",
+                                                "--weights", "none"])),
                 ("tracks", "analysis .h5 (damaged)",
                  (["filter", "{config}", "{video}"], ["plot-trajectories", "{config}", "{video}"]))):
             size = len(read(os.path.join(self.template, "labeled-data", "synthetic_mouse",

@@ -176,11 +176,12 @@ class Campaign(Labpose):
     def create_dataset(self, disk):
         config = self.project_on(disk, "dataset", frames=200, labeled=60)
         self.sweep("create-dataset", os.path.dirname(config),
-                   ["create-dataset", config, "--net", "mobilenet_v2_0.35", "--shuffle", "1"], disk)
+                   ["create-dataset", config, "--net", "mobilenet_v2_0.35", "--shuffle", "1",
+                    "--weights", "none"], disk)
 
     def train(self, disk):
         config = self.project_on(disk, "train")
-        self.run("create-dataset", config, "--net", "mobilenet_v2_0.35")
+        self.run("create-dataset", config, "--net", "mobilenet_v2_0.35", "--weights", "none")
         self.train_config(config, save_iters=5, display_iters=1, evaluate_iters=5, batch_size=2,
                           crop_size="[64, 64]")
         self.sweep("train", os.path.dirname(config),
@@ -188,7 +189,7 @@ class Campaign(Labpose):
 
     def analyze(self, disk):
         config = self.project_on(disk, "analyze", frames=40)
-        self.run("create-dataset", config, "--net", "mobilenet_v2_0.35")
+        self.run("create-dataset", config, "--net", "mobilenet_v2_0.35", "--weights", "none")
         self.train_config(config, batch_size=2, crop_size="[64, 64]")
         self.run("train", config, "--max-iters", "2", "--device", "cpu", env=self.env)
         project = os.path.dirname(config)

@@ -128,13 +128,13 @@ class Campaign(Labpose):
         config = self.demo_project("dataset", frames=200, labeled=60)
         self.files_old_or_new("create-dataset",
                               ["create-dataset", config, "--net", "mobilenet_v2_0.35",
-                               "--shuffle", "1"], os.path.dirname(config))
+                               "--shuffle", "1", "--weights", "none"], os.path.dirname(config))
 
     def train(self):
         """Killed while training; --resume must continue from whole snapshots."""
         config = self.demo_project("train")
         project = os.path.dirname(config)
-        self.run("create-dataset", config, "--net", "mobilenet_v2_0.35")
+        self.run("create-dataset", config, "--net", "mobilenet_v2_0.35", "--weights", "none")
         pose = self.train_config(config, save_iters=4, display_iters=1, evaluate_iters=0,
                                  batch_size=2, crop_size="[64, 64]")
         pristine = project + ".pristine"
@@ -177,7 +177,7 @@ class Campaign(Labpose):
         """Killed while analyzing; the rerun resumes to the table an uninterrupted run writes."""
         config = self.demo_project("analyze", frames=300)
         project = os.path.dirname(config)
-        self.run("create-dataset", config, "--net", "mobilenet_v2_0.35")
+        self.run("create-dataset", config, "--net", "mobilenet_v2_0.35", "--weights", "none")
         env = dict(os.environ, OMP_NUM_THREADS="1")
         self.run("train", config, "--max-iters", "2", "--device", "cpu", env=env)
         video = os.path.join(project, "videos", "synthetic_mouse.mp4")

@@ -40,7 +40,8 @@ def trained_project(demo_project, tmp_path_factory):
     import labpose
 
     config = copy_project(demo_project, tmp_path_factory.mktemp("trained"))
-    labpose.create_training_dataset(config, Shuffles=[1], net_type="mobilenet_v2_0.35")
+    labpose.create_training_dataset(config, Shuffles=[1], net_type="mobilenet_v2_0.35",
+                                    weight_init="none")
     labpose.train_network(config, shuffle=1, maxiters=120, saveiters=60, displayiters=30,
                           device="cpu", batch_size=4)
     return config

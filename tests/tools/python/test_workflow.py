@@ -35,9 +35,11 @@ def project_files(config, folder):
 def test_training_set_is_the_programs(demo_project, tmp_path):
     ours = copy_project(demo_project, tmp_path / "python")
     theirs = copy_project(demo_project, tmp_path / "cli")
-    labpose.create_training_dataset(ours, Shuffles=[1, 2], net_type="mobilenet_v2_0.35", seed=5)
+    labpose.create_training_dataset(ours, Shuffles=[1, 2], net_type="mobilenet_v2_0.35",
+                                    weight_init="none", seed=5)
     for shuffle in (1, 2):
-        cli("create-dataset", theirs, "--shuffle", shuffle, "--net", "mobilenet_v2_0.35", "--seed", 5)
+        cli("create-dataset", theirs, "--shuffle", shuffle, "--net", "mobilenet_v2_0.35",
+            "--weights", "none", "--seed", 5)
     for folder in ("training-datasets", "labpose-models"):
         mine, program = project_files(ours, folder), project_files(theirs, folder)
         assert mine.keys() == program.keys() and mine, folder
@@ -148,7 +150,8 @@ def test_bad_arguments_raise_labpose_errors(trained_project, tmp_path):
 
 def test_an_interrupt_saves_a_snapshot_to_resume_from(demo_project, tmp_path):
     config = copy_project(demo_project, tmp_path)
-    labpose.create_training_dataset(config, Shuffles=[1], net_type="mobilenet_v2_0.35")
+    labpose.create_training_dataset(config, Shuffles=[1], net_type="mobilenet_v2_0.35",
+                                    weight_init="none")
     train_dir = glob.glob(os.path.join(os.path.dirname(config), "labpose-models", "*", "*", "train"))[0]
     stats = os.path.join(train_dir, "learning_stats.csv")
 

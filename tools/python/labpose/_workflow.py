@@ -170,9 +170,10 @@ def create_training_dataset(config, num_shuffles=1, Shuffles=None, windows2linux
                             augmenter_type=None, posecfg_template=None, weight_init=None,
                             seed=None):
     """Makes the training set and, per shuffle, the split and train/pose_cfg.yaml (pretrained
-    weights from labpose's cache when it has them). Shuffles: these shuffle numbers; else shuffles
-    1 to num_shuffles. A split saved for a shuffle is kept. trainIndices/testIndices: one list of
-    row indices per shuffle."""
+    weights from labpose's cache, fetched once when they are not there; weight_init: a
+    .safetensors backbone, or "none" to train from scratch). Shuffles: these shuffle numbers; else
+    shuffles 1 to num_shuffles. A split saved for a shuffle is kept. trainIndices/testIndices: one
+    list of row indices per shuffle."""
     _refuse("create_training_dataset",
             posecfg_template=(posecfg_template, None, "edit train/pose_cfg.yaml after it is made"))
     if augmenter_type is not None:
