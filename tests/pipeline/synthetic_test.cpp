@@ -1,6 +1,8 @@
-// The synthetic mouse and the demo project: the rendered mouse is where its keypoints say, hidden
-// keypoints are under the occluder or outside the frame, rendering is deterministic, and the demo
-// project is complete and valid with labels equal to the ground truth.
+// The synthetic mouse and the demo project: the rendered mouse is where its
+// keypoints say, hidden keypoints are under the occluder or outside the frame,
+// rendering is deterministic, and the demo project is complete and valid with
+// labels equal to the ground truth. The frames and keypoints of a few seeds are
+// pinned by their hashes.
 #include <gtest/gtest.h>
 
 #include <fmt/core.h>
@@ -74,7 +76,8 @@ TEST(SyntheticMouse, TheRenderedMouseIsWhereItsKeypointsSay) {
       }
     }
     occluded_frames += occluded ? 1 : 0;
-    // Along the body axis: 5 px behind the snout is the head (not the floor), 7 px ahead is floor.
+    // Along the body axis: 5 px behind the snout is the head (not the floor), 7
+    // px ahead is floor.
     const auto& snout = points[kSnout];
     const auto& tail = points[kTailbase];
     const double length = std::hypot(snout.x - tail.x, snout.y - tail.y);
@@ -122,6 +125,49 @@ TEST(SyntheticMouse, TheSameSeedRendersTheSameVideo) {
   EXPECT_NE(a.keypoints(17)[0].x, other.keypoints(17)[0].x);
   EXPECT_NEAR(a.keypoints(0)[0].x, a.keypoints(1)[0].x, 5.0) << "a smooth path";
   EXPECT_THROW(SyntheticMouse({16, 16, 10, 30.0, 1}), Error);
+}
+
+// FNV-1a over bytes, continuing from `hash`.
+std::uint64_t fnv1a(const void* data, std::size_t size,
+                    std::uint64_t hash = 14695981039346656037ull) {
+  const auto* bytes = static_cast<const std::uint8_t*>(data);
+  for (std::size_t i = 0; i < size; ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
+  return hash;
+}
+
+// The single mouse's frames (with and without the mouse) and every keypoint are
+// those it has always rendered, byte for byte: demo projects and their labels
+// stay reproducible for a seed.
+TEST(SyntheticMouse, RendersTheSameBytesAsEver) {
+  struct Case {
+    SyntheticVideoOptions options;
+    std::vector<int> frames;
+    std::uint64_t frames_hash, keypoints_hash;
+  };
+  const std::vector<Case> cases = {
+      {{320, 240, 300, 30.0, 1}, {0, 77, 165, 299}, 0x2aae7d9f8e91156aull, 0x787b60dbc3798093ull},
+      {{640, 480, 60, 30.0, 7}, {0, 33, 59}, 0x53badb559be9baf7ull, 0x6ff5afc9176a6a10ull},
+      {{160, 120, 20, 30.0, 9}, {17}, 0x0ac7942cd07e24e3ull, 0x4beff3db004f4607ull}};
+  for (const Case& c : cases) {
+    const SyntheticMouse mouse(c.options);
+    std::uint64_t frames_hash = fnv1a(nullptr, 0), keypoints_hash = fnv1a(nullptr, 0);
+    for (const int index : c.frames) {
+      for (const bool with_mouse : {true, false}) {
+        const Rendered image = render(mouse, index, with_mouse);
+        frames_hash = fnv1a(image.bgr.data(), image.bgr.size(), frames_hash);
+      }
+    }
+    for (int index = 0; index < c.options.frames; ++index) {
+      for (const SyntheticKeypoint& point : mouse.keypoints(index)) {
+        keypoints_hash = fnv1a(&point.x, sizeof point.x, keypoints_hash);
+        keypoints_hash = fnv1a(&point.y, sizeof point.y, keypoints_hash);
+        const std::uint8_t visible = point.visible ? 1 : 0;
+        keypoints_hash = fnv1a(&visible, 1, keypoints_hash);
+      }
+    }
+    EXPECT_EQ(frames_hash, c.frames_hash) << c.options.width << "x" << c.options.height;
+    EXPECT_EQ(keypoints_hash, c.keypoints_hash) << c.options.width << "x" << c.options.height;
+  }
 }
 
 TEST(DemoProject, CompleteValidAndLabeledFromTheGroundTruth) {
