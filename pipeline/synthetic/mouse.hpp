@@ -10,24 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/synthetic/ground_truth.hpp"
+#include "pipeline/synthetic/mouse_body.hpp"
+#include "pipeline/synthetic/stage.hpp"
+
 namespace labpose::pipeline {
-
-struct SyntheticVideoOptions {
-  int width = 320, height = 240;  // pixels
-  int frames = 300;
-  double fps = 30.0;
-  std::uint64_t seed = 1;
-};
-
-/// A keypoint in pixel coordinates (pixel centres at whole numbers, as DeepLabCut's labels).
-/// visible is false when the occluder hides it or it lies outside the frame.
-struct SyntheticKeypoint {
-  double x = 0, y = 0;
-  bool visible = true;
-};
-
-/// The synthetic mouse's bodyparts, in label-column order: snout, leftear, rightear, tailbase.
-const std::vector<std::string>& synthetic_bodyparts();
 
 class SyntheticMouse {
  public:
@@ -40,25 +27,17 @@ class SyntheticMouse {
   /// The keypoints of frame `index`, in synthetic_bodyparts() order.
   std::vector<SyntheticKeypoint> keypoints(int index) const;
 
-  /// The occluding object: columns x..x+width-1, rows y..y+height-1.
-  struct Box {
-    int x = 0, y = 0, width = 0, height = 0;
-    bool contains(double px, double py) const;
-  };
-  const Box& occluder() const { return occluder_; }
+  /// The occluding object.
+  using Box = SyntheticBox;
+  const Box& occluder() const { return stage_.occluder(); }
 
  private:
-  struct Pose {
-    double x, y, heading;  // body centre (pixels), direction of the snout (radians)
-  };
+  // The path, then the stage (whose occluder is placed on the path).
+  SyntheticMouse(const SyntheticVideoOptions& options, std::vector<synthetic::MousePose> poses);
+
   SyntheticVideoOptions options_;
-  double scale_;                          // pixels per body unit
-  std::vector<Pose> poses_;               // one per frame
-  std::vector<std::uint8_t> background_;  // BGR, width x height
-  std::vector<std::uint8_t> sprite_;      // BGR mouse (no tail) facing +x, kSpriteSize^2
-  std::vector<float> sprite_alpha_;       // its coverage, 0..1
-  Box occluder_;
-  std::vector<std::uint8_t> occluder_texture_;  // BGR, occluder width x height
+  std::vector<synthetic::MousePose> poses_;  // one per frame
+  synthetic::Stage stage_;
 };
 
 /// Renders the whole video to `path` (H.264 .mp4, or per the extension) and returns every frame's
