@@ -1,8 +1,7 @@
-// The synthetic mouse and the demo project: the rendered mouse is where its
-// keypoints say, hidden keypoints are under the occluder or outside the frame,
-// rendering is deterministic, and the demo project is complete and valid with
-// labels equal to the ground truth. The frames and keypoints of a few seeds are
-// pinned by their hashes.
+// The synthetic mouse and the demo project: the rendered mouse is where its keypoints say, hidden
+// keypoints are under the occluder or outside the frame, rendering is deterministic, and the demo
+// project is complete and valid with labels equal to the ground truth. The frames and keypoints of
+// a few seeds are pinned by their hashes.
 #include <gtest/gtest.h>
 
 #include <fmt/core.h>
@@ -19,6 +18,7 @@
 #include "projects/config.hpp"
 #include "projects/label_check.hpp"
 #include "projects/labels.hpp"
+#include "tests/pipeline/rendered_frame.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace labpose::pipeline {
@@ -26,34 +26,12 @@ namespace {
 namespace fs = std::filesystem;
 using testing::TempDir;
 
-using Pixel = std::array<int, 3>;  // B, G, R
-
-struct Rendered {
-  int width, height;
-  std::vector<std::uint8_t> bgr;
-  /// The pixel nearest to (x, y), or nullopt outside the frame.
-  std::optional<Pixel> at(double x, double y) const {
-    const int column = static_cast<int>(std::lround(x)), row = static_cast<int>(std::lround(y));
-    if (column < 0 || row < 0 || column >= width || row >= height) return std::nullopt;
-    const std::uint8_t* p = &bgr[(static_cast<std::size_t>(row) * static_cast<std::size_t>(width) +
-                                  static_cast<std::size_t>(column)) *
-                                 3];
-    return Pixel{p[0], p[1], p[2]};
-  }
-};
+using testing::difference;
+using testing::Pixel;
+using testing::Rendered;
 
 Rendered render(const SyntheticMouse& mouse, int index, bool with_mouse) {
-  const auto& o = mouse.options();
-  Rendered image{o.width, o.height,
-                 std::vector<std::uint8_t>(static_cast<std::size_t>(o.width) *
-                                           static_cast<std::size_t>(o.height) * 3)};
-  mouse.render(index, image.bgr.data(), static_cast<std::size_t>(o.width) * 3, with_mouse);
-  return image;
-}
-
-int difference(const std::optional<Pixel>& a, const std::optional<Pixel>& b) {
-  if (!a || !b) return -1;
-  return std::abs((*a)[0] - (*b)[0]) + std::abs((*a)[1] - (*b)[1]) + std::abs((*a)[2] - (*b)[2]);
+  return testing::render_frame(mouse, mouse.options(), index, with_mouse);
 }
 
 TEST(SyntheticMouse, TheRenderedMouseIsWhereItsKeypointsSay) {
@@ -76,8 +54,7 @@ TEST(SyntheticMouse, TheRenderedMouseIsWhereItsKeypointsSay) {
       }
     }
     occluded_frames += occluded ? 1 : 0;
-    // Along the body axis: 5 px behind the snout is the head (not the floor), 7
-    // px ahead is floor.
+    // Along the body axis: 5 px behind the snout is the head (not the floor), 7 px ahead is floor.
     const auto& snout = points[kSnout];
     const auto& tail = points[kTailbase];
     const double length = std::hypot(snout.x - tail.x, snout.y - tail.y);
@@ -135,9 +112,8 @@ std::uint64_t fnv1a(const void* data, std::size_t size,
   return hash;
 }
 
-// The single mouse's frames (with and without the mouse) and every keypoint are
-// those it has always rendered, byte for byte: demo projects and their labels
-// stay reproducible for a seed.
+// The single mouse's frames (with and without the mouse) and every keypoint are those it has
+// always rendered, byte for byte: demo projects and their labels stay reproducible for a seed.
 TEST(SyntheticMouse, RendersTheSameBytesAsEver) {
   struct Case {
     SyntheticVideoOptions options;
