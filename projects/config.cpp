@@ -747,9 +747,13 @@ void ProjectConfig::set_iteration(int iteration) {
 }
 
 void ProjectConfig::set_collection(const std::string& key, const YAML::Node& value) {
+  set_collections({{key, value}});
+}
+
+void ProjectConfig::set_collections(const std::vector<std::pair<std::string, YAML::Node>>& values) {
   const YAML::Node old_root = YAML::Clone(root_);
   const bool old_structure_changed = structure_changed_;
-  root_[key] = value;
+  for (const auto& [key, value] : values) root_[key] = value;
   structure_changed_ = true;
   try {
     validate();
@@ -760,6 +764,17 @@ void ProjectConfig::set_collection(const std::string& key, const YAML::Node& val
   }
 }
 
+namespace {
+
+// A YAML list of names, each quoted when YAML would misread it.
+YAML::Node name_list(const std::vector<std::string>& names) {
+  YAML::Node list(YAML::NodeType::Sequence);
+  for (const auto& name : names) list.push_back(yaml_text::string_node(name));
+  return list;
+}
+
+}  // namespace
+
 void ProjectConfig::set_bodyparts(const std::vector<std::string>& bodyparts) {
   if (values_.multi_animal) {
     throw Error(
@@ -767,9 +782,18 @@ void ProjectConfig::set_bodyparts(const std::vector<std::string>& bodyparts) {
                     "multianimalbodyparts, not bodyparts",
                     file_.string()));
   }
-  YAML::Node list(YAML::NodeType::Sequence);
-  for (const auto& name : bodyparts) list.push_back(yaml_text::string_node(name));
-  set_collection("bodyparts", list);
+  set_collection("bodyparts", name_list(bodyparts));
+}
+
+void ProjectConfig::set_multi_animal_bodyparts(
+    const std::vector<std::string>& multianimal_bodyparts,
+    const std::vector<std::string>& unique_bodyparts) {
+  if (!values_.multi_animal) {
+    throw Error(fmt::format("{} is a single-animal project: its keypoints are under bodyparts",
+                            file_.string()));
+  }
+  set_collections({{"multianimalbodyparts", name_list(multianimal_bodyparts)},
+                   {"uniquebodyparts", name_list(unique_bodyparts)}});
 }
 
 void ProjectConfig::set_skeleton(const std::vector<SkeletonEdge>& skeleton) {

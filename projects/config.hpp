@@ -119,6 +119,10 @@ class ProjectConfig {
   /// Replaces a single-animal project's bodyparts. Throws Error (and changes nothing) for an
   /// empty list, repeated names or a multi-animal project.
   void set_bodyparts(const std::vector<std::string>& bodyparts);
+  /// Replaces a multi-animal project's multianimalbodyparts and uniquebodyparts. Throws Error (and
+  /// changes nothing) for a single-animal project, no keypoints, repeated names or a name in both.
+  void set_multi_animal_bodyparts(const std::vector<std::string>& multianimal_bodyparts,
+                                  const std::vector<std::string>& unique_bodyparts);
   /// Replaces the skeleton (pairs of bodyparts drawn as lines). Throws Error (and changes
   /// nothing) for a pair of one name twice.
   void set_skeleton(const std::vector<SkeletonEdge>& skeleton);
@@ -141,7 +145,8 @@ class ProjectConfig {
   ProjectConfig() = default;
   void validate();
   void set_scalar(const std::string& key, const YAML::Node& value);
-  // Replaces a top-level collection and validates, restoring the old one if that fails.
+  // Replaces top-level collections and validates, restoring the old ones if that fails.
+  void set_collections(const std::vector<std::pair<std::string, YAML::Node>>& values);
   void set_collection(const std::string& key, const YAML::Node& value);
 
   std::filesystem::path file_;

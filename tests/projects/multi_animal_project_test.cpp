@@ -1,6 +1,6 @@
 // Multi-animal projects as DeepLabCut writes them: its own example project (tests/data, labels
 // only) opens and its label files round-trip, pandas reads what labpose writes, and a new project
-// made with --multi-animal has DeepLabCut's multi-animal keys.
+// made with --multi-animal has DeepLabCut's multi-animal keys, which can be set afterwards.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -154,6 +154,31 @@ TEST(MultiAnimalProject, ANewProjectHasDeepLabCutsMultiAnimalKeys) {
                 .values()
                 .individuals,
             default_individuals());
+}
+
+TEST(MultiAnimalProject, ItsBodypartsAreSetTogetherOrNotAtAll) {
+  NewProjectSettings settings{"mice", "Ana", "Nov29",          "/data/mice-Ana-2026-11-29",
+                              {},     true,  {"mother", "pup"}};
+  ProjectConfig config =
+      ProjectConfig::new_project(settings, "/data/mice-Ana-2026-11-29/config.yaml");
+  config.set_multi_animal_bodyparts({"snout", "tailbase"}, {"nest"});
+  EXPECT_EQ(config.values().multianimal_bodyparts, (std::vector<std::string>{"snout", "tailbase"}));
+  EXPECT_EQ(config.values().unique_bodyparts, std::vector<std::string>{"nest"});
+  EXPECT_TRUE(testing::contains(config.to_yaml(),
+                                "uniquebodyparts:\n- nest\nmultianimalbodyparts:\n- snout\n"))
+      << config.to_yaml();
+  // A name in both lists, or one twice: an error, and the keypoints stay as they were.
+  EXPECT_THROW(config.set_multi_animal_bodyparts({"snout", "nest"}, {"nest"}), Error);
+  EXPECT_THROW(config.set_multi_animal_bodyparts({"snout", "snout"}, {}), Error);
+  EXPECT_EQ(config.keypoint_names(), (std::vector<std::string>{"snout", "tailbase", "nest"}));
+  config.set_multi_animal_bodyparts({"snout"}, {});
+  EXPECT_TRUE(testing::contains(config.to_yaml(), "uniquebodyparts: []\n")) << config.to_yaml();
+  EXPECT_THROW(config.set_bodyparts({"snout"}), Error) << "bodyparts stays MULTI!";
+
+  settings.multi_animal = false;
+  ProjectConfig single =
+      ProjectConfig::new_project(settings, "/data/mice-Ana-2026-11-29/config.yaml");
+  EXPECT_THROW(single.set_multi_animal_bodyparts({"snout"}, {}), Error);
 }
 
 TEST(MultiAnimalProject, IndividualsAreCheckedBeforeAnythingIsMade) {
