@@ -1,8 +1,9 @@
 // labpose demo [--dir D] [--seed S] [--frames N] [--labeled-frames K] [--minutes M] [--device D]
-//   [--project-only]: the whole loop on a synthetic project whose labels are exact - make the
-// project (pipeline/synthetic), create the training set, train on the CPU for a few minutes,
-// evaluate, print the test error, analyze the video and compare the tracks with the ground truth.
-// With --project-only it stops after making the project.
+//   [--project-only] [--animals N [--shades]]: the whole loop on a synthetic project whose labels
+// are exact - make the project (pipeline/synthetic), create the training set, train on the CPU for
+// a few minutes, evaluate, print the test error, analyze the video and compare the tracks with the
+// ground truth. With --project-only it stops after making the project; with --animals 2 or more
+// (a multi-animal project) after creating the training set, until multi-animal training lands here.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -171,11 +172,52 @@ void evaluate_and_analyze(const DemoOptions& options, const projects::ProjectCon
             << std::endl;
 }
 
+// The training set of shuffle 1: 80 % of the labeled frames to train on, with the demo's recipe.
+// Returns the shuffle's train folder.
+std::filesystem::path create_demo_dataset(projects::ProjectConfig& config,
+                                          pipeline::CreatedDataset& created) {
+  console::info("== create-dataset: 80 % of the labeled frames to train on, 20 % to test");
+  config.set_training_fraction({0.8});
+  config.save();
+  pipeline::MergeReport report;
+  const pipeline::Dataset dataset = pipeline::merge_labeled_data(config, &report);
+  created = pipeline::create_training_dataset(config, dataset, demo_dataset_options());
+  const auto& shuffle = created.shuffles.front();
+  console::info("{} training and {} test images ({} frames without a visible keypoint left out)",
+                shuffle.train_images, shuffle.test_images, report.skipped.size());
+  const std::filesystem::path train_dir = shuffle.model_dir / "train";
+  use_demo_recipe(train_dir / "pose_cfg.yaml");
+  return train_dir;
+}
+
+// Where the multi-animal demo stops today: what it made and the commands that continue it. Its
+// training, evaluation and analysis go here as labpose learns them for multi-animal projects.
+void stop_before_multi_animal_training(const projects::ProjectConfig& config,
+                                       const pipeline::CreatedDataset& created,
+                                       const std::filesystem::path& train_dir) {
+  console::info("multi-animal project with {} individuals; training set of shuffle 1 ({}) in {}",
+                config.values().individuals.size(), created.net_type,
+                created.training_set_dir.string());
+  std::cout << fmt::format(
+                   "the multi-animal demo stops after its training set (its training and "
+                   "evaluation are not part of the demo yet); next: labpose train {0} (recipe in "
+                   "{1}), then labpose evaluate {0}",
+                   config.file().string(), (train_dir / "pose_cfg.yaml").string())
+            << std::endl;
+}
+
 int run_demo(const DemoOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   const auto& video = options.project.video;
-  console::info("making the synthetic demo project ({} frames of {}x{}, seed {})", video.frames,
-                video.width, video.height, video.seed);
+  if (options.project.animals > 1) {
+    console::info(
+        "making the synthetic multi-animal demo project ({} mice, {} frames of {}x{}, "
+        "seed {})",
+        options.project.animals, video.frames, video.width, video.height, video.seed);
+  } else {
+    console::info("making the synthetic demo project ({} frames of {}x{}, seed {})", video.frames,
+                  video.width, video.height, video.seed);
+  }
   const pipeline::DemoProject demo = pipeline::create_demo_project(options.project);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -184,19 +226,13 @@ int run_demo(const DemoOptions& options) {
   std::cout << demo.config.string() << std::endl;
   if (options.project_only) return 0;
 
-  console::info("== create-dataset: 80 % of the labeled frames to train on, 20 % to test");
   projects::ProjectConfig config = projects::ProjectConfig::load(demo.config);
-  config.set_training_fraction({0.8});
-  config.save();
-  pipeline::MergeReport report;
-  const pipeline::Dataset dataset = pipeline::merge_labeled_data(config, &report);
-  const pipeline::CreatedDataset created =
-      pipeline::create_training_dataset(config, dataset, demo_dataset_options());
-  const auto& shuffle = created.shuffles.front();
-  console::info("{} training and {} test images ({} frames without a visible keypoint left out)",
-                shuffle.train_images, shuffle.test_images, report.skipped.size());
-  const std::filesystem::path train_dir = shuffle.model_dir / "train";
-  use_demo_recipe(train_dir / "pose_cfg.yaml");
+  pipeline::CreatedDataset created;
+  const std::filesystem::path train_dir = create_demo_dataset(config, created);
+  if (config.values().multi_animal) {
+    stop_before_multi_animal_training(config, created, train_dir);
+    return 0;
+  }
   train_demo(options, config, created, train_dir);
   evaluate_and_analyze(options, config, demo, train_dir);
   console::info(
@@ -231,6 +267,12 @@ Command demo_command() {
         ->check(CLI::NonNegativeNumber);
     app.add_flag("--project-only", options->project_only,
                  "only make the project (print its config.yaml), no training");
+    app.add_option("--animals", options->project.animals,
+                   "mice in the video (default 1); 2 or more make a multi-animal project "
+                   "(individuals mouse1, mouse2, ...) and stop after its training set")
+        ->check(CLI::Range(1, 10));
+    app.add_flag("--shades", options->project.distinct_shades,
+                 "with --animals: give each mouse a slightly different fur shade");
     app.add_option(
            "--minutes", options->minutes,
            fmt::format("train efficientnet_lite0 from its cached ImageNet weights for this "
@@ -250,7 +292,10 @@ Command demo_command() {
         "1300 iterations, about 5 minutes on 2 CPU cores), evaluate the last snapshot and print "
         "`test error: X px`, analyze the video with the best snapshot (tracks .h5/.csv beside it) "
         "and print the median distance to the true keypoints. The first line printed is the path "
-        "of config.yaml.");
+        "of config.yaml. With --animals N (2 or more): N mice that meet, touch and pass each "
+        "other, in a multi-animal project demo_mice-labpose-<date>/ (identity: false; hidden "
+        "keypoints left unlabeled), and its training set; training and evaluation are then "
+        "`labpose train` and `labpose evaluate`.");
     return [options]() { return run_demo(*options); };
   };
   return command;
