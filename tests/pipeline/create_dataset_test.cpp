@@ -338,8 +338,7 @@ TEST_F(CreateDataset, BadNetworksAndWeightsAreRefusedBeforeWritingAnything) {
   options.net_type = "mobilenet_v2_1.0";
   const std::string message = testing::error_text([&] { create(options); });
   EXPECT_TRUE(contains(message, "is not a mobilenet_v2_1.0 backbone")) << message;
-  EXPECT_TRUE(contains(message, "labpose weights import <file.pth> --arch mobilenet_v2_1.0"))
-      << message;
+  EXPECT_TRUE(contains(message, "labpose weights fetch mobilenet_v2_1.0")) << message;
   options.net_type = "efficientnet_lite0";
   const std::string lite0 = testing::error_text([&] { create(options); });
   EXPECT_TRUE(contains(lite0, "is not a efficientnet_lite0 backbone")) << lite0;

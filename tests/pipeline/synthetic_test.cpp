@@ -1,7 +1,7 @@
 // The synthetic mouse and the demo project: the rendered mouse is where its keypoints say, hidden
 // keypoints are under the occluder or outside the frame, rendering is deterministic, and the demo
-// project is complete and valid with labels equal to the ground truth. The frames and keypoints of
-// a few seeds are pinned by their hashes.
+// project is complete and valid with labels equal to the ground truth. The keypoints of a few seeds
+// are pinned by their hashes.
 #include <gtest/gtest.h>
 
 #include <fmt/core.h>
@@ -112,27 +112,20 @@ std::uint64_t fnv1a(const void* data, std::size_t size,
   return hash;
 }
 
-// The single mouse's frames (with and without the mouse) and every keypoint are those it has
-// always rendered, byte for byte: demo projects and their labels stay reproducible for a seed.
-TEST(SyntheticMouse, RendersTheSameBytesAsEver) {
+// The single mouse's keypoints are those it has always had, to the bit: demo projects and their
+// labels stay reproducible for a seed. (Its frames are not pinned by a hash: OpenCV's blur runs
+// other SIMD code on other CPUs, and may round differently.)
+TEST(SyntheticMouse, KeepsTheSameKeypointsAsEver) {
   struct Case {
     SyntheticVideoOptions options;
-    std::vector<int> frames;
-    std::uint64_t frames_hash, keypoints_hash;
+    std::uint64_t keypoints_hash;
   };
-  const std::vector<Case> cases = {
-      {{320, 240, 300, 30.0, 1}, {0, 77, 165, 299}, 0x2aae7d9f8e91156aull, 0x787b60dbc3798093ull},
-      {{640, 480, 60, 30.0, 7}, {0, 33, 59}, 0x53badb559be9baf7ull, 0x6ff5afc9176a6a10ull},
-      {{160, 120, 20, 30.0, 9}, {17}, 0x0ac7942cd07e24e3ull, 0x4beff3db004f4607ull}};
+  const std::vector<Case> cases = {{{320, 240, 300, 30.0, 1}, 0x787b60dbc3798093ull},
+                                   {{640, 480, 60, 30.0, 7}, 0x6ff5afc9176a6a10ull},
+                                   {{160, 120, 20, 30.0, 9}, 0x4beff3db004f4607ull}};
   for (const Case& c : cases) {
     const SyntheticMouse mouse(c.options);
-    std::uint64_t frames_hash = fnv1a(nullptr, 0), keypoints_hash = fnv1a(nullptr, 0);
-    for (const int index : c.frames) {
-      for (const bool with_mouse : {true, false}) {
-        const Rendered image = render(mouse, index, with_mouse);
-        frames_hash = fnv1a(image.bgr.data(), image.bgr.size(), frames_hash);
-      }
-    }
+    std::uint64_t keypoints_hash = fnv1a(nullptr, 0);
     for (int index = 0; index < c.options.frames; ++index) {
       for (const SyntheticKeypoint& point : mouse.keypoints(index)) {
         keypoints_hash = fnv1a(&point.x, sizeof point.x, keypoints_hash);
@@ -141,7 +134,6 @@ TEST(SyntheticMouse, RendersTheSameBytesAsEver) {
         keypoints_hash = fnv1a(&visible, 1, keypoints_hash);
       }
     }
-    EXPECT_EQ(frames_hash, c.frames_hash) << c.options.width << "x" << c.options.height;
     EXPECT_EQ(keypoints_hash, c.keypoints_hash) << c.options.width << "x" << c.options.height;
   }
 }
