@@ -257,6 +257,9 @@ std::string combined_evaluation_name() {
 std::string evaluation_results_name(std::string_view scorer) {
   return fmt::format("{}-results.csv", scorer);
 }
+std::string assembly_results_name(std::string_view scorer) {
+  return fmt::format("{}-assembly-results.csv", scorer);
+}
 std::string keypoint_results_name(std::string_view scorer) {
   return fmt::format("{}-keypoint-results.csv", scorer);
 }

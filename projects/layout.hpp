@@ -135,6 +135,8 @@ std::string scorer_name(std::string_view net_type, std::string_view task, std::s
 std::string combined_evaluation_name();
 /// "<scorer>-results.csv".
 std::string evaluation_results_name(std::string_view scorer);
+/// "<scorer>-assembly-results.csv": a multi-animal model's mAP and mAR (labpose's file).
+std::string assembly_results_name(std::string_view scorer);
 /// "<scorer>-keypoint-results.csv".
 std::string keypoint_results_name(std::string_view scorer);
 /// "<scorer>-<snapshot>.h5": the predictions on every labeled image.

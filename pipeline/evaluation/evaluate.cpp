@@ -8,6 +8,8 @@
 #include <opencv2/imgproc.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <memory>
 #include <numeric>
 
 #include "core/atomic_file.hpp"
@@ -15,9 +17,12 @@
 #include "core/error.hpp"
 #include "core/progress.hpp"
 #include "devices/devices.hpp"
+#include "pipeline/evaluation/animal_matching.hpp"
+#include "pipeline/evaluation/keypoint_similarity.hpp"
 #include "pipeline/evaluation/result_files.hpp"
 #include "pipeline/plots/colormap.hpp"
 #include "pipeline/plots/markers.hpp"
+#include "pipeline/pose/animal_predictor.hpp"
 #include "pipeline/pose/int8_calibration.hpp"
 #include "pipeline/training/pose_config.hpp"
 #include "pipeline/training/snapshot.hpp"
@@ -28,27 +33,75 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Every image of the training set predicted at full size by the snapshot's network on `backend`,
-// with a progress bar named `label`; in int8, calibrated on the images `train` indexes.
-std::vector<std::vector<KeypointPrediction>> predict_all(
-    nets::Backend& backend, const LoadedSnapshot& loaded, const fs::path& snapshot,
-    const DecodeSettings& settings, const Dataset& dataset, const std::vector<std::size_t>& train,
-    const fs::path& project, const std::string& label) {
+// Every image of the training set predicted at full size: per image one keypoint per slot of the
+// dataset, and for a multi-animal network the assembled animals too.
+struct Predictions {
+  std::vector<std::vector<KeypointPrediction>> slots;
+  std::vector<Assemblies> animals;  // multi-animal networks only, by image
+};
+
+// The predictions of the snapshot's network on `backend`, with a progress bar named `label`; in
+// int8, calibrated on the images `train` indexes. A multi-animal network's animals are matched to
+// the labeled ones (animal_matching.hpp).
+Predictions predict_all(nets::Backend& backend, const LoadedSnapshot& loaded,
+                        const fs::path& snapshot, const DecodeSettings& settings,
+                        const Dataset& dataset, const std::vector<std::size_t>& train,
+                        const fs::path& project, const std::string& label) {
   const auto net = load_snapshot_network(backend, loaded, snapshot);
   if (backend.plan_precision() == nets::PlanPrecision::int8) {
     std::vector<fs::path> images;
     for (const std::size_t index : train) images.push_back(project / dataset.images[index].path);
     calibrate_for_int8(*net, snapshot, images);
   }
+  const auto& model = loaded.metadata.multi_animal;
   ImagePredictor predictor(backend, *net, settings);
-  std::vector<std::vector<KeypointPrediction>> predictions;
-  predictions.reserve(dataset.images.size());
+  std::unique_ptr<AnimalPredictor> animals;
+  if (model) {
+    animals = std::make_unique<AnimalPredictor>(backend, *net, *model,
+                                                static_cast<int>(loaded.metadata.bodyparts.size()),
+                                                project_assembly_settings(*model, settings));
+  }
+  Predictions predictions;
+  predictions.slots.reserve(dataset.images.size());
   Progress progress(label, static_cast<std::int64_t>(dataset.images.size()), "images");
   for (const auto& image : dataset.images) {
-    predictions.push_back(predictor.predict(load_rgb_image(project / image.path)));
+    const cv::Mat rgb = load_rgb_image(project / image.path);
+    if (animals) {
+      predictions.animals.push_back(animals->predict(rgb));
+      predictions.slots.push_back(matched_slots(dataset, image, predictions.animals.back()));
+    } else {
+      predictions.slots.push_back(predictor.predict(rgb));
+    }
     progress.advance();
   }
   return predictions;
+}
+
+// The labeled animals of dataset.images[indices[k]] beside the animals predicted there, over the
+// multi-animal bodyparts, for COCO's keypoint metrics.
+std::vector<ImageAnimals> labeled_animals(const Dataset& dataset,
+                                          const std::vector<std::size_t>& indices,
+                                          const std::vector<Assemblies>& predicted) {
+  std::vector<ImageAnimals> images;
+  const std::size_t bodyparts = dataset.bodyparts.size();
+  const std::size_t individuals =
+      dataset.individuals.size() - (dataset.multi_bodyparts < bodyparts ? 1 : 0);
+  for (const std::size_t index : indices) {
+    ImageAnimals image;
+    image.predicted = predicted[index].animals;
+    const LabeledImage& labeled = dataset.images[index];
+    for (std::size_t i = 0; i < individuals; ++i) {
+      std::vector<KeypointPrediction> animal(dataset.multi_bodyparts);
+      bool any = false;
+      for (std::size_t j = 0; j < dataset.multi_bodyparts; ++j) {
+        animal[j] = {labeled.x[i * bodyparts + j], labeled.y[i * bodyparts + j], 1.0};
+        any = any || !std::isnan(animal[j].x);
+      }
+      if (any) image.labeled.push_back(std::move(animal));
+    }
+    images.push_back(std::move(image));
+  }
+  return images;
 }
 
 // One training fraction of the shuffle, with what it needs.
@@ -93,13 +146,15 @@ void plot_frames(const Dataset& dataset, const std::vector<std::size_t>& indices
     const LabeledImage& image = dataset.images[index];
     cv::Mat rgb = load_rgb_image(project / image.path);
     std::vector<Marker> markers;
+    // A bodypart's colour (every individual's, in a multi-animal project).
+    const auto color = [&](std::size_t slot) { return colors[slot % colors.size()]; };
     for (std::size_t j = 0; j < image.x.size(); ++j)
-      markers.push_back({image.x[j], image.y[j], MarkerShape::plus, colors[j]});
+      markers.push_back({image.x[j], image.y[j], MarkerShape::plus, color(j)});
     for (std::size_t j = 0; j < predictions[index].size(); ++j) {
       const KeypointPrediction& p = predictions[index][j];
       markers.push_back({p.x, p.y,
                          p.likelihood > values.pcutoff ? MarkerShape::dot : MarkerShape::cross,
-                         colors[j]});
+                         color(j)});
     }
     draw_markers(rgb, markers, values.dotsize, values.alphavalue);
     cv::Mat bgr;
@@ -117,25 +172,16 @@ void plot_frames(const Dataset& dataset, const std::vector<std::size_t>& indices
   }
 }
 
-}  // namespace
-
-std::vector<SnapshotEvaluation> evaluate_network(const projects::ProjectConfig& config,
-                                                 const EvaluateOptions& options) {
+// The shuffle of every training fraction asked for, with its chosen snapshots; a wrong shuffle or
+// snapshot index fails here, before any work.
+std::vector<TrainedShuffle> find_trained_shuffles(const projects::ProjectConfig& config,
+                                                  const EvaluateOptions& options) {
   const projects::ConfigValues& values = config.values();
-  const fs::path project = config.project_dir();
-  const projects::ProjectLayout layout(project);
-  if (values.multi_animal) {
-    throw Error(fmt::format("{} is a multi-animal project; labpose evaluates single-animal "
-                            "networks only",
-                            config.file().string()),
-                "use DeepLabCut for multi-animal projects");
-  }
+  const projects::ProjectLayout layout(config.project_dir());
   const std::vector<double> fractions = options.training_fraction
                                             ? std::vector<double>{*options.training_fraction}
                                             : values.training_fraction;
   const projects::SnapshotIndex choice = options.snapshots.value_or(values.snapshot_index);
-
-  // Find everything first, so that a wrong shuffle or snapshot index fails before any work.
   std::vector<TrainedShuffle> shuffles;
   std::vector<std::string> untrained;
   for (const double fraction : fractions) {
@@ -172,113 +218,179 @@ std::vector<SnapshotEvaluation> evaluate_network(const projects::ProjectConfig& 
   }
   for (const auto& folder : untrained)
     console::warn("no snapshots in {} yet; evaluating the other training fractions", folder);
+  return shuffles;
+}
 
+// The backend of --precision's comparison; null for fp32, or where it computes in fp32 anyway.
+std::unique_ptr<nets::Backend> comparison_backend(const EvaluateOptions& options) {
+  if (options.precision == nets::PlanPrecision::fp32) return nullptr;
+  auto reduced = devices::make_backend(options.device, options.precision);
+  if (reduced->plan_precision() == nets::PlanPrecision::fp32) {
+    console::info("--precision {}: {} computes in fp32 here, so there is nothing to compare",
+                  nets::precision_name(options.precision), reduced->name());
+    return nullptr;
+  }
+  return reduced;
+}
+
+// What every snapshot of one shuffle is evaluated on.
+struct ShuffleImages {
+  Dataset dataset;
+  std::vector<std::size_t> train, test;
+  fs::path folder;  // the shuffle's evaluation folder
+  DecodeSettings settings;
+};
+
+ShuffleImages read_shuffle_images(const projects::ProjectConfig& config, int shuffle_number,
+                                  const TrainedShuffle& shuffle) {
+  const projects::ConfigValues& values = config.values();
+  const fs::path project = config.project_dir();
+  ShuffleImages images;
+  images.dataset = read_dataset(project / shuffle.pose.dataset, project);
+  const fs::path split_file = project / shuffle.pose.split;
+  const Split split = read_split(split_file);
+  images.train = indices_of(images.dataset, split.train, split_file);
+  images.test = indices_of(images.dataset, split.test, split_file);
+  images.folder = projects::ProjectLayout(project).evaluation_dir(
+      values.iteration, values.task, values.date, shuffle.fraction, shuffle_number);
+  images.settings = {shuffle.pose.stride, shuffle.pose.locref_stdev,
+                     shuffle.pose.location_refinement};
+  const std::string note = small_test_set_note(
+      images.test.size(),
+      projects::shuffle_folder_name(values.task, values.date, shuffle.fraction, shuffle_number));
+  if (!note.empty()) console::warn("{}", note);
+  return images;
+}
+
+void create_folder(const fs::path& folder) {
+  std::error_code error;
+  fs::create_directories(folder, error);
+  if (error) {
+    throw Error(fmt::format("cannot create the folder {}: {}", folder.string(), error.message()),
+                "check that you may write to the project folder");
+  }
+}
+
+// The snapshot's result files (and plots), each written atomically; fills result.written.
+void write_results(const projects::ConfigValues& values, const ShuffleImages& images,
+                   const Predictions& predictions, const fs::path& project, bool plot,
+                   const fs::path& combined, SnapshotEvaluation& result) {
+  const fs::path& folder = images.folder;
+  create_folder(folder);
+  const fs::path table_file =
+      folder / projects::evaluation_predictions_name(result.scorer, result.snapshot);
+  projects::write_table_hdf5(predictions_table(images.dataset, predictions.slots, result.scorer),
+                             table_file);
+  const EvaluationRow row{result.iterations,
+                          projects::training_fraction_percent(result.training_fraction),
+                          result.shuffle,
+                          result.train.mean,
+                          result.test.mean,
+                          values.pcutoff,
+                          result.train.mean_pcutoff,
+                          result.test.mean_pcutoff};
+  const fs::path results_file = folder / projects::evaluation_results_name(result.scorer);
+  write_file_atomically(results_file, evaluation_results_csv({row}));
+  const fs::path keypoint_file = folder / projects::keypoint_results_name(result.scorer);
+  write_file_atomically(keypoint_file,
+                        keypoint_results_csv(images.dataset.bodyparts, result.train, result.test));
+  merge_combined_evaluation(combined, {row});
+  result.written = {table_file, results_file, keypoint_file, combined};
+  if (result.assembly) {
+    const fs::path assembly_file = folder / projects::assembly_results_name(result.scorer);
+    write_file_atomically(assembly_file,
+                          assembly_results_csv(row, result.assembly->train, result.assembly->test));
+    result.written.push_back(assembly_file);
+  }
+  if (plot) {
+    const fs::path plots =
+        folder / projects::labeled_images_folder_name(result.scorer, result.snapshot);
+    create_folder(plots);
+    const auto colors = colormap_colors(values.colormap, images.dataset.bodyparts.size());
+    plot_frames(images.dataset, images.test, false, predictions.slots, project, plots, colors,
+                values);
+    plot_frames(images.dataset, images.train, true, predictions.slots, project, plots, colors,
+                values);
+    result.written.push_back(plots);
+  }
+}
+
+// A snapshot's result before its errors: which snapshot, of what, on how many images.
+SnapshotEvaluation describe_snapshot(const projects::ConfigValues& values, int shuffle_number,
+                                     const TrainedShuffle& shuffle, const SnapshotFile& snapshot,
+                                     const LoadedSnapshot& loaded, const ShuffleImages& images) {
+  if (loaded.metadata.bodyparts != images.dataset.bodyparts) {
+    throw Error(fmt::format("{} predicts the bodyparts {}, but the training set {} has {}",
+                            snapshot.path.string(), fmt::join(loaded.metadata.bodyparts, ", "),
+                            shuffle.pose.dataset, fmt::join(images.dataset.bodyparts, ", ")),
+                "the labels changed since training: train again (or evaluate another shuffle)");
+  }
+  SnapshotEvaluation result;
+  result.training_fraction = shuffle.fraction;
+  result.shuffle = shuffle_number;
+  result.iterations = snapshot.iteration;
+  result.snapshot = snapshot.path.stem().string();
+  result.scorer = projects::scorer_name(loaded.metadata.architecture, values.task, values.date,
+                                        shuffle_number, snapshot.iteration);
+  result.bodyparts = images.dataset.bodyparts;
+  result.pcutoff = values.pcutoff;
+  result.train_images = images.train.size();
+  result.test_images = images.test.size();
+  result.folder = images.folder;
+  return result;
+}
+
+}  // namespace
+
+std::vector<SnapshotEvaluation> evaluate_network(const projects::ProjectConfig& config,
+                                                 const EvaluateOptions& options) {
+  const projects::ConfigValues& values = config.values();
+  const fs::path project = config.project_dir();
+  const std::vector<TrainedShuffle> shuffles = find_trained_shuffles(config, options);
   const fs::path combined =
-      layout.evaluation_iteration_dir(values.iteration) / projects::combined_evaluation_name();
+      projects::ProjectLayout(project).evaluation_iteration_dir(values.iteration) /
+      projects::combined_evaluation_name();
   check_combined_evaluation(combined);
   const auto backend = devices::make_backend(options.device);
-  std::unique_ptr<nets::Backend> reduced;  // --precision other than fp32: the comparison's
-  if (options.precision != nets::PlanPrecision::fp32) {
-    reduced = devices::make_backend(options.device, options.precision);
-    if (reduced->plan_precision() == nets::PlanPrecision::fp32) {
-      console::info("--precision {}: {} computes in fp32 here, so there is nothing to compare",
-                    nets::precision_name(options.precision), reduced->name());
-      reduced.reset();
-    }
-  }
+  const std::unique_ptr<nets::Backend> reduced = comparison_backend(options);
   std::vector<SnapshotEvaluation> results;
   for (const TrainedShuffle& shuffle : shuffles) {
-    const Dataset dataset = read_dataset(project / shuffle.pose.dataset, project);
-    const fs::path split_file = project / shuffle.pose.split;
-    const Split split = read_split(split_file);
-    const std::vector<std::size_t> train = indices_of(dataset, split.train, split_file);
-    const std::vector<std::size_t> test = indices_of(dataset, split.test, split_file);
-    const fs::path folder = layout.evaluation_dir(values.iteration, values.task, values.date,
-                                                  shuffle.fraction, options.shuffle);
-    const DecodeSettings settings{shuffle.pose.stride, shuffle.pose.locref_stdev,
-                                  shuffle.pose.location_refinement};
-    const std::string note = small_test_set_note(
-        test.size(),
-        projects::shuffle_folder_name(values.task, values.date, shuffle.fraction, options.shuffle));
-    if (!note.empty()) console::warn("{}", note);
+    const ShuffleImages images = read_shuffle_images(config, options.shuffle, shuffle);
+    const Dataset& dataset = images.dataset;
     for (const SnapshotFile& snapshot : shuffle.snapshots) {
       const LoadedSnapshot loaded = read_snapshot(snapshot.path);
-      if (loaded.metadata.bodyparts != dataset.bodyparts) {
-        throw Error(fmt::format("{} predicts the bodyparts {}, but the training set {} has {}",
-                                snapshot.path.string(), fmt::join(loaded.metadata.bodyparts, ", "),
-                                shuffle.pose.dataset, fmt::join(dataset.bodyparts, ", ")),
-                    "the labels changed since training: train again (or evaluate another shuffle)");
-      }
-      SnapshotEvaluation result;
-      result.training_fraction = shuffle.fraction;
-      result.shuffle = options.shuffle;
-      result.iterations = snapshot.iteration;
-      result.snapshot = snapshot.path.stem().string();
-      result.scorer = projects::scorer_name(loaded.metadata.architecture, values.task, values.date,
-                                            options.shuffle, snapshot.iteration);
-      result.bodyparts = dataset.bodyparts;
-      result.pcutoff = values.pcutoff;
-      result.train_images = train.size();
-      result.test_images = test.size();
-      result.folder = folder;
-
+      SnapshotEvaluation result =
+          describe_snapshot(values, options.shuffle, shuffle, snapshot, loaded, images);
       const std::string label =
           fmt::format("{} {}",
                       projects::shuffle_folder_name(values.task, values.date, shuffle.fraction,
                                                     options.shuffle),
                       result.snapshot);
-      const auto predictions =
-          predict_all(*backend, loaded, snapshot.path, settings, dataset, train, project, label);
-      result.train = summarize_errors(dataset, train, subset(predictions, train), values.pcutoff);
-      result.test = summarize_errors(dataset, test, subset(predictions, test), values.pcutoff);
+      const Predictions predictions = predict_all(*backend, loaded, snapshot.path, images.settings,
+                                                  dataset, images.train, project, label);
+      result.train = summarize_errors(dataset, images.train,
+                                      subset(predictions.slots, images.train), values.pcutoff);
+      result.test = summarize_errors(dataset, images.test, subset(predictions.slots, images.test),
+                                     values.pcutoff);
+      if (!predictions.animals.empty()) {
+        result.assembly = AssemblyEvaluation{
+            score_assemblies(labeled_animals(dataset, images.train, predictions.animals)),
+            score_assemblies(labeled_animals(dataset, images.test, predictions.animals))};
+      }
       if (reduced) {
         const nets::PlanPrecision precision = reduced->plan_precision();
-        const auto other =
-            predict_all(*reduced, loaded, snapshot.path, settings, dataset, train, project,
-                        fmt::format("{} in {}", label, nets::precision_name(precision)));
+        const Predictions other =
+            predict_all(*reduced, loaded, snapshot.path, images.settings, dataset, images.train,
+                        project, fmt::format("{} in {}", label, nets::precision_name(precision)));
         result.reduced = ReducedPrecisionEvaluation{
-            precision, summarize_errors(dataset, train, subset(other, train), values.pcutoff),
-            summarize_errors(dataset, test, subset(other, test), values.pcutoff),
-            keypoint_shift(predictions, other, values.pcutoff)};
+            precision,
+            summarize_errors(dataset, images.train, subset(other.slots, images.train),
+                             values.pcutoff),
+            summarize_errors(dataset, images.test, subset(other.slots, images.test),
+                             values.pcutoff),
+            keypoint_shift(predictions.slots, other.slots, values.pcutoff)};
       }
-
-      std::error_code error;
-      fs::create_directories(folder, error);
-      if (error) {
-        throw Error(
-            fmt::format("cannot create the folder {}: {}", folder.string(), error.message()),
-            "check that you may write to the project folder");
-      }
-      const fs::path table_file =
-          folder / projects::evaluation_predictions_name(result.scorer, result.snapshot);
-      projects::write_table_hdf5(predictions_table(dataset, predictions, result.scorer),
-                                 table_file);
-      const EvaluationRow row{
-          snapshot.iteration,        projects::training_fraction_percent(shuffle.fraction),
-          options.shuffle,           result.train.mean,
-          result.test.mean,          values.pcutoff,
-          result.train.mean_pcutoff, result.test.mean_pcutoff};
-      const fs::path results_file = folder / projects::evaluation_results_name(result.scorer);
-      write_file_atomically(results_file, evaluation_results_csv({row}));
-      const fs::path keypoint_file = folder / projects::keypoint_results_name(result.scorer);
-      write_file_atomically(keypoint_file,
-                            keypoint_results_csv(dataset.bodyparts, result.train, result.test));
-      merge_combined_evaluation(combined, {row});
-      result.written = {table_file, results_file, keypoint_file, combined};
-      if (options.plot) {
-        const fs::path plots =
-            folder / projects::labeled_images_folder_name(result.scorer, result.snapshot);
-        fs::create_directories(plots, error);
-        if (error) {
-          throw Error(
-              fmt::format("cannot create the folder {}: {}", plots.string(), error.message()),
-              "check that you may write to the project folder");
-        }
-        const auto colors = colormap_colors(values.colormap, dataset.bodyparts.size());
-        plot_frames(dataset, test, false, predictions, project, plots, colors, values);
-        plot_frames(dataset, train, true, predictions, project, plots, colors, values);
-        result.written.push_back(plots);
-      }
+      write_results(values, images, predictions, project, options.plot, combined, result);
       results.push_back(std::move(result));
     }
   }

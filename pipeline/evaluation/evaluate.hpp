@@ -2,7 +2,9 @@
 // snapshots predict every image of its training set at full size; train and test errors (mean
 // distance in pixels, also over predictions with likelihood >= pcutoff, overall and per bodypart)
 // go to labpose-evaluation-results/iteration-K/ in DeepLabCut's layouts, with plotted frames on
-// request. Not training-time evaluation (the trainer calls summarize_errors itself).
+// request. A multi-animal network's animals are assembled, matched to the labeled ones for the
+// errors, and scored by COCO's mAP and mAR as DeepLabCut scores them (keypoint_similarity.hpp).
+// Not training-time evaluation (the trainer calls summarize_errors itself).
 #pragma once
 
 #include <cstdint>
@@ -13,6 +15,7 @@
 
 #include "nets/backend.hpp"
 #include "pipeline/evaluation/errors.hpp"
+#include "pipeline/evaluation/keypoint_similarity.hpp"
 #include "projects/config.hpp"
 
 namespace labpose::pipeline {
@@ -36,6 +39,11 @@ struct ReducedPrecisionEvaluation {
   KeypointShift shift;  // against fp32, over every image of the training set
 };
 
+/// A multi-animal model's keypoint metrics on its training and test images.
+struct AssemblyEvaluation {
+  AssemblyScores train, test;
+};
+
 struct SnapshotEvaluation {
   double training_fraction = 0.0;
   int shuffle = 1;
@@ -49,6 +57,7 @@ struct SnapshotEvaluation {
   std::filesystem::path folder;                       // the shuffle's evaluation folder
   std::vector<std::filesystem::path> written;         // files written for this snapshot
   std::optional<ReducedPrecisionEvaluation> reduced;  // with EvaluateOptions::precision
+  std::optional<AssemblyEvaluation> assembly;         // multi-animal models
 };
 
 /// Evaluates the chosen snapshots of `options.shuffle` for each training fraction and writes the

@@ -142,15 +142,42 @@ std::string keypoint_results_csv(const std::vector<std::string>& bodyparts,
   return out;
 }
 
+std::string assembly_results_csv(const EvaluationRow& row, const AssemblyScores& train,
+                                 const AssemblyScores& test) {
+  return fmt::format(
+      ",Training iterations:,%Training dataset,Shuffle number,train mAP,train mAR,test mAP,"
+      "test mAR\n0,{},{},{},{},{},{},{}\n",
+      row.iterations, row.percent, row.shuffle, number_field(train.mean_average_precision),
+      number_field(train.mean_average_recall), number_field(test.mean_average_precision),
+      number_field(test.mean_average_recall));
+}
+
 projects::Table predictions_table(const Dataset& dataset,
                                   const std::vector<std::vector<KeypointPrediction>>& predictions,
                                   const std::string& scorer) {
   LABPOSE_ASSERT(predictions.size() == dataset.images.size());
   projects::Table table;
-  table.column_level_names = {"scorer", "bodyparts", "coords"};
-  for (const auto& bodypart : dataset.bodyparts) {
-    for (const char* coordinate : {"x", "y", "likelihood"})
-      table.columns.push_back({scorer, bodypart, coordinate});
+  std::vector<std::size_t> slots;  // the slot of each column triple
+  if (dataset.multi_animal()) {
+    table.column_level_names = {"scorer", "individuals", "bodyparts", "coords"};
+    const std::size_t bodyparts = dataset.bodyparts.size();
+    for (std::size_t i = 0; i < dataset.individuals.size(); ++i) {
+      const bool single = dataset.individuals[i] == "single";
+      for (std::size_t j = single ? dataset.multi_bodyparts : 0;
+           j < (single ? bodyparts : dataset.multi_bodyparts); ++j) {
+        for (const char* coordinate : {"x", "y", "likelihood"})
+          table.columns.push_back(
+              {scorer, dataset.individuals[i], dataset.bodyparts[j], coordinate});
+        slots.push_back(i * bodyparts + j);
+      }
+    }
+  } else {
+    table.column_level_names = {"scorer", "bodyparts", "coords"};
+    for (std::size_t j = 0; j < dataset.bodyparts.size(); ++j) {
+      for (const char* coordinate : {"x", "y", "likelihood"})
+        table.columns.push_back({scorer, dataset.bodyparts[j], coordinate});
+      slots.push_back(j);
+    }
   }
   table.index_levels = 3;
   for (std::size_t i = 0; i < dataset.images.size(); ++i) {
@@ -158,10 +185,11 @@ projects::Table predictions_table(const Dataset& dataset,
     const std::size_t slash = path.rfind('/');
     const std::size_t row =
         table.add_row({"labeled-data", path.substr(13, slash - 13), path.substr(slash + 1)});
-    for (std::size_t j = 0; j < predictions[i].size(); ++j) {
-      table.at(row, 3 * j) = predictions[i][j].x;
-      table.at(row, 3 * j + 1) = predictions[i][j].y;
-      table.at(row, 3 * j + 2) = predictions[i][j].likelihood;
+    for (std::size_t c = 0; c < slots.size(); ++c) {
+      const KeypointPrediction& p = predictions[i][slots[c]];
+      table.at(row, 3 * c) = p.x;
+      table.at(row, 3 * c + 1) = p.y;
+      table.at(row, 3 * c + 2) = p.likelihood;
     }
   }
   return table;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "pipeline/evaluation/errors.hpp"
+#include "pipeline/evaluation/keypoint_similarity.hpp"
 #include "projects/table.hpp"
 
 namespace labpose::pipeline {
@@ -46,8 +47,16 @@ void check_combined_evaluation(const std::filesystem::path& file);
 std::string keypoint_results_csv(const std::vector<std::string>& bodyparts,
                                  const ErrorSummary& train, const ErrorSummary& test);
 
+/// <scorer>-assembly-results.csv, a multi-animal model's keypoint metrics: `row`'s first three
+/// columns, then "train mAP", "train mAR", "test mAP", "test mAR" (COCO's OKS 0.50:0.95, as
+/// DeepLabCut's evaluate_assembly computes them; fractions, not rounded).
+std::string assembly_results_csv(const EvaluationRow& row, const AssemblyScores& train,
+                                 const AssemblyScores& test);
+
 /// The predictions on dataset.images (one per image, in order) as DeepLabCut's evaluation table:
-/// columns (scorer, bodyparts, coords x/y/likelihood), rows ("labeled-data", video, image).
+/// columns (scorer, bodyparts, coords x/y/likelihood), rows ("labeled-data", video, image). A
+/// multi-animal dataset's has DeepLabCut's four column levels (scorer, individuals, bodyparts,
+/// coords), each individual's predictions in its labeled order.
 projects::Table predictions_table(const Dataset& dataset,
                                   const std::vector<std::vector<KeypointPrediction>>& predictions,
                                   const std::string& scorer);

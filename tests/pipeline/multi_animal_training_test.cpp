@@ -13,11 +13,15 @@
 #include "pipeline/dataset/create_dataset.hpp"
 #include "pipeline/evaluation/animal_matching.hpp"
 #include "pipeline/evaluation/errors.hpp"
+#include "pipeline/evaluation/evaluate.hpp"
+#include "pipeline/evaluation/keypoint_similarity.hpp"
 #include "pipeline/training/augment.hpp"
 #include "pipeline/training/loader.hpp"
 #include "pipeline/training/pose_loss.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "pipeline/training/trainer.hpp"
+#include "projects/layout.hpp"
+#include "projects/table.hpp"
 #include "tests/nets/nets_test_support.hpp"
 #include "tests/pipeline/multi_animal_fixture.hpp"
 #include "tests/pipeline/training_fixture.hpp"
@@ -240,6 +244,96 @@ TEST(MultiAnimalTrainer, TheLossFallsOverAFewDozenSteps) {
   const double first = std::accumulate(losses.begin(), losses.begin() + 5, 0.0) / 5;
   const double last = std::accumulate(losses.end() - 5, losses.end(), 0.0) / 5;
   EXPECT_LT(last, 0.5 * first) << "first five " << first << ", last five " << last;
+}
+
+// DeepLabCut's evaluate_assembly on a hand-made case, its numbers from the same formulas in numpy:
+// two labeled animals in one image, a third in another; the better predicted animal (higher
+// affinity) is near the first, the other further from the second, and the third is missed.
+TEST(AssemblyScores, FollowDeepLabCutsEvaluateAssembly) {
+  const auto points = [](std::vector<std::pair<double, double>> xy) {
+    std::vector<KeypointPrediction> keypoints;
+    for (const auto& [x, y] : xy) keypoints.push_back({x, y, 1.0});
+    return keypoints;
+  };
+  const auto labeled_one = points({{0, 0}, {40, 0}, {40, 30}});
+  const auto labeled_two = points({{100, 100}, {140, 100}, {140, 130}});
+  const auto near_one = points({{1, 0}, {40, 2}, {43, 30}});
+  const auto off_two = points({{110, 100}, {140, 110}, {140, 130}});
+  EXPECT_NEAR(object_keypoint_similarity(near_one, labeled_one, kOksSigma), 0.9124804031334574,
+              1e-12);
+  EXPECT_NEAR(object_keypoint_similarity(off_two, labeled_two, kOksSigma), 0.4227138130626758,
+              1e-12);
+  const double nan = std::nan("");
+  EXPECT_TRUE(std::isnan(
+      object_keypoint_similarity(points({{1, 0}, {nan, nan}, {nan, nan}}), labeled_one, kOksSigma)))
+      << "one keypoint in common is not enough";
+
+  const auto animal = [](std::vector<KeypointPrediction> keypoints, double affinity) {
+    Assembly a;
+    a.keypoints = std::move(keypoints);
+    a.links = 1;
+    a.affinity_sum = affinity;
+    return a;
+  };
+  ImageAnimals first;
+  first.predicted = {animal(off_two, 0.5), animal(near_one, 0.9)};  // matched best-first
+  first.labeled = {labeled_two, labeled_one};
+  ImageAnimals second;
+  second.labeled = {labeled_one};
+  const AssemblyScores scores = score_assemblies({first, second});
+  EXPECT_EQ(scores.matches, 2u);
+  EXPECT_EQ(scores.misses, 1u);
+  EXPECT_NEAR(scores.mean_average_precision, 0.3029702970297029, 1e-12);
+  EXPECT_NEAR(scores.mean_average_recall, 0.3, 1e-12);
+  EXPECT_TRUE(std::isnan(score_assemblies({}).mean_average_precision));
+}
+
+// evaluate on a multi-animal shuffle: errors after matching, mAP and mAR, DeepLabCut's layouts.
+TEST(MultiAnimalEvaluate, WritesMatchedErrorsAndKeypointMetrics) {
+  const MultiAnimalFixture fixture;
+  train(fixture.options());
+  const auto config = projects::ProjectConfig::load(fixture.project / "config.yaml");
+  EvaluateOptions options;
+  options.plot = true;
+  const auto results = evaluate_network(config, options);
+  ASSERT_FALSE(results.empty());
+  const SnapshotEvaluation& result = results.back();
+  ASSERT_TRUE(result.assembly.has_value());
+  // Every labeled animal of the test images is either matched by a predicted one or missed.
+  const Dataset dataset = read_dataset(fixture.project / fixture.pose.dataset, fixture.project);
+  const Split split = read_split(fixture.project / fixture.pose.split);
+  std::size_t labeled = 0;
+  for (const std::size_t index : indices_of(dataset, split.test, "split")) {
+    for (std::size_t i = 0; i < 3; ++i) {
+      bool any = false;
+      for (std::size_t j = 0; j < 3; ++j)
+        any = any || !std::isnan(dataset.images[index].x[i * 5 + j]);
+      labeled += any ? 1 : 0;
+    }
+  }
+  const AssemblyScores& test = result.assembly->test;
+  EXPECT_EQ(test.misses + std::min<std::size_t>(test.matches, labeled), labeled);
+  if (test.matches + test.misses > 0) {
+    EXPECT_GE(test.mean_average_precision, 0.0);
+    EXPECT_LE(test.mean_average_recall, 1.0);
+  }
+  const auto written = [&](const std::string& name) {
+    return std::any_of(result.written.begin(), result.written.end(),
+                       [&](const fs::path& file) { return file.filename() == name; });
+  };
+  EXPECT_TRUE(written(projects::assembly_results_name(result.scorer)));
+  const std::string csv =
+      testing::read_text(result.folder / projects::assembly_results_name(result.scorer));
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            ",Training iterations:,%Training dataset,Shuffle number,train mAP,train mAR,test mAP,"
+            "test mAR");
+  const projects::Table table = projects::read_table_hdf5(
+      result.folder / projects::evaluation_predictions_name(result.scorer, result.snapshot));
+  EXPECT_EQ(table.column_level_names,
+            (std::vector<std::string>{"scorer", "individuals", "bodyparts", "coords"}));
+  EXPECT_EQ(table.column_count(), (3u * 3u + 2u) * 3u) << "3 animals x 3 bodyparts, 2 unique";
+  EXPECT_EQ(table.columns[3],
+            (std::vector<std::string>{result.scorer, "individual1", "bodypart2", "x"}));
 }
 
 }  // namespace

@@ -99,7 +99,8 @@ Command evaluate_command() {
         "images (DeepLabCut calls them RMSE), also over predictions with likelihood >= pcutoff. "
         "Writes labpose-evaluation-results/iteration-<K>/CombinedEvaluation-results.csv and, per "
         "shuffle folder, <scorer>-results.csv, <scorer>-keypoint-results.csv and the predictions "
-        "<scorer>-<snapshot>.h5 (with --plot, LabeledImages_<scorer>_<snapshot>/).");
+        "<scorer>-<snapshot>.h5 (with --plot, LabeledImages_<scorer>_<snapshot>/); for a "
+        "multi-animal shuffle also <scorer>-assembly-results.csv (mAP and mAR).");
     return [options]() {
       const projects::ProjectConfig config = load_project_config(options->config);
       pipeline::EvaluateOptions evaluate;
@@ -138,6 +139,16 @@ Command evaluate_command() {
                           pixels(result.test.per_bodypart_pcutoff[j])});
         }
         std::cout << text_table(rows);
+      }
+      for (const auto& result : results) {
+        if (!result.assembly) continue;
+        const auto& [train, test] = *result.assembly;
+        std::cout << fmt::format(
+            "\n{} (trainset{}), animals: train mAP {:.3f} mAR {:.3f}, test mAP {:.3f} mAR {:.3f} "
+            "(COCO's OKS 0.50:0.95; {} labeled test animals left unmatched)\n",
+            result.scorer, projects::training_fraction_percent(result.training_fraction),
+            train.mean_average_precision, train.mean_average_recall, test.mean_average_precision,
+            test.mean_average_recall, test.misses);
       }
       for (const auto& result : results) {
         if (result.reduced) print_precision_comparison(result);
