@@ -137,8 +137,8 @@ def test_bad_arguments_raise_labpose_errors(trained_project, tmp_path):
     assert "--max-iters" in str(usage.value)
     with pytest.raises(TypeError):
         labpose.train_network(trained_project, no_such_argument=1)
-    with pytest.raises(labpose.UsageError, match="multianimal"):
-        labpose.create_new_project("a", "b", "v.mp4", multianimal=True)
+    with pytest.raises(labpose.UsageError, match="individuals"):
+        labpose.create_new_project("a", "b", "v.mp4", individuals=["m1", "m2"])
     predictor = labpose.Predictor(trained_project, device="cpu")
     with pytest.raises(labpose.UsageError, match="height, width, 3"):
         predictor.predict(numpy.zeros((2, 32, 32), numpy.uint8))

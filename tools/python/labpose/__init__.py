@@ -7,7 +7,8 @@ from labpose._labpose import version as __version__
 from labpose._errors import Error, Interrupted, UsageError
 from labpose._predictor import Predictor, read_frames
 from labpose._workflow import (LabelingSession, add_new_videos, analyze_videos, check_labels,
-                               create_labeled_video, create_new_project, create_training_dataset,
+                               create_labeled_video, create_multianimaltraining_dataset,
+                               create_new_project, create_training_dataset,
                                evaluate_network, export_model, extract_frames,
                                extract_outlier_frames,
                                filterpredictions, label_frames, merge_datasets, plot_trajectories,
@@ -16,7 +17,8 @@ from labpose._workflow import (LabelingSession, add_new_videos, analyze_videos, 
 __all__ = [
     "Error", "Interrupted", "UsageError", "Predictor", "read_frames", "LabelingSession",
     "label_frames", "refine_labels", "add_new_videos",
-    "analyze_videos", "check_labels", "create_labeled_video", "create_new_project",
+    "analyze_videos", "check_labels", "create_labeled_video", "create_multianimaltraining_dataset",
+    "create_new_project",
     "create_training_dataset", "evaluate_network", "export_model", "extract_frames", "extract_outlier_frames",
     "filterpredictions", "merge_datasets", "plot_trajectories", "train_network",
 ]

@@ -96,12 +96,16 @@ def _printed_lines(printed):
 def create_new_project(project, experimenter, videos, working_directory=None, copy_videos=False,
                        videotype="", multianimal=False, individuals=None):
     """Creates <project>-<experimenter>-<date>/ in DeepLabCut's layout with the videos (linked, or
-    copied with copy_videos=True); returns the path of its config.yaml."""
-    _refuse("create_new_project",
-            multianimal=(multianimal, False, "labpose tracks one animal per video (single-animal "
-                                             "projects)"),
-            individuals=(individuals, None, "labpose tracks one animal per video"))
+    copied with copy_videos=True); multianimal=True makes a multi-animal project (individuals: their
+    names). Returns the path of its config.yaml."""
+    if individuals is not None and not multianimal:
+        raise UsageError("create_new_project: individuals are named in a multi-animal project only",
+                         "pass multianimal=True with individuals")
     arguments = ["create", project, experimenter, *_videos(videos, videotype)]
+    if multianimal:
+        arguments.append("--multi-animal")
+        if individuals is not None:
+            arguments += ["--individuals", ",".join(str(name) for name in individuals)]
     if working_directory is not None:
         arguments += ["--dir", _path(working_directory)]
     if copy_videos:
@@ -208,6 +212,34 @@ def create_training_dataset(config, num_shuffles=1, Shuffles=None, windows2linux
                     files.append(path)
                 arguments += ["--train-indices", files[0], "--test-indices", files[1], "--force"]
             _output.run(arguments)
+
+
+def create_multianimaltraining_dataset(config, num_shuffles=1, Shuffles=None, windows2linux=False,
+                                       net_type=None, numdigits=2, crop_size=(400, 400),
+                                       crop_sampling="hybrid", paf_graph=None, trainIndices=None,
+                                       testIndices=None, n_edges_threshold=105,
+                                       paf_graph_degree=6, userfeedback=False, weight_init=None,
+                                       seed=None):
+    """A multi-animal project's training set, DeepLabCut's multi-animal files included (the same
+    `labpose create-dataset` as create_training_dataset). net_type is needed: DeepLabCut's default
+    for these projects, dlcrnet_ms5, is not one labpose trains. The PAF graph is every pair of
+    multi-animal bodyparts; training crops are taken around the labeled animals (pose_cfg.yaml's
+    crop_size, 256 by default)."""
+    _refuse("create_multianimaltraining_dataset",
+            paf_graph=(paf_graph, None, "labpose's graph is every pair of multi-animal bodyparts; "
+                                        "edit partaffinityfield_graph in train/pose_cfg.yaml"),
+            numdigits=(numdigits, 2, "coordinates are rounded to 2 decimals as DeepLabCut does"))
+    for name, value, default in (("crop_size", tuple(crop_size), (400, 400)),
+                                 ("crop_sampling", crop_sampling, "hybrid"),
+                                 ("n_edges_threshold", n_edges_threshold, 105),
+                                 ("paf_graph_degree", paf_graph_degree, 6)):
+        if value != default:
+            _ignored("create_multianimaltraining_dataset", name,
+                     "set the crop in train/pose_cfg.yaml (crop_size); the graph is every pair")
+    create_training_dataset(config, num_shuffles=num_shuffles, Shuffles=Shuffles,
+                            windows2linux=windows2linux, userfeedback=userfeedback,
+                            trainIndices=trainIndices, testIndices=testIndices, net_type=net_type,
+                            weight_init=weight_init, seed=seed)
 
 
 def train_network(config, shuffle=1, trainingsetindex=0, max_snapshots_to_keep=None,
