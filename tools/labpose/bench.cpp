@@ -12,6 +12,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <limits>
 
 #include "core/console.hpp"
 #include "core/error.hpp"
@@ -32,6 +33,7 @@ struct BenchOptions {
   std::string batches = "1";  // "8" or a list "1,8,32,64"
   std::string video;          // --pipeline on a video's frames
   int bodyparts = 4, repeats = 10, warmup = 2, slots = 0;
+  int limbs = 0, identity = 0;  // a multi-animal network's PAF limbs and identity channels
   bool train = false, json = false, pipeline = false;
 };
 
@@ -150,6 +152,12 @@ void measure(const BenchOptions& options, nets::Backend& backend, nets::Net& net
       backend.sigmoid_cross_entropy_backward(outputs[0], targets[0], weights[0], score_scale,
                                              gradients[0]);
       backend.huber_backward(outputs[1], targets[1], weights[1], 1.0F, locref_scale, gradients[1]);
+      if (outputs.size() > 2) {  // 0.1 x squared error on a multi-animal network's PAFs
+        constexpr float kNoDelta = std::numeric_limits<float>::max();
+        backend.huber_forward(outputs[2], targets[2], weights[2], kNoDelta);
+        backend.huber_backward(outputs[2], targets[2], weights[2], kNoDelta,
+                               0.2F / static_cast<float>(outputs[2].elements()), gradients[2]);
+      }
       net.backward(gradients);
       backend.sgd_step(net.trainable_values(), net.trainable_gradients(), velocity,
                        {1e-4F, 0.9F, 0.0F});
@@ -231,7 +239,8 @@ int run_bench(const BenchOptions& options) {
     }
     return 0;
   }
-  auto net = nets::build_pose_net(*backend, {options.architecture, options.bodyparts, true});
+  auto net = nets::build_pose_net(*backend, {options.architecture, options.bodyparts, true},
+                                  {options.identity, options.limbs});
   nets::initialize_pose_net(*net, 1);
   for (const int batch : batches) measure(options, *backend, *net, batch, width, height);
   return 0;
@@ -259,6 +268,11 @@ Command bench_command() {
         "capability 8.0+, in plans and --train steps), or auto (bf16 on a CPU with bf16 units, "
         "else fp32)");
     app.add_option("--bodyparts", options->bodyparts, "bodyparts J of the head (default 4)");
+    app.add_option("--limbs", options->limbs,
+                   "a multi-animal network: PAF limbs (2 channels each, trained by --train with "
+                   "DeepLabCut's 0.1 x squared error; default 0)");
+    app.add_option("--identity", options->identity,
+                   "a multi-animal network: identity channels after the score maps (default 0)");
     app.add_option("--repeats", options->repeats,
                    "timed repeats; the median is reported (default 10)");
     app.add_option("--warmup", options->warmup, "untimed runs first (default 2)");

@@ -134,11 +134,11 @@ void train_demo(const DemoOptions& options, const projects::ProjectConfig& confi
                 format_duration(trained.seconds));
 }
 
-// The last snapshot evaluated (not the best one: that one was chosen by its test error), then the
-// video analyzed as `labpose analyze` would by default and compared with the ground truth.
-void evaluate_and_analyze(const DemoOptions& options, const projects::ProjectConfig& config,
-                          const pipeline::DemoProject& demo,
-                          const std::filesystem::path& train_dir) {
+// The last snapshot evaluated (not the best one: that one was chosen by its test error); a
+// multi-animal one's animals scored too.
+pipeline::SnapshotEvaluation evaluate_last_snapshot(const DemoOptions& options,
+                                                    const projects::ProjectConfig& config,
+                                                    const std::filesystem::path& train_dir) {
   console::info("== evaluate: the last snapshot on every labeled frame at full size");
   const auto snapshots = pipeline::list_snapshots(train_dir);
   int last = -1;
@@ -153,7 +153,18 @@ void evaluate_and_analyze(const DemoOptions& options, const projects::ProjectCon
   console::info("{}: train error {:.2f} px on {} images", result.snapshot, result.train.mean,
                 result.train_images);
   std::cout << fmt::format("test error: {:.2f} px", result.test.mean) << std::endl;
+  if (result.assembly) {
+    std::cout << fmt::format("test animals: mAP {:.3f}, mAR {:.3f} (COCO's OKS 0.50:0.95)",
+                             result.assembly->test.mean_average_precision,
+                             result.assembly->test.mean_average_recall)
+              << std::endl;
+  }
+  return result;
+}
 
+// The video analyzed as `labpose analyze` would by default and compared with the ground truth.
+void analyze_demo_video(const DemoOptions& options, const projects::ProjectConfig& config,
+                        const pipeline::DemoProject& demo) {
   console::info("== analyze: every frame of the video with the default snapshot (the best)");
   pipeline::AnalyzeOptions analyze;
   analyze.device = options.device;
@@ -190,20 +201,13 @@ std::filesystem::path create_demo_dataset(projects::ProjectConfig& config,
   return train_dir;
 }
 
-// Where the multi-animal demo stops today: what it made and the commands that continue it. Its
-// training, evaluation and analysis go here as labpose learns them for multi-animal projects.
-void stop_before_multi_animal_training(const projects::ProjectConfig& config,
-                                       const pipeline::CreatedDataset& created,
-                                       const std::filesystem::path& train_dir) {
-  console::info("multi-animal project with {} individuals; training set of shuffle 1 ({}) in {}",
-                config.values().individuals.size(), created.net_type,
-                created.training_set_dir.string());
-  std::cout << fmt::format(
-                   "the multi-animal demo stops after its training set (its training and "
-                   "evaluation are not part of the demo yet); next: labpose train {0} (recipe in "
-                   "{1}), then labpose evaluate {0}",
-                   config.file().string(), (train_dir / "pose_cfg.yaml").string())
-            << std::endl;
+// Where the multi-animal demo stops today, after its evaluation: analyzing a video of several
+// animals (identities over time) is not in labpose yet.
+void stop_before_multi_animal_analysis(const projects::ProjectConfig& config) {
+  console::info(
+      "the multi-animal demo stops after its evaluation: labpose does not analyze "
+      "videos of several animals yet (labpose analyze refuses {})",
+      config.file().string());
 }
 
 int run_demo(const DemoOptions& options) {
@@ -229,12 +233,13 @@ int run_demo(const DemoOptions& options) {
   projects::ProjectConfig config = projects::ProjectConfig::load(demo.config);
   pipeline::CreatedDataset created;
   const std::filesystem::path train_dir = create_demo_dataset(config, created);
-  if (config.values().multi_animal) {
-    stop_before_multi_animal_training(config, created, train_dir);
-    return 0;
-  }
   train_demo(options, config, created, train_dir);
-  evaluate_and_analyze(options, config, demo, train_dir);
+  evaluate_last_snapshot(options, config, train_dir);
+  if (config.values().multi_animal) {
+    stop_before_multi_animal_analysis(config);
+  } else {
+    analyze_demo_video(options, config, demo);
+  }
   console::info(
       "done in {}; the project is {}",
       format_duration(
@@ -294,8 +299,9 @@ Command demo_command() {
         "and print the median distance to the true keypoints. The first line printed is the path "
         "of config.yaml. With --animals N (2 or more): N mice that meet, touch and pass each "
         "other, in a multi-animal project demo_mice-labpose-<date>/ (identity: false; hidden "
-        "keypoints left unlabeled), and its training set; training and evaluation are then "
-        "`labpose train` and `labpose evaluate`.");
+        "keypoints left unlabeled), trained and evaluated as above (errors after matching the "
+        "predicted mice to the labeled ones, and `test animals: mAP X, mAR Y`); the video is not "
+        "analyzed: labpose does not analyze videos of several animals yet.");
     return [options]() { return run_demo(*options); };
   };
   return command;
