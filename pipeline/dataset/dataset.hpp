@@ -39,6 +39,11 @@ struct Dataset {
   /// i * bodyparts.size() + j; an animal's unique-bodypart slots and single's per-animal ones
   /// stay empty, as in DeepLabCut's arrays).
   std::size_t slots() const;
+  /// Multi-animal: the individuals with multi-animal bodyparts (all but a last "single"), whose
+  /// slots come first.
+  std::size_t animals() const {
+    return individuals.size() - (multi_bodyparts < bodyparts.size() ? 1 : 0);
+  }
   /// "snout", or "individual2 bodypart1": a slot in words, for messages.
   std::string slot_name(std::size_t slot) const;
 };

@@ -12,11 +12,6 @@
 namespace labpose::pipeline {
 namespace {
 
-// The labeled individuals with multi-animal bodyparts ("single" holds the unique ones).
-std::size_t animal_individuals(const Dataset& dataset) {
-  return dataset.individuals.size() - (dataset.multi_bodyparts < dataset.bodyparts.size() ? 1 : 0);
-}
-
 // The mean distance between labeled individual i and `animal` over the bodyparts both have; NaN
 // when they have none in common.
 double mean_distance(const Dataset& dataset, const LabeledImage& image, std::size_t i,
@@ -37,7 +32,7 @@ double mean_distance(const Dataset& dataset, const LabeledImage& image, std::siz
 
 std::vector<int> match_animals(const Dataset& dataset, const LabeledImage& image,
                                const std::vector<Assembly>& animals) {
-  const std::size_t labeled = animal_individuals(dataset);
+  const std::size_t labeled = dataset.animals();
   std::vector<double> distances(labeled * animals.size());
   double largest = 0.0;
   for (std::size_t i = 0; i < labeled; ++i) {

