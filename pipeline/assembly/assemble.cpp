@@ -482,13 +482,14 @@ Assemblies assemble(const Candidates& candidates, const std::vector<EdgeCosts>& 
   return result;
 }
 
-Assemblies assemble_maps(const MapStack& scores, const MapStack& locref, const MapStack& pafs,
-                         const PafGraph& graph, int multi_bodyparts,
-                         const MapAssemblySettings& settings) {
+ImageDetections detect_maps(const MapStack& scores, const MapStack& locref, const MapStack& pafs,
+                            const PafGraph& graph, int multi_bodyparts,
+                            const MapAssemblySettings& settings) {
   check_map_stack(scores, "score maps");
   check_map_stack(pafs, "part affinity fields");
   check_same_grid(pafs, "part affinity fields", scores, "score maps");
-  const Candidates candidates = find_candidates(scores, locref, settings.candidates);
+  ImageDetections detections;
+  detections.candidates = find_candidates(scores, locref, settings.candidates);
   if (multi_bodyparts < 0 || multi_bodyparts > scores.channels) {
     throw Error(
         fmt::format("{} multi-animal bodyparts asked for, but the score maps have {} "
@@ -496,8 +497,29 @@ Assemblies assemble_maps(const MapStack& scores, const MapStack& locref, const M
                     multi_bodyparts, scores.channels));
   }
   check_graph(graph, multi_bodyparts);
-  const std::vector<EdgeCosts> costs = edge_costs(pafs, candidates, graph, settings.affinity);
-  return assemble(candidates, costs, graph, multi_bodyparts, settings.assembly);
+  detections.costs = edge_costs(pafs, detections.candidates, graph, settings.affinity);
+  return detections;
+}
+
+Assemblies assemble_edges(const ImageDetections& detections, const PafGraph& graph,
+                          const std::vector<int>& edges, int multi_bodyparts,
+                          const AssemblySettings& settings) {
+  if (detections.costs.size() != graph.size()) {
+    throw Error(fmt::format("the detections have the costs of {} edges, the graph has {}",
+                            detections.costs.size(), graph.size()));
+  }
+  std::vector<EdgeCosts> costs;
+  for (const int e : edges) costs.push_back(detections.costs.at(static_cast<std::size_t>(e)));
+  return assemble(detections.candidates, costs, subgraph(graph, edges), multi_bodyparts, settings);
+}
+
+Assemblies assemble_maps(const MapStack& scores, const MapStack& locref, const MapStack& pafs,
+                         const PafGraph& graph, int multi_bodyparts,
+                         const MapAssemblySettings& settings) {
+  const ImageDetections detections =
+      detect_maps(scores, locref, pafs, graph, multi_bodyparts, settings);
+  return assemble(detections.candidates, detections.costs, graph, multi_bodyparts,
+                  settings.assembly);
 }
 
 }  // namespace labpose::pipeline

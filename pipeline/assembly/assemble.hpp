@@ -86,8 +86,26 @@ struct MapAssemblySettings {
   AssemblySettings assembly;
 };
 
-/// find_candidates, edge_costs and assemble on one image's maps: scores (J, H, W), locref (2J, H,
-/// W) and pafs (2E, H, W) with E = graph.size().
+/// What a multi-animal network found in one image before assembly: the candidates of every
+/// bodypart and the costs of every edge of the graph the maps were made for.
+struct ImageDetections {
+  Candidates candidates;
+  std::vector<EdgeCosts> costs;  // per edge of that graph
+};
+
+/// find_candidates and edge_costs on one image's maps: scores (J, H, W), locref (2J, H, W) and
+/// pafs (2E, H, W) with E = graph.size().
+ImageDetections detect_maps(const MapStack& scores, const MapStack& locref, const MapStack& pafs,
+                            const PafGraph& graph, int multi_bodyparts,
+                            const MapAssemblySettings& settings);
+
+/// assemble() with the edges `edges` (indices into `graph`, the graph `detections` were made
+/// for) only: DeepLabCut's `paf_best`.
+Assemblies assemble_edges(const ImageDetections& detections, const PafGraph& graph,
+                          const std::vector<int>& edges, int multi_bodyparts,
+                          const AssemblySettings& settings);
+
+/// detect_maps, then assemble with every edge of `graph`.
 Assemblies assemble_maps(const MapStack& scores, const MapStack& locref, const MapStack& pafs,
                          const PafGraph& graph, int multi_bodyparts,
                          const MapAssemblySettings& settings);

@@ -54,6 +54,22 @@ PafGraph graph_from_skeleton(const std::vector<std::string>& multianimal_bodypar
   return graph;
 }
 
+PafGraph subgraph(const PafGraph& graph, const std::vector<int>& edges) {
+  PafGraph out;
+  std::vector<bool> used(graph.size(), false);
+  for (const int e : edges) {
+    if (e < 0 || static_cast<std::size_t>(e) >= graph.size() || used[static_cast<std::size_t>(e)]) {
+      throw Error(fmt::format("edge {} is not an edge of the {}-edge PAF graph, or is given twice",
+                              e, graph.size()),
+                  "paf_best in test/pose_cfg.yaml lists edge indices of partaffinityfield_graph, "
+                  "each once; evaluate again to choose them afresh");
+    }
+    used[static_cast<std::size_t>(e)] = true;
+    out.push_back(graph[static_cast<std::size_t>(e)]);
+  }
+  return out;
+}
+
 void check_graph(const PafGraph& graph, int bodyparts) {
   for (std::size_t e = 0; e < graph.size(); ++e) {
     const GraphEdge& edge = graph[e];

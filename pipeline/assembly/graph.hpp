@@ -29,6 +29,10 @@ PafGraph complete_graph(int bodyparts);
 PafGraph graph_from_skeleton(const std::vector<std::string>& multianimal_bodyparts,
                              const std::vector<std::pair<std::string, std::string>>& skeleton);
 
+/// The edges `edges` (indices into `graph`) of `graph`, in that order. Throws Error for an index
+/// outside the graph or given twice.
+PafGraph subgraph(const PafGraph& graph, const std::vector<int>& edges);
+
 /// Throws Error when an edge names a bodypart outside [0, bodyparts) or the same bodypart twice.
 void check_graph(const PafGraph& graph, int bodyparts);
 

@@ -17,6 +17,7 @@
 #include "core/error.hpp"
 #include "core/progress.hpp"
 #include "devices/devices.hpp"
+#include "pipeline/evaluation/animal_evaluation.hpp"
 #include "pipeline/evaluation/animal_matching.hpp"
 #include "pipeline/evaluation/keypoint_similarity.hpp"
 #include "pipeline/evaluation/result_files.hpp"
@@ -24,6 +25,7 @@
 #include "pipeline/plots/markers.hpp"
 #include "pipeline/pose/animal_predictor.hpp"
 #include "pipeline/pose/int8_calibration.hpp"
+#include "pipeline/pose/paf_best.hpp"
 #include "pipeline/training/pose_config.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "projects/layout.hpp"
@@ -34,10 +36,11 @@ namespace fs = std::filesystem;
 namespace {
 
 // Every image of the training set predicted at full size: per image one keypoint per slot of the
-// dataset, and for a multi-animal network the assembled animals too.
+// dataset, and for a multi-animal network the animals assembled through the graph chosen.
 struct Predictions {
   std::vector<std::vector<KeypointPrediction>> slots;
-  std::vector<Assemblies> animals;  // multi-animal networks only, by image
+  AssembledImages assembled;  // multi-animal networks only
+  std::size_t graph_edges = 0;
 };
 
 // The predictions of the snapshot's network on `backend`, with a progress bar named `label`; in
@@ -56,50 +59,34 @@ Predictions predict_all(nets::Backend& backend, const LoadedSnapshot& loaded,
   const auto& model = loaded.metadata.multi_animal;
   ImagePredictor predictor(backend, *net, settings);
   std::unique_ptr<AnimalPredictor> animals;
+  const MapAssemblySettings assembly =
+      model ? project_assembly_settings(*model, settings) : MapAssemblySettings{};
   if (model) {
-    animals = std::make_unique<AnimalPredictor>(backend, *net, *model,
-                                                static_cast<int>(loaded.metadata.bodyparts.size()),
-                                                project_assembly_settings(*model, settings));
+    animals = std::make_unique<AnimalPredictor>(
+        backend, *net, *model, static_cast<int>(loaded.metadata.bodyparts.size()), assembly);
   }
   Predictions predictions;
+  std::vector<ImageDetections> detections;
   predictions.slots.reserve(dataset.images.size());
   Progress progress(label, static_cast<std::int64_t>(dataset.images.size()), "images");
   for (const auto& image : dataset.images) {
     const cv::Mat rgb = load_rgb_image(project / image.path);
     if (animals) {
-      predictions.animals.push_back(animals->predict(rgb));
-      predictions.slots.push_back(matched_slots(dataset, image, predictions.animals.back()));
+      detections.push_back(animals->detect(rgb));
     } else {
       predictions.slots.push_back(predictor.predict(rgb));
     }
     progress.advance();
   }
-  return predictions;
-}
-
-// The labeled animals of dataset.images[indices[k]] beside the animals predicted there, over the
-// multi-animal bodyparts, for COCO's keypoint metrics.
-std::vector<ImageAnimals> labeled_animals(const Dataset& dataset,
-                                          const std::vector<std::size_t>& indices,
-                                          const std::vector<Assemblies>& predicted) {
-  std::vector<ImageAnimals> images;
-  const std::size_t bodyparts = dataset.bodyparts.size();
-  for (const std::size_t index : indices) {
-    ImageAnimals image;
-    image.predicted = predicted[index].animals;
-    const LabeledImage& labeled = dataset.images[index];
-    for (std::size_t i = 0; i < dataset.animals(); ++i) {
-      std::vector<KeypointPrediction> animal(dataset.multi_bodyparts);
-      bool any = false;
-      for (std::size_t j = 0; j < dataset.multi_bodyparts; ++j) {
-        animal[j] = {labeled.x[i * bodyparts + j], labeled.y[i * bodyparts + j], 1.0};
-        any = any || !std::isnan(animal[j].x);
-      }
-      if (any) image.labeled.push_back(std::move(animal));
-    }
-    images.push_back(std::move(image));
+  if (!animals) return predictions;
+  predictions.graph_edges = model->graph.size();
+  predictions.assembled = assemble_through_best_graph(*animals, detections, dataset, train,
+                                                      model->graph, assembly.assembly);
+  for (std::size_t i = 0; i < dataset.images.size(); ++i) {
+    predictions.slots.push_back(
+        matched_slots(dataset, dataset.images[i], predictions.assembled.animals[i]));
   }
-  return images;
+  return predictions;
 }
 
 // One training fraction of the shuffle, with what it needs.
@@ -272,7 +259,8 @@ void create_folder(const fs::path& folder) {
 // The snapshot's result files (and plots), each written atomically; fills result.written.
 void write_results(const projects::ConfigValues& values, const ShuffleImages& images,
                    const Predictions& predictions, const fs::path& project, bool plot,
-                   const fs::path& combined, SnapshotEvaluation& result) {
+                   const fs::path& combined, const fs::path& test_config,
+                   SnapshotEvaluation& result) {
   const fs::path& folder = images.folder;
   create_folder(folder);
   const fs::path table_file =
@@ -299,6 +287,8 @@ void write_results(const projects::ConfigValues& values, const ShuffleImages& im
     write_file_atomically(assembly_file,
                           assembly_results_csv(row, result.assembly->train, result.assembly->test));
     result.written.push_back(assembly_file);
+    write_paf_best(test_config, result.assembly->paf_best);
+    result.written.push_back(test_config);
   }
   if (plot) {
     const fs::path plots =
@@ -370,10 +360,9 @@ std::vector<SnapshotEvaluation> evaluate_network(const projects::ProjectConfig& 
                                       subset(predictions.slots, images.train), values.pcutoff);
       result.test = summarize_errors(dataset, images.test, subset(predictions.slots, images.test),
                                      values.pcutoff);
-      if (!predictions.animals.empty()) {
-        result.assembly = AssemblyEvaluation{
-            score_assemblies(labeled_animals(dataset, images.train, predictions.animals)),
-            score_assemblies(labeled_animals(dataset, images.test, predictions.animals))};
+      if (loaded.metadata.multi_animal) {
+        result.assembly = evaluate_assemblies(dataset, images.train, images.test,
+                                              predictions.assembled, predictions.graph_edges);
       }
       if (reduced) {
         const nets::PlanPrecision precision = reduced->plan_precision();
@@ -388,7 +377,8 @@ std::vector<SnapshotEvaluation> evaluate_network(const projects::ProjectConfig& 
                              values.pcutoff),
             keypoint_shift(predictions.slots, other.slots, values.pcutoff)};
       }
-      write_results(values, images, predictions, project, options.plot, combined, result);
+      write_results(values, images, predictions, project, options.plot, combined,
+                    shuffle.train_dir.parent_path() / "test" / "pose_cfg.yaml", result);
       results.push_back(std::move(result));
     }
   }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "nets/backend.hpp"
+#include "pipeline/evaluation/assembly_purity.hpp"
 #include "pipeline/evaluation/errors.hpp"
 #include "pipeline/evaluation/keypoint_similarity.hpp"
 #include "projects/config.hpp"
@@ -42,6 +43,9 @@ struct ReducedPrecisionEvaluation {
 /// A multi-animal model's keypoint metrics on its training and test images.
 struct AssemblyEvaluation {
   AssemblyScores train, test;
+  PurityScores train_purity, test_purity;  // assembly_purity.hpp
+  std::vector<int> paf_best;               // the edges chosen (graph_selection.hpp)
+  std::size_t graph_edges = 0;             // of the model's graph
 };
 
 struct SnapshotEvaluation {

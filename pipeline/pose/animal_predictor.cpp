@@ -29,7 +29,9 @@ struct AnimalPredictor::SizedPlan {
 AnimalPredictor::AnimalPredictor(nets::Backend& backend, const nets::Net& net,
                                  const MultiAnimalModel& model, int bodyparts,
                                  const MapAssemblySettings& settings)
-    : backend_(backend), net_(net), model_(model), bodyparts_(bodyparts), settings_(settings) {}
+    : backend_(backend), net_(net), model_(model), bodyparts_(bodyparts), settings_(settings) {
+  for (std::size_t e = 0; e < model_.graph.size(); ++e) edges_.push_back(static_cast<int>(e));
+}
 
 AnimalPredictor::~AnimalPredictor() = default;
 
@@ -48,7 +50,20 @@ AnimalPredictor::SizedPlan& AnimalPredictor::plan_for(int height, int width) {
   return *sized;
 }
 
+void AnimalPredictor::use_edges(std::vector<int> edges) {
+  subgraph(model_.graph, edges);  // checks them
+  edges_ = std::move(edges);
+}
+
 Assemblies AnimalPredictor::predict(const cv::Mat& rgb) {
+  return assemble(detect(rgb));
+}
+
+Assemblies AnimalPredictor::assemble(const ImageDetections& detections) const {
+  return assemble_edges(detections, model_.graph, edges_, multi_bodyparts(), settings_.assembly);
+}
+
+ImageDetections AnimalPredictor::detect(const cv::Mat& rgb) {
   LABPOSE_ASSERT(rgb.type() == CV_8UC3 && rgb.isContinuous());
   SizedPlan& sized = plan_for(rgb.rows, rgb.cols);
   backend_.copy_pixels_from_host(rgb.ptr<std::uint8_t>(), sized.input);
@@ -67,8 +82,7 @@ Assemblies AnimalPredictor::predict(const cv::Mat& rgb) {
                         width};
   const MapStack locref{sized.locref, 2 * bodyparts_, height, width};
   const MapStack pafs{sized.paf, static_cast<int>(2 * model_.graph.size()), height, width};
-  const int multi = bodyparts_ - static_cast<int>(model_.unique_bodyparts.size());
-  return assemble_maps(scores, locref, pafs, model_.graph, multi, settings_);
+  return detect_maps(scores, locref, pafs, model_.graph, multi_bodyparts(), settings_);
 }
 
 }  // namespace labpose::pipeline

@@ -36,18 +36,30 @@ class AnimalPredictor {
   AnimalPredictor(const AnimalPredictor&) = delete;
   AnimalPredictor& operator=(const AnimalPredictor&) = delete;
 
-  /// The animals (and unique bodyparts) of one 8-bit RGB image (rows x cols x 3), in image pixels.
+  /// The animals (and unique bodyparts) of one 8-bit RGB image (rows x cols x 3), in image pixels:
+  /// detect(), then assemble().
   Assemblies predict(const cv::Mat& rgb);
+  /// The candidates and the costs of every edge of the model's graph in one image.
+  ImageDetections detect(const cv::Mat& rgb);
+  /// The animals of detect()'s result, linked through the edges use_edges() chose.
+  Assemblies assemble(const ImageDetections& detections) const;
+  /// Assembles through these edges of the model's graph only (DeepLabCut's `paf_best`); every
+  /// edge until called. Throws Error for an index outside the graph.
+  void use_edges(std::vector<int> edges);
 
  private:
   struct SizedPlan;
   SizedPlan& plan_for(int height, int width);
+  int multi_bodyparts() const {
+    return bodyparts_ - static_cast<int>(model_.unique_bodyparts.size());
+  }
 
   nets::Backend& backend_;
   const nets::Net& net_;
   MultiAnimalModel model_;
   int bodyparts_ = 0;
   MapAssemblySettings settings_;
+  std::vector<int> edges_;                                           // of model_.graph
   std::map<std::pair<int, int>, std::unique_ptr<SizedPlan>> plans_;  // by (height, width)
 };
 

@@ -3,6 +3,7 @@
 // PAFs along their limbs, identity maps), predicted animals matched to the labeled ones, and the
 // trainer on DeepLabCut's multi-animal example: it learns, its snapshots rebuild the same heads,
 // and an interrupted run resumes with the same losses.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "pipeline/evaluation/errors.hpp"
 #include "pipeline/evaluation/evaluate.hpp"
 #include "pipeline/evaluation/keypoint_similarity.hpp"
+#include "pipeline/pose/paf_best.hpp"
 #include "pipeline/training/augment.hpp"
 #include "pipeline/training/loader.hpp"
 #include "pipeline/training/pose_loss.hpp"
@@ -334,6 +336,42 @@ TEST(MultiAnimalEvaluate, WritesMatchedErrorsAndKeypointMetrics) {
   EXPECT_EQ(table.column_count(), (3u * 3u + 2u) * 3u) << "3 animals x 3 bodyparts, 2 unique";
   EXPECT_EQ(table.columns[3],
             (std::vector<std::string>{result.scorer, "individual1", "bodypart2", "x"}));
+  // The graph chosen is stored where assembly reads it, and keeps the rest of the file.
+  const fs::path test_config = fixture.train_dir.parent_path() / "test" / "pose_cfg.yaml";
+  EXPECT_TRUE(written("pose_cfg.yaml"));
+  EXPECT_EQ(result.assembly->graph_edges, fixture.pose.paf_graph.size());
+  ASSERT_FALSE(result.assembly->paf_best.empty());
+  EXPECT_EQ(read_paf_best(test_config, static_cast<int>(fixture.pose.paf_graph.size())),
+            result.assembly->paf_best);
+  EXPECT_THAT(testing::read_text(test_config), ::testing::HasSubstr("partaffinityfield_graph: "));
+  const PurityScores& purity = result.assembly->train_purity;
+  if (purity.images > 0) {  // a few steps of training: maybe nothing assembled (purity NaN)
+    EXPECT_GE(purity.miss, 0.0);
+    EXPECT_LE(purity.miss, 1.0);
+    EXPECT_TRUE(std::isnan(purity.purity) || (purity.purity > 0.0 && purity.purity <= 1.0));
+  }
+}
+
+TEST(PafBest, ReplacesDeepLabCutsBlockListAndRefusesBadEdges) {
+  testing::TempDir dir;
+  const fs::path file = dir.path() / "pose_cfg.yaml";
+  testing::write_text(file, "net_type: resnet_50\npaf_best:\n- 0\n- 2\nstride: 8\n");
+  EXPECT_EQ(read_paf_best(file, 3), (std::vector<int>{0, 2}));
+  write_paf_best(file, {1, 0});
+  EXPECT_EQ(testing::read_text(file), "net_type: resnet_50\nstride: 8\npaf_best: [1, 0]\n");
+  EXPECT_EQ(read_paf_best(file, 3), (std::vector<int>{1, 0}));
+  testing::write_text(file, "stride: 8\n");
+  EXPECT_FALSE(read_paf_best(file, 3).has_value());
+  testing::write_text(file, "stride: 8\npaf_best: [0, 3]\n");
+  try {
+    read_paf_best(file, 3);
+    FAIL() << "edge 3 of a 3-edge graph was accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("pose_cfg.yaml:2:"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("an edge of the 3-edge graph"));
+  }
+  testing::write_text(file, "paf_best: [1, 1]\n");
+  EXPECT_THROW(read_paf_best(file, 3), Error);
 }
 
 }  // namespace

@@ -158,6 +158,10 @@ pipeline::SnapshotEvaluation evaluate_last_snapshot(const DemoOptions& options,
                              result.assembly->test.mean_average_precision,
                              result.assembly->test.mean_average_recall)
               << std::endl;
+    std::cout << fmt::format("test assembly: purity {:.3f}, whole animals {:.3f}",
+                             result.assembly->test_purity.purity,
+                             result.assembly->test_purity.whole_animals)
+              << std::endl;
   }
   return result;
 }

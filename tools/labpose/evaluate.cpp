@@ -1,6 +1,7 @@
 // labpose evaluate <config> [--shuffle K] [--training-fraction F] [--snapshot S|all|best]
 //   [--device cpu] [--precision P] [--plot]
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <cmath>
 #include <iostream>
@@ -142,13 +143,23 @@ Command evaluate_command() {
       }
       for (const auto& result : results) {
         if (!result.assembly) continue;
-        const auto& [train, test] = *result.assembly;
+        const auto& train = result.assembly->train;
+        const auto& test = result.assembly->test;
         std::cout << fmt::format(
             "\n{} (trainset{}), animals: train mAP {:.3f} mAR {:.3f}, test mAP {:.3f} mAR {:.3f} "
             "(COCO's OKS 0.50:0.95; {} labeled test animals left unmatched)\n",
             result.scorer, projects::training_fraction_percent(result.training_fraction),
             train.mean_average_precision, train.mean_average_recall, test.mean_average_precision,
             test.mean_average_recall, test.misses);
+        const auto& assembly = *result.assembly;
+        std::cout << fmt::format(
+            "assembly through {} of the {} PAF edges (paf_best [{}] in test/pose_cfg.yaml): "
+            "test purity {:.3f}, miss {:.3f}, whole animals {:.3f} (train {:.3f}, {:.3f}, "
+            "{:.3f})\n",
+            assembly.paf_best.size(), assembly.graph_edges, fmt::join(assembly.paf_best, ", "),
+            assembly.test_purity.purity, assembly.test_purity.miss,
+            assembly.test_purity.whole_animals, assembly.train_purity.purity,
+            assembly.train_purity.miss, assembly.train_purity.whole_animals);
       }
       for (const auto& result : results) {
         if (result.reduced) print_precision_comparison(result);
