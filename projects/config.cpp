@@ -716,6 +716,16 @@ std::vector<std::string> ProjectConfig::keypoint_names() const {
   return all;
 }
 
+std::string ProjectConfig::place(const std::string& key, std::optional<std::size_t> item) const {
+  if (!root_.IsMap()) return file_.string();
+  const YAML::Node node = root_[key];
+  if (!node.IsDefined()) return file_.string();
+  YAML::Mark mark = node.Mark();
+  if (item && node.IsSequence() && *item < node.size()) mark = node[*item].Mark();
+  if (mark.is_null() || mark.line < 0) return file_.string();
+  return fmt::format("{}:{}:{}", file_.string(), mark.line + 1, mark.column + 1);
+}
+
 void ProjectConfig::set_scalar(const std::string& key, const YAML::Node& value) {
   const bool existed = root_[key].IsDefined() && root_[key].IsScalar();
   root_[key] = value;

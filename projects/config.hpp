@@ -108,6 +108,9 @@ class ProjectConfig {
   std::filesystem::path project_dir() const;
   /// Every keypoint name: bodyparts (single animal) or multianimalbodyparts + uniquebodyparts.
   std::vector<std::string> keypoint_names() const;
+  /// "file:line:col" of top-level `key` (of its item `item` when given, for a list), as loaded;
+  /// the file alone when the key is not in it.
+  std::string place(const std::string& key, std::optional<std::size_t> item = std::nullopt) const;
   /// Problems that do not stop work (unknown keys, a skeleton naming no bodypart, ...).
   const std::vector<std::string>& warnings() const { return warnings_; }
   /// The old value when load() found project_path pointing elsewhere and corrected it.

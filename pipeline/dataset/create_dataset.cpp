@@ -20,6 +20,7 @@
 #include "nets/random.hpp"
 #include "nets/safetensors.hpp"
 #include "pipeline/assembly/graph.hpp"
+#include "pipeline/dataset/paf_graph_choice.hpp"
 #include "pipeline/dataset/training_set_files.hpp"
 #include "pipeline/training/pose_config.hpp"
 #include "pipeline/weights/weight_cache.hpp"
@@ -461,11 +462,12 @@ void prepare_pose_config(ShufflePlan& plan, const Context& context, const std::s
   pose.bodyparts = context.dataset.bodyparts;
   pose.symmetric_pairs = symmetric_pairs(context.dataset.bodyparts);
   if (context.dataset.multi_animal()) {
-    // DeepLabCut's default graph: every pair of multi-animal bodyparts.
+    // DeepLabCut's default graph is every pair of multi-animal bodyparts (paf_graph_choice.hpp).
     pose.individuals = values.individuals;
     pose.unique_bodyparts = values.unique_bodyparts;
-    for (const GraphEdge& edge : complete_graph(static_cast<int>(context.dataset.multi_bodyparts)))
-      pose.paf_graph.emplace_back(edge.source, edge.target);
+    const PafGraph graph = training_graph(context.config, context.options.paf_graph,
+                                          split_seed(context.options.seed, plan.shuffle));
+    for (const GraphEdge& edge : graph) pose.paf_graph.emplace_back(edge.source, edge.target);
     pose.num_idchannel =
         values.identity.value_or(false) ? static_cast<int>(values.individuals.size()) : 0;
   }

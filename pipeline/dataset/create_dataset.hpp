@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "pipeline/dataset/dataset.hpp"
+#include "pipeline/dataset/paf_graph_choice.hpp"
 #include "projects/config.hpp"
 
 namespace labpose::pipeline {
@@ -34,7 +35,8 @@ struct CreateDatasetOptions {
   std::function<void(const std::string& net_type)> fetch_missing;
   std::optional<std::uint64_t> seed;  // split seed (with the shuffle number); default 0
   std::optional<std::filesystem::path> train_indices, test_indices;  // a split of the user's
-  bool force = false;  // overwrite an edited train/pose_cfg.yaml, replace a saved split
+  bool force = false;        // overwrite an edited train/pose_cfg.yaml, replace a saved split
+  PafGraphChoice paf_graph;  // multi-animal: the PAF graph trained (default every pair)
 };
 
 struct CreatedShuffle {

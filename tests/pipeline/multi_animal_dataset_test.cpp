@@ -2,11 +2,15 @@
 // the merged labels hold every individual's points, create-dataset writes DeepLabCut's training
 // set pickle, Documentation pickle, pose_cfg keys and inference_cfg.yaml, DeepLabCut's Python reads
 // them as its own (format_multianimal_training_data's entries, exactly).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "core/error.hpp"
 #include "pipeline/dataset/create_dataset.hpp"
 #include "pipeline/dataset/dataset.hpp"
+#include "pipeline/dataset/paf_graph_choice.hpp"
 #include "pipeline/training/pose_config.hpp"
 #include "projects/layout.hpp"
 #include "tests/pipeline/multi_animal_fixture.hpp"
@@ -121,6 +125,89 @@ TEST(MultiAnimalDataset, CreateDatasetWritesDeepLabCutsMultiAnimalTrainingSet) {
   EXPECT_TRUE(contains(testing::read_text(model_dir / "test" / "pose_cfg.yaml"),
                        "partaffinityfield_graph: [[0, 1], [0, 2], [1, 2]]\nnum_limbs: 3\n"));
   EXPECT_NO_THROW(check_pose_config(pose, train_config)) << "labpose trains it";
+}
+
+// The example's config.yaml with its skeleton replaced by `skeleton` (YAML lines).
+fs::path with_skeleton(const testing::TempDir& dir, const std::string& skeleton) {
+  const fs::path config = multi_animal_example_project(dir.path());
+  std::string text = testing::read_text(config);
+  const std::size_t from = text.find("skeleton:\n");
+  const std::size_t to = text.find("skeleton_color:");
+  text.replace(from, to - from, "skeleton:\n" + skeleton);
+  testing::write_text(config, text);
+  return config;
+}
+
+TEST(MultiAnimalDataset, PafGraphFromTheSkeletonOrTheUsersEdges) {
+  const testing::TempDir dir;
+  const auto config = projects::ProjectConfig::load(multi_animal_example_project(dir.path()));
+  const auto made = [&](const std::string& choice, int shuffle) {
+    CreateDatasetOptions options;
+    options.net_type = "resnet_50";
+    options.shuffle = shuffle;
+    options.paf_graph = parse_paf_graph_choice(choice);
+    const CreatedDataset created =
+        create_training_dataset(config, merge_labeled_data(config, nullptr), options);
+    return read_pose_config(created.shuffles[0].model_dir / "train" / "pose_cfg.yaml").paf_graph;
+  };
+  using Graph = std::vector<std::pair<int, int>>;
+  // The example's skeleton: bodypart1-2, 2-3, 3-1, in its order.
+  EXPECT_EQ(made("skeleton", 1), (Graph{{0, 1}, {1, 2}, {0, 2}})) << "config.yaml's skeleton";
+  EXPECT_EQ(made("config", 2), (Graph{{0, 1}, {1, 2}, {0, 2}})) << "DeepLabCut's name for it";
+  EXPECT_EQ(made("2-0,1-2", 3), (Graph{{0, 2}, {1, 2}}));
+  EXPECT_EQ(made("full", 4), (Graph{{0, 1}, {0, 2}, {1, 2}}));
+}
+
+TEST(MultiAnimalDataset, BadSkeletonGraphsNameTheLineAndWriteNothing) {
+  const auto expect_refused = [](const std::string& skeleton, const std::string& choice,
+                                 const std::string& part) {
+    const testing::TempDir dir;
+    const fs::path file = with_skeleton(dir, skeleton);
+    const auto config = projects::ProjectConfig::load(file);
+    CreateDatasetOptions options;
+    options.net_type = "resnet_50";
+    try {
+      options.paf_graph = parse_paf_graph_choice(choice);
+      create_training_dataset(config, merge_labeled_data(config, nullptr), options);
+      FAIL() << "accepted: " << skeleton << " with --paf-graph " << choice;
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr(part)) << e.what();
+    }
+    EXPECT_FALSE(fs::exists(file.parent_path() / "training-datasets")) << "nothing is written";
+    EXPECT_FALSE(fs::exists(file.parent_path() / "labpose-models"));
+  };
+  // The skeleton starts on line 36 of the example's config.yaml.
+  expect_refused("- - bodypart1\n  - tail\n", "skeleton",
+                 "config.yaml:37:3: the skeleton names \"tail\", which is not a multi-animal");
+  expect_refused("- - bodypart1\n  - bodypart2\n- - corner1\n  - bodypart3\n", "skeleton",
+                 "config.yaml:39:3: the skeleton names \"corner1\", which is a unique bodypart");
+  expect_refused("- - bodypart1\n  - bodypart2\n", "skeleton", "leaves bodypart3 unconnected");
+  expect_refused("- - bodypart1\n  - bodypart2\n- - bodypart2\n  - bodypart1\n", "skeleton",
+                 "is given twice");
+  expect_refused("[]\n", "skeleton", "config.yaml has no skeleton");
+  expect_refused("", "0-1", "leaves bodypart3 unconnected");
+  expect_refused("", "0-5,1-2", "beyond the 3 multi-animal bodyparts");
+  expect_refused("", "0-1,0-1,1-2", "is given twice");
+  expect_refused("", "0-0", "is not a pair of two different bodypart indices");
+  expect_refused("", "0:1", "is not a pair");
+}
+
+TEST(MultiAnimalDataset, LargeGraphsArePrunedToDegreeSixAndStayConnected) {
+  const PafGraph full = complete_graph(15);
+  ASSERT_EQ(full.size(), 105u) << "DeepLabCut prunes from 105 edges";
+  const PafGraph pruned = prune_graph(full, 15, kPrunedAverageDegree, 7);
+  EXPECT_EQ(pruned.size(), 45u) << "ceil(15 x 6 / 2)";
+  std::vector<int> degree(15, 0);
+  for (const GraphEdge& edge : pruned) {
+    EXPECT_NE(std::find(full.begin(), full.end(), edge), full.end());
+    ++degree[static_cast<std::size_t>(edge.source)];
+    ++degree[static_cast<std::size_t>(edge.target)];
+  }
+  EXPECT_EQ(std::count(degree.begin(), degree.end(), 0), 0) << "every bodypart linked";
+  EXPECT_EQ(prune_graph(full, 15, kPrunedAverageDegree, 7), pruned) << "the seed decides";
+  EXPECT_NE(prune_graph(full, 15, kPrunedAverageDegree, 8), pruned);
+  EXPECT_EQ(prune_graph(complete_graph(5), 5, kPrunedAverageDegree, 7), complete_graph(5))
+      << "10 edges, fewer than ceil(5 x 6 / 2): nothing to prune";
 }
 
 TEST(MultiAnimalDatasetInterop, DeepLabCutReadsTheTrainingSetAsItsOwn) {

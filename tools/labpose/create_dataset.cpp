@@ -1,5 +1,6 @@
 // labpose create-dataset <config> [--num-shuffles N | --shuffle K] [--net NAME]
 //   [--weights W.safetensors|none] [--seed S] [--train-indices F --test-indices F] [--force]
+//   [--paf-graph full|skeleton|0-1,1-2,...]
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
@@ -36,7 +37,7 @@ Command create_dataset_command() {
   command.summary = "merge the labels and split them into training and test sets";
   command.define = [](CLI::App& app) -> std::function<int()> {
     struct Options {
-      std::string config, net, weights, train_indices, test_indices;
+      std::string config, net, weights, train_indices, test_indices, paf_graph;
       std::optional<int> shuffle;
       int num_shuffles = 1;
       std::optional<std::uint64_t> seed;
@@ -70,6 +71,11 @@ Command create_dataset_command() {
     train->needs(test);
     test->needs(train);
     train->excludes(num);
+    app.add_option("--paf-graph", options->paf_graph,
+                   "multi-animal: the part-affinity graph to train: full (every pair of "
+                   "multianimalbodyparts, the default; pruned at random to degree 6 from 105 "
+                   "edges), skeleton (config.yaml's), or index pairs like 0-1,0-2,1-2; "
+                   "evaluate then picks the edges assembly uses");
     app.add_flag("--force", options->force,
                  "overwrite a train/pose_cfg.yaml you edited, and replace a saved split with "
                  "--train-indices/--test-indices");
@@ -118,6 +124,7 @@ Command create_dataset_command() {
         create.test_indices = options->test_indices;
       }
       create.force = options->force;
+      create.paf_graph = pipeline::parse_paf_graph_choice(options->paf_graph);
       const pipeline::CreatedDataset created =
           pipeline::create_training_dataset(config, dataset, create);
       for (const auto& path : created.written) std::cout << path.string() << '\n';

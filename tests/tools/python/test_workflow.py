@@ -190,3 +190,30 @@ def test_label_frames_serves_the_page_until_stopped(demo_project, tmp_path):
     assert not session.serving and "stopped" in repr(session)
     with pytest.raises(urllib.error.URLError):
         browser.open(session.url, timeout=30)
+
+
+def test_multi_animal_training_set_takes_deeplabcuts_paf_graph(tmp_path):
+    """create_multianimaltraining_dataset: the default graph (every pair), the skeleton
+    (paf_graph="config") and a list of index pairs, each as the program writes it."""
+    config = cli("demo", "--project-only", "--animals", 2, "--dir", tmp_path, "--frames", 40,
+                 "--labeled-frames", 8).strip().splitlines()[-1]
+    graphs = {}
+    for shuffle, graph in ((1, None), (2, "config"), (3, [[3, 0], [0, 1], [0, 2]])):
+        labpose.create_multianimaltraining_dataset(config, Shuffles=[shuffle],
+                                                   net_type="mobilenet_v2_0.35",
+                                                   weight_init="none", paf_graph=graph)
+        folder = [p for p in os.listdir(os.path.join(os.path.dirname(config), "labpose-models",
+                                                     "iteration-0"))
+                  if p.endswith(f"shuffle{shuffle}")][0]
+        with open(os.path.join(os.path.dirname(config), "labpose-models", "iteration-0", folder,
+                               "train", "pose_cfg.yaml")) as f:
+            line = [l for l in f if l.startswith("partaffinityfield_graph:")][0]
+        graphs[shuffle] = line.split(":", 1)[1].strip()
+    # snout, leftear, rightear, tailbase; the demo's skeleton joins the ears to snout and tail base
+    assert graphs[1] == "[[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]"
+    assert graphs[2] == "[[0, 1], [0, 2], [1, 3], [2, 3]]"
+    assert graphs[3] == "[[0, 3], [0, 1], [0, 2]]"
+    with pytest.raises(labpose.Error, match="leaves .* unconnected"):
+        labpose.create_multianimaltraining_dataset(config, Shuffles=[4],
+                                                   net_type="mobilenet_v2_0.35",
+                                                   weight_init="none", paf_graph=[[0, 1]])

@@ -172,7 +172,7 @@ def check_labels(config, Labels=("+", ".", "x"), scale=1, dpi=100, draw_skeleton
 def create_training_dataset(config, num_shuffles=1, Shuffles=None, windows2linux=False,
                             userfeedback=False, trainIndices=None, testIndices=None, net_type=None,
                             augmenter_type=None, posecfg_template=None, weight_init=None,
-                            seed=None):
+                            seed=None, _paf_graph=None):
     """Makes the training set and, per shuffle, the split and train/pose_cfg.yaml (pretrained
     weights from labpose's cache, fetched once when they are not there; weight_init: a
     .safetensors backbone, or "none" to train from scratch). Shuffles: these shuffle numbers; else
@@ -190,6 +190,8 @@ def create_training_dataset(config, num_shuffles=1, Shuffles=None, windows2linux
         base += ["--weights", _path(weight_init)]
     if seed is not None:
         base += ["--seed", int(seed)]
+    if _paf_graph is not None:
+        base += ["--paf-graph", _paf_graph]
     if (trainIndices is None) != (testIndices is None):
         raise UsageError("create_training_dataset: trainIndices and testIndices go together",
                          "give both, one list per shuffle, or neither")
@@ -223,23 +225,30 @@ def create_multianimaltraining_dataset(config, num_shuffles=1, Shuffles=None, wi
     """A multi-animal project's training set, DeepLabCut's multi-animal files included (the same
     `labpose create-dataset` as create_training_dataset). net_type is needed: DeepLabCut's default
     for these projects, dlcrnet_ms5, is not one labpose trains. The PAF graph is every pair of
-    multi-animal bodyparts; training crops are taken around the labeled animals (pose_cfg.yaml's
-    crop_size, 256 by default)."""
+    multi-animal bodyparts (pruned at random to degree 6 from 105 edges), "config" for
+    config.yaml's skeleton, or a list of [i, j] pairs of multianimalbodyparts indices; evaluate
+    then picks the edges assembly uses (paf_best). Training crops are taken around the labeled
+    animals (pose_cfg.yaml's crop_size, 256 by default)."""
     _refuse("create_multianimaltraining_dataset",
-            paf_graph=(paf_graph, None, "labpose's graph is every pair of multi-animal bodyparts; "
-                                        "edit partaffinityfield_graph in train/pose_cfg.yaml"),
             numdigits=(numdigits, 2, "coordinates are rounded to 2 decimals as DeepLabCut does"))
+    if paf_graph is None:
+        graph = None
+    elif isinstance(paf_graph, str):
+        graph = "skeleton" if paf_graph == "config" else paf_graph
+    else:
+        graph = ",".join(f"{int(a)}-{int(b)}" for a, b in paf_graph)
     for name, value, default in (("crop_size", tuple(crop_size), (400, 400)),
                                  ("crop_sampling", crop_sampling, "hybrid"),
                                  ("n_edges_threshold", n_edges_threshold, 105),
                                  ("paf_graph_degree", paf_graph_degree, 6)):
         if value != default:
             _ignored("create_multianimaltraining_dataset", name,
-                     "set the crop in train/pose_cfg.yaml (crop_size); the graph is every pair")
+                     "set the crop in train/pose_cfg.yaml (crop_size); labpose prunes graphs of "
+                     "105 edges or more to degree 6, as DeepLabCut's defaults do")
     create_training_dataset(config, num_shuffles=num_shuffles, Shuffles=Shuffles,
                             windows2linux=windows2linux, userfeedback=userfeedback,
                             trainIndices=trainIndices, testIndices=testIndices, net_type=net_type,
-                            weight_init=weight_init, seed=seed)
+                            weight_init=weight_init, seed=seed, _paf_graph=graph)
 
 
 def train_network(config, shuffle=1, trainingsetindex=0, max_snapshots_to_keep=None,
