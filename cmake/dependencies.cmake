@@ -21,6 +21,17 @@ pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)  # PyTorch zip checkpo
 find_package(CURL REQUIRED)  # labpose weights fetch downloads ImageNet checkpoints
 find_package(HDF5 REQUIRED COMPONENTS C)
 find_package(GTest REQUIRED)
+# LEMON (Debian's liblemon-dev) for the min-cost flow that stitches tracklets into tracks; its
+# lemonConfig.cmake names only the static library, so the shared one is found here.
+find_path(LEMON_INCLUDE_DIR lemon/network_simplex.h)
+find_library(LEMON_LIBRARY NAMES emon lemon)
+if(NOT LEMON_INCLUDE_DIR OR NOT LEMON_LIBRARY)
+  message(FATAL_ERROR "the LEMON graph library was not found: apt-get install liblemon-dev "
+                      "(tools/install-deps.sh)")
+endif()
+add_library(LEMON::lemon UNKNOWN IMPORTED)
+set_target_properties(LEMON::lemon PROPERTIES IMPORTED_LOCATION "${LEMON_LIBRARY}"
+                      INTERFACE_SYSTEM_INCLUDE_DIRECTORIES "${LEMON_INCLUDE_DIR}")
 # ONNX export (nets/onnx): Debian's libonnx-dev 1.12. Its targets link protobuf::libprotobuf without
 # finding it, so Protobuf comes first; use the targets `onnx` and `onnx_proto` (its ONNX_INCLUDE_DIRS
 # points to /usr/lib/include).

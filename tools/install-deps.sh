@@ -22,6 +22,7 @@ packages=(
   libcurl4-openssl-dev  # and torchvision's ImageNet checkpoints with libcurl
   openmpi-bin libopenmpi-dev  # data-parallel training under mpirun (only a plugin links MPI)
   python3-dev pybind11-dev python3-numpy  # the Python package (import labpose)
+  liblemon-dev  # network simplex for the min-cost flow that stitches tracklets into tracks
 )
 for option in "$@"; do
   case "$option" in
