@@ -24,6 +24,7 @@
 #include "nets/random.hpp"
 #include "tools/labpose/bench_pipeline.hpp"
 #include "tools/labpose/command.hpp"
+#include "tools/labpose/size_option.hpp"
 
 namespace labpose::tools {
 namespace {
@@ -63,16 +64,6 @@ double forward_gflop(const nets::FusedGraph& graph, const nets::Shape& input) {
     }
   }
   return flop / 1e9 / static_cast<double>(input.n());
-}
-
-std::pair<int, int> parse_size(const std::string& text) {
-  int width = 0, height = 0;
-  char separator = 0;
-  if (std::sscanf(text.c_str(), "%d%c%d", &width, &separator, &height) != 3 ||
-      (separator != 'x' && separator != 'X') || width < 16 || height < 16) {
-    throw UsageError(fmt::format("--size must be WIDTHxHEIGHT, e.g. 640x480 (got \"{}\")", text));
-  }
-  return {width, height};
 }
 
 std::vector<float> random_vector(std::int64_t count, std::uint64_t seed, double low, double high) {
@@ -217,7 +208,7 @@ void measure(const BenchOptions& options, nets::Backend& backend, nets::Net& net
 }
 
 int run_bench(const BenchOptions& options) {
-  const auto [width, height] = parse_size(options.size);
+  const auto [width, height] = parse_size_option(options.size, "--size", 16);
   const std::vector<int> batches = parse_batches(options.batches);
   if (options.repeats < 1 || options.warmup < 0) {
     throw UsageError("--repeats must be at least 1 and --warmup at least 0");

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <iostream>
 #include <optional>
+#include <tuple>
 
 #include "core/console.hpp"
 #include "core/error.hpp"
@@ -27,6 +28,7 @@
 #include "projects/config.hpp"
 #include "projects/table.hpp"
 #include "tools/labpose/command.hpp"
+#include "tools/labpose/size_option.hpp"
 
 namespace labpose::tools {
 namespace {
@@ -72,6 +74,7 @@ double median_error_against_truth(
 
 struct DemoOptions {
   pipeline::DemoProjectOptions project;
+  std::string size;  // --size WxH; empty: 320x240, or 640x480 with several animals
   bool project_only = false;
   std::optional<double> minutes;
   std::string device = "cpu";
@@ -280,6 +283,9 @@ Command demo_command() {
                    "mice in the video (default 1); 2 or more make a multi-animal project "
                    "(individuals mouse1, mouse2, ...) and stop after its training set")
         ->check(CLI::Range(1, 10));
+    app.add_option("--size", options->size,
+                   "the video's size, WIDTHxHEIGHT (default 320x240; 640x480 with --animals, "
+                   "the size of DeepLabCut's tri-mouse frames); the mice scale with it");
     app.add_flag("--shades", options->project.distinct_shades,
                  "with --animals: give each mouse a slightly different fur shade");
     app.add_option(
@@ -306,7 +312,16 @@ Command demo_command() {
         "keypoints left unlabeled), trained and evaluated as above (errors after matching the "
         "predicted mice to the labeled ones, and `test animals: mAP X, mAR Y`); the video is not "
         "analyzed: labpose does not analyze videos of several animals yet.");
-    return [options]() { return run_demo(*options); };
+    return [options]() {
+      auto& video = options->project.video;
+      if (!options->size.empty()) {
+        std::tie(video.width, video.height) = parse_size_option(options->size, "--size", 64);
+      } else if (options->project.animals > 1) {
+        video.width = 640;
+        video.height = 480;
+      }
+      return run_demo(*options);
+    };
   };
   return command;
 }

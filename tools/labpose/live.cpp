@@ -18,23 +18,9 @@
 #include "tools/labpose/command.hpp"
 #include "tools/labpose/config_loading.hpp"
 #include "tools/labpose/model_options.hpp"
+#include "tools/labpose/size_option.hpp"
 
 namespace labpose::tools {
-namespace {
-
-// "640x480" -> (640, 480).
-std::pair<int, int> parse_size(const std::string& text) {
-  const auto x = text.find('x');
-  const auto width = projects::yaml_text::parse_int(text.substr(0, x));
-  const auto height =
-      x == std::string::npos ? std::nullopt : projects::yaml_text::parse_int(text.substr(x + 1));
-  if (!width || !height || *width < 1 || *height < 1 || *width > 16384 || *height > 16384) {
-    throw UsageError(fmt::format("--size {} is not WIDTHxHEIGHT", text), "e.g. --size 640x480");
-  }
-  return {static_cast<int>(*width), static_cast<int>(*height)};
-}
-
-}  // namespace
 
 Command live_command() {
   Command command;
@@ -110,7 +96,8 @@ Command live_command() {
       source.video = options->video;
       source.camera = options->camera;
       if (!options->size.empty())
-        std::tie(source.capture.width, source.capture.height) = parse_size(options->size);
+        std::tie(source.capture.width, source.capture.height) =
+            parse_size_option(options->size, "--size");
       source.capture.fps = options->fps;
       pipeline::LiveOptions live;
       live.seconds = options->seconds;

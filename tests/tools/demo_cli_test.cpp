@@ -1,0 +1,66 @@
+// labpose demo --animals N end to end, as a user runs it: the multi-mouse project is made, trained
+// for a few seconds, evaluated, and the animal scores are printed; the graph evaluate chose is in
+// test/pose_cfg.yaml. What the numbers are is the benchmark's business (tools/bench/
+// multi_animal.py); here they only have to be there and be well-formed.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <optional>
+#include <regex>
+#include <string>
+
+#include "tests/support/test_support.hpp"
+
+namespace labpose {
+namespace {
+namespace fs = std::filesystem;
+using testing::shell_quote;
+using testing::TempDir;
+
+// The value printed after `label` on its own line of `output` ("test error: 4.15 px").
+std::optional<double> printed(const std::string& output, const std::string& label) {
+  std::smatch match;
+  const std::regex pattern(label + " ([0-9.]+|nan)");
+  if (!std::regex_search(output, match, pattern)) return std::nullopt;
+  return match[1] == "nan" ? std::nan("") : std::stod(match[1]);
+}
+
+TEST(DemoCli, SeveralMiceAreTrainedEvaluatedAndScored) {
+  const TempDir dir, empty_cache;
+  // An empty weights cache: the demo trains mobilenet_v2_0.35 from scratch, for 6 seconds, on a
+  // small video. Quiet: the first line printed is config.yaml.
+  const auto made = testing::run("LABPOSE_WEIGHTS_DIR=" + shell_quote(empty_cache.path().string()) +
+                                 " " + shell_quote(testing::labpose_binary()) +
+                                 " --quiet demo --animals 2 --size 320x240 --frames 40 "
+                                 "--labeled-frames 10 --minutes 0.1 --dir " +
+                                 shell_quote(dir.path().string()));
+  const std::string& output = made.output;
+  ASSERT_EQ(made.exit_code, 0) << output;
+  const fs::path config = made.output.substr(0, made.output.find('\n'));
+  EXPECT_EQ(config.filename(), "config.yaml");
+  ASSERT_TRUE(fs::is_regular_file(config)) << output;
+  const auto error = printed(made.output, "test error:");
+  ASSERT_TRUE(error.has_value()) << output;
+  const auto map = printed(made.output, "test animals: mAP");
+  const auto purity = printed(made.output, "test assembly: purity");
+  ASSERT_TRUE(map && purity) << output;
+  if (!std::isnan(*map)) {
+    EXPECT_GE(*map, 0.0);
+    EXPECT_LE(*map, 1.0);
+  }
+  if (!std::isnan(*purity)) {
+    EXPECT_LE(*purity, 1.0);
+  }
+  // The chosen graph went where assembly reads it.
+  bool paf_best = false;
+  for (const auto& entry :
+       fs::recursive_directory_iterator(config.parent_path() / "labpose-models")) {
+    if (entry.path().filename() == "pose_cfg.yaml" &&
+        entry.path().parent_path().filename() == "test")
+      paf_best = testing::contains(testing::read_text(entry.path()), "\npaf_best: [");
+  }
+  EXPECT_TRUE(paf_best) << "no paf_best in test/pose_cfg.yaml";
+}
+
+}  // namespace
+}  // namespace labpose
