@@ -156,6 +156,11 @@ PyValue PyValue::int64_array(const std::vector<std::int64_t>& shape,
   return numpy_array(shape, "i8", little_endian_bytes(values));
 }
 
+PyValue PyValue::float64_array(const std::vector<std::int64_t>& shape,
+                               const std::vector<double>& values) {
+  return numpy_array(shape, "f8", little_endian_bytes(values));
+}
+
 PyValue PyValue::tuple(List items) {
   PyValue value;
   value.value_ = TupleItems{std::move(items)};
@@ -172,6 +177,12 @@ std::string pickle(const PyValue& value) {
   std::string out = holds_bytes(value) ? "\x80\x03" : "\x80\x02";  // PROTO 3 for BINBYTES
   write(out, value);
   out += '.';  // STOP
+  return out;
+}
+
+std::string pickle_opcodes(const PyValue& value) {
+  std::string out;
+  write(out, value);
   return out;
 }
 

@@ -41,6 +41,9 @@ class PyValue {
                                const std::vector<float>& values);
   static PyValue int64_array(const std::vector<std::int64_t>& shape,
                              const std::vector<std::int64_t>& values);
+  /// The same with dtype "f8" (float64).
+  static PyValue float64_array(const std::vector<std::int64_t>& shape,
+                               const std::vector<double>& values);
 
   struct TupleItems {
     List items;
@@ -68,5 +71,10 @@ class PyValue {
 
 /// The pickle bytes of `value` (protocol 2: readable by every Python 3).
 std::string pickle(const PyValue& value);
+
+/// The opcodes of `value` alone, without the protocol header and STOP: pieces of a pickle too
+/// large to build in memory at once (a dict streamed item by item). The writer keeps no memo, so
+/// pieces join into one valid pickle behind a protocol 3 header.
+std::string pickle_opcodes(const PyValue& value);
 
 }  // namespace labpose::projects
