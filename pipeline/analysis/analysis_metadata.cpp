@@ -1,6 +1,7 @@
 // The metadata files of a finished analysis, and the names of a video's outputs.
 #include "pipeline/analysis/analysis_metadata.hpp"
 
+#include <chrono>
 #include <ctime>
 #include <nlohmann/json.hpp>
 
@@ -105,6 +106,22 @@ std::string local_time_text() {
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &local);
   return text;
+}
+
+AnalysisRun finished_run(const nets::Backend& backend, int iteration, int batch_size, bool csv,
+                         double seconds, std::string started_text) {
+  AnalysisRun record;
+  record.iteration = iteration;
+  record.device = backend.name();
+  record.device_description = backend.description();
+  record.precision = nets::precision_name(backend.plan_precision());
+  record.batch_size = batch_size;
+  record.csv = csv;
+  record.stopped =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  record.started = record.stopped - seconds;
+  record.started_text = std::move(started_text);
+  return record;
 }
 
 void write_analysis_metadata(const AnalysisModel& model, const VideoAnalysis& result,

@@ -28,6 +28,10 @@ struct AnalysisRun {
 /// Now in local time, "YYYY-MM-DD HH:MM:SS".
 std::string local_time_text();
 
+/// The record of a run on `backend` that ends now and took `seconds`, begun at `started_text`.
+AnalysisRun finished_run(const nets::Backend& backend, int iteration, int batch_size, bool csv,
+                         double seconds, std::string started_text);
+
 /// Writes result.files.meta_pickle and meta_json (atomically) for a finished analysis of a video
 /// described by `info` (its whole frames), made from `identity` (its crop included).
 void write_analysis_metadata(const AnalysisModel& model, const VideoAnalysis& result,

@@ -36,10 +36,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-double epoch_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 // What every video of one analyze_videos call shares.
 struct VideoRun {
   const AnalysisModel& model;
@@ -165,20 +161,11 @@ void write_outputs(const VideoRun& run, const VideoAnalysis& result, const Video
     std::vector<double> ignored;
     checkpoint.read(first, count, out, ignored);
   };
-  const double stopped = epoch_seconds();
   const auto frames = static_cast<std::size_t>(result.frames);
   projects::write_frames_table_hdf5(header, frames, rows, result.files.h5);
   if (run.options.csv) projects::write_frames_table_csv(header, frames, rows, result.files.csv);
-  AnalysisRun record;
-  record.iteration = run.model.iteration;
-  record.device = run.backend.name();
-  record.device_description = run.backend.description();
-  record.precision = nets::precision_name(run.backend.plan_precision());
-  record.batch_size = run.batch_size;
-  record.csv = run.options.csv;
-  record.started = stopped - result.seconds;
-  record.stopped = stopped;
-  record.started_text = std::move(started_text);
+  const AnalysisRun record = finished_run(run.backend, run.model.iteration, run.batch_size,
+                                          run.options.csv, result.seconds, std::move(started_text));
   write_analysis_metadata(run.model, result, info, identity, record);
   std::error_code error;
   fs::remove(result.files.checkpoint, error);

@@ -73,29 +73,55 @@ Checkpoint::~Checkpoint() {
   close();
 }
 
-std::int64_t Checkpoint::open(const AnalysisIdentity& identity) {
+json read_header_line(const fs::path& file, std::uintmax_t& bytes) {
+  const FileHandle in = open_for_reading(file);
+  if (!in) return json(json::value_t::discarded);
+  std::string line;
+  for (int c = std::fgetc(in.get()); c != EOF && c != '\n'; c = std::fgetc(in.get())) {
+    line.push_back(static_cast<char>(c));
+    if (line.size() > 1 << 20) return json(json::value_t::discarded);
+  }
+  bytes = line.size() + 1;
+  return json::parse(line, nullptr, false);
+}
+
+std::int64_t open_resumable(const fs::path& file, const std::string& header,
+                            const std::function<std::int64_t()>& usable,
+                            std::uintmax_t& header_bytes, std::FILE*& handle) {
   std::error_code error;
-  std::int64_t rows = 0;
-  if (fs::exists(file_, error)) {
-    rows = usable_rows(identity);
-    if (rows == 0) fs::remove(file_, error);
+  std::int64_t records = 0;
+  if (fs::exists(file, error)) {
+    records = usable();
+    if (records == 0) fs::remove(file, error);
   }
-  if (rows == 0) {
-    const std::string header =
-        json{{"format", kCheckpointFormat}, {"identity", identity.to_json()}, {"columns", columns_}}
-            .dump() +
-        "\n";
-    write_file_atomically(file_, header);
-    header_bytes_ = header.size();
-  } else {
-    fs::resize_file(file_, header_bytes_ + static_cast<std::uintmax_t>(rows) * row_doubles() * 8);
+  if (records == 0) {
+    write_file_atomically(file, header);
+    header_bytes = header.size();
   }
-  handle_ = std::fopen(file_.c_str(), "ab");
-  if (handle_ == nullptr) {
-    throw Error(fmt::format("cannot write {}: {}", file_.string(), describe_errno(errno, file_)),
+  handle = std::fopen(file.c_str(), "ab");
+  if (handle == nullptr) {
+    throw Error(fmt::format("cannot write {}: {}", file.string(), describe_errno(errno, file)),
                 "check the output folder's permissions and free space (or pick one with --dest)");
   }
-  return rows;
+  return records;
+}
+
+std::int64_t Checkpoint::open(const AnalysisIdentity& identity) {
+  const std::string header =
+      json{{"format", kCheckpointFormat}, {"identity", identity.to_json()}, {"columns", columns_}}
+          .dump() +
+      "\n";
+  return open_resumable(
+      file_, header,
+      [&] {
+        const std::int64_t rows = usable_rows(identity);
+        if (rows > 0) {
+          fs::resize_file(file_,
+                          header_bytes_ + static_cast<std::uintmax_t>(rows) * row_doubles() * 8);
+        }
+        return rows;
+      },
+      header_bytes_, handle_);
 }
 
 void Checkpoint::append(const double* values, std::size_t rows) {
@@ -147,14 +173,7 @@ BadRows Checkpoint::bad_rows(std::int64_t rows) const {
 }
 
 std::int64_t Checkpoint::usable_rows(const AnalysisIdentity& identity) {
-  const FileHandle in = open_for_reading(file_);
-  if (!in) return 0;
-  std::string line;
-  for (int c = std::fgetc(in.get()); c != EOF && c != '\n'; c = std::fgetc(in.get())) {
-    line.push_back(static_cast<char>(c));
-    if (line.size() > 1 << 20) return 0;
-  }
-  const json header = json::parse(line, nullptr, false);
+  const json header = read_header_line(file_, header_bytes_);
   if (header.is_discarded() || !header.is_object() ||
       header.value("format", "") != kCheckpointFormat || !header.contains("identity") ||
       !identity.matches(header["identity"]) ||
@@ -165,7 +184,6 @@ std::int64_t Checkpoint::usable_rows(const AnalysisIdentity& identity) {
         file_.string());
     return 0;
   }
-  header_bytes_ = line.size() + 1;
   const std::uintmax_t size = file_size_or_zero(file_);
   const auto whole =
       static_cast<std::int64_t>((size - std::min(size, header_bytes_)) / (row_doubles() * 8));

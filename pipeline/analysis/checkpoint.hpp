@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -46,6 +47,19 @@ struct AnalysisIdentity {
 struct BadRows {
   std::vector<std::int64_t> undecodable, damaged;  // ascending
 };
+
+/// The first line of `file` as JSON, and its length with the newline in `bytes`: the header of a
+/// checkpoint or a detection journal. Discarded (is_discarded()) when the file cannot be read, the
+/// line is not JSON or it is longer than 1 MiB.
+nlohmann::json read_header_line(const std::filesystem::path& file, std::uintmax_t& bytes);
+
+/// What a checkpoint and a detection journal do on opening: when `file` exists, `usable()` says
+/// how many of its records to keep (having cut the file to them); when none, the file is replaced
+/// by the line `header` (header_bytes set to its length). Then `file` is opened for appending into
+/// `handle`. Returns the records kept; throws Error naming the file when it cannot be written.
+std::int64_t open_resumable(const std::filesystem::path& file, const std::string& header,
+                            const std::function<std::int64_t()>& usable,
+                            std::uintmax_t& header_bytes, std::FILE*& handle);
 
 class Checkpoint {
  public:
