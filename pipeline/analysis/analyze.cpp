@@ -22,6 +22,7 @@
 #include "pipeline/analysis/analysis_metadata.hpp"
 #include "pipeline/analysis/checkpoint.hpp"
 #include "pipeline/analysis/device_slots.hpp"
+#include "pipeline/analysis/multi_animal_analysis.hpp"
 #include "pipeline/analysis/predictor.hpp"
 #include "pipeline/analysis/runner.hpp"
 #include "pipeline/analysis/stages.hpp"
@@ -282,6 +283,7 @@ VideoAnalysis failed_video(const fs::path& video, const fs::path& folder,
 std::vector<VideoAnalysis> analyze_videos(const projects::ProjectConfig& config,
                                           const std::vector<fs::path>& videos,
                                           const AnalyzeOptions& options) {
+  if (config.values().multi_animal) return analyze_multi_animal_videos(config, videos, options, {});
   return analyze_videos(find_analysis_model(config, options.shuffle, options.training_fraction,
                                             options.snapshot_index, options.best_snapshot),
                         videos, options);

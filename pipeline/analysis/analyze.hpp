@@ -5,8 +5,9 @@
 // df_with_missing), .csv on request, _meta.pickle with the keys DeepLabCut's tools read, and
 // labpose's _meta.json. One row per frame, always: frames that cannot be decoded are NaN rows.
 // Rows go to a checkpoint file as they are made, so memory stays flat and an interrupted video
-// resumes where it stopped. Not multi-animal tracking, not dynamic cropping. The parts live beside
-// it: model_choice, video_list, checkpoint, analysis_metadata, stages and runner.
+// resumes where it stopped. Not dynamic cropping. The parts live beside it: model_choice,
+// video_list, checkpoint, analysis_metadata, stages and runner; multi-animal projects go through
+// multi_animal_analysis.hpp.
 #pragma once
 
 #include <cstdint>
@@ -77,7 +78,8 @@ struct VideoAnalysis {
 /// never by a file's mere presence) is skipped unless `overwrite`; one with a checkpoint resumes.
 /// A video that cannot be read is reported (Outcome::failed) and the others go on. Ctrl-C/SIGTERM
 /// (core/interrupt.hpp) stops after the current batch with the checkpoint kept and throws an
-/// Error of kind interrupted.
+/// Error of kind interrupted. A multi-animal project's videos are analyzed, tracked and stitched
+/// by analyze_multi_animal_videos with its default MultiAnimalOptions.
 std::vector<VideoAnalysis> analyze_videos(const projects::ProjectConfig& config,
                                           const std::vector<std::filesystem::path>& videos,
                                           const AnalyzeOptions& options);

@@ -69,13 +69,21 @@ SnapshotFile choose_snapshot(const projects::ProjectConfig& config, const fs::pa
 AnalysisModel find_analysis_model(const projects::ProjectConfig& config, int shuffle,
                                   std::optional<double> fraction, std::optional<int> snapshot_index,
                                   bool best) {
-  const projects::ConfigValues& values = config.values();
-  if (values.multi_animal) {
-    throw Error(fmt::format("{} is a multi-animal project; labpose analyzes with single-animal "
-                            "networks only",
+  if (config.values().multi_animal) {
+    throw Error(fmt::format("{} is a multi-animal project; this command reads the tracks of "
+                            "single-animal analyses only",
                             config.file().string()),
-                "use DeepLabCut for multi-animal projects");
+                "labpose analyze analyzes its videos into DeepLabCut's tracks of several animals "
+                "(<video><scorer>_el.h5); filter, plot-trajectories, labeled-video, "
+                "extract-outliers and live do not take them yet");
   }
+  return find_shuffle_model(config, shuffle, fraction, snapshot_index, best);
+}
+
+AnalysisModel find_shuffle_model(const projects::ProjectConfig& config, int shuffle,
+                                 std::optional<double> fraction, std::optional<int> snapshot_index,
+                                 bool best) {
+  const projects::ConfigValues& values = config.values();
   if (!fraction && values.training_fraction.empty()) {
     throw Error(fmt::format("{}: TrainingFraction is empty", config.file().string()),
                 "set TrainingFraction (e.g. [0.95]) or pass --training-fraction");

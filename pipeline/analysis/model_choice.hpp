@@ -41,10 +41,16 @@ struct AnalysisModel {
 /// The snapshot `snapshot_index` (config.yaml's snapshotindex when not given; -1 = the last in
 /// list order, which is the best one when there is one) of shuffle `shuffle` at `fraction`
 /// (default: the first TrainingFraction). Throws Error when the shuffle was never made or never
-/// trained, and UsageError for an index out of range.
+/// trained or the project is a multi-animal one (whose tracks the single-animal commands do not
+/// read), and UsageError for an index out of range.
 AnalysisModel find_analysis_model(const projects::ProjectConfig& config, int shuffle,
                                   std::optional<double> fraction, std::optional<int> snapshot_index,
                                   bool best = false);
+/// find_analysis_model without its refusal of a multi-animal project: the snapshot of either kind
+/// of shuffle (multi-animal analysis checks the network's heads itself).
+AnalysisModel find_shuffle_model(const projects::ProjectConfig& config, int shuffle,
+                                 std::optional<double> fraction, std::optional<int> snapshot_index,
+                                 bool best = false);
 
 /// The model of an exported folder (labpose export): its model.safetensors and pose_cfg.yaml.
 /// Throws Error naming the folder and the file when one is missing or damaged.

@@ -1,0 +1,39 @@
+// labpose analyze on a multi-animal project, DeepLabCut's analyze_videos with auto_track: every
+// frame through the network one at a time (whole frames, a plan per frame size), its candidates and
+// edge costs into a resumable journal (detection_journal.hpp), then the animals assembled through
+// paf_best, linked into tracklets by the ellipse or box tracker and stitched into one track per
+// individual, written as DeepLabCut writes them (multi_animal_files.hpp) with the _meta.pickle and
+// _meta.json of single-animal analysis. Not batched, not the identity head's votes, not an
+// exported model.
+#pragma once
+
+#include <filesystem>
+#include <vector>
+
+#include "pipeline/analysis/analyze.hpp"
+#include "pipeline/tracking/sort_tracker.hpp"
+#include "projects/config.hpp"
+
+namespace labpose::pipeline {
+
+/// What only a multi-animal analysis takes.
+struct MultiAnimalOptions {
+  bool track = true;                           // false: --no-track (auto_track=False)
+  TrackMethod tracker = TrackMethod::ellipse;  // ellipse (_el) or box (_bx)
+};
+
+/// Throws UsageError naming the first of `options` that a multi-animal analysis does not take
+/// (a precision other than fp32, --against-fp32, --batch-size, --slots).
+void check_multi_animal_options(const AnalyzeOptions& options);
+
+/// Analyzes each video of the multi-animal project `config` (options as analyze_videos takes
+/// them; check_multi_animal_options first). VideoAnalysis::files.h5 is the tracks (_el.h5), or
+/// with multi.track off the _assemblies.pickle; files.checkpoint is the detections journal. A
+/// finished video is skipped unless options.overwrite; an interrupted one resumes from its
+/// journal; Ctrl-C/SIGTERM stops after the current frame with the journal kept and throws an
+/// Error of kind interrupted.
+std::vector<VideoAnalysis> analyze_multi_animal_videos(
+    const projects::ProjectConfig& config, const std::vector<std::filesystem::path>& videos,
+    const AnalyzeOptions& options, const MultiAnimalOptions& multi);
+
+}  // namespace labpose::pipeline

@@ -1,0 +1,209 @@
+// labpose analyze on a multi-animal project, end to end: the three-mice demo project trained for a
+// few steps, its video analyzed into DeepLabCut's _full.pickle, _assemblies.pickle, _el.pickle and
+// _el.h5/.csv (read by Python's pickle and pandas), a finished video skipped, an interrupted one
+// resumed to the same files, and bad input named. Training quality is not tested here.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "core/error.hpp"
+#include "core/interrupt.hpp"
+#include "pipeline/analysis/multi_animal_analysis.hpp"
+#include "pipeline/analysis/multi_animal_files.hpp"
+#include "pipeline/dataset/create_dataset.hpp"
+#include "pipeline/pose/paf_best.hpp"
+#include "pipeline/synthetic/demo_project.hpp"
+#include "pipeline/training/pose_config.hpp"
+#include "pipeline/training/trainer.hpp"
+#include "projects/table.hpp"
+#include "tests/pipeline/training_fixture.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace labpose::pipeline {
+namespace {
+namespace fs = std::filesystem;
+using testing::contains;
+using testing::shell_quote;
+
+constexpr int kFrames = 40;
+
+// The demo's three mice, trained for 6 steps once for every test of the suite.
+struct TrainedMice {
+  testing::TempDir dir;
+  fs::path config, video, model_dir;
+
+  TrainedMice() {
+    DemoProjectOptions options;
+    options.dir = dir.path();
+    options.video = {256, 192, kFrames, 30.0, 3};
+    options.labeled_frames = 8;
+    options.animals = 3;
+    const DemoProject demo = create_demo_project(options);
+    config = demo.config;
+    video = demo.video;
+    const auto project = projects::ProjectConfig::load(config);
+    CreateDatasetOptions create;
+    create.net_type = "mobilenet_v2_0.35";
+    create.from_scratch = true;
+    const CreatedDataset made =
+        create_training_dataset(project, merge_labeled_data(project, nullptr), create);
+    model_dir = made.shuffles.at(0).model_dir;
+    PoseConfig pose = read_pose_config(model_dir / "train" / "pose_cfg.yaml");
+    use_tiny_recipe(pose, 64);
+    write_pose_config(pose, model_dir / "train" / "pose_cfg.yaml");
+    train(cpu_training_options(project.project_dir(), model_dir / "train"));
+    // A network trained for 6 steps links nothing at DeepLabCut's thresholds: accept every link,
+    // so that there are animals to track (and inference_cfg.yaml is seen to be read).
+    testing::set_yaml_values(model_dir / "test" / "inference_cfg.yaml",
+                             {{"pafthreshold", "0.0"}, {"minimalnumberofconnections", "1"}});
+  }
+};
+
+class MultiAnimalAnalysis : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { mice_ = std::make_unique<TrainedMice>(); }
+  static void TearDownTestSuite() { mice_.reset(); }
+
+  static std::vector<VideoAnalysis> analyze(const fs::path& dest, AnalyzeOptions options = {},
+                                            MultiAnimalOptions multi = {}) {
+    options.dest = dest;
+    options.csv = true;
+    const auto config = projects::ProjectConfig::load(mice_->config);
+    return analyze_multi_animal_videos(config, {mice_->video}, options, multi);
+  }
+
+  static std::unique_ptr<TrainedMice> mice_;
+};
+
+std::unique_ptr<TrainedMice> MultiAnimalAnalysis::mice_;
+
+// The scorer of a result (its _meta.json is <stem><scorer>_meta.json).
+std::string scorer_of(const VideoAnalysis& result) {
+  const std::string name = result.files.meta_json.filename().string();
+  const std::size_t stem = std::string("synthetic_mice").size();
+  return name.substr(stem, name.size() - stem - std::string("_meta.json").size());
+}
+
+MultiAnimalFiles files_of(const VideoAnalysis& result) {
+  return multi_animal_files(result.files.meta_json.parent_path(), "synthetic_mice",
+                            scorer_of(result), TrackMethod::ellipse);
+}
+
+// The files of `result` as the Python check reads them.
+testing::CommandResult python_check(const std::string& python, const VideoAnalysis& result,
+                                    bool tracked) {
+  const MultiAnimalFiles files = files_of(result);
+  const std::string scorer_name = scorer_of(result);
+  std::string command =
+      shell_quote(python) + " " +
+      shell_quote((testing::python_scripts_dir() / "dlc_multi_animal_files.py").string()) +
+      " --full " + shell_quote(files.full_pickle.string()) + " --assemblies " +
+      shell_quote(files.assemblies_pickle.string()) + " --frames " + std::to_string(kFrames) +
+      " --scorer " + scorer_name +
+      " --individuals mouse1,mouse2,mouse3 --multi snout,leftear,rightear,tailbase";
+  if (tracked) {
+    command += " --tracklets " + shell_quote(files.tracklets_pickle.string()) + " --h5 " +
+               shell_quote(files.tracks_h5.string()) + " --csv " +
+               shell_quote(files.tracks_csv.string());
+  }
+  return testing::run(command);
+}
+
+TEST_F(MultiAnimalAnalysis, WritesDeepLabCutsFilesThatPythonReadsThenSkipsTheFinishedVideo) {
+  const testing::TempDir dir;
+  const std::vector<VideoAnalysis> results = analyze(dir.path());
+  ASSERT_EQ(results.size(), 1u);
+  const VideoAnalysis& result = results.front();
+  ASSERT_EQ(result.outcome, VideoAnalysis::Outcome::analyzed) << result.error;
+  EXPECT_EQ(result.frames, kFrames);
+  EXPECT_TRUE(result.files.h5.string().ends_with("_el.h5")) << result.files.h5;
+  for (const fs::path& file :
+       {result.files.h5, result.files.csv, result.files.meta_pickle, result.files.meta_json}) {
+    EXPECT_TRUE(fs::exists(file)) << file;
+  }
+  EXPECT_FALSE(fs::exists(result.files.checkpoint)) << "the journal is removed when done";
+  const projects::Table tracks = projects::read_table_hdf5(result.files.h5, "tracks");
+  EXPECT_EQ(tracks.column_level_names,
+            (std::vector<std::string>{"scorer", "individuals", "bodyparts", "coords"}));
+  EXPECT_EQ(tracks.row_count(), static_cast<std::size_t>(kFrames));
+  EXPECT_EQ(tracks.column_count(), 3u * 4u * 3u);
+  EXPECT_EQ(tracks.columns[12][1], "mouse2");
+
+  const std::vector<VideoAnalysis> again = analyze(dir.path());
+  EXPECT_EQ(again.front().outcome, VideoAnalysis::Outcome::skipped);
+
+  LABPOSE_REQUIRE_INTEROP_PYTHON(python);
+  const testing::CommandResult checked = python_check(python, result, true);
+  EXPECT_EQ(checked.exit_code, 0) << checked.output;
+  EXPECT_TRUE(contains(checked.output, "ok 40 frame entries")) << checked.output;
+  EXPECT_FALSE(contains(checked.output, " 0 animals")) << checked.output;
+  EXPECT_FALSE(contains(checked.output, " 0 tracklets")) << checked.output;
+}
+
+TEST_F(MultiAnimalAnalysis, NoTrackWritesDetectionsAndAssembliesOnly) {
+  const testing::TempDir dir;
+  MultiAnimalOptions multi;
+  multi.track = false;
+  const VideoAnalysis result = analyze(dir.path(), {}, multi).front();
+  ASSERT_EQ(result.outcome, VideoAnalysis::Outcome::analyzed) << result.error;
+  EXPECT_TRUE(result.files.h5.string().ends_with("_assemblies.pickle")) << result.files.h5;
+  EXPECT_TRUE(fs::exists(result.files.h5));
+  EXPECT_FALSE(fs::exists(result.files.csv)) << "no tracks without tracking";
+  LABPOSE_REQUIRE_INTEROP_PYTHON(python);
+  const testing::CommandResult checked = python_check(python, result, false);
+  EXPECT_EQ(checked.exit_code, 0) << checked.output;
+}
+
+TEST_F(MultiAnimalAnalysis, InterruptedThenResumedGivesTheSameFiles) {
+  const testing::TempDir dir;
+  const VideoAnalysis whole = analyze(dir.path() / "whole").front();
+  ASSERT_EQ(whole.outcome, VideoAnalysis::Outcome::analyzed) << whole.error;
+
+  AnalyzeOptions stopping;
+  stopping.on_batch = [](std::int64_t rows) {
+    if (rows == 15) request_interrupt();
+  };
+  const fs::path resumed_dir = dir.path() / "resumed";
+  {
+    const InterruptHandler handler;
+    const std::string message = testing::error_text([&] { analyze(resumed_dir, stopping); });
+    EXPECT_TRUE(contains(message, "it resumes from")) << message;
+  }
+  const VideoAnalysis resumed = analyze(resumed_dir).front();
+  ASSERT_EQ(resumed.outcome, VideoAnalysis::Outcome::analyzed) << resumed.error;
+  EXPECT_EQ(resumed.resumed_from, 15);
+  const MultiAnimalFiles first = files_of(whole), second = files_of(resumed);
+  EXPECT_TRUE(projects::same_table(projects::read_table_hdf5(first.tracks_h5, "tracks"),
+                                   projects::read_table_hdf5(second.tracks_h5, "tracks")));
+  EXPECT_EQ(testing::read_text(first.tracks_csv), testing::read_text(second.tracks_csv));
+  EXPECT_EQ(testing::read_text(first.full_pickle), testing::read_text(second.full_pickle));
+  EXPECT_EQ(testing::read_text(first.assemblies_pickle),
+            testing::read_text(second.assemblies_pickle));
+  EXPECT_EQ(testing::read_text(first.tracklets_pickle),
+            testing::read_text(second.tracklets_pickle));
+}
+
+TEST_F(MultiAnimalAnalysis, BadInputIsNamed) {
+  AnalyzeOptions batched;
+  batched.batch_size = 4;
+  EXPECT_TRUE(contains(testing::error_text([&] { check_multi_animal_options(batched); }),
+                       "--batch-size is for single-animal projects"));
+  AnalyzeOptions reduced;
+  reduced.precision = nets::PlanPrecision::bf16;
+  EXPECT_TRUE(contains(testing::error_text([&] { check_multi_animal_options(reduced); }),
+                       "--precision bf16 is for single-animal projects"));
+
+  // An edge the network's graph does not have (4 bodyparts: edges 0 to 5).
+  const fs::path test_config = mice_->model_dir / "test" / "pose_cfg.yaml";
+  const std::string kept = testing::read_text(test_config);
+  write_paf_best(test_config, {0, 99});
+  const testing::TempDir dir;
+  const std::string message = testing::error_text([&] { analyze(dir.path()); });
+  testing::write_text(test_config, kept);
+  EXPECT_TRUE(contains(message, test_config.string())) << message;
+  EXPECT_TRUE(contains(message, "paf_best (the edges animals are linked through)")) << message;
+  EXPECT_TRUE(contains(message, "edge of the 6-edge graph")) << message;
+}
+
+}  // namespace
+}  // namespace labpose::pipeline
