@@ -1,6 +1,7 @@
 // labpose analyze <config> <video|folder>... [--shuffle K] [--training-fraction F] [--snapshot S]
 //   [--device D] [--precision P] [--against-fp32] [--batch-size B] [--csv] [--dest D]
 //   [--crop x1,x2,y1,y2] [--shard i/n] [--overwrite]
+//   multi-animal projects: [--tracker ellipse|box] [--no-track]
 // labpose analyze --model <exported folder> <video|folder>... [the same options]
 #include <fmt/core.h>
 
@@ -13,6 +14,7 @@
 #include "devices/devices.hpp"
 #include "devices/world.hpp"
 #include "pipeline/analysis/analyze.hpp"
+#include "pipeline/analysis/multi_animal_analysis.hpp"
 #include "projects/yaml_text.hpp"
 #include "tools/labpose/command.hpp"
 #include "tools/labpose/config_loading.hpp"
@@ -44,6 +46,26 @@ projects::CropBox parse_crop_option(const std::string& text) {
   return *crop;
 }
 
+// --tracker and --no-track, for a multi-animal project; refused for a single-animal one.
+pipeline::MultiAnimalOptions multi_animal_options(const std::string& tracker, bool no_track,
+                                                  bool multi_animal) {
+  if (!multi_animal && (!tracker.empty() || no_track)) {
+    throw UsageError(
+        fmt::format("{} is for multi-animal projects", no_track ? "--no-track" : "--tracker"),
+        "a single-animal project has one animal per frame: leave it out");
+  }
+  pipeline::MultiAnimalOptions multi;
+  multi.track = !no_track;
+  if (tracker == "box") {
+    multi.tracker = pipeline::TrackMethod::box;
+  } else if (!tracker.empty() && tracker != "ellipse") {
+    throw UsageError(fmt::format("--tracker {} is not a tracker", tracker),
+                     "use --tracker ellipse (the default, DeepLabCut's _el files) or --tracker box "
+                     "(_bx)");
+  }
+  return multi;
+}
+
 }  // namespace
 
 Command analyze_command() {
@@ -52,7 +74,8 @@ Command analyze_command() {
   command.summary = "track the bodyparts in videos with a trained network (DeepLabCut's .h5/.csv)";
   command.define = [](CLI::App& app) -> std::function<int()> {
     struct Options {
-      std::string config, crop, shard, dest, precision = "fp32", model_folder;
+      std::string config, crop, shard, dest, precision = "fp32", model_folder, tracker;
+      bool no_track = false;
       std::vector<std::string> videos;
       ModelOptions model;
       pipeline::AnalyzeOptions analyze;
@@ -90,6 +113,13 @@ Command analyze_command() {
                    "decoder threads (default: one when the network runs on the CPU, at background "
                    "priority; one per core with a GPU)")
         ->check(CLI::NonNegativeNumber);
+    app.add_option("--tracker", options->tracker,
+                   "multi-animal projects: link animals frame to frame with the ellipse tracker "
+                   "(default; <stem><scorer>_el.pickle/.h5) or the box tracker (_bx)");
+    app.add_flag("--no-track", options->no_track,
+                 "multi-animal projects: write the detections and assemblies only "
+                 "(_full.pickle, _assemblies.pickle), no tracklets or tracks (DeepLabCut's "
+                 "auto_track=False)");
     app.add_option("--slots", options->analyze.slots,
                    "batches on the device at once, each with its own copy of the network (default: "
                    "3 on a GPU, so that uploads and downloads overlap the network; 1 on the CPU)")
@@ -101,7 +131,11 @@ Command analyze_command() {
         "<stem><scorer>_meta.json (labpose's: model, device, timings, bad frames, crop). The "
         "scorer is DLC_<net>_<Task><date>shuffle<K>_<iterations>. Finished videos are skipped "
         "(--overwrite to redo them); an interrupted one (Ctrl-C, kill, a cluster time limit) "
-        "resumes from its .labpose-checkpoint file when the command runs again.");
+        "resumes from its .labpose-checkpoint file when the command runs again. In a multi-animal "
+        "project it writes DeepLabCut's <stem><scorer>_full.pickle and _assemblies.pickle, the "
+        "tracklets _el.pickle and the tracks _el.h5 (key tracks: scorer/individuals/bodyparts/"
+        "coords columns, one track per individual; --csv adds _el.csv), and resumes from its "
+        ".labpose-detections file.");
     return [options]() {
       std::vector<std::string> video_arguments = options->videos;
       std::optional<pipeline::AnalysisModel> model;
@@ -122,13 +156,22 @@ Command analyze_command() {
       }
       pipeline::AnalyzeOptions analyze = options->analyze;
       analyze.precision = devices::parse_plan_precision(options->precision);
+      std::optional<projects::ProjectConfig> config;
       if (!model) {
-        const projects::ProjectConfig config = load_project_config(options->config);
+        config.emplace(load_project_config(options->config));
+      }
+      const bool multi_animal = config && config->values().multi_animal;
+      const pipeline::MultiAnimalOptions multi =
+          multi_animal_options(options->tracker, options->no_track, multi_animal);
+      if (multi_animal) pipeline::check_multi_animal_options(analyze);
+      if (config) {
         std::tie(analyze.shuffle, analyze.training_fraction) =
-            options->model.chosen_shuffle(config);
+            options->model.chosen_shuffle(*config);
         std::tie(analyze.snapshot_index, analyze.best_snapshot) = options->model.snapshot_choice();
-        model = pipeline::find_analysis_model(config, analyze.shuffle, analyze.training_fraction,
-                                              analyze.snapshot_index, analyze.best_snapshot);
+        if (!multi_animal) {
+          model = pipeline::find_analysis_model(*config, analyze.shuffle, analyze.training_fraction,
+                                                analyze.snapshot_index, analyze.best_snapshot);
+        }
       }
       if (!options->crop.empty()) analyze.crop = parse_crop_option(options->crop);
       if (!options->shard.empty()) {
@@ -160,7 +203,9 @@ Command analyze_command() {
       std::vector<pipeline::VideoAnalysis> results;
       {
         const InterruptHandler interrupts;
-        results = pipeline::analyze_videos(*model, videos, analyze);
+        results = multi_animal
+                      ? pipeline::analyze_multi_animal_videos(*config, videos, analyze, multi)
+                      : pipeline::analyze_videos(*model, videos, analyze);
       }
       int failed = 0;
       for (const auto& result : results) {
