@@ -245,8 +245,7 @@ std::vector<VideoAnalysis> analyze_multi_animal_videos(const projects::ProjectCo
   if (options.dest) create_folder(*options.dest);
   const auto backend =
       make_analysis_backend(options.device, nets::PlanPrecision::fp32, model.model);
-  const LoadedSnapshot snapshot = read_snapshot(model.model.snapshot);
-  const auto net = load_snapshot_network(*backend, snapshot, model.model.snapshot);
+  const auto net = load_snapshot_network(*backend, *model.snapshot, model.model.snapshot);
   AnimalPredictor predictor(*backend, *net, model.animals,
                             static_cast<int>(model.model.bodyparts.size()), model.assembly);
   predictor.use_edges(model.edges);

@@ -8,7 +8,6 @@
 #include "core/error.hpp"
 #include "pipeline/pose/animal_predictor.hpp"
 #include "pipeline/pose/paf_best.hpp"
-#include "pipeline/training/snapshot.hpp"
 #include "projects/yaml_reader.hpp"
 
 namespace labpose::pipeline {
@@ -79,7 +78,8 @@ AnimalAnalysisModel find_animal_analysis_model(const projects::ProjectConfig& co
   AnimalAnalysisModel chosen;
   chosen.model = find_shuffle_model(config, options.shuffle, options.training_fraction,
                                     options.snapshot_index, options.best_snapshot);
-  const LoadedSnapshot snapshot = read_snapshot(chosen.model.snapshot);
+  chosen.snapshot = std::make_shared<const LoadedSnapshot>(read_snapshot(chosen.model.snapshot));
+  const LoadedSnapshot& snapshot = *chosen.snapshot;
   if (!snapshot.metadata.multi_animal) {
     throw Error(fmt::format("{} is a single-animal network, but {} is a multi-animal project",
                             chosen.model.snapshot.string(), config.file().string()),

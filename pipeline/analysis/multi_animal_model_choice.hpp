@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,11 +14,13 @@
 #include "pipeline/pose/multi_animal_model.hpp"
 #include "pipeline/tracking/sort_tracker.hpp"
 #include "pipeline/tracking/stitch.hpp"
+#include "pipeline/training/snapshot.hpp"
 #include "projects/config.hpp"
 
 namespace labpose::pipeline {
 
 struct AnimalAnalysisModel {
+  std::shared_ptr<const LoadedSnapshot> snapshot;  // model.snapshot, read once
   AnalysisModel model;                   // snapshot, scorer; bodyparts: multi-animal, then unique
   MultiAnimalModel animals;              // the network's heads: graph, unique bodyparts, identity
   std::vector<std::string> individuals;  // config.yaml's: the tracks' names
