@@ -66,6 +66,112 @@ pipeline::MultiAnimalOptions multi_animal_options(const std::string& tracker, bo
   return multi;
 }
 
+// What `analyze` was given on its command line.
+struct AnalyzeCliOptions {
+  std::string config, crop, shard, dest, precision = "fp32", model_folder, tracker;
+  bool no_track = false;
+  std::vector<std::string> videos;
+  ModelOptions model;
+  pipeline::AnalyzeOptions analyze;
+};
+
+// The analysis itself, once the command line is parsed.
+int run_analyze(const AnalyzeCliOptions& options) {
+  std::vector<std::string> video_arguments = options.videos;
+  std::optional<pipeline::AnalysisModel> model;
+  if (!options.model_folder.empty()) {
+    options.model.refuse_with_exported_model();
+    if (!options.config.empty()) video_arguments.insert(video_arguments.begin(), options.config);
+    model = pipeline::exported_analysis_model(options.model_folder);
+  } else if (options.config.empty()) {
+    throw UsageError("analyze needs the project's config.yaml and the videos to analyze",
+                     "labpose analyze <config.yaml> <video>..., or labpose analyze --model "
+                     "<exported folder> <video>...");
+  }
+  if (video_arguments.empty()) {
+    throw UsageError("no videos to analyze", "name videos, or folders of videos, after " +
+                                                 std::string(model ? "--model" : "config.yaml"));
+  }
+  pipeline::AnalyzeOptions analyze = options.analyze;
+  analyze.precision = devices::parse_plan_precision(options.precision);
+  std::optional<projects::ProjectConfig> config;
+  if (!model) {
+    config.emplace(load_project_config(options.config));
+  }
+  const bool multi_animal = config && config->values().multi_animal;
+  const pipeline::MultiAnimalOptions multi =
+      multi_animal_options(options.tracker, options.no_track, multi_animal);
+  if (multi_animal) pipeline::check_multi_animal_options(analyze);
+  if (config) {
+    std::tie(analyze.shuffle, analyze.training_fraction) = options.model.chosen_shuffle(*config);
+    std::tie(analyze.snapshot_index, analyze.best_snapshot) = options.model.snapshot_choice();
+    if (!multi_animal) {
+      model = pipeline::find_analysis_model(*config, analyze.shuffle, analyze.training_fraction,
+                                            analyze.snapshot_index, analyze.best_snapshot);
+    }
+  }
+  if (!options.crop.empty()) analyze.crop = parse_crop_option(options.crop);
+  if (!options.shard.empty()) {
+    std::tie(analyze.shard_index, analyze.shard_count) = parse_shard(options.shard);
+  }
+  // Under mpirun or srun each rank analyzes its share of the videos on its own device; the
+  // ranks never exchange anything, so no MPI is started.
+  if (const devices::Launch launch = devices::launch_from_environment(); launch.size > 1) {
+    if (!options.shard.empty()) {
+      throw UsageError(
+          fmt::format("--shard {} and {} both share out the videos", options.shard,
+                      launch.launcher),
+          "use one of them: leave out --shard under mpirun/srun, or start one labpose per "
+          "shard without a launcher");
+    }
+    analyze.shard_index = launch.rank;
+    analyze.shard_count = launch.size;
+    analyze.device = devices::launched_device(analyze.device, launch);
+  }
+  if (!options.dest.empty()) analyze.dest = options.dest;
+  std::vector<std::filesystem::path> inputs(video_arguments.begin(), video_arguments.end());
+  const auto videos = pipeline::videos_to_analyze(inputs, analyze.shard_index, analyze.shard_count);
+  if (videos.empty()) {
+    console::info("shard {}/{} has no videos (there are fewer videos than shards)",
+                  analyze.shard_index, analyze.shard_count);
+    return 0;
+  }
+  std::vector<pipeline::VideoAnalysis> results;
+  {
+    const InterruptHandler interrupts;
+    results = multi_animal ? pipeline::analyze_multi_animal_videos(*config, videos, analyze, multi)
+                           : pipeline::analyze_videos(*model, videos, analyze);
+  }
+  int failed = 0;
+  for (const auto& result : results) {
+    switch (result.outcome) {
+      case pipeline::VideoAnalysis::Outcome::analyzed:
+        std::cout << result.files.h5.string() << '\n';
+        console::info("{}: {} frames in {:.1f} s ({:.1f} frames/s){}",
+                      result.video.filename().string(), result.frames, result.seconds,
+                      result.frames_per_second,
+                      result.undecodable_frames.empty()
+                          ? ""
+                          : fmt::format(", {} NaN rows for frames that could not be decoded",
+                                        result.undecodable_frames.size()));
+        break;
+      case pipeline::VideoAnalysis::Outcome::skipped:
+        std::cout << result.files.h5.string() << '\n';
+        break;
+      case pipeline::VideoAnalysis::Outcome::failed:
+        ++failed;
+        break;
+    }
+  }
+  if (failed > 0) {
+    throw Error(
+        fmt::format("{} of {} videos could not be analyzed (see above)", failed, results.size()),
+        "fix or remove those videos and run the same command again: finished videos "
+        "are skipped");
+  }
+  return 0;
+}
+
 }  // namespace
 
 Command analyze_command() {
@@ -73,14 +179,7 @@ Command analyze_command() {
   command.name = "analyze";
   command.summary = "track the bodyparts in videos with a trained network (DeepLabCut's .h5/.csv)";
   command.define = [](CLI::App& app) -> std::function<int()> {
-    struct Options {
-      std::string config, crop, shard, dest, precision = "fp32", model_folder, tracker;
-      bool no_track = false;
-      std::vector<std::string> videos;
-      ModelOptions model;
-      pipeline::AnalyzeOptions analyze;
-    };
-    auto options = std::make_shared<Options>();
+    auto options = std::make_shared<AnalyzeCliOptions>();
     app.add_option("config", options->config,
                    "the project's config.yaml (not with --model: then every argument is a video)");
     app.add_option("videos", options->videos, "videos, or folders of videos");
@@ -136,106 +235,7 @@ Command analyze_command() {
         "tracklets _el.pickle and the tracks _el.h5 (key tracks: scorer/individuals/bodyparts/"
         "coords columns, one track per individual; --csv adds _el.csv), and resumes from its "
         ".labpose-detections file.");
-    return [options]() {
-      std::vector<std::string> video_arguments = options->videos;
-      std::optional<pipeline::AnalysisModel> model;
-      if (!options->model_folder.empty()) {
-        options->model.refuse_with_exported_model();
-        if (!options->config.empty())
-          video_arguments.insert(video_arguments.begin(), options->config);
-        model = pipeline::exported_analysis_model(options->model_folder);
-      } else if (options->config.empty()) {
-        throw UsageError("analyze needs the project's config.yaml and the videos to analyze",
-                         "labpose analyze <config.yaml> <video>..., or labpose analyze --model "
-                         "<exported folder> <video>...");
-      }
-      if (video_arguments.empty()) {
-        throw UsageError("no videos to analyze",
-                         "name videos, or folders of videos, after " +
-                             std::string(model ? "--model" : "config.yaml"));
-      }
-      pipeline::AnalyzeOptions analyze = options->analyze;
-      analyze.precision = devices::parse_plan_precision(options->precision);
-      std::optional<projects::ProjectConfig> config;
-      if (!model) {
-        config.emplace(load_project_config(options->config));
-      }
-      const bool multi_animal = config && config->values().multi_animal;
-      const pipeline::MultiAnimalOptions multi =
-          multi_animal_options(options->tracker, options->no_track, multi_animal);
-      if (multi_animal) pipeline::check_multi_animal_options(analyze);
-      if (config) {
-        std::tie(analyze.shuffle, analyze.training_fraction) =
-            options->model.chosen_shuffle(*config);
-        std::tie(analyze.snapshot_index, analyze.best_snapshot) = options->model.snapshot_choice();
-        if (!multi_animal) {
-          model = pipeline::find_analysis_model(*config, analyze.shuffle, analyze.training_fraction,
-                                                analyze.snapshot_index, analyze.best_snapshot);
-        }
-      }
-      if (!options->crop.empty()) analyze.crop = parse_crop_option(options->crop);
-      if (!options->shard.empty()) {
-        std::tie(analyze.shard_index, analyze.shard_count) = parse_shard(options->shard);
-      }
-      // Under mpirun or srun each rank analyzes its share of the videos on its own device; the
-      // ranks never exchange anything, so no MPI is started.
-      if (const devices::Launch launch = devices::launch_from_environment(); launch.size > 1) {
-        if (!options->shard.empty()) {
-          throw UsageError(
-              fmt::format("--shard {} and {} both share out the videos", options->shard,
-                          launch.launcher),
-              "use one of them: leave out --shard under mpirun/srun, or start one labpose per "
-              "shard without a launcher");
-        }
-        analyze.shard_index = launch.rank;
-        analyze.shard_count = launch.size;
-        analyze.device = devices::launched_device(analyze.device, launch);
-      }
-      if (!options->dest.empty()) analyze.dest = options->dest;
-      std::vector<std::filesystem::path> inputs(video_arguments.begin(), video_arguments.end());
-      const auto videos =
-          pipeline::videos_to_analyze(inputs, analyze.shard_index, analyze.shard_count);
-      if (videos.empty()) {
-        console::info("shard {}/{} has no videos (there are fewer videos than shards)",
-                      analyze.shard_index, analyze.shard_count);
-        return 0;
-      }
-      std::vector<pipeline::VideoAnalysis> results;
-      {
-        const InterruptHandler interrupts;
-        results = multi_animal
-                      ? pipeline::analyze_multi_animal_videos(*config, videos, analyze, multi)
-                      : pipeline::analyze_videos(*model, videos, analyze);
-      }
-      int failed = 0;
-      for (const auto& result : results) {
-        switch (result.outcome) {
-          case pipeline::VideoAnalysis::Outcome::analyzed:
-            std::cout << result.files.h5.string() << '\n';
-            console::info("{}: {} frames in {:.1f} s ({:.1f} frames/s){}",
-                          result.video.filename().string(), result.frames, result.seconds,
-                          result.frames_per_second,
-                          result.undecodable_frames.empty()
-                              ? ""
-                              : fmt::format(", {} NaN rows for frames that could not be decoded",
-                                            result.undecodable_frames.size()));
-            break;
-          case pipeline::VideoAnalysis::Outcome::skipped:
-            std::cout << result.files.h5.string() << '\n';
-            break;
-          case pipeline::VideoAnalysis::Outcome::failed:
-            ++failed;
-            break;
-        }
-      }
-      if (failed > 0) {
-        throw Error(fmt::format("{} of {} videos could not be analyzed (see above)", failed,
-                                results.size()),
-                    "fix or remove those videos and run the same command again: finished videos "
-                    "are skipped");
-      }
-      return 0;
-    };
+    return [options]() { return run_analyze(*options); };
   };
   return command;
 }

@@ -208,13 +208,14 @@ std::filesystem::path create_demo_dataset(projects::ProjectConfig& config,
   return train_dir;
 }
 
-// Where the multi-animal demo stops today, after its evaluation: analyzing a video of several
-// animals (identities over time) is not in labpose yet.
-void stop_before_multi_animal_analysis(const projects::ProjectConfig& config) {
+// Where the multi-animal demo stops, after its evaluation: the command that analyzes and tracks
+// its video.
+void stop_before_multi_animal_analysis(const projects::ProjectConfig& config,
+                                       const std::filesystem::path& video) {
   console::info(
-      "the multi-animal demo stops after its evaluation: labpose does not analyze "
-      "videos of several animals yet (labpose analyze refuses {})",
-      config.file().string());
+      "the multi-animal demo stops after its evaluation; analyze and track its video with: "
+      "labpose analyze {} {}",
+      config.file().string(), video.string());
 }
 
 int run_demo(const DemoOptions& options) {
@@ -243,7 +244,7 @@ int run_demo(const DemoOptions& options) {
   train_demo(options, config, created, train_dir);
   evaluate_last_snapshot(options, config, train_dir);
   if (config.values().multi_animal) {
-    stop_before_multi_animal_analysis(config);
+    stop_before_multi_animal_analysis(config, demo.video);
   } else {
     analyze_demo_video(options, config, demo);
   }
@@ -281,7 +282,7 @@ Command demo_command() {
                  "only make the project (print its config.yaml), no training");
     app.add_option("--animals", options->project.animals,
                    "mice in the video (default 1); 2 or more make a multi-animal project "
-                   "(individuals mouse1, mouse2, ...) and stop after its training set")
+                   "(individuals mouse1, mouse2, ...), trained and evaluated")
         ->check(CLI::Range(1, 10));
     app.add_option("--size", options->size,
                    "the video's size, WIDTHxHEIGHT (default 320x240; 640x480 with --animals, "
@@ -310,8 +311,9 @@ Command demo_command() {
         "of config.yaml. With --animals N (2 or more): N mice that meet, touch and pass each "
         "other, in a multi-animal project demo_mice-labpose-<date>/ (identity: false; hidden "
         "keypoints left unlabeled), trained and evaluated as above (errors after matching the "
-        "predicted mice to the labeled ones, and `test animals: mAP X, mAR Y`); the video is not "
-        "analyzed: labpose does not analyze videos of several animals yet.");
+        "predicted mice to the labeled ones, `test animals: mAP X, mAR Y` and `test assembly: "
+        "purity P, whole animals W`) in a 640x480 video (--size); it then prints the labpose "
+        "analyze command that analyzes and tracks the video.");
     return [options]() {
       auto& video = options->project.video;
       if (!options->size.empty()) {
