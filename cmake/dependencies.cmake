@@ -19,6 +19,7 @@ find_package(nlohmann_json 3.10 CONFIG REQUIRED)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)  # PyTorch zip checkpoints
 find_package(CURL REQUIRED)  # labpose weights fetch downloads ImageNet checkpoints
+find_package(OpenSSL REQUIRED COMPONENTS Crypto)  # their SHA-256 (libssl-dev, which libcurl needs)
 find_package(HDF5 REQUIRED COMPONENTS C)
 find_package(GTest REQUIRED)
 # LEMON (Debian's liblemon-dev) for the min-cost flow that stitches tracklets into tracks; its

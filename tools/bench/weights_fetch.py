@@ -1,0 +1,104 @@
+#!/usr/bin/python3
+"""How fast `labpose weights fetch` stores a published-size checkpoint: torchvision's resnet_50
+(random weights, 97.8 MB, saved by torch.save as torchvision publishes it) served from a loopback HTTP
+server, downloaded with libcurl, checked against its SHA-256, unpickled by the restricted reader,
+converted and written atomically into an empty cache. Beside it, in the same run: curl fetching the
+same file to disk (what the loopback and the disk give), `cp` + sync of the file (the disk), and
+sha256sum (the hash alone). Prints each time and the fetch's rate against curl's.
+
+    /usr/bin/python3 tools/bench/weights_fetch.py --labpose build/tools/labpose [--repeats 3]
+
+Needs Debian's python3-torch and python3-torchvision (for the checkpoint) and curl.
+"""
+import argparse
+import functools
+import hashlib
+import http.server
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+
+def make_checkpoint(folder):
+    import torch
+    import torchvision
+
+    torch.manual_seed(0)
+    path = os.path.join(folder, "resnet50-0676ba61.pth")
+    torch.save(torchvision.models.resnet50().state_dict(), path)
+    return path
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def serve(folder):
+    handler = functools.partial(QuietHandler, directory=folder)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def timed(command, env=None):
+    start = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    seconds = time.monotonic() - start
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(command)} failed:\n{done.stdout}\n{done.stderr}")
+    return seconds
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--labpose", default="labpose")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    work = tempfile.mkdtemp(prefix="labpose-fetch-bench-")
+    try:
+        served = os.path.join(work, "served")
+        os.makedirs(served)
+        checkpoint = make_checkpoint(served)
+        size = os.path.getsize(checkpoint)
+        with open(checkpoint, "rb") as f:
+            sha = hashlib.sha256(f.read()).hexdigest()
+        server = serve(served)
+        url = f"http://127.0.0.1:{server.server_address[1]}/{os.path.basename(checkpoint)}"
+        times = {"labpose weights fetch": [], "curl to disk": [], "cp + sync": [], "sha256sum": []}
+        for repeat in range(args.repeats):
+            cache = os.path.join(work, f"cache{repeat}")
+            env = dict(os.environ, LABPOSE_WEIGHTS_DIR=cache)
+            times["labpose weights fetch"].append(timed(
+                [args.labpose, "--quiet", "weights", "fetch", "resnet_50", "--url", url,
+                 "--sha256", sha], env))
+            target = os.path.join(work, f"curl{repeat}.pth")
+            times["curl to disk"].append(timed(["curl", "-sS", "-o", target, url]))
+            copy = os.path.join(work, f"copy{repeat}.pth")
+            times["cp + sync"].append(timed(["sh", "-c", f"cp '{checkpoint}' '{copy}' && sync"]))
+            times["sha256sum"].append(timed(["sha256sum", checkpoint]))
+            for path in (target, copy):
+                os.remove(path)
+            shutil.rmtree(cache)
+        server.shutdown()
+        megabytes = size / 1e6
+        print(f"checkpoint: torchvision resnet50 state_dict, {megabytes:.1f} MB, from {url}")
+        for name, values in times.items():
+            median = statistics.median(values)
+            print(f"{name:24s} {median:6.2f} s  {megabytes / median:7.0f} MB/s  "
+                  f"(median of {len(values)}; {', '.join(f'{v:.2f}' for v in values)})")
+        fetch = statistics.median(times["labpose weights fetch"])
+        curl = statistics.median(times["curl to disk"])
+        print(f"fetch / curl: {fetch / curl:.2f}x the time (download + SHA-256 + unpickle + "
+              f"convert + atomic write, against the download alone)")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
