@@ -501,13 +501,17 @@ ImageDetections detect_maps(const MapStack& scores, const MapStack& locref, cons
   return detections;
 }
 
-Assemblies assemble_edges(const ImageDetections& detections, const PafGraph& graph,
-                          const std::vector<int>& edges, int multi_bodyparts,
-                          const AssemblySettings& settings) {
+void check_made_for(const ImageDetections& detections, const PafGraph& graph) {
   if (detections.costs.size() != graph.size()) {
     throw Error(fmt::format("the detections have the costs of {} edges, the graph has {}",
                             detections.costs.size(), graph.size()));
   }
+}
+
+Assemblies assemble_edges(const ImageDetections& detections, const PafGraph& graph,
+                          const std::vector<int>& edges, int multi_bodyparts,
+                          const AssemblySettings& settings) {
+  check_made_for(detections, graph);
   std::vector<EdgeCosts> costs;
   for (const int e : edges) costs.push_back(detections.costs.at(static_cast<std::size_t>(e)));
   return assemble(detections.candidates, costs, subgraph(graph, edges), multi_bodyparts, settings);

@@ -93,6 +93,9 @@ struct ImageDetections {
   std::vector<EdgeCosts> costs;  // per edge of that graph
 };
 
+/// Throws Error when `detections` were not made for a graph of `graph`'s size.
+void check_made_for(const ImageDetections& detections, const PafGraph& graph);
+
 /// find_candidates and edge_costs on one image's maps: scores (J, H, W), locref (2J, H, W) and
 /// pafs (2E, H, W) with E = graph.size().
 ImageDetections detect_maps(const MapStack& scores, const MapStack& locref, const MapStack& pafs,

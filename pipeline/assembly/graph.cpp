@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <numeric>
 
 #include "core/error.hpp"
 
@@ -85,6 +86,27 @@ void check_graph(const PafGraph& graph, int bodyparts) {
       throw Error(fmt::format("PAF graph edge {} joins bodypart {} to itself", e, edge.source));
     }
   }
+}
+
+BodypartComponents::BodypartComponents(int nodes)
+    : parent_(static_cast<std::size_t>(std::max(nodes, 0))), pieces_(std::max(nodes, 0)) {
+  std::iota(parent_.begin(), parent_.end(), 0);
+}
+
+int BodypartComponents::root_of(int node) {
+  while (parent_[static_cast<std::size_t>(node)] != node) {  // with path halving
+    const int up = parent_[static_cast<std::size_t>(node)];
+    node = parent_[static_cast<std::size_t>(node)] = parent_[static_cast<std::size_t>(up)];
+  }
+  return node;
+}
+
+bool BodypartComponents::join(const GraphEdge& edge) {
+  const int a = root_of(edge.source), b = root_of(edge.target);
+  if (a == b) return false;
+  parent_[static_cast<std::size_t>(a)] = b;
+  --pieces_;
+  return true;
 }
 
 }  // namespace labpose::pipeline

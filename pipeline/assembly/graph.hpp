@@ -36,4 +36,20 @@ PafGraph subgraph(const PafGraph& graph, const std::vector<int>& edges);
 /// Throws Error when an edge names a bodypart outside [0, bodyparts) or the same bodypart twice.
 void check_graph(const PafGraph& graph, int bodyparts);
 
+/// Which bodyparts edges have joined so far (a union-find over bodyparts 0..nodes-1), for spanning
+/// trees and connectedness.
+class BodypartComponents {
+ public:
+  explicit BodypartComponents(int nodes);
+  /// Joins the pieces of `edge`'s two bodyparts; false when they were already one piece.
+  bool join(const GraphEdge& edge);
+  /// How many pieces the bodyparts are in (each alone at first).
+  int pieces() const { return pieces_; }
+
+ private:
+  int root_of(int node);
+  std::vector<int> parent_;
+  int pieces_;
+};
+
 }  // namespace labpose::pipeline

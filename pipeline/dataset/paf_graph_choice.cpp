@@ -18,22 +18,9 @@ namespace {
 
 // Whether `edges` touch all `nodes` bodyparts and join them into one piece.
 bool connects_all(const PafGraph& edges, int nodes) {
-  std::vector<int> parent(static_cast<std::size_t>(nodes));
-  std::iota(parent.begin(), parent.end(), 0);
-  const auto root_of = [&](int node) {
-    while (parent[static_cast<std::size_t>(node)] != node)
-      node = parent[static_cast<std::size_t>(node)];
-    return node;
-  };
-  int pieces = nodes;
-  for (const GraphEdge& edge : edges) {
-    const int a = root_of(edge.source), b = root_of(edge.target);
-    if (a != b) {
-      parent[static_cast<std::size_t>(a)] = b;
-      --pieces;
-    }
-  }
-  return pieces <= 1;
+  BodypartComponents components(nodes);
+  for (const GraphEdge& edge : edges) components.join(edge);
+  return components.pieces() <= 1;
 }
 
 // Every multi-animal bodypart on some edge, as DeepLabCut's validate_paf_graph demands.

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include <fmt/core.h>
 
@@ -80,12 +79,7 @@ void check_inputs(const std::vector<ImageDetections>& images,
     throw Error(
         fmt::format("{} images of detections but {} of labels", images.size(), labeled.size()));
   }
-  for (const ImageDetections& image : images) {
-    if (image.costs.size() != graph.size()) {
-      throw Error(fmt::format("the detections have costs of {} edges, the graph has {}",
-                              image.costs.size(), graph.size()));
-    }
-  }
+  for (const ImageDetections& image : images) check_made_for(image, graph);
 }
 
 // The maximum spanning forest of the edges with a finite separability (Kruskal), in the order
@@ -99,22 +93,10 @@ std::vector<int> maximum_spanning_edges(const PafGraph& graph, const std::vector
                    [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
   int nodes = 0;
   for (const GraphEdge& edge : graph) nodes = std::max({nodes, edge.source + 1, edge.target + 1});
-  std::vector<int> parent(static_cast<std::size_t>(nodes));
-  std::iota(parent.begin(), parent.end(), 0);
-  const auto root_of = [&](int node) {
-    while (parent[static_cast<std::size_t>(node)] != node) {
-      node = parent[static_cast<std::size_t>(node)] =
-          parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(node)])];
-    }
-    return node;
-  };
+  BodypartComponents components(nodes);
   std::vector<int> tree;
   for (const std::size_t k : order) {
-    const GraphEdge& edge = graph[static_cast<std::size_t>(edges[k])];
-    const int a = root_of(edge.source), b = root_of(edge.target);
-    if (a == b) continue;
-    parent[static_cast<std::size_t>(a)] = b;
-    tree.push_back(edges[k]);
+    if (components.join(graph[static_cast<std::size_t>(edges[k])])) tree.push_back(edges[k]);
   }
   return tree;
 }

@@ -158,6 +158,19 @@ TEST(AssemblyGraph, SkeletonPairsAreSortedByBodypartIndex) {
   EXPECT_EQ(graph, expected);
 }
 
+TEST(AssemblyGraph, ComponentsJoinOnlyWhatIsApart) {
+  BodypartComponents components(4);
+  EXPECT_EQ(components.pieces(), 4);
+  EXPECT_TRUE(components.join({0, 1}));
+  EXPECT_TRUE(components.join({2, 3}));
+  EXPECT_EQ(components.pieces(), 2);
+  EXPECT_FALSE(components.join({1, 0}));
+  EXPECT_TRUE(components.join({1, 3}));
+  EXPECT_FALSE(components.join({0, 2}));  // a cycle through both pieces joined
+  EXPECT_EQ(components.pieces(), 1);
+  EXPECT_EQ(BodypartComponents(0).pieces(), 0);
+}
+
 TEST(AssemblyGraph, SkeletonErrorsNameTheProblem) {
   const std::vector<std::string> parts{"snout", "tailbase"};
   expect_error(
