@@ -71,17 +71,11 @@ std::optional<projects::CropBox> chosen_crop(const VideoRun& run) {
 
 VideoReaderOptions reader_options(const VideoRun& run,
                                   const std::optional<projects::CropBox>& crop) {
-  VideoReaderOptions options;
-  options.order = PixelOrder::rgb;
   // x2 and y2 are exclusive, as DeepLabCut slices.
-  if (crop) options.crop = PixelRect{crop->x1, crop->y1, crop->x2 - crop->x1, crop->y2 - crop->y1};
-  // When the network runs on this machine's cores, decoding competes with it for them: one decoder
-  // thread at background priority then fills the moments the network leaves idle instead of
-  // preempting its threads (which stalls the whole team at its next barrier). With a GPU the cores
-  // are free for one decoder thread each.
-  options.threads = run.options.decoder_threads > 0 ? run.options.decoder_threads
-                                                    : (run.backend.host_memory() ? 1 : 0);
-  return options;
+  std::optional<PixelRect> region;
+  if (crop) region = PixelRect{crop->x1, crop->y1, crop->x2 - crop->x1, crop->y2 - crop->y1};
+  return analysis_reading(run.backend, run.options.decoder_threads, run.options.decode_on_gpu,
+                          region);
 }
 
 // A finished video: only a missing CSV is made, from the .h5.

@@ -38,8 +38,9 @@ struct AnalyzeOptions {
   std::optional<projects::CropBox> crop;      // default: config.yaml's when `cropping` is on
   int shard_index = 0, shard_count = 1;       // analyze videos shard_index, +shard_count, ...
   bool overwrite = false;
-  int decoder_threads = 0;  // 0: one when the network runs on the CPU, else one per core
-  int slots = 0;            // batches on the device at once; 0: 3 on a GPU, 1 on the CPU
+  int decoder_threads = 0;     // 0: one when the network runs on the CPU, else one per core
+  bool decode_on_gpu = false;  // --decode gpu: NVDEC on the network's GPU (GPU 0 from the CPU)
+  int slots = 0;               // batches on the device at once; 0: 3 on a GPU, 1 on the CPU
   /// With a precision other than fp32: each video analyzed is analyzed again in fp32 (into a
   /// temporary folder, removed after) and how far the keypoints moved is reported, kept in
   /// VideoAnalysis::against_fp32 and in the _meta.json.

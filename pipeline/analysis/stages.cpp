@@ -2,10 +2,24 @@
 #include "pipeline/analysis/stages.hpp"
 
 #include <limits>
+#include <string>
 
 #include "core/error.hpp"
 
 namespace labpose::pipeline {
+
+VideoReaderOptions analysis_reading(const nets::Backend& backend, int threads, bool on_gpu,
+                                    std::optional<PixelRect> crop) {
+  VideoReaderOptions options(PixelOrder::rgb, crop,
+                             threads > 0 ? threads : (backend.host_memory() ? 1 : 0));
+  if (on_gpu) {
+    const std::string name = backend.name();  // "cuda:N" on a GPU
+    const std::size_t colon = name.find(':');
+    options.gpu_decoding =
+        backend.host_memory() || colon == std::string::npos ? 0 : std::stoi(name.substr(colon + 1));
+  }
+  return options;
+}
 
 FrameBatch::FrameBatch(std::size_t capacity, std::size_t frame_bytes, std::size_t joints)
     : pixels(capacity * frame_bytes), keypoints(capacity * joints) {

@@ -1,19 +1,29 @@
 // Two of the three stages of video analysis as plain objects, each testable without threads:
-// FrameDecoder fills a FrameBatch from a video, RowWriter turns a batch's keypoints into rows of
-// the checkpoint (NaN rows for frames that could not be decoded). The middle stage is PoseRunner
-// (pipeline/pose/pose_runner.hpp). Not the threads and queues that connect them (runner.hpp).
+// FrameDecoder fills a FrameBatch from a video (read as analysis_reading sets the reader up),
+// RowWriter turns a batch's keypoints into rows of the checkpoint (NaN rows for frames that could
+// not be decoded). The middle stage is PoseRunner (pipeline/pose/pose_runner.hpp). Not the threads
+// and queues that connect them (runner.hpp).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
+#include "nets/backend.hpp"
 #include "pipeline/analysis/checkpoint.hpp"
 #include "pipeline/pose/decode.hpp"
 #include "pipeline/video/reader.hpp"
 
 namespace labpose::pipeline {
+
+/// The reader as analysis sets it up for a network on `backend`: RGB, cropped to `crop`, with
+/// `threads` decoder threads, or (0) one at background priority when the network computes on the
+/// host's cores (it would otherwise preempt the network's threads) and one per core with a GPU.
+/// With `on_gpu` (--decode gpu), NVDEC decodes on the backend's GPU (GPU 0 for a host backend).
+VideoReaderOptions analysis_reading(const nets::Backend& backend, int threads, bool on_gpu,
+                                    std::optional<PixelRect> crop = std::nullopt);
 
 /// One batch of frames in flight, allocated once and reused.
 struct FrameBatch {

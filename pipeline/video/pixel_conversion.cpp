@@ -38,6 +38,7 @@ struct YuvCoefficients {
 struct YuvLayout {
   int shift_x = 0, shift_y = 0;
   bool full_range = false;
+  bool interleaved = false;  // U and V alternate in plane 1 (NV12, what NVDEC gives)
 };
 
 namespace {
@@ -363,6 +364,8 @@ std::optional<YuvLayout> planar_layout(int format) {
       return YuvLayout{0, 0, false};
     case AV_PIX_FMT_YUVJ444P:
       return YuvLayout{0, 0, true};
+    case AV_PIX_FMT_NV12:
+      return YuvLayout{1, 1, false, true};
     default:
       return std::nullopt;
   }
@@ -402,9 +405,10 @@ FrameConverter::FrameConverter(int x, int y, int width, int height, bool bgr,
     }
   }
   // Three byte planes of one strip (small enough to stay in cache until merged), two rows of
-  // upsampled chroma (with a sample to spare), three rows of chroma terms.
+  // upsampled chroma (with a sample to spare), three rows of chroma terms, and the U and V rows
+  // of interleaved chroma taken apart.
   const auto w = static_cast<std::size_t>(width);
-  scratch_bytes_ = 3 * w * kStripRows + 2 * (w + 2) + 3 * w * sizeof(std::int16_t);
+  scratch_bytes_ = 3 * w * kStripRows + 2 * (w + 2) + 3 * w * sizeof(std::int16_t) + 2 * (w + 2);
 }
 
 void FrameConverter::convert(const AVFrame& frame, std::uint8_t* out, std::size_t stride) {
@@ -439,6 +443,8 @@ void FrameConverter::convert_rows(const AVFrame& frame, const YuvLayout& layout,
   auto* red_term = reinterpret_cast<std::int16_t*>(v_row + width + 2);
   std::int16_t* green_term = red_term + width;
   std::int16_t* blue_term = green_term + width;
+  auto* u_apart = reinterpret_cast<std::uint8_t*>(blue_term + width);
+  std::uint8_t* v_apart = u_apart + width + 2;
   const int phase = x_ & layout.shift_x;  // an odd crop start falls inside a chroma pair
   const int pairs = (width_ + phase + 1) / 2;
   int chroma_done = -1;  // the chroma row in u, v (4:2:0 shares one by two rows)
@@ -450,8 +456,20 @@ void FrameConverter::convert_rows(const AVFrame& frame, const YuvLayout& layout,
       const int source_row = y_ + strip + r, chroma_row = source_row >> layout.shift_y;
       if (chroma_row != chroma_done) {
         u = frame.data[1] + static_cast<std::ptrdiff_t>(chroma_row) * frame.linesize[1];
-        v = frame.data[2] + static_cast<std::ptrdiff_t>(chroma_row) * frame.linesize[2];
-        if (layout.shift_x != 0) {
+        v = layout.interleaved
+                ? nullptr
+                : frame.data[2] + static_cast<std::ptrdiff_t>(chroma_row) * frame.linesize[2];
+        if (layout.interleaved) {  // always subsampled across: the pairs the region needs
+          const std::uint8_t* both = u + 2 * static_cast<std::ptrdiff_t>(x_ >> 1);
+          for (int i = 0; i < pairs; ++i) {
+            u_apart[i] = both[2 * i];
+            v_apart[i] = both[2 * i + 1];
+          }
+          double_samples(u_apart, pairs, u_row);
+          double_samples(v_apart, pairs, v_row);
+          u = u_row + phase;
+          v = v_row + phase;
+        } else if (layout.shift_x != 0) {
           double_samples(u + (x_ >> 1), pairs, u_row);
           double_samples(v + (x_ >> 1), pairs, v_row);
           u = u_row + phase;

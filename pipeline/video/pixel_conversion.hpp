@@ -1,6 +1,7 @@
 // Conversion of decoded FFmpeg frames (any pixel format) to packed 8-bit RGB or BGR, cropped on the
-// way. The common planar YUV formats take our fixed-point kernels (libswscale's unscaled YUV 4:4:4
-// path is ~5x slower); every other format goes through libswscale.
+// way. The common planar YUV formats, and NV12 (4:2:0 with U and V interleaved, what NVDEC gives),
+// take our fixed-point kernels (libswscale's unscaled YUV 4:4:4 path is ~5x slower), so a picture
+// gives the same bytes however it was decoded; every other format goes through libswscale.
 // Internal to pipeline/video; not a scaler.
 #pragma once
 

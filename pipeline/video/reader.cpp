@@ -2,10 +2,15 @@
 // decoded picture by its timestamp, and exact seeking with a decode-forward check.
 #include "pipeline/video/reader.hpp"
 
+extern "C" {
+#include <libavutil/pixdesc.h>
+}
+
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <condition_variable>
@@ -18,6 +23,7 @@
 #include "core/console.hpp"
 #include "core/error.hpp"
 #include "pipeline/video/ffmpeg.hpp"
+#include "pipeline/video/gpu_decoding.hpp"
 #include "pipeline/video/pixel_conversion.hpp"
 
 namespace labpose::pipeline {
@@ -239,6 +245,8 @@ struct VideoReader::State {
   ffmpeg::Packet packet;
   ffmpeg::Frame frame;
   std::optional<FrameConverter> converter;
+  std::unique_ptr<ffmpeg::GpuDecoding> gpu;  // null: decoding on the CPU
+  std::atomic<bool> host_pictures = false;   // NVDEC left this stream to the CPU (set by decode)
   int width = 0, height = 0;
 
   std::int64_t next = 0;  // the index read() returns next
@@ -276,9 +284,32 @@ struct VideoReader::State {
     if (result < 0) fail("reading the codec parameters", result);
     decoder->thread_count = options.threads;
     decoder->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
+    if (options.gpu_decoding) attach_gpu(*codec, *options.gpu_decoding);
     decoder->pkt_timebase = stream->time_base;
     result = avcodec_open2(decoder.get(), codec, nullptr);
     if (result < 0) fail("opening the " + std::string(codec->name) + " decoder", result);
+  }
+
+  // NVDEC for the decoder about to open, or the CPU with a warning that says why.
+  void attach_gpu(const AVCodec& codec, int device) {
+    std::string why_not;
+    gpu = ffmpeg::GpuDecoding::attach(*decoder, codec, device, why_not);
+    if (!gpu) {
+      console::warn("video {}: decoding on the CPU: {}", name(), why_not);
+      return;
+    }
+    decoder->thread_count = 1;  // NVDEC decodes; CPU threads would only queue for it
+    console::info("video {}: decoding on CUDA device {} (NVDEC)", name(), device);
+  }
+
+  // A decoded picture into host memory; the first one NVDEC left to the CPU is said.
+  void bring_to_host(AVFrame* picture) {
+    if (gpu->to_host(*picture) || host_pictures.exchange(true)) return;
+    const char* format = av_get_pix_fmt_name(static_cast<AVPixelFormat>(picture->format));
+    console::warn(
+        "video {}: NVDEC does not decode this {} stream ({}); FFmpeg decodes it on the "
+        "CPU",
+        name(), info.codec, format != nullptr ? format : "an unusual pixel format");
   }
 
   [[noreturn]] void fail(const std::string& what, int code) const {
@@ -327,6 +358,7 @@ struct VideoReader::State {
           av_frame_unref(out);
           continue;
         }
+        if (gpu) bring_to_host(out);
         return index;
       }
       if (result == AVERROR_EOF) return std::nullopt;
@@ -541,6 +573,9 @@ const std::vector<std::int64_t>& VideoReader::damaged_frames() const {
 }
 bool VideoReader::exact_frame_numbers() const {
   return state_->numbered_by_timestamps();
+}
+bool VideoReader::decodes_on_gpu() const {
+  return state_->gpu != nullptr && !state_->host_pictures;
 }
 
 std::optional<FrameRead> VideoReader::read(std::uint8_t* pixels, std::size_t stride) {

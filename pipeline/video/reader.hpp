@@ -4,6 +4,7 @@
 // timestamp, the key frames, and whether the frame rate varies. That table makes seeking exact
 // and keeps frame numbers right when a frame cannot be decoded: such a frame is reported with its
 // index and the caller decides (analysis writes NaN); nothing is filled in, nothing shifts.
+// Decodes on the CPU, or on an NVIDIA GPU with NVDEC when asked (gpu_decoding.hpp).
 // Not a scaler or a writer (see writer.hpp); one stream, no audio; one reader per thread.
 #pragma once
 
@@ -25,11 +26,21 @@ struct PixelRect {
 };
 
 struct VideoReaderOptions {
+  VideoReaderOptions() = default;
+  VideoReaderOptions(PixelOrder pixel_order, std::optional<PixelRect> region, int decoder_threads,
+                     std::optional<int> gpu = std::nullopt)
+      : order(pixel_order), crop(region), threads(decoder_threads), gpu_decoding(gpu) {}
+
   PixelOrder order = PixelOrder::rgb;
   std::optional<PixelRect> crop;  // must lie inside the frame; frames are read cropped
   // Decoder threads (frame + slice threading); 0 = one per core. With other than 1, the reader
   // also decodes ahead on a thread of its own (up to 3 pictures) while read() converts.
   int threads = 0;
+  // Decode on this CUDA device with NVDEC (FFmpeg's hardware acceleration) instead of the CPU;
+  // pictures come back to host memory and are converted as the CPU's are, to the same bytes.
+  // Where NVDEC cannot be used (no NVIDIA driver or GPU, a codec or profile it lacks), the CPU
+  // decodes and the reader says why, once.
+  std::optional<int> gpu_decoding;
 };
 
 enum class FrameStatus {
@@ -86,6 +97,8 @@ class VideoReader {
   /// False when the video carries no usable timestamps: frames are then numbered in decoding
   /// order, seeking decodes from the start, and an undecodable frame cannot be placed exactly.
   bool exact_frame_numbers() const;
+  /// Whether pictures are decoded on a GPU (asked for, available, and taken by this stream so far).
+  bool decodes_on_gpu() const;
 
  private:
   std::size_t row_bytes() const { return static_cast<std::size_t>(width()) * 3; }

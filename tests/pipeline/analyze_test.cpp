@@ -134,6 +134,13 @@ TEST(Analyze, EveryFrameAsWholeImagePredictionInDeepLabCutFiles) {
   EXPECT_EQ(again.front().outcome, VideoAnalysis::Outcome::analyzed);
   const projects::Table three_slots = read_tracks(result.files.h5);
   EXPECT_TRUE(projects::same_table(three_slots, tracks)) << "the same rows, in frame order";
+
+  // --decode gpu: NVDEC's pixels, or the CPU's where there is none, give the same table.
+  options.slots = 1;
+  options.decode_on_gpu = true;
+  again = analyze_videos(*fixture.config, {fixture.video}, options);
+  EXPECT_EQ(again.front().outcome, VideoAnalysis::Outcome::analyzed);
+  EXPECT_TRUE(projects::same_table(read_tracks(result.files.h5), tracks));
 }
 
 TEST(Analyze, AnInterruptedVideoResumesToTheSameTable) {

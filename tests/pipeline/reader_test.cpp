@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <random>
 #include <string_view>
 
+#include "core/console.hpp"
 #include "core/error.hpp"
 #include "pipeline/video/reader.hpp"
 #include "pipeline/video/writer.hpp"
@@ -162,6 +164,52 @@ TEST(VideoReader, FrameAfterASeekIsBitIdenticalToTheSequentialOne) {
       }
     }
   }
+}
+
+// --decode gpu: NVDEC's pictures (NV12, brought back to the host) give the CPU's bytes, sequential
+// and after seeks; where NVDEC cannot be used (no GPU here, or a codec it lacks), the CPU decodes
+// the same frames and the reader says why, once per video.
+TEST(VideoReader, GpuDecodingGivesTheCpusFramesOrFallsBackSayingWhy) {
+  const TempDir dir;
+  constexpr int kFrames = 40;
+  std::mutex mutex;
+  std::string printed;
+  console::set_writer(
+      [&](std::string_view text) {
+        const std::lock_guard lock(mutex);
+        printed += text;
+      },
+      false);
+  for (const Clip& clip : kClips) {
+    SCOPED_TRACE(clip.name);
+    write_numbered_clip(dir / clip.name, clip.codec, regular_ticks(kFrames));
+    VideoReader cpu(dir / clip.name, {PixelOrder::rgb, std::nullopt, 2});
+    const auto frames = read_all(cpu);
+    for (const int threads : {2, 1}) {
+      printed.clear();
+      VideoReaderOptions options{PixelOrder::rgb, std::nullopt, threads};
+      options.gpu_decoding = 0;
+      VideoReader gpu(dir / clip.name, options);
+      EXPECT_TRUE(read_all(gpu) == frames);
+      gpu.seek(13);
+      std::vector<std::uint8_t> buffer(gpu.frame_bytes());
+      ASSERT_TRUE(gpu.read(buffer.data()));
+      EXPECT_TRUE(buffer == frames[13]) << "after a seek";
+      const std::lock_guard lock(mutex);
+      if (gpu.decodes_on_gpu()) {
+        EXPECT_NE(printed.find("decoding on CUDA device 0 (NVDEC)"), std::string::npos) << printed;
+      } else {
+        EXPECT_NE(printed.find("warning: video " + (dir / clip.name).string()), std::string::npos)
+            << printed;
+        EXPECT_TRUE(printed.find("decoding on the CPU") != std::string::npos ||
+                    printed.find("decodes it on the CPU") != std::string::npos)
+            << printed;
+        EXPECT_EQ(printed.find("warning", printed.find("warning") + 1), std::string::npos)
+            << "said once: " << printed;
+      }
+    }
+  }
+  console::set_writer({}, false);
 }
 
 TEST(VideoReader, VariableFrameRateIsDetectedAndNumbersStayExact) {

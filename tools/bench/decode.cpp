@@ -3,7 +3,8 @@
 // decoding to RGB, printed as frames/s and ratios; labpose's figure alone where the ffmpeg command
 // is not installed (a GPU machine without Debian's packages). A benchmark program, not a test: it
 // asserts nothing. Usage:
-//   labpose-bench-decode VIDEO [--threads N] [--repeat R] [--order rgb|bgr]
+//   labpose-bench-decode VIDEO [--threads N] [--repeat R] [--order rgb|bgr] [--gpu G]
+// With --gpu, labpose decodes with NVDEC on CUDA device G (the CPU where it cannot, as it says).
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -32,12 +33,14 @@ std::string shell_quote(const std::string& text) {
 struct Run {
   double seconds = 0, open_seconds = 0;
   std::int64_t frames = 0, undecodable = 0;
+  bool on_gpu = false;
 };
 
 // One full pass with VideoReader, opening included (the frame table is part of the cost).
-Run decode_with_labpose(const std::string& path, int threads, labpose::pipeline::PixelOrder order) {
+Run decode_with_labpose(const std::string& path, int threads, labpose::pipeline::PixelOrder order,
+                        std::optional<int> gpu) {
   const double start = now_seconds();
-  labpose::pipeline::VideoReader reader(path, {order, std::nullopt, threads});
+  labpose::pipeline::VideoReader reader(path, {order, std::nullopt, threads, gpu});
   Run run;
   run.open_seconds = now_seconds() - start;
   std::vector<std::uint8_t> frame(reader.frame_bytes());
@@ -46,6 +49,7 @@ Run decode_with_labpose(const std::string& path, int threads, labpose::pipeline:
     if (read->status == labpose::pipeline::FrameStatus::undecodable) ++run.undecodable;
   }
   run.seconds = now_seconds() - start;
+  run.on_gpu = reader.decodes_on_gpu();
   return run;
 }
 
@@ -64,19 +68,24 @@ std::optional<double> decode_with_ffmpeg(const std::string& path, int threads, b
 int main(int argc, char** argv) {
   if (argc < 2 || std::string(argv[1]) == "--help") {
     std::fprintf(stderr,
-                 "usage: labpose-bench-decode VIDEO [--threads N] [--repeat R] [--order rgb|bgr]\n"
+                 "usage: labpose-bench-decode VIDEO [--threads N] [--repeat R] [--order rgb|bgr] "
+                 "[--gpu G]\n"
                  "Decodes VIDEO with labpose's reader and with `ffmpeg -threads N -i VIDEO "
                  "[-pix_fmt rgb24] -f null -`\nand prints the speeds (best of R alternating runs, "
-                 "default 3; N defaults to 2).\n");
+                 "default 3; N defaults to 2). With --gpu, labpose decodes with NVDEC on CUDA "
+                 "device G.\n");
     return 2;
   }
   const std::string path = argv[1];
   int threads = 2, repeat = 3;
+  std::optional<int> gpu;
   auto order = labpose::pipeline::PixelOrder::rgb;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--threads") {
       threads = std::stoi(value);
+    } else if (flag == "--gpu") {
+      gpu = std::stoi(value);
     } else if (flag == "--repeat") {
       repeat = std::max(1, std::stoi(value));
     } else if (flag == "--order" && (value == "rgb" || value == "bgr")) {
@@ -99,7 +108,7 @@ int main(int argc, char** argv) {
     Run best;
     std::optional<double> ffmpeg_best, ffmpeg_rgb_best;
     for (int r = 0; r < repeat; ++r) {
-      const Run run = decode_with_labpose(path, threads, order);
+      const Run run = decode_with_labpose(path, threads, order, gpu);
       if (r == 0 || run.seconds < best.seconds) best = run;
       if (!have_ffmpeg) continue;
       const auto plain = decode_with_ffmpeg(path, threads, false);
@@ -114,9 +123,10 @@ int main(int argc, char** argv) {
     }
     const double ours = static_cast<double>(best.frames) / best.seconds;
     std::printf(
-        "labpose     %7.1f frames/s  %lld frames in %.3f s, %s output (opening and frame "
+        "labpose     %7.1f frames/s  %lld frames in %.3f s%s, %s output (opening and frame "
         "table %.3f s included; %lld undecodable)\n",
         ours, static_cast<long long>(best.frames), best.seconds,
+        best.on_gpu ? " decoded with NVDEC" : "",
         order == labpose::pipeline::PixelOrder::rgb ? "RGB" : "BGR", best.open_seconds,
         static_cast<long long>(best.undecodable));
     if (!have_ffmpeg) {

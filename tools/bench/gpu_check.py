@@ -7,7 +7,8 @@
    the issue tracker's targets name, in each precision; and analysis's whole path (`--pipeline`:
    8-bit frames up, peaks down, with 1 slot and with analyze's default of 3), on synthetic frames
    and, with --video (default: the pack's videos/long.mp4 beside the test programs), on a real
-   video's frames, decoding included, beside decoding alone.
+   video's frames, decoding included, beside decoding alone; and again with NVDEC decoding it
+   (`--decode gpu`).
 3. PyTorch eager on the same networks (tools/torch_reference.py's PoseNet: the same layers, dilations
    and head as labpose), with cudnn.benchmark and channels_last, where python3 has torch: TF32 (its
    default for convolutions), strict fp32, fp16 and AMP bf16. Ratios compare like with like: labpose
@@ -44,6 +45,8 @@ PIPELINE = [("resnet_50", "640x480", 64, "fp16", 1), ("resnet_50", "640x480", 64
 # (architecture, batch, precision): analysis's path on --video's frames, decoding included, 3 slots.
 VIDEO_PIPELINE = [("resnet_50", 64, "fp16"), ("efficientnet_lite0", 64, "fp16"),
                   ("mobilenet_v2_0.35", 64, "fp32")]
+# The same on frames NVDEC decodes (`--decode gpu`), where the video's codec allows.
+NVDEC_PIPELINE = [("resnet_50", 64, "fp16"), ("efficientnet_lite0", 64, "fp16")]
 # labpose's precision -> PyTorch's mode of the same class.
 PEER_MODE = {"tf32": "tf32", "fp32": "fp32-strict", "fp16": "fp16", "bf16": "bf16"}
 
@@ -87,7 +90,8 @@ def gtest(binary, arguments, timeout):
 
 
 def labpose_bench(labpose, device, arch, size, batch, precision, mode, quick):
-    """mode: "infer", "train", "pipeline:<slots>", or "video:<slots>" (size is then the video)."""
+    """mode: "infer", "train", "pipeline:<slots>", "video:<slots>" (size is then the video), or
+    "nvdec:<slots>" (the video decoded with NVDEC)."""
     command = [labpose, "bench", "--device", device, "--arch", arch, "--size", size, "--batch",
                str(batch), "--precision", precision, "--json", "--repeats", "3" if quick else "10",
                "--warmup", "1" if quick else "3"]
@@ -95,9 +99,11 @@ def labpose_bench(labpose, device, arch, size, batch, precision, mode, quick):
         command.append("--train")
     elif mode.startswith("pipeline:"):
         command += ["--pipeline", "--slots", mode.split(":")[1]]
-    elif mode.startswith("video:"):
+    elif mode.startswith(("video:", "nvdec:")):
         command = [labpose, "bench", "--device", device, "--arch", arch, "--batch", str(batch), "--precision",
                    precision, "--json", "--pipeline", "--slots", mode.split(":")[1], "--video", size]
+        if mode.startswith("nvdec:"):
+            command += ["--decode", "gpu"]
     code, output = run(command, 300)
     lines = [line for line in output.splitlines() if line.startswith("{")]
     if code != 0 or not lines:
@@ -188,13 +194,16 @@ def rows_to_run(quick, video):
     rows += [(arch, size, batch, precision, f"pipeline:{slots}") for arch, size, batch, precision, slots in PIPELINE]
     if video:
         rows += [(arch, video, batch, precision, "video:3") for arch, batch, precision in VIDEO_PIPELINE]
+        rows += [(arch, video, batch, precision, "nvdec:3") for arch, batch, precision in NVDEC_PIPELINE]
     return rows
 
 
 def work_name(arch, size, batch, mode):
-    if mode.startswith("video:"):
+    if mode.startswith(("video:", "nvdec:")):
         slots = mode.split(":")[1]
-        return f"{arch} b{batch} analysis path on {os.path.basename(size)}, {slots} slot{'' if slots == '1' else 's'}"
+        decoder = ", NVDEC" if mode.startswith("nvdec:") else ""
+        return (f"{arch} b{batch} analysis path on {os.path.basename(size)}{decoder}, "
+                f"{slots} slot{'' if slots == '1' else 's'}")
     if mode.startswith("pipeline:"):
         slots = mode.split(":")[1]
         return f"{arch} {size} b{batch} analysis path, {slots} slot{'' if slots == '1' else 's'}"
@@ -252,7 +261,7 @@ def main():
     peers = []
     for arch, size, batch, precision, mode in rows:
         # The analysis path has no PyTorch twin here: its row stands beside labpose's plan alone.
-        if measure is None or time.monotonic() > deadline or mode.startswith(("pipeline:", "video:")):
+        if measure is None or time.monotonic() > deadline or mode.startswith(("pipeline:", "video:", "nvdec:")):
             peers.append(None)
             continue
         try:
@@ -281,6 +290,8 @@ def main():
         ours = f"{result['fps']:.1f} {unit}"
         if result.get("decode_fps"):
             ours += f" ({100 * result['fps'] / result['decode_fps']:.0f} % of decoding alone, {result['decode_fps']:.0f})"
+        if mode.startswith("nvdec:") and result.get("decoding") != "nvdec":
+            ours += " (NVDEC unavailable: decoded on the CPU)"
         theirs = f"{peer:.1f}" if peer else ""
         ratio = f"{result['fps'] / peer:.2f}" if peer and same else ("" if peer is None else "not alike")
         shown = precision if ran == precision else f"{precision} (ran {ran})"

@@ -18,6 +18,7 @@
 #include "projects/yaml_text.hpp"
 #include "tools/labpose/command.hpp"
 #include "tools/labpose/config_loading.hpp"
+#include "tools/labpose/decode_option.hpp"
 #include "tools/labpose/model_options.hpp"
 
 namespace labpose::tools {
@@ -212,6 +213,7 @@ Command analyze_command() {
                    "decoder threads (default: one when the network runs on the CPU, at background "
                    "priority; one per core with a GPU)")
         ->check(CLI::NonNegativeNumber);
+    add_decode_option(app, &options->analyze.decode_on_gpu);
     app.add_option("--tracker", options->tracker,
                    "multi-animal projects: link animals frame to frame with the ellipse tracker "
                    "(default; <stem><scorer>_el.pickle/.h5) or the box tracker (_bx)");

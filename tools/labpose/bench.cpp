@@ -24,6 +24,7 @@
 #include "nets/random.hpp"
 #include "tools/labpose/bench_pipeline.hpp"
 #include "tools/labpose/command.hpp"
+#include "tools/labpose/decode_option.hpp"
 #include "tools/labpose/size_option.hpp"
 
 namespace labpose::tools {
@@ -36,6 +37,7 @@ struct BenchOptions {
   int bodyparts = 4, repeats = 10, warmup = 2, slots = 0;
   int limbs = 0, identity = 0;  // a multi-animal network's PAF limbs and identity channels
   bool train = false, json = false, pipeline = false;
+  bool decode_on_gpu = false;  // --decode gpu
 };
 
 double now_seconds() {
@@ -220,12 +222,16 @@ int run_bench(const BenchOptions& options) {
   if (!options.video.empty() && !options.pipeline) {
     throw UsageError("--video goes with --pipeline", "labpose bench --pipeline --video VIDEO");
   }
+  if (options.decode_on_gpu && options.video.empty()) {
+    throw UsageError("--decode gpu decodes a video: it goes with --pipeline --video",
+                     "labpose bench --pipeline --video VIDEO --decode gpu");
+  }
   if (options.pipeline) {
     if (options.train) throw UsageError("--pipeline times analysis; it does not go with --train");
     for (const int batch : batches) {
       measure_pipeline(
           {options.architecture, options.bodyparts, batch, width, height, options.slots,
-           options.video, options.repeats, options.warmup, options.json},
+           options.video, options.repeats, options.warmup, options.json, options.decode_on_gpu},
           *backend);
     }
     return 0;
@@ -280,6 +286,7 @@ Command bench_command() {
     app.add_option("--video", options->video,
                    "with --pipeline: the frames of this video instead of synthetic ones, decoded "
                    "as analyze decodes them (--size is the video's), timed beside decoding alone");
+    add_decode_option(app, &options->decode_on_gpu);
     app.add_flag("--json", options->json, "print one JSON object with \"fps\"");
     app.footer(
         "Threads: OMP_NUM_THREADS (default: all cores). Compare figures from one run: the machine "

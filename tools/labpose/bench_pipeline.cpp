@@ -13,6 +13,7 @@
 #include "nets/random.hpp"
 #include "pipeline/analysis/device_slots.hpp"
 #include "pipeline/analysis/runner.hpp"
+#include "pipeline/analysis/stages.hpp"
 #include "pipeline/video/reader.hpp"
 
 namespace labpose::tools {
@@ -85,8 +86,9 @@ std::vector<double> arrivals_through(const Runners& made, const pipeline::BatchS
 struct Figures {
   int width = 0, height = 0, batch = 0, slots = 0;
   double seconds = 0, per_second = 0;
-  std::string timed;        // which frames were timed, in words
-  double decode_fps = 0.0;  // with a video: decoding alone
+  std::string timed;          // which frames were timed, in words
+  double decode_fps = 0.0;    // with a video: decoding alone
+  std::string decoding = "";  // with a video: "cpu", or "nvdec" where NVDEC decoded it
 };
 
 Figures synthetic_figures(const PipelineBench& bench, const pipeline::DeviceSlots& slots) {
@@ -110,26 +112,23 @@ Figures synthetic_figures(const PipelineBench& bench, const pipeline::DeviceSlot
   return figures;
 }
 
-// The reader as analyze sets it up: RGB; one decoder thread at background priority when the
-// network computes on the host, else one per core.
-pipeline::VideoReaderOptions analysis_reading(const nets::Backend& backend) {
-  return {pipeline::PixelOrder::rgb, std::nullopt, backend.host_memory() ? 1 : 0};
-}
-
 Figures video_figures(const PipelineBench& bench, const pipeline::DeviceSlots& slots,
                       nets::Backend& backend) {
   Figures figures;
   {
     const double start = now_seconds();
-    pipeline::VideoReader reader(bench.video, analysis_reading(backend));
+    pipeline::VideoReader reader(bench.video,
+                                 pipeline::analysis_reading(backend, 0, bench.decode_on_gpu));
     std::vector<std::uint8_t> frame(reader.frame_bytes());
     std::int64_t frames = 0;
     while (reader.read(frame.data())) ++frames;
     figures.decode_fps = static_cast<double>(frames) / (now_seconds() - start);
   }
-  pipeline::VideoReader reader(bench.video, analysis_reading(backend));
+  pipeline::VideoReader reader(bench.video,
+                               pipeline::analysis_reading(backend, 0, bench.decode_on_gpu));
   figures.width = reader.width();
   figures.height = reader.height();
+  figures.decoding = reader.decodes_on_gpu() ? "nvdec" : "cpu";
   const Runners made = make_runners(slots, bench.batch, reader.width(), reader.height());
   figures.batch = made.batch();
   figures.slots = static_cast<int>(made.runners.size());
@@ -142,10 +141,10 @@ Figures video_figures(const PipelineBench& bench, const pipeline::DeviceSlots& s
   figures.seconds = arrivals.back() - start;
   figures.per_second = static_cast<double>(reader.frame_count()) / figures.seconds;
   figures.timed = fmt::format(
-      "{} frames of {}, decoding included; decoding alone {:.1f} frames/s, "
+      "{} frames of {}, decoding{} included; decoding alone {:.1f} frames/s, "
       "so {:.0f} % of it",
-      reader.frame_count(), bench.video, figures.decode_fps,
-      100.0 * figures.per_second / figures.decode_fps);
+      reader.frame_count(), bench.video, reader.decodes_on_gpu() ? " (NVDEC)" : "",
+      figures.decode_fps, 100.0 * figures.per_second / figures.decode_fps);
   return figures;
 }
 
@@ -156,10 +155,11 @@ void report(const PipelineBench& bench, const nets::Backend& backend, const Figu
         fmt::format(
             R"({{"arch": "{}", "mode": "pipeline", "width": {}, "height": {}, )"
             R"("batch": {}, "device": "{}", "backend": "{}", "slots": {}, "video": "{}", )"
-            R"("seconds": {:.6f}, "decode_fps": {:.4f}, "precision": "{}", "fps": {:.4f}}})",
+            R"("seconds": {:.6f}, "decode_fps": {:.4f}, "decoding": "{}", "precision": "{}", )"
+            R"("fps": {:.4f}}})",
             bench.architecture, figures.width, figures.height, figures.batch, backend.name(),
             backend.description(), figures.slots, bench.video, figures.seconds, figures.decode_fps,
-            nets::precision_name(backend.plan_precision()), figures.per_second)
+            figures.decoding, nets::precision_name(backend.plan_precision()), figures.per_second)
             .c_str());
     return;
   }

@@ -17,6 +17,7 @@ struct PipelineBench {
   std::string video;  // "": synthetic frames of width x height
   int batches = 10, warmup = 2;
   bool json = false;
+  bool decode_on_gpu = false;  // --decode gpu: the video decoded with NVDEC
 };
 
 /// Synthetic frames: `warmup` + `batches` batches, frames/s over the timed ones. With a video: all
