@@ -32,7 +32,7 @@ TEST(DemoCli, SeveralMiceAreTrainedEvaluatedAndScored) {
   const auto made = testing::run("LABPOSE_WEIGHTS_DIR=" + shell_quote(empty_cache.path().string()) +
                                  " " + shell_quote(testing::labpose_binary()) +
                                  " --quiet demo --animals 2 --size 320x240 --frames 40 "
-                                 "--labeled-frames 10 --minutes 0.1 --dir " +
+                                 "--labeled-frames 10 --minutes 0.1 --test-frames 20 --dir " +
                                  shell_quote(dir.path().string()));
   const std::string& output = made.output;
   ASSERT_EQ(made.exit_code, 0) << output;
@@ -60,6 +60,30 @@ TEST(DemoCli, SeveralMiceAreTrainedEvaluatedAndScored) {
       paf_best = testing::contains(testing::read_text(entry.path()), "\npaf_best: [");
   }
   EXPECT_TRUE(paf_best) << "no paf_best in test/pose_cfg.yaml";
+
+  // The tracking test video and its ground truth, which scores itself perfectly.
+  const fs::path videos = config.parent_path() / "videos";
+  ASSERT_TRUE(fs::is_regular_file(videos / "test_mice.mp4"));
+  ASSERT_TRUE(fs::is_regular_file(videos / "test_mice_truth.csv"));
+  const fs::path truth = videos / "test_mice_truth.h5";
+  const fs::path scorer =
+      fs::path(testing::labpose_binary()).parent_path() / "labpose-bench-tracks";
+  const auto scored = testing::run(shell_quote(scorer.string()) + " " +
+                                   shell_quote(truth.string()) + " " + shell_quote(truth.string()));
+  ASSERT_EQ(scored.exit_code, 0) << scored.output;
+  EXPECT_TRUE(testing::contains(scored.output, "MOTA        1.0000")) << scored.output;
+  EXPECT_TRUE(testing::contains(scored.output, "IDF1        1.0000")) << scored.output;
+}
+
+TEST(DemoCli, ATestVideoNeedsSeveralMice) {
+  const TempDir dir;
+  const auto refused = testing::run(shell_quote(testing::labpose_binary()) +
+                                    " demo --project-only --test-frames 10 --dir " +
+                                    shell_quote(dir.path().string()));
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_TRUE(testing::contains(refused.output, "--test-frames renders a tracking test video"))
+      << refused.output;
+  EXPECT_TRUE(fs::is_empty(dir.path())) << "nothing made";
 }
 
 }  // namespace

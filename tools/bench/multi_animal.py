@@ -5,9 +5,13 @@ CPU, then evaluated on its held-out frames. It prints what issue 44 asks of the 
 projects: the test error per bodypart (mean distance after matching predicted mice to labeled ones,
 pixels), COCO's mAP and mAR over OKS 0.50:0.95 as DeepLabCut computes them, and the assembly's purity
 (DeepLabCut's, per keypoint) with the share of predicted animals that are wholly one mouse; plus the
-PAF graph evaluate chose.
+PAF graph evaluate chose. With --test-frames F, the demo also renders a tracking test video of F
+frames (other paths, the same mice) with its ground truth; `labpose analyze` tracks it and
+labpose-bench-tracks (beside --labpose) scores the tracks as issue 45 asks: MOTA, IDF1, identity
+switches per 1000 frames, and the share of analysis time that linking and stitching took.
 
-    /usr/bin/python3 tools/bench/multi_animal.py --labpose build/tools/labpose --minutes 20
+    /usr/bin/python3 tools/bench/multi_animal.py --labpose build/tools/labpose --minutes 20 \
+        [--test-frames 3000]
 
 The demo trains efficientnet_lite0 from its ImageNet weights when `labpose weights` has them cached
 (`labpose weights fetch efficientnet_lite0`), else mobilenet_v2_0.35 from scratch; the output says
@@ -32,6 +36,8 @@ def run_demo(args, work):
         command += ["--labeled-frames", str(args.labeled_frames)]
     if args.frames:
         command += ["--frames", str(args.frames)]
+    if args.test_frames:
+        command += ["--test-frames", str(args.test_frames)]
     start = time.monotonic()
     done = subprocess.run(command, capture_output=True, text=True)
     seconds = time.monotonic() - start
@@ -56,6 +62,26 @@ def per_bodypart_errors(project):
     return {row[0]: dict(zip(names, map(float, row[1:]))) for row in rows[1:]}
 
 
+def score_tracking(args, config, project):
+    """Analyzes the test video, then scores its tracks against the truth; prints both."""
+    video = os.path.join(project, "videos", "test_mice.mp4")
+    truth = os.path.join(project, "videos", "test_mice_truth.h5")
+    start = time.monotonic()
+    done = subprocess.run([args.labpose, "analyze", config, video], capture_output=True, text=True)
+    seconds = time.monotonic() - start
+    if done.returncode != 0:
+        sys.exit(f"labpose analyze {video} failed:\n{done.stdout}\n{done.stderr}")
+    tracks = [line for line in done.stdout.splitlines() if line.endswith(".h5")]
+    tracking = re.search(r"tracking took ([0-9.]+) s", done.stderr)
+    print(f"test video: {args.test_frames} frames analyzed and tracked in {seconds:.0f} s "
+          f"({args.test_frames / seconds:.1f} frames/s)"
+          + (f"; linking and stitching {100 * float(tracking.group(1)) / seconds:.1f} % of it"
+             if tracking else ""))
+    scorer = os.path.join(os.path.dirname(os.path.abspath(args.labpose)), "labpose-bench-tracks")
+    scored = subprocess.run([scorer, tracks[-1], truth], capture_output=True, text=True)
+    print(scored.stdout.strip() if scored.returncode == 0 else f"scoring failed: {scored.stderr}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--labpose", default="labpose", help="the labpose program")
@@ -65,6 +91,7 @@ def main():
     parser.add_argument("--labeled-frames", type=int, help="the demo's default unless given")
     parser.add_argument("--frames", type=int, help="frames in the video (the demo's default)")
     parser.add_argument("--work", help="where the project goes (default: a new temporary folder)")
+    parser.add_argument("--test-frames", type=int, help="also track a test video of this many frames")
     args = parser.parse_args()
     work = args.work or tempfile.mkdtemp(prefix="labpose-multi-animal-")
     os.makedirs(work, exist_ok=True)
@@ -93,6 +120,8 @@ def main():
           f"mAR {number(r'mAR ([0-9.]+|nan)', out):.3f} (OKS 0.50:0.95)")
     print(f"test purity {number(r'purity ([0-9.]+|nan)', out):.3f}, "
           f"whole animals {number(r'whole animals ([0-9.]+|nan)', out):.3f}")
+    if args.test_frames:
+        score_tracking(args, config, project)
     print(f"project: {project}")
 
 

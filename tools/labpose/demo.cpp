@@ -21,6 +21,7 @@
 #include "pipeline/dataset/create_dataset.hpp"
 #include "pipeline/evaluation/evaluate.hpp"
 #include "pipeline/synthetic/demo_project.hpp"
+#include "pipeline/synthetic/mice_test_video.hpp"
 #include "pipeline/training/pose_config.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "pipeline/training/trainer.hpp"
@@ -78,6 +79,7 @@ struct DemoOptions {
   bool project_only = false;
   std::optional<double> minutes;
   std::string device = "cpu";
+  int test_frames = 0;  // --test-frames: a tracking test video of that many frames (several mice)
 };
 
 // efficientnet_lite0 from its ImageNet weights when the cache has them, else the network that
@@ -208,14 +210,39 @@ std::filesystem::path create_demo_dataset(projects::ProjectConfig& config,
   return train_dir;
 }
 
+// The tracking test video of --test-frames beside the project's own: other paths of the same
+// kind of scene, and its ground truth (pipeline/synthetic/mice_test_video.hpp).
+std::optional<pipeline::MiceTestVideo> write_test_video(const DemoOptions& options,
+                                                        const pipeline::DemoProject& demo) {
+  if (options.test_frames == 0) return std::nullopt;
+  pipeline::SyntheticMiceOptions scene;
+  scene.video = options.project.video;
+  scene.video.frames = options.test_frames;
+  scene.video.seed = options.project.video.seed + 1;
+  scene.animals = options.project.animals;
+  scene.distinct_shades = options.project.distinct_shades;
+  console::info("rendering the tracking test video ({} frames, seed {})", scene.video.frames,
+                scene.video.seed);
+  const auto files = pipeline::write_mice_test_video(demo.video.parent_path(), "test_mice", scene);
+  console::info("test video {} with its ground truth {}", files.video.string(),
+                files.truth_h5.string());
+  return files;
+}
+
 // Where the multi-animal demo stops, after its evaluation: the command that analyzes and tracks
-// its video.
+// its video (and the one that scores the tracks of the test video).
 void stop_before_multi_animal_analysis(const projects::ProjectConfig& config,
-                                       const std::filesystem::path& video) {
+                                       const std::filesystem::path& video,
+                                       const std::optional<pipeline::MiceTestVideo>& test) {
   console::info(
       "the multi-animal demo stops after its evaluation; analyze and track its video with: "
       "labpose analyze {} {}",
       config.file().string(), video.string());
+  if (!test) return;
+  console::info(
+      "score tracking on the test video: labpose analyze {} {}, then labpose-bench-tracks "
+      "<the _el.h5 it prints> {}",
+      config.file().string(), test->video.string(), test->truth_h5.string());
 }
 
 int run_demo(const DemoOptions& options) {
@@ -236,6 +263,7 @@ int run_demo(const DemoOptions& options) {
   console::info("made {} in {:.1f} s: video {}, {} labeled frames", demo.config.string(), seconds,
                 demo.video.filename().string(), demo.labeled_frames.size());
   std::cout << demo.config.string() << std::endl;
+  const auto test_video = write_test_video(options, demo);
   if (options.project_only) return 0;
 
   projects::ProjectConfig config = projects::ProjectConfig::load(demo.config);
@@ -244,7 +272,7 @@ int run_demo(const DemoOptions& options) {
   train_demo(options, config, created, train_dir);
   evaluate_last_snapshot(options, config, train_dir);
   if (config.values().multi_animal) {
-    stop_before_multi_animal_analysis(config, demo.video);
+    stop_before_multi_animal_analysis(config, demo.video, test_video);
   } else {
     analyze_demo_video(options, config, demo);
   }
@@ -289,6 +317,11 @@ Command demo_command() {
                    "the size of DeepLabCut's tri-mouse frames); the mice scale with it");
     app.add_flag("--shades", options->project.distinct_shades,
                  "with --animals: give each mouse a slightly different fur shade");
+    app.add_option("--test-frames", options->test_frames,
+                   "with --animals: also render a tracking test video of this many frames "
+                   "(videos/test_mice.mp4: other paths, the same mice) and its ground truth "
+                   "(test_mice_truth.h5/.csv), for labpose-bench-tracks")
+        ->check(CLI::Range(1, 1000000));
     app.add_option(
            "--minutes", options->minutes,
            fmt::format("train efficientnet_lite0 from its cached ImageNet weights for this "
@@ -315,6 +348,10 @@ Command demo_command() {
         "purity P, whole animals W`) in a 640x480 video (--size); it then prints the labpose "
         "analyze command that analyzes and tracks the video.");
     return [options]() {
+      if (options->test_frames > 0 && options->project.animals < 2) {
+        throw UsageError("--test-frames renders a tracking test video of several mice",
+                         "add --animals N (2 or more)");
+      }
       auto& video = options->project.video;
       if (!options->size.empty()) {
         std::tie(video.width, video.height) = parse_size_option(options->size, "--size", 64);

@@ -1,0 +1,116 @@
+// labpose-bench-tracks: how well a multi-animal video's tracks follow its known animals, as the
+// multi-object-tracking benchmarks score trackers (MOTA, identity switches per 1000 frames, IDF1;
+// pipeline/evaluation/tracking_scores.hpp). The truth is a table of the same video's frames in
+// DeepLabCut's multi-animal layout (scorer/individuals/bodyparts/coords): `labpose demo --animals N
+// --test-frames F` writes one for its test video; hand labels of every frame serve as well. A
+// benchmark program: it asserts nothing. Usage:
+//   labpose-bench-tracks TRACKS TRUTH [--threshold PX] [--json]
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "pipeline/evaluation/tracking_scores.hpp"
+#include "projects/labels.hpp"
+#include "projects/table.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using labpose::pipeline::TrackingScores;
+
+labpose::projects::Table read_any_table(const fs::path& file) {
+  return file.extension() == ".csv" ? labpose::projects::read_table_csv(file)
+                                    : labpose::projects::read_table_hdf5(file);
+}
+
+// The bodyparts of the multi-animal columns of `table`, in column order.
+std::vector<std::string> animal_bodyparts(const labpose::projects::Table& table,
+                                          const fs::path& file) {
+  std::vector<std::string> bodyparts;
+  for (const auto& keypoint : labpose::projects::keypoint_columns(table, file)) {
+    if (keypoint.individual == "single") continue;
+    if (std::find(bodyparts.begin(), bodyparts.end(), keypoint.bodypart) == bodyparts.end())
+      bodyparts.push_back(keypoint.bodypart);
+  }
+  return bodyparts;
+}
+
+void print(const TrackingScores& s, double threshold, bool json) {
+  if (json) {
+    std::printf("%s\n",
+                fmt::format(R"({{"frames": {}, "truth": {}, "tracked": {}, "matches": {}, )"
+                            R"("misses": {}, "false_positives": {}, "switches": {}, )"
+                            R"("mota": {:.6f}, "idf1": {:.6f}, "idp": {:.6f}, "idr": {:.6f}, )"
+                            R"("switches_per_1000_frames": {:.4f}, "mean_distance": {:.4f}, )"
+                            R"("threshold": {}}})",
+                            s.frames, s.truth, s.tracked, s.matches, s.misses, s.false_positives,
+                            s.switches, s.mota, s.idf1, s.idp, s.idr, s.switches_per_1000_frames,
+                            s.mean_distance, threshold)
+                    .c_str());
+    return;
+  }
+  std::printf(
+      "MOTA        %.4f  (misses %lld, false positives %lld, switches %lld; %lld animals "
+      "in %lld frames)\n",
+      s.mota, static_cast<long long>(s.misses), static_cast<long long>(s.false_positives),
+      static_cast<long long>(s.switches), static_cast<long long>(s.truth),
+      static_cast<long long>(s.frames));
+  std::printf("IDF1        %.4f  (IDP %.4f, IDR %.4f)\n", s.idf1, s.idp, s.idr);
+  std::printf("switches    %.2f per 1000 frames\n", s.switches_per_1000_frames);
+  std::printf("distance    %.2f px mean over the %lld matches (a match within %.1f px)\n",
+              s.mean_distance, static_cast<long long>(s.matches), threshold);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3 || std::string(argv[1]) == "--help") {
+    std::fprintf(stderr,
+                 "usage: labpose-bench-tracks TRACKS TRUTH [--threshold PX] [--json]\n"
+                 "Scores a multi-animal video's tracks (.h5 or .csv, e.g. <video><scorer>_el.h5) "
+                 "against its ground truth\n(the same frames, DeepLabCut's multi-animal table): "
+                 "MOTA, IDF1 and identity switches, with a\ntrack matching an animal where their "
+                 "keypoints are on average within PX pixels (default 20).\n");
+    return 2;
+  }
+  const fs::path tracks_file = argv[1], truth_file = argv[2];
+  double threshold = 20.0;
+  bool json = false;
+  for (int i = 3; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--json") {
+      json = true;
+    } else if (flag == "--threshold" && i + 1 < argc) {
+      threshold = std::stod(argv[++i]);
+    } else {
+      std::fprintf(stderr, "labpose-bench-tracks: unknown option %s\n", flag.c_str());
+      return 2;
+    }
+  }
+  try {
+    const auto truth_table = read_any_table(truth_file);
+    const std::vector<std::string> bodyparts = animal_bodyparts(truth_table, truth_file);
+    const auto truth = labpose::pipeline::animal_frames_of(truth_table, bodyparts, truth_file);
+    const auto tracks =
+        labpose::pipeline::animal_frames_of(read_any_table(tracks_file), bodyparts, tracks_file);
+    if (!json) {
+      std::printf("tracks      %s: %zu frames, %zu tracks\n", tracks_file.c_str(), tracks.size(),
+                  tracks.empty() ? std::size_t{0} : tracks.front().size());
+      std::printf("truth       %s: %zu animals, %zu bodyparts\n", truth_file.c_str(),
+                  truth.empty() ? std::size_t{0} : truth.front().size(), bodyparts.size());
+    }
+    print(labpose::pipeline::score_tracks(truth, tracks, threshold), threshold, json);
+  } catch (const labpose::Error& error) {
+    std::fprintf(stderr, "error: %s\n", error.what());
+    if (!error.hint().empty()) std::fprintf(stderr, "hint: %s\n", error.hint().c_str());
+    return 1;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "error: %s\n", error.what());
+    return 1;
+  }
+  return 0;
+}
