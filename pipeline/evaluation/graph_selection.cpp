@@ -173,6 +173,21 @@ std::vector<std::vector<int>> graphs_to_try(const PafGraph& graph,
   return tried;
 }
 
+// numpy.argmax, which DeepLabCut takes, returns the first NaN: a graph that assembled no animal at
+// all (miss 1, purity NaN) would win.
+std::size_t best_trial(const std::vector<GraphTrial>& trials) {
+  std::size_t chosen = 0;
+  double best = -1.0;
+  for (std::size_t k = 0; k < trials.size(); ++k) {
+    const double value = (1.0 - trials[k].scores.miss) * trials[k].scores.purity;
+    if (!std::isnan(value) && value > best) {
+      best = value;
+      chosen = k;
+    }
+  }
+  return chosen;
+}
+
 GraphSelection select_graph(const std::vector<ImageDetections>& images,
                             const std::vector<LabeledAnimals>& labeled,
                             const std::vector<std::size_t>& train, const PafGraph& graph,
@@ -187,20 +202,7 @@ GraphSelection select_graph(const std::vector<ImageDetections>& images,
     }
     selection.trials.push_back({std::move(edges), mean_purity(purities)});
   }
-  // numpy.argmax of (1 - miss) x purity: the first maximum, or the first NaN.
-  double best = -1.0;
-  for (std::size_t k = 0; k < selection.trials.size(); ++k) {
-    const PurityScores& scores = selection.trials[k].scores;
-    const double value = (1.0 - scores.miss) * scores.purity;
-    if (std::isnan(value)) {
-      selection.best = k;
-      break;
-    }
-    if (value > best) {
-      best = value;
-      selection.best = k;
-    }
-  }
+  selection.best = best_trial(selection.trials);
   return selection;
 }
 

@@ -12,8 +12,9 @@
 //    over the images with two or more labeled animals (assembly_purity.hpp) wins. It is stored as
 //    `paf_best` in test/pose_cfg.yaml, which later assembly reads.
 // Differences: edges whose separability cannot be computed (no between pair) come last instead of
-// first; equal separabilities may be ordered otherwise; assembly is labpose's (assemble.hpp, no
-// add_discarded).
+// first; a graph whose score is NaN (it assembled no animal) never wins over one with a score,
+// where DeepLabCut's numpy.argmax takes the first NaN; equal separabilities may be ordered
+// otherwise; assembly is labpose's (assemble.hpp, no add_discarded).
 #pragma once
 
 #include <cstddef>
@@ -55,6 +56,10 @@ struct GraphSelection {
   std::vector<GraphTrial> trials;  // smallest graph first
   std::size_t best = 0;            // the chosen trial
 };
+
+/// Step 3's choice among `trials` (at least one): the first with the best (1 - miss) x purity;
+/// a NaN score (no animal assembled) loses to any number; the first trial when every score is NaN.
+std::size_t best_trial(const std::vector<GraphTrial>& trials);
 
 /// Steps 1 to 3. `labeled` and `images` are indexed alike; `multi_bodyparts` and `settings` as
 /// for assemble(). Throws Error when the inputs disagree.

@@ -164,6 +164,19 @@ TEST(GraphSelection, AMisleadingEdgeIsLeftOut) {
   EXPECT_LT((1 - full.miss) * full.purity, 1.0);
 }
 
+TEST(GraphSelection, AGraphThatAssembledNothingNeverWins) {
+  const auto trial = [](double miss, double purity) {
+    GraphTrial made;
+    made.scores.miss = miss;
+    made.scores.purity = purity;
+    return made;
+  };
+  // numpy.argmax would take the first: a graph with every keypoint missed.
+  EXPECT_EQ(best_trial({trial(1.0, kNaN), trial(0.107, 0.787), trial(0.1, 0.78)}), 1u);
+  EXPECT_EQ(best_trial({trial(0.0, 0.9), trial(0.0, 0.95), trial(0.0, 0.95)}), 1u) << "first best";
+  EXPECT_EQ(best_trial({trial(kNaN, kNaN), trial(1.0, kNaN)}), 0u) << "all NaN: the first";
+}
+
 TEST(GraphSelection, InputsThatDisagreeAreErrors) {
   const LabeledAnimals labeled = two_animals();
   const ImageDetections image{candidates_at(labeled), {costs_of(0.9, 0.1)}};

@@ -59,7 +59,7 @@ def per_bodypart_errors(project):
     with open(sorted(files)[-1], newline="") as f:
         rows = list(csv.reader(f))
     names = rows[0][1:]
-    return {row[0]: dict(zip(names, map(float, row[1:]))) for row in rows[1:]}
+    return {row[0]: dict(zip(names, (float(value or "nan") for value in row[1:]))) for row in rows[1:]}
 
 
 def score_tracking(args, config, project):
