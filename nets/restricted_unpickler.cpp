@@ -19,6 +19,8 @@ namespace {
 // Bounds that no state dict comes near (ResNet-50's pickle holds ~10,000 values) but that keep a
 // hostile pickle from exhausting memory.
 constexpr std::size_t kMaxValues = 1'000'000;  // ~200 bytes each
+// DeepLabCut's tracklets of an hour of five animals make about 4 million values.
+constexpr std::size_t kMaxDataValues = 20'000'000;
 constexpr std::size_t kMaxStack = 1'000'000;
 constexpr std::size_t kMaxMemo = 1'000'000;
 constexpr std::size_t kMaxMarks = 1'000;  // nesting of MARK ... TUPLE/LIST/DICT
@@ -27,16 +29,35 @@ constexpr std::size_t kMaxTensorDims = 64;
 
 constexpr const char* kDamagedHint =
     "the file may be truncated, damaged or not a PyTorch checkpoint; re-save it with torch.save";
+constexpr const char* kDamagedDataHint =
+    "the file may be truncated, damaged or not one of DeepLabCut's pickles of numpy data; make it "
+    "again with the step that writes it";
 
 bool is_tensor(const PickleValue* value) {
   return value->kind == PickleKind::tensor;
 }
 
+// The globals numpy's pickles of arrays name (numpy 1 and 2), and pandas' (kept opaque: the header
+// of DeepLabCut's tracklets is a pandas MultiIndex).
+bool numpy_data_global(const std::string& module, const std::string& name) {
+  if (module == "numpy") return name == "dtype" || name == "ndarray";
+  if (module == "numpy.core.multiarray" || module == "numpy._core.multiarray")
+    return name == "_reconstruct" || name == "scalar";
+  if (module == "numpy.core.numeric" || module == "numpy._core.numeric")
+    return name == "_frombuffer";
+  if (module == "builtins") return name == "getattr";
+  return module == "pandas" || module.starts_with("pandas.");
+}
+
 class Unpickler {
  public:
   Unpickler(std::string_view bytes, std::size_t start, const PickleSource& source,
-            const PersistentLoad& persistent_load)
-      : bytes_(bytes), position_(start), source_(source), persistent_load_(persistent_load) {}
+            const PersistentLoad& persistent_load, PickleContent content)
+      : bytes_(bytes),
+        position_(start),
+        source_(source),
+        persistent_load_(persistent_load),
+        content_(content) {}
 
   Pickle run();
 
@@ -46,7 +67,8 @@ class Unpickler {
     const std::string place =
         source_.part.empty() ? fmt::format("{}: byte {}", source_.file, offset)
                              : fmt::format("{}: {}: byte {}", source_.file, source_.part, offset);
-    throw Error(fmt::format("{}: {}", place, what), kDamagedHint);
+    throw Error(fmt::format("{}: {}", place, what),
+                content_ == PickleContent::numpy_data ? kDamagedDataHint : kDamagedHint);
   }
 
   std::string_view take(std::size_t count) {
@@ -85,9 +107,11 @@ class Unpickler {
   }
 
   PickleValue* make(PickleKind kind) {
-    if (pickle_.values.size() >= kMaxValues) {
-      damaged(fmt::format("the pickle makes more than {} values, more than any state dict",
-                          kMaxValues));
+    const bool data = content_ == PickleContent::numpy_data;
+    if (pickle_.values.size() >= (data ? kMaxDataValues : kMaxValues)) {
+      damaged(fmt::format("the pickle makes more than {} values, more than any {}",
+                          data ? kMaxDataValues : kMaxValues,
+                          data ? "analysis file" : "state dict"));
     }
     PickleValue& value = pickle_.values.emplace_back();
     value.kind = kind;
@@ -119,8 +143,9 @@ class Unpickler {
     return items;
   }
   // The container below the values being added: a value made by this pickle, so writable.
+  // An opaque object takes what is added to it (a pandas list subclass) and keeps it unread.
   PickleValue* container(const PickleValue* value, PickleKind kind, const char* opcode) {
-    if (value->kind != kind) {
+    if (value->kind != kind && value->kind != PickleKind::object) {
       damaged(fmt::format("{} applies to {}, not to a {}", opcode, describe(*value),
                           kind == PickleKind::list ? "list" : "dict"));
     }
@@ -159,6 +184,11 @@ class Unpickler {
 
   void global(const std::string& module, const std::string& name);
   const PickleValue* call(const PickleValue* function, const PickleValue* arguments);
+  const PickleValue* call_numpy(const std::string& name,
+                                const std::vector<const PickleValue*>& items);
+  const PickleValue* numpy_dtype(const PickleValue* value, const char* what);
+  std::vector<std::int64_t> shape_of(const PickleValue* value);
+  void build(const PickleValue* object, const PickleValue* state);
   const PickleValue* rebuild_tensor(const std::vector<const PickleValue*>& arguments,
                                     const PickleValue* dtype);
   void step(unsigned char opcode);
@@ -172,6 +202,7 @@ class Unpickler {
   std::size_t opcode_at_ = 0;
   const PickleSource& source_;
   const PersistentLoad& persistent_load_;
+  PickleContent content_;
   Pickle pickle_;
   std::vector<const PickleValue*> stack_;
   std::vector<std::size_t> marks_;
@@ -181,19 +212,30 @@ class Unpickler {
 
 void Unpickler::global(const std::string& module, const std::string& name) {
   const std::string full = module + "." + name;
-  const auto allowed = allowed_global(module, name);
-  if (!allowed) {
+  const bool data = content_ == PickleContent::numpy_data;
+  const auto allowed = data ? std::optional<AllowedGlobal>() : allowed_global(module, name);
+  if (data ? !numpy_data_global(module, name) : !allowed) {
     const std::string place = source_.part.empty()
                                   ? fmt::format("byte {}", opcode_at_)
                                   : fmt::format("byte {} of {}", opcode_at_, source_.part);
-    throw Error(fmt::format("{}: refuses to load: the checkpoint asks for the Python global {}, "
-                            "which a state dict never needs ({})",
-                            source_.file, printable(full, 200), place),
-                "it may not be a weights file, or it may be unsafe; load it only if you trust it, "
-                "and re-save its state_dict with torch.save(model.state_dict(), file)");
+    throw Error(fmt::format("{}: refuses to load: the {} asks for the Python global {}, which {} "
+                            "({})",
+                            source_.file, data ? "pickle" : "checkpoint", printable(full, 200),
+                            data ? "DeepLabCut's pickles of numpy data never hold"
+                                 : "a state dict never needs",
+                            place),
+                data ? "it may not be an analysis file, or it may be unsafe; load it only if you "
+                       "trust it"
+                     : "it may not be a weights file, or it may be unsafe; load it only if you "
+                       "trust it, and re-save its state_dict with "
+                       "torch.save(model.state_dict(), file)");
   }
   PickleValue* value = make(PickleKind::global);
   value->text = full;
+  if (data) {
+    push(value);
+    return;
+  }
   value->dtype = allowed->dtype;
   value->role = allowed->role;
   push(value);
@@ -226,6 +268,7 @@ const PickleValue* Unpickler::call(const PickleValue* function, const PickleValu
     damaged(fmt::format("REDUCE's arguments are {}, not a tuple", describe(*arguments)));
   const std::string& name = function->text;
   const auto& items = arguments->items;
+  if (content_ == PickleContent::numpy_data) return call_numpy(name, items);
   const auto expect = [&](std::size_t low, std::size_t high) {
     if (items.size() < low || items.size() > high) {
       damaged(fmt::format("{} is called with {} arguments (expected {}{})", name, items.size(), low,
@@ -259,6 +302,104 @@ const PickleValue* Unpickler::call(const PickleValue* function, const PickleValu
     return items[0];
   }
   damaged(fmt::format("{} cannot be called", name));
+}
+
+const PickleValue* Unpickler::numpy_dtype(const PickleValue* value, const char* what) {
+  if (value->kind != PickleKind::numpy_dtype)
+    damaged(fmt::format("the dtype of {} is {}", what, describe(*value)));
+  return value;
+}
+
+std::vector<std::int64_t> Unpickler::shape_of(const PickleValue* value) {
+  if (value->kind != PickleKind::tuple && value->kind != PickleKind::list)
+    damaged(fmt::format("the shape of an array is {}, not a tuple", describe(*value)));
+  if (value->items.size() > kMaxTensorDims)
+    damaged(fmt::format("an array has {} dimensions, more than {}", value->items.size(),
+                        kMaxTensorDims));
+  std::vector<std::int64_t> shape;
+  for (const PickleValue* item : value->items) {
+    if (item->kind != PickleKind::integer || item->integer < 0)
+      damaged(fmt::format("an array's shape holds {}, not a size", describe(*item)));
+    shape.push_back(item->integer);
+  }
+  return shape;
+}
+
+// numpy's reconstructors; every other allowed global (pandas') makes an opaque object.
+const PickleValue* Unpickler::call_numpy(const std::string& name,
+                                         const std::vector<const PickleValue*>& items) {
+  const auto expect = [&](std::size_t count) {
+    if (items.size() != count)
+      damaged(
+          fmt::format("{} is called with {} arguments (expected {})", name, items.size(), count));
+  };
+  if (name == "numpy.dtype") {  // ("f8", False, True), then BUILD sets the byte order
+    expect(3);
+    if (items[0]->kind != PickleKind::text)
+      damaged(fmt::format("numpy.dtype of {}", describe(*items[0])));
+    PickleValue* dtype = make(PickleKind::numpy_dtype);
+    dtype->text = "|" + items[0]->text;
+    return dtype;
+  }
+  if (name.ends_with("multiarray._reconstruct")) {  // (ndarray, (0,), b"b"), then BUILD
+    expect(3);
+    return make(PickleKind::array);
+  }
+  if (name.ends_with("numeric._frombuffer")) {  // (buffer, dtype, shape, order)
+    expect(4);
+    if (items[0]->kind != PickleKind::bytes)
+      damaged(fmt::format("an array's buffer is {}, not bytes", describe(*items[0])));
+    PickleValue* array = make(PickleKind::array);
+    array->array.data = items[0]->text;
+    array->array.dtype = numpy_dtype(items[1], "an array")->text;
+    array->array.shape = shape_of(items[2]);
+    array->array.fortran = items[3]->kind == PickleKind::text && items[3]->text == "F";
+    return array;
+  }
+  if (name.ends_with("multiarray.scalar")) {  // (dtype, bytes): a numpy number
+    expect(2);
+    const std::string& dtype = numpy_dtype(items[0], "a number")->text;
+    const std::string& raw = items[1]->text;
+    PickleValue* number = make(PickleKind::integer);
+    if ((dtype.ends_with("i8") || dtype.ends_with("u8")) && raw.size() == 8) {
+      std::memcpy(&number->integer, raw.data(), 8);
+    } else if (dtype.ends_with("i4") && raw.size() == 4) {
+      std::int32_t value = 0;
+      std::memcpy(&value, raw.data(), 4);
+      number->integer = value;
+    } else if (dtype.ends_with("f8") && raw.size() == 8) {
+      number->kind = PickleKind::floating;
+      std::memcpy(&number->floating, raw.data(), 8);
+    } else {
+      number->kind = PickleKind::object;
+    }
+    return number;
+  }
+  return make(PickleKind::object);
+}
+
+// BUILD on what numpy_data makes: a dtype's byte order, an array's shape, dtype and bytes.
+void Unpickler::build(const PickleValue* object, const PickleValue* state) {
+  auto* target = const_cast<PickleValue*>(object);  // every value lives in pickle_.values
+  if (object->kind == PickleKind::numpy_dtype) {
+    // (3, "<", None, None, None, -1, -1, 0)
+    if (state->kind == PickleKind::tuple && state->items.size() > 1 &&
+        state->items[1]->kind == PickleKind::text && state->items[1]->text.size() == 1)
+      target->text[0] = state->items[1]->text[0];
+    return;
+  }
+  // (version, shape, dtype, is_fortran, data), or the same without the version
+  if (state->kind != PickleKind::tuple || state->items.size() < 4)
+    damaged(fmt::format("an array's state is {}", describe(*state)));
+  const std::size_t first = state->items.size() - 4;
+  target->array.shape = shape_of(state->items[first]);
+  target->array.dtype = numpy_dtype(state->items[first + 1], "an array")->text;
+  const PickleValue* fortran = state->items[first + 2];
+  target->array.fortran =
+      fortran->kind == PickleKind::boolean ? fortran->boolean : fortran->integer != 0;
+  const PickleValue* data = state->items[first + 3];
+  if (data->kind == PickleKind::bytes || data->kind == PickleKind::text)
+    target->array.data = data->text;  // not for arrays of Python objects (a list)
 }
 
 void Unpickler::step(unsigned char opcode) {
@@ -346,11 +487,12 @@ bool Unpickler::step_value(unsigned char opcode) {
     case 'U':     // SHORT_BINSTRING
     case 'B':     // BINBYTES
     case 'C':     // SHORT_BINBYTES
-    case 0x8e: {  // BINBYTES8
-      const std::size_t width = opcode == 0x8c || opcode == 'U' || opcode == 'C' ? 1
-                                : opcode == 0x8d || opcode == 0x8e               ? 8
-                                                                                 : 4;
-      const bool is_bytes = opcode == 'B' || opcode == 'C' || opcode == 0x8e;
+    case 0x8e:    // BINBYTES8
+    case 0x96: {  // BYTEARRAY8 (numpy's arrays in protocol 5)
+      const std::size_t width = opcode == 0x8c || opcode == 'U' || opcode == 'C'     ? 1
+                                : opcode == 0x8d || opcode == 0x8e || opcode == 0x96 ? 8
+                                                                                     : 4;
+      const bool is_bytes = opcode == 'B' || opcode == 'C' || opcode == 0x8e || opcode == 0x96;
       PickleValue* value = make(is_bytes ? PickleKind::bytes : PickleKind::text);
       value->text = take(take_length(width));
       push(value);
@@ -465,9 +607,13 @@ bool Unpickler::step_object(unsigned char opcode) {
       push(call(function, arguments));
       return true;
     }
-    case 0x81: {  // NEWOBJ: only OrderedDict is an allowed class
+    case 0x81: {  // NEWOBJ: only OrderedDict is an allowed class (and pandas' in numpy_data)
       const PickleValue* arguments = pop();
       const PickleValue* type = pop();
+      if (content_ == PickleContent::numpy_data && type->kind == PickleKind::global) {
+        push(make(PickleKind::object));
+        return true;
+      }
       if (type->kind != PickleKind::global || type->text != "collections.OrderedDict")
         damaged(fmt::format("NEWOBJ makes an instance of {}", describe(*type)));
       push(call(type, arguments));
@@ -476,6 +622,11 @@ bool Unpickler::step_object(unsigned char opcode) {
     case 'b': {  // BUILD: OrderedDict's attributes (_metadata) and tensor state carry no weights
       const PickleValue* state = pop();
       const PickleValue* object = top();
+      if (object->kind == PickleKind::object) return true;
+      if (object->kind == PickleKind::numpy_dtype || object->kind == PickleKind::array) {
+        build(object, state);
+        return true;
+      }
       if (object->kind != PickleKind::dict && object->kind != PickleKind::tensor)
         damaged(fmt::format("BUILD sets the state of {}", describe(*object)));
       if (state->kind != PickleKind::dict && state->kind != PickleKind::none &&
@@ -538,6 +689,12 @@ const char* kind_name(PickleKind kind) {
       return "a storage";
     case PickleKind::tensor:
       return "a tensor";
+    case PickleKind::numpy_dtype:
+      return "a numpy dtype";
+    case PickleKind::array:
+      return "a numpy array";
+    case PickleKind::object:
+      return "a Python object";
   }
   return "a value";
 }
@@ -545,9 +702,9 @@ const char* kind_name(PickleKind kind) {
 }  // namespace
 
 Pickle unpickle(std::string_view bytes, std::size_t start, const PickleSource& source,
-                const PersistentLoad& persistent_load) {
+                const PersistentLoad& persistent_load, PickleContent content) {
   LABPOSE_ASSERT(start <= bytes.size());
-  return Unpickler(bytes, start, source, persistent_load).run();
+  return Unpickler(bytes, start, source, persistent_load, content).run();
 }
 
 std::string describe(const PickleValue& value) {

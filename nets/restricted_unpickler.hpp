@@ -1,7 +1,9 @@
-// A restricted unpickler for PyTorch checkpoints: the pickle opcodes torch.save emits (protocols
-// 2-5), Python globals limited to what a state dict needs (OrderedDict, torch's tensor and
-// parameter rebuild functions, storage types, dtypes), bounded stack, memo, nesting and size.
-// It never executes anything: REDUCE builds dicts and tensor records. Not a general unpickler.
+// A restricted unpickler for PyTorch checkpoints and for DeepLabCut's pickles of numpy data: the
+// pickle opcodes torch.save and pickle.dump emit (protocols 2-5), Python globals limited to what a
+// state dict needs (OrderedDict, torch's tensor and parameter rebuild functions, storage types,
+// dtypes) or what numpy arrays need (pandas objects are kept opaque), bounded stack, memo, nesting
+// and size. It never executes anything: REDUCE builds dicts, tensor records and array records. Not
+// a general unpickler.
 #pragma once
 
 #include <cstddef>
@@ -40,6 +42,24 @@ enum class PickleKind {
   global,   // an allowed Python global (a function, storage type or dtype); `text` is its name
   storage,  // a storage from a persistent id
   tensor,
+  numpy_dtype,  // numpy_data: a numpy.dtype; `text` is its byte order and code, e.g. "<f8"
+  array,        // numpy_data: a numpy array
+  object,       // numpy_data: anything else a pandas global makes, kept opaque
+};
+
+/// A numpy array as pickled: its bytes in C (or, when `fortran`, Fortran) order. Arrays of Python
+/// objects keep no bytes.
+struct ArrayRecord {
+  std::string dtype;  // byte order and code: "<f8", "<f4", "|i1", "|O"
+  std::vector<std::int64_t> shape;
+  bool fortran = false;
+  std::string data;
+};
+
+/// What a pickle is expected to hold, which sets the globals it may name.
+enum class PickleContent {
+  torch_checkpoint,  // a state dict: torch's globals
+  numpy_data,        // dicts, lists and numpy arrays (numpy's globals; pandas' kept opaque)
 };
 
 struct PickleValue {
@@ -54,6 +74,7 @@ struct PickleValue {
   TorchDtype dtype = TorchDtype::other;    // storage; global storage type or dtype
   GlobalRole role = GlobalRole::function;  // global
   TensorRecord tensor;                     // tensor
+  ArrayRecord array;                       // array
 };
 
 /// The values of one pickle; `root` and every value it reaches live as long as this object.
@@ -84,9 +105,10 @@ using PersistentLoad = std::function<PersistentObject(const PickleValue& id, std
 /// Unpickles the pickle at `bytes[start...]` up to its STOP. Errors name the source and byte
 /// offset (truncated, unknown opcode, malformed stack, limits); a global outside the allowed set
 /// is refused with a message naming it. `persistent_load` may be empty: persistent ids are then
-/// errors.
+/// errors. `content` sets the globals allowed, and the limits and messages.
 Pickle unpickle(std::string_view bytes, std::size_t start, const PickleSource& source,
-                const PersistentLoad& persistent_load);
+                const PersistentLoad& persistent_load,
+                PickleContent content = PickleContent::torch_checkpoint);
 
 /// A short description of `value` for messages: "a dict with keys epoch, arch", "an int", ...
 std::string describe(const PickleValue& value);
