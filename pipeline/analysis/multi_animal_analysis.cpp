@@ -17,9 +17,8 @@
 #include "pipeline/analysis/detection_journal.hpp"
 #include "pipeline/analysis/multi_animal_files.hpp"
 #include "pipeline/analysis/multi_animal_model_choice.hpp"
+#include "pipeline/analysis/multi_animal_tracking.hpp"
 #include "pipeline/pose/animal_predictor.hpp"
-#include "pipeline/tracking/link.hpp"
-#include "pipeline/tracking/stitch.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "pipeline/video/reader.hpp"
 #include "projects/layout.hpp"
@@ -45,19 +44,6 @@ struct AnimalVideo {
   MultiAnimalFiles files;
   AnalysisIdentity identity;
 };
-
-AnimalFileHeader file_header(const AnimalAnalysisModel& model, std::int64_t frames) {
-  AnimalFileHeader header;
-  header.scorer = model.model.scorer;
-  header.individuals = model.individuals;
-  header.multi_bodyparts = model.multi_bodyparts;
-  header.unique_bodyparts = model.unique_bodyparts;
-  header.graph = model.animals.graph;
-  header.edges = model.edges;
-  header.candidates = model.assembly.candidates;
-  header.frames = frames;
-  return header;
-}
 
 bool outputs_exist(const AnimalRun& run, const AnimalVideo& video) {
   std::error_code error;
@@ -100,27 +86,11 @@ void detect_frames(const AnimalRun& run, VideoReader& reader, DetectionJournal& 
   journal.close();
 }
 
-// The stitched tracks; empty (NaN) tracks, with a warning, when no tracklet is long enough.
-Tracks stitched_tracks(const AnimalRun& run, const Tracklets& tracklets, const AnimalVideo& video) {
-  try {
-    return stitch_tracklets(tracklets, run.model.stitch);
-  } catch (const Error& error) {
-    // The settings were checked before: what is left is a video without long enough tracklets.
-    console::warn("{}: {} ({}); its tracks are left empty (NaN); the tracklets are in {}",
-                  video.result.video.filename().string(), error.what(), error.hint(),
-                  video.files.tracklets_pickle.filename().string());
-    Tracks empty;
-    empty.tracks.resize(static_cast<std::size_t>(run.model.stitch.n_tracks));
-    empty.single = tracklets.single;
-    return empty;
-  }
-}
-
 // The pickles from the journal (and the bad frames of every run into the result), then the
 // tracklets and the tracks.
 void write_animal_files(const AnimalRun& run, AnimalVideo& video, const DetectionJournal& journal) {
   const AnimalAnalysisModel& model = run.model;
-  const AnimalFileHeader header = file_header(model, video.result.frames);
+  const AnimalFileHeader header = animal_file_header(model, video.result.frames);
   std::vector<Assemblies> assembled(static_cast<std::size_t>(video.result.frames));
   FullPickleWriter full(video.files.full_pickle, header);
   journal.for_each([&](const JournalFrame& frame) {
@@ -135,13 +105,10 @@ void write_animal_files(const AnimalRun& run, AnimalVideo& video, const Detectio
   full.commit();
   write_assemblies_pickle(video.files.assemblies_pickle, assembled);
   if (!run.multi.track) return;
-  std::vector<FrameAnimals> frames(assembled.size());
-  for (std::size_t i = 0; i < assembled.size(); ++i) frames[i].assemblies = std::move(assembled[i]);
-  const Tracklets tracklets = link_tracklets(frames, model.tracker);
-  write_tracklets_pickle(video.files.tracklets_pickle, tracklets, header);
-  const projects::Table table = tracks_table(stitched_tracks(run, tracklets, video), header);
-  projects::write_table_hdf5(table, video.files.tracks_h5, "tracks");
-  if (run.options.csv) projects::write_table_csv(table, video.files.tracks_csv);
+  const Tracklets tracklets =
+      track_assemblies(assembled, model.tracker, header, video.files.tracklets_pickle);
+  stitch_into_tracks(tracklets, model.stitch, header, video.files, run.options.csv,
+                     video.result.video.filename().string());
 }
 
 VideoReaderOptions reader_options(const AnimalRun& run) {

@@ -17,7 +17,9 @@ const char* const kStitchHint =
     "stitch_tracklets takes n_tracks >= 1 (the individuals of config.yaml), min_length >= 3 and "
     "max_gap >= 0 (0 = automatic)";
 
-void check_settings(const StitchSettings& settings) {
+}  // namespace
+
+void check_stitch_settings(const StitchSettings& settings) {
   if (settings.n_tracks < 1)
     throw Error("stitching: there must be at least one track to make (n_tracks is " +
                     std::to_string(settings.n_tracks) + ")",
@@ -31,6 +33,8 @@ void check_settings(const StitchSettings& settings) {
                     std::to_string(settings.max_gap) + ")",
                 kStitchHint);
 }
+
+namespace {
 
 struct Sorted {
   std::vector<Piece> pieces;
@@ -121,7 +125,7 @@ std::vector<Piece> chain_pieces(std::vector<Piece>& pieces, std::vector<Piece>& 
 }  // namespace
 
 Tracks stitch_tracklets(const Tracklets& tracklets, const StitchSettings& settings) {
-  check_settings(settings);
+  check_stitch_settings(settings);
   Tracks result;
   result.single = tracklets.single;
   result.tracks.resize(static_cast<std::size_t>(settings.n_tracks));

@@ -18,6 +18,9 @@ struct StitchSettings {
   bool use_identity = true;  // with identity votes in the tracklets, weigh links by identity
 };
 
+/// Throws Error naming the first setting out of range (n_tracks < 1, min_length < 3, max_gap < 0).
+void check_stitch_settings(const StitchSettings& settings);
+
 /// The tracks of a video. An empty video (no tracklet) gives n_tracks empty tracks. Throws Error
 /// when a setting is out of range or no tracklet reaches min_length frames.
 Tracks stitch_tracklets(const Tracklets& tracklets, const StitchSettings& settings);

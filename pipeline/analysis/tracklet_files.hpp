@@ -1,0 +1,33 @@
+// Reading back DeepLabCut's pickles of a multi-animal analysis, as labpose and DeepLabCut write
+// them (reference/dlc-format.md §3.3): _assemblies.pickle for the tracking step and the tracklets
+// _el.pickle (_bx.pickle) for the stitching step, through the restricted unpickler, which runs
+// nothing. Not the writers (multi_animal_files.hpp) and not the steps (multi_animal_tracking.hpp).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <vector>
+
+#include "pipeline/assembly/assemble.hpp"
+#include "pipeline/tracking/tracklets.hpp"
+
+namespace labpose::pipeline {
+
+/// The animals of each frame in a video's _assemblies.pickle `file`: {frame: (animals, bodyparts,
+/// 3 or 4) float array, "single": {frame: (unique bodyparts, 3)}}. frames[i] is frame i, for at
+/// least `frames` frames. A NaN keypoint is missing, an animal without keypoints is left out and
+/// the identity column is not read. Throws Error naming the file when it is missing (with the hint
+/// to run labpose analyze), damaged, or its arrays hold other than `multi_bodyparts` (and
+/// `unique_bodyparts`) bodyparts.
+std::vector<Assemblies> read_assemblies_pickle(const std::filesystem::path& file,
+                                               std::int64_t frames, int multi_bodyparts,
+                                               int unique_bodyparts);
+
+/// The tracklets in `file` (_el.pickle): {tracklet id: {"frameNNN": (bodyparts, 3 or 4) float
+/// array of x, y, likelihood[, identity]}, "single": {frame: (unique bodyparts, 3)}, "header":
+/// anything}. Throws Error naming the file when it is missing (with the hint to run labpose track),
+/// damaged, or holds other than `multi_bodyparts` bodyparts per animal.
+Tracklets read_tracklets_pickle(const std::filesystem::path& file, int multi_bodyparts,
+                                int unique_bodyparts);
+
+}  // namespace labpose::pipeline
