@@ -1,7 +1,8 @@
 // labpose analyze on a multi-animal project through the CLI: a run killed with SIGKILL mid-video
-// resumes to the files of an uninterrupted run, and the options of one kind of project are usage
-// errors on the other, before any work (the files themselves:
-// tests/pipeline/multi_animal_analysis_test.cpp).
+// resumes to the files of an uninterrupted run, the options of one kind of project are usage
+// errors on the other, before any work, and labpose track and stitch after analyze --no-track give
+// the files of the single pass (the files themselves: tests/pipeline/multi_animal_analysis_test.cpp
+// and multi_animal_tracking_test.cpp).
 #include <gtest/gtest.h>
 
 #include "tests/support/test_support.hpp"
@@ -47,12 +48,16 @@ fs::path trained_mice(const fs::path& dir, int frames) {
   return config;
 }
 
+// The demo's video of the project `config`, quoted for the shell.
+std::string mice_video(const fs::path& config) {
+  return shell_quote((config.parent_path() / "videos" / "synthetic_mice.mp4").string());
+}
+
 TEST(MultiAnimalAnalyzeCli, KilledMidVideoThenResumedGivesTheSameFiles) {
   const testing::TempDir dir;
   const fs::path config = trained_mice(dir.path() / "mice", 200);
   const std::string c = shell_quote(config.string());
-  const std::string v =
-      shell_quote((config.parent_path() / "videos" / "synthetic_mice.mp4").string());
+  const std::string v = mice_video(config);
   const testing::CommandResult whole = testing::run_labpose(
       "analyze " + c + " " + v + " --csv --dest " + shell_quote((dir.path() / "whole").string()));
   ASSERT_EQ(whole.exit_code, 0) << whole.output;
@@ -119,6 +124,71 @@ TEST(MultiAnimalAnalyzeCli, OptionsOfTheOtherKindOfProjectAreUsageErrors) {
     EXPECT_EQ(refused.exit_code, 2) << option << "\n" << refused.output;
     EXPECT_TRUE(contains(refused.output, "is for multi-animal projects")) << refused.output;
   }
+}
+
+TEST(MultiAnimalAnalyzeCli, TrackThenStitchGiveTheFilesOfTheSinglePass) {
+  const testing::TempDir dir;
+  const fs::path config = trained_mice(dir.path() / "mice", 30);
+  const std::string c = shell_quote(config.string());
+  const std::string v = mice_video(config);
+  const fs::path once = dir.path() / "once", steps = dir.path() / "steps";
+  const std::string in_steps = " --dest " + shell_quote(steps.string());
+  const testing::CommandResult whole = testing::run_labpose(
+      "analyze " + c + " " + v + " --csv --dest " + shell_quote(once.string()));
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+
+  // Before analyze: the missing file is named, with what makes it.
+  const testing::CommandResult early = testing::run_labpose("track " + c + " " + v + in_steps);
+  EXPECT_EQ(early.exit_code, 1) << early.output;
+  EXPECT_TRUE(contains(early.output, "_assemblies.pickle does not exist")) << early.output;
+  EXPECT_TRUE(contains(early.output, "labpose analyze")) << early.output;
+
+  const testing::CommandResult detected =
+      testing::run_labpose("analyze " + c + " " + v + " --no-track" + in_steps);
+  ASSERT_EQ(detected.exit_code, 0) << detected.output;
+  const testing::CommandResult tracked = testing::run_labpose("track " + c + " " + v + in_steps);
+  ASSERT_EQ(tracked.exit_code, 0) << tracked.output;
+  EXPECT_TRUE(contains(tracked.output, "_el.pickle\n")) << tracked.output;
+  const testing::CommandResult stitched =
+      testing::run_labpose("stitch " + c + " " + v + " --csv" + in_steps);
+  ASSERT_EQ(stitched.exit_code, 0) << stitched.output;
+  const std::size_t end = stitched.output.find("_el.h5\n");
+  ASSERT_NE(end, std::string::npos) << stitched.output;
+  const std::size_t start = stitched.output.rfind('\n', end) + 1;  // npos + 1 = 0
+  const std::string name =
+      fs::path(stitched.output.substr(start, end + 6 - start)).filename().string();
+  const std::string base = name.substr(0, name.size() - std::string("_el.h5").size());
+  for (const std::string suffix : {"_el.pickle", "_el.csv"}) {
+    EXPECT_EQ(testing::read_text(steps / (base + suffix)),
+              testing::read_text(once / (base + suffix)))
+        << suffix;
+  }
+  const testing::CommandResult again = testing::run_labpose("stitch " + c + " " + v + in_steps);
+  EXPECT_TRUE(contains(again.output, "exists; --overwrite makes it again")) << again.output;
+
+  const testing::CommandResult box =
+      testing::run_labpose("track " + c + " " + v + " --tracker box" + in_steps + " && " +
+                           shell_quote(testing::labpose_binary()) + " stitch " + c + " " + v +
+                           " --tracker box" + in_steps);
+  EXPECT_EQ(box.exit_code, 0) << box.output;
+  EXPECT_TRUE(fs::exists(steps / (base + "_bx.pickle")));
+  EXPECT_TRUE(fs::exists(steps / (base + "_bx.h5")));
+
+  const std::string assemblies = testing::read_text(steps / (base + "_assemblies.pickle"));
+  testing::write_text(steps / (base + "_assemblies.pickle"),
+                      assemblies.substr(0, assemblies.size() / 2));
+  const testing::CommandResult damaged =
+      testing::run_labpose("track " + c + " " + v + " --overwrite" + in_steps);
+  EXPECT_EQ(damaged.exit_code, 1) << damaged.output;
+  EXPECT_TRUE(contains(damaged.output, base + "_assemblies.pickle: byte")) << damaged.output;
+  EXPECT_TRUE(fs::exists(steps / (base + "_el.pickle"))) << "the tracklets are left as they were";
+
+  const fs::path mouse = testing::demo_project_from_cli(dir.path() / "mouse", 30, 4);
+  const testing::CommandResult single = testing::run_labpose(
+      "stitch " + shell_quote(mouse.string()) + " " +
+      shell_quote((mouse.parent_path() / "videos" / "synthetic_mouse.mp4").string()));
+  EXPECT_EQ(single.exit_code, 2) << single.output;
+  EXPECT_TRUE(contains(single.output, "is for multi-animal projects")) << single.output;
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "tools/labpose/config_loading.hpp"
 #include "tools/labpose/decode_option.hpp"
 #include "tools/labpose/model_options.hpp"
+#include "tools/labpose/track_step.hpp"
 
 namespace labpose::tools {
 namespace {
@@ -57,13 +58,7 @@ pipeline::MultiAnimalOptions multi_animal_options(const std::string& tracker, bo
   }
   pipeline::MultiAnimalOptions multi;
   multi.track = !no_track;
-  if (tracker == "box") {
-    multi.tracker = pipeline::TrackMethod::box;
-  } else if (!tracker.empty() && tracker != "ellipse") {
-    throw UsageError(fmt::format("--tracker {} is not a tracker", tracker),
-                     "use --tracker ellipse (the default, DeepLabCut's _el files) or --tracker box "
-                     "(_bx)");
-  }
+  multi.tracker = parse_tracker(tracker);
   return multi;
 }
 

@@ -32,6 +32,8 @@ Command create_dataset_command();
 Command train_command();
 Command evaluate_command();
 Command analyze_command();
+Command track_command();
+Command stitch_command();
 Command export_command();
 Command live_command();
 Command filter_command();

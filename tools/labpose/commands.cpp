@@ -16,6 +16,8 @@ const std::vector<Command>& command_table() {
       sweep_command(),
       evaluate_command(),
       analyze_command(),
+      track_command(),
+      stitch_command(),
       export_command(),
       live_command(),
       filter_command(),
