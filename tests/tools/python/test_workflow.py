@@ -217,3 +217,40 @@ def test_multi_animal_training_set_takes_deeplabcuts_paf_graph(tmp_path):
         labpose.create_multianimaltraining_dataset(config, Shuffles=[4],
                                                    net_type="mobilenet_v2_0.35",
                                                    weight_init="none", paf_graph=[[0, 1]])
+
+
+def test_tracking_steps_give_the_single_pass_files(tmp_path):
+    """analyze_videos(auto_track=False), convert_detections2tracklets and stitch_tracklets write the
+    files analyze_videos writes in one pass; arguments labpose cannot honour are refused."""
+    config = cli("demo", "--project-only", "--animals", 3, "--dir", tmp_path, "--frames", 24,
+                 "--labeled-frames", 6).strip().splitlines()[-1]
+    labpose.create_multianimaltraining_dataset(config, Shuffles=[1], net_type="mobilenet_v2_0.35",
+                                               weight_init="none")
+    labpose.train_network(config, shuffle=1, maxiters=2, saveiters=2, displayiters=1,
+                          device="cpu", batch_size=2)
+    model = glob.glob(os.path.join(os.path.dirname(config), "labpose-models", "iteration-0", "*"))[0]
+    with open(os.path.join(model, "test", "inference_cfg.yaml"), "a") as f:
+        f.write("pafthreshold: 0.0\nminimalnumberofconnections: 1\n")  # link a barely trained net
+    video = os.path.join(os.path.dirname(config), "videos", "synthetic_mice.mp4")
+    labpose.analyze_videos(config, [video], destfolder=tmp_path / "once", save_as_csv=True,
+                           device="cpu")
+    labpose.analyze_videos(config, [video], destfolder=tmp_path / "steps", auto_track=False,
+                           device="cpu")
+    assert glob.glob(str(tmp_path / "steps" / "*_assemblies.pickle"))
+    assert not glob.glob(str(tmp_path / "steps" / "*_el.pickle"))
+    labpose.convert_detections2tracklets(config, [video], destfolder=tmp_path / "steps")
+    labpose.stitch_tracklets(config, [video], destfolder=tmp_path / "steps", save_as_csv=True)
+    for suffix in ("_el.pickle", "_el.csv"):
+        once, = glob.glob(str(tmp_path / "once" / f"*{suffix}"))
+        steps, = glob.glob(str(tmp_path / "steps" / f"*{suffix}"))
+        with open(once, "rb") as a, open(steps, "rb") as b:
+            assert a.read() == b.read(), suffix
+    labpose.convert_detections2tracklets(config, [video], destfolder=tmp_path / "steps",
+                                         track_method="box")
+    assert glob.glob(str(tmp_path / "steps" / "*_bx.pickle"))
+    with pytest.raises(labpose.UsageError, match="track_method='skeleton'"):
+        labpose.convert_detections2tracklets(config, [video], track_method="skeleton")
+    with pytest.raises(labpose.UsageError, match="transformer_checkpoint"):
+        labpose.stitch_tracklets(config, [video], transformer_checkpoint="reid.pt")
+    with pytest.raises(labpose.Error, match="_assemblies.pickle"):
+        labpose.convert_detections2tracklets(config, [video], destfolder=tmp_path / "nothing")

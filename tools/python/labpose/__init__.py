@@ -8,11 +8,12 @@ from labpose._errors import Error, Interrupted, UsageError
 from labpose._predictor import Predictor, read_frames
 from labpose._workflow import (LabelingSession, add_new_videos, analyze_videos, check_labels,
                                create_labeled_video, create_multianimaltraining_dataset,
-                               create_new_project, create_training_dataset,
+                               convert_detections2tracklets, create_new_project,
+                               create_training_dataset,
                                evaluate_network, export_model, extract_frames,
                                extract_outlier_frames,
                                filterpredictions, label_frames, merge_datasets, plot_trajectories,
-                               refine_labels, train_network)
+                               refine_labels, stitch_tracklets, train_network)
 
 __all__ = [
     "Error", "Interrupted", "UsageError", "Predictor", "read_frames", "LabelingSession",
@@ -21,6 +22,7 @@ __all__ = [
     "create_new_project",
     "create_training_dataset", "evaluate_network", "export_model", "extract_frames", "extract_outlier_frames",
     "filterpredictions", "merge_datasets", "plot_trajectories", "train_network",
+    "convert_detections2tracklets", "stitch_tracklets",
 ]
 
 
@@ -30,6 +32,7 @@ def _document_commands():
                 extract_frames: "extract-frames", label_frames: "label", check_labels: "check-labels",
                 create_training_dataset: "create-dataset", train_network: "train",
                 evaluate_network: "evaluate", analyze_videos: "analyze", filterpredictions: "filter",
+                convert_detections2tracklets: "track", stitch_tracklets: "stitch",
                 plot_trajectories: "plot-trajectories", create_labeled_video: "labeled-video",
                 extract_outlier_frames: "extract-outliers", merge_datasets: "merge",
                 export_model: "export"}

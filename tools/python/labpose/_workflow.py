@@ -324,9 +324,10 @@ def analyze_videos(config, videos, videotype="", shuffle=1, trainingsetindex=0, 
             dynamic=(tuple(dynamic)[0], False, "labpose analyzes whole frames, or a fixed crop "
                                                "(cropping=[x1, x2, y1, y2])"),
             modelprefix=(modelprefix, "", "labpose keeps one model folder per shuffle"),
-            n_tracks=(n_tracks, None, "labpose tracks one animal per video"),
-            calibrate=(calibrate, False, "labpose tracks one animal per video"),
-            identity_only=(identity_only, False, "labpose tracks one animal per video"),
+            n_tracks=(n_tracks, None, "labpose stitches one track per individual of config.yaml; "
+                                      "use stitch_tracklets(n_tracks=...) for other numbers"),
+            calibrate=(calibrate, False, "labpose does not calibrate assembly"),
+            identity_only=(identity_only, False, "labpose does not track by identity votes yet"),
             use_openvino=(bool(use_openvino), False, "use precision='bf16' or 'int8' for "
                                                      "labpose's own faster CPU arithmetic"))
     fraction = _fraction(config, trainingsetindex)
@@ -343,9 +344,80 @@ def analyze_videos(config, videos, videotype="", shuffle=1, trainingsetindex=0, 
         arguments += ["--crop", ",".join(str(int(value)) for value in cropping)]
     if precision is not None:
         arguments += ["--precision", precision]
+    if not auto_track:
+        arguments.append("--no-track")
     _output.run(arguments)
     index, best = _snapshot_choice(snapshot)
     return _output.call(_labpose.scorer, _path(config), int(shuffle), fraction, index, best)
+
+
+def _tracker(function, track_method):
+    """--tracker for DeepLabCut's track_method ("" is labpose's default, the ellipse tracker)."""
+    if track_method not in ("", "ellipse", "box"):
+        raise UsageError(f"{function}: track_method={track_method!r} is not supported by labpose",
+                         "use track_method='ellipse' (the default) or 'box'")
+    return ["--tracker", track_method] if track_method else []
+
+
+def convert_detections2tracklets(config, videos, videotype="", shuffle=1, trainingsetindex=0,
+                                 overwrite=False, destfolder=None, ignore_bodyparts=None,
+                                 inferencecfg=None, modelprefix="", greedy=False, calibrate=False,
+                                 window_size=0, identity_only=False, track_method="",
+                                 snapshot=None):
+    """Links the animals that analyze_videos(..., auto_track=False) assembled in each frame into
+    tracklets: reads each video's <video>DLC_..._assemblies.pickle and writes its _el.pickle (_bx
+    with track_method="box"), with the tracker settings of the shuffle's inference_cfg.yaml."""
+    _refuse("convert_detections2tracklets",
+            ignore_bodyparts=(ignore_bodyparts, None, "labpose links every multi-animal bodypart"),
+            inferencecfg=(inferencecfg, None, "edit the shuffle's test/inference_cfg.yaml, which "
+                                              "labpose reads"),
+            modelprefix=(modelprefix, "", "labpose keeps one model folder per shuffle"),
+            calibrate=(calibrate, False, "labpose does not calibrate assembly"),
+            identity_only=(identity_only, False, "labpose does not track by identity votes yet"))
+    for name, value, default in (("greedy", greedy, False), ("window_size", window_size, 0)):
+        if value != default:
+            _ignored("convert_detections2tracklets", name,
+                     "the assemblies are read as analyze_videos wrote them")
+    arguments = ["track", _path(config), *_videos(videos, videotype),
+                 *_model_arguments(shuffle, _fraction(config, trainingsetindex), snapshot),
+                 *_tracker("convert_detections2tracklets", track_method)]
+    if overwrite:
+        arguments.append("--overwrite")
+    if destfolder is not None:
+        arguments += ["--dest", _path(destfolder)]
+    _output.run(arguments)
+
+
+def stitch_tracklets(config_path, videos, videotype="", shuffle=1, trainingsetindex=0,
+                     n_tracks=None, min_length=10, split_tracklets=True, prestitch_residuals=True,
+                     max_gap=None, weight_func=None, destfolder=None, modelprefix="",
+                     track_method="", output_name="", transformer_checkpoint="",
+                     save_as_csv=False, snapshot=None):
+    """Joins each video's tracklets (_el.pickle) into one track per individual by a global
+    min-cost flow, and writes the tracks <video>DLC_..._el.h5 (and .csv with save_as_csv=True).
+    Tracks are made again on every call, as DeepLabCut does."""
+    _refuse("stitch_tracklets",
+            split_tracklets=(split_tracklets, True, "labpose always cuts tracklets at their holes"),
+            prestitch_residuals=(prestitch_residuals, True,
+                                 "labpose always chains the short tracklets first"),
+            weight_func=(weight_func, None, "labpose weighs links by the gap between tracklets"),
+            modelprefix=(modelprefix, "", "labpose keeps one model folder per shuffle"),
+            output_name=(output_name, "", "labpose names the tracks after the tracklets"),
+            transformer_checkpoint=(transformer_checkpoint, "",
+                                    "labpose has no transformer re-identification"))
+    arguments = ["stitch", _path(config_path), *_videos(videos, videotype),
+                 *_model_arguments(shuffle, _fraction(config_path, trainingsetindex), snapshot),
+                 *_tracker("stitch_tracklets", track_method),
+                 "--min-length", int(min_length), "--overwrite"]
+    if n_tracks is not None:
+        arguments += ["--n-tracks", int(n_tracks)]
+    if max_gap is not None:
+        arguments += ["--max-gap", int(max_gap)]
+    if save_as_csv:
+        arguments.append("--csv")
+    if destfolder is not None:
+        arguments += ["--dest", _path(destfolder)]
+    _output.run(arguments)
 
 
 def _snapshot_choice(snapshot):
