@@ -262,6 +262,9 @@ const PickleValue* Unpickler::rebuild_tensor(const std::vector<const PickleValue
 
 // What REDUCE (and NEWOBJ) make of an allowed function and its arguments.
 const PickleValue* Unpickler::call(const PickleValue* function, const PickleValue* arguments) {
+  // An opaque object "called" (pandas.MultiIndex.from_arrays got through getattr) stays opaque.
+  if (content_ == PickleContent::numpy_data && function->kind == PickleKind::object)
+    return make(PickleKind::object);
   if (function->kind != PickleKind::global)
     damaged(fmt::format("REDUCE calls {}, not a function", describe(*function)));
   if (arguments->kind != PickleKind::tuple)

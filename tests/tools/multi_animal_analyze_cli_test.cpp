@@ -183,6 +183,7 @@ TEST(MultiAnimalAnalyzeCli, TrackThenStitchGiveTheFilesOfTheSinglePass) {
   EXPECT_TRUE(contains(damaged.output, base + "_assemblies.pickle: byte")) << damaged.output;
   EXPECT_TRUE(fs::exists(steps / (base + "_el.pickle"))) << "the tracklets are left as they were";
 
+  fs::create_directories(dir.path() / "mouse");
   const fs::path mouse = testing::demo_project_from_cli(dir.path() / "mouse", 30, 4);
   const testing::CommandResult single = testing::run_labpose(
       "stitch " + shell_quote(mouse.string()) + " " +
