@@ -197,13 +197,14 @@ py::dict project_info(const std::string& config_path, py::object write, bool liv
   return info;
 }
 
-// The scorer name of the model analyze would use (DeepLabCut's DLCscorer).
+// The scorer name of the model analyze would use (DeepLabCut's DLCscorer), in a project of either
+// kind.
 std::string scorer(const std::string& config_path, int shuffle, std::optional<double> fraction,
                    std::optional<int> snapshot_index, bool best, py::object write, bool live) {
   const Redirection redirection(std::move(write), live);
   const py::gil_scoped_release no_gil;
-  return pipeline::find_analysis_model(tools::load_project_config(config_path), shuffle, fraction,
-                                       snapshot_index, best)
+  return pipeline::find_shuffle_model(tools::load_project_config(config_path), shuffle, fraction,
+                                      snapshot_index, best)
       .scorer;
 }
 

@@ -222,13 +222,18 @@ def test_multi_animal_training_set_takes_deeplabcuts_paf_graph(tmp_path):
 def test_tracking_steps_give_the_single_pass_files(tmp_path):
     """analyze_videos(auto_track=False), convert_detections2tracklets and stitch_tracklets write the
     files analyze_videos writes in one pass; arguments labpose cannot honour are refused."""
-    config = cli("demo", "--project-only", "--animals", 3, "--dir", tmp_path, "--frames", 24,
+    config = cli("demo", "--project-only", "--animals", 3, "--dir", tmp_path, "--frames", 12,
                  "--labeled-frames", 6).strip().splitlines()[-1]
     labpose.create_multianimaltraining_dataset(config, Shuffles=[1], net_type="mobilenet_v2_0.35",
                                                weight_init="none")
+    model = glob.glob(os.path.join(os.path.dirname(config), "labpose-models", "iteration-0", "*"))[0]
+    pose_cfg = os.path.join(model, "train", "pose_cfg.yaml")
+    with open(pose_cfg) as f:
+        text = f.read().replace("crop_size: [256, 256]", "crop_size: [64, 64]")
+    with open(pose_cfg, "w") as f:
+        f.write(text)  # small crops: two quick steps
     labpose.train_network(config, shuffle=1, maxiters=2, saveiters=2, displayiters=1,
                           device="cpu", batch_size=2)
-    model = glob.glob(os.path.join(os.path.dirname(config), "labpose-models", "iteration-0", "*"))[0]
     with open(os.path.join(model, "test", "inference_cfg.yaml"), "a") as f:
         f.write("pafthreshold: 0.0\nminimalnumberofconnections: 1\n")  # link a barely trained net
     video = os.path.join(os.path.dirname(config), "videos", "synthetic_mice.mp4")
