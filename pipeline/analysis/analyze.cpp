@@ -265,14 +265,18 @@ VideoAnalysis failed_video(const fs::path& video, const fs::path& folder,
   VideoAnalysis failed;
   failed.video = video;
   failed.files = analysis_files(folder, projects::video_stem(video.string()), model.scorer);
-  failed.outcome = VideoAnalysis::Outcome::failed;
-  failed.error = error.what();
-  if (!error.hint().empty()) failed.error += fmt::format(" (hint: {})", error.hint());
-  console::warn("{}", failed.error);
+  mark_failed(failed, error);
   return failed;
 }
 
 }  // namespace
+
+void mark_failed(VideoAnalysis& result, const Error& error) {
+  result.outcome = VideoAnalysis::Outcome::failed;
+  result.error = error.what();
+  if (!error.hint().empty()) result.error += fmt::format(" (hint: {})", error.hint());
+  console::warn("{}", result.error);
+}
 
 std::vector<VideoAnalysis> analyze_videos(const projects::ProjectConfig& config,
                                           const std::vector<fs::path>& videos,

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "nets/backend.hpp"
 #include "pipeline/analysis/model_choice.hpp"
 #include "pipeline/analysis/precision_comparison.hpp"
@@ -74,6 +75,10 @@ struct VideoAnalysis {
   double frames_per_second = 0.0;                   // frames analyzed in this run / seconds
   std::optional<PrecisionComparison> against_fp32;  // AnalyzeOptions::against_fp32
 };
+
+/// Marks `result` failed with `error`'s message (and its hint) and warns with it: a video that
+/// could not be analyzed while the others go on.
+void mark_failed(VideoAnalysis& result, const Error& error);
 
 /// Analyzes each video. A video whose outputs are complete for this scorer (by its _meta.json,
 /// never by a file's mere presence) is skipped unless `overwrite`; one with a checkpoint resumes.

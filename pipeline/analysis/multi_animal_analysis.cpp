@@ -18,6 +18,7 @@
 #include "pipeline/analysis/multi_animal_files.hpp"
 #include "pipeline/analysis/multi_animal_model_choice.hpp"
 #include "pipeline/analysis/multi_animal_tracking.hpp"
+#include "pipeline/analysis/stages.hpp"
 #include "pipeline/pose/animal_predictor.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "pipeline/video/reader.hpp"
@@ -88,7 +89,9 @@ void detect_frames(const AnimalRun& run, VideoReader& reader, DetectionJournal& 
 
 // The pickles from the journal (and the bad frames of every run into the result), then the
 // tracklets and the tracks.
-void write_animal_files(const AnimalRun& run, AnimalVideo& video, const DetectionJournal& journal) {
+// Returns the seconds that linking and stitching took.
+double write_animal_files(const AnimalRun& run, AnimalVideo& video,
+                          const DetectionJournal& journal) {
   const AnimalAnalysisModel& model = run.model;
   const AnimalFileHeader header = animal_file_header(model, video.result.frames);
   std::vector<Assemblies> assembled(static_cast<std::size_t>(video.result.frames));
@@ -104,23 +107,23 @@ void write_animal_files(const AnimalRun& run, AnimalVideo& video, const Detectio
   });
   full.commit();
   write_assemblies_pickle(video.files.assemblies_pickle, assembled);
-  if (!run.multi.track) return;
+  if (!run.multi.track) return 0.0;
+  const auto start = std::chrono::steady_clock::now();
   const Tracklets tracklets =
       track_assemblies(assembled, model.tracker, header, video.files.tracklets_pickle);
   stitch_into_tracks(tracklets, model.stitch, header, video.files, run.options.csv,
                      video.result.video.filename().string());
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 VideoReaderOptions reader_options(const AnimalRun& run) {
-  VideoReaderOptions options;
-  options.order = PixelOrder::rgb;
+  std::optional<PixelRect> region;
   // x2 and y2 are exclusive, as DeepLabCut slices.
   if (const auto& crop = run.options.crop ? run.options.crop : run.model.model.crop) {
-    options.crop = PixelRect{crop->x1, crop->y1, crop->x2 - crop->x1, crop->y2 - crop->y1};
+    region = PixelRect{crop->x1, crop->y1, crop->x2 - crop->x1, crop->y2 - crop->y1};
   }
-  options.threads = run.options.decoder_threads > 0 ? run.options.decoder_threads
-                                                    : (run.backend.host_memory() ? 1 : 0);
-  return options;
+  return analysis_reading(run.backend, run.options.decoder_threads, run.options.decode_on_gpu,
+                          region);
 }
 
 AnimalVideo video_outputs(const AnimalRun& run, const fs::path& video, const fs::path& folder) {
@@ -171,8 +174,13 @@ VideoAnalysis analyze_one(const AnimalRun& run, const fs::path& video, const fs:
   const auto start = std::chrono::steady_clock::now();
   detect_frames(run, reader, journal, result);
   result.frames = frames;
-  write_animal_files(run, out, journal);
+  const double tracking = write_animal_files(run, out, journal);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (run.multi.track && result.seconds > 0) {
+    console::info("{}: tracking took {:.2f} s of the analysis's {:.1f} s ({:.1f} %)",
+                  video.filename().string(), tracking, result.seconds,
+                  100.0 * tracking / result.seconds);
+  }
   result.frames_per_second =
       result.seconds > 0 ? static_cast<double>(frames - result.resumed_from) / result.seconds : 0.0;
   const AnalysisRun record =
@@ -235,10 +243,7 @@ std::vector<VideoAnalysis> analyze_multi_animal_videos(const projects::ProjectCo
     } catch (const Error& error) {
       if (error.kind() == ErrorKind::interrupted) throw;
       VideoAnalysis failed = video_outputs(run, video, folder).result;
-      failed.outcome = VideoAnalysis::Outcome::failed;
-      failed.error = error.what();
-      if (!error.hint().empty()) failed.error += fmt::format(" (hint: {})", error.hint());
-      console::warn("{}", failed.error);
+      mark_failed(failed, error);
       results.push_back(std::move(failed));
     }
   }
