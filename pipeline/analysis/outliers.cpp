@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -26,23 +27,21 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// The tracked bodyparts compared (all, or those asked for, in the table's order).
+// The tracked bodyparts compared (all, or those asked for, of every individual, in the order
+// asked for).
 std::vector<TrackColumns> compared_bodyparts(const projects::Table& tracks,
                                              const OutlierOptions& options) {
   std::vector<TrackColumns> all = track_columns(tracks);
   if (options.bodyparts.empty()) return all;
   std::vector<TrackColumns> compared;
   for (const std::string& wanted : options.bodyparts) {
-    const auto found = std::find_if(all.begin(), all.end(),
-                                    [&](const TrackColumns& c) { return c.bodypart == wanted; });
-    if (found == all.end()) {
-      std::vector<std::string> names;
-      names.reserve(all.size());
-      for (const auto& c : all) names.push_back(c.bodypart);
+    const std::size_t before = compared.size();
+    std::copy_if(all.begin(), all.end(), std::back_inserter(compared),
+                 [&](const TrackColumns& c) { return c.bodypart == wanted; });
+    if (compared.size() == before) {
       throw UsageError(fmt::format("the tracks have no bodypart {}", wanted),
-                       fmt::format("they have: {}", fmt::join(names, ", ")));
+                       fmt::format("they have: {}", fmt::join(track_bodyparts(all), ", ")));
     }
-    compared.push_back(*found);
   }
   return compared;
 }

@@ -1,6 +1,6 @@
-// The bodyparts of a track table (DeepLabCut's scorer/bodyparts/coords columns, or with
-// individuals) and which columns hold each one's x, y and likelihood. Shared by filter, plots and
-// labeled videos.
+// The bodyparts of a track table (DeepLabCut's scorer/bodyparts/coords columns, or
+// scorer/individuals/bodyparts/coords for several animals) and which columns hold each one's x, y
+// and likelihood. Shared by filter, plots, labeled videos and outliers; not the reading of files.
 #pragma once
 
 #include <cstddef>
@@ -12,12 +12,21 @@
 namespace labpose::pipeline {
 
 struct TrackColumns {
+  std::string individual;  // empty for single-animal tables; "single" for unique bodyparts
   std::string bodypart;
   std::size_t x = 0, y = 0, likelihood = 0;  // column numbers
 };
 
-/// The bodyparts with all three coords, in column order. Throws Error when the table has no
-/// bodyparts/coords levels (not a table of tracks).
+/// The (individual, bodypart) pairs with all three coords, in column order. Throws Error when the
+/// table has no bodyparts/coords levels (not a table of tracks).
 std::vector<TrackColumns> track_columns(const projects::Table& tracks);
+
+/// The individuals of `columns` in their order of first appearance; one empty name for the
+/// columns of a single-animal table.
+std::vector<std::string> track_individuals(const std::vector<TrackColumns>& columns);
+
+/// The distinct bodypart names of `columns`, in order of first appearance (the colour order of
+/// DeepLabCut's plots).
+std::vector<std::string> track_bodyparts(const std::vector<TrackColumns>& columns);
 
 }  // namespace labpose::pipeline

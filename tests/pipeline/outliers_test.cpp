@@ -15,6 +15,7 @@
 #include "pipeline/analysis/outliers.hpp"
 #include "projects/labels.hpp"
 #include "projects/layout.hpp"
+#include "tests/pipeline/animal_tracks.hpp"
 #include "tests/support/media_support.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -186,6 +187,23 @@ TEST(Outliers, JumpAndUncertainFlagExactlyTheirFrames) {
   EXPECT_EQ(find_outlier_frames(tracks, 0, 60, options), (std::vector<std::int64_t>{33, 45}));
   options.p_bound = 0.001;
   EXPECT_EQ(find_outlier_frames(tracks, 0, 60, options), (std::vector<std::int64_t>{45}));
+}
+
+// Several animals: the jump criterion per individual finds an identity swap, the frames where one
+// animal's track takes over the other's.
+TEST(Outliers, AnIdentitySwapIsAJumpOfBothTracks) {
+  projects::Table tracks = animal_tracks({"mouse1", "mouse2"}, {"snout", "tail"}, {"port"}, 30);
+  for (std::size_t row = 12; row < 18; ++row) {
+    for (std::size_t c = 0; c < 6; ++c) std::swap(tracks.at(row, c), tracks.at(row, c + 6));
+  }
+  OutlierOptions options;
+  options.algorithm = OutlierAlgorithm::jump;
+  EXPECT_EQ(find_outlier_frames(tracks, 0, 30, options), (std::vector<std::int64_t>{12, 18}));
+  options.bodyparts = {"tail"};
+  EXPECT_EQ(find_outlier_frames(tracks, 0, 30, options), (std::vector<std::int64_t>{12, 18}))
+      << "a bodypart asked for is compared in every individual";
+  options.bodyparts = {"port"};
+  EXPECT_TRUE(find_outlier_frames(tracks, 0, 30, options).empty());
 }
 
 TEST(Outliers, FittingFlagsFramesFarFromTheArmaFit) {
