@@ -538,11 +538,13 @@ void read_training_fraction(const YamlMapReader& reader, ConfigValues& values) {
   }
 }
 
-// iteration, default_net_type, default_augmenter, snapshot indices, batch sizes.
+// iteration, default_net_type, default_augmenter, default_track_method, snapshot indices, batch
+// sizes.
 void read_training_keys(const YamlMapReader& reader, ConfigValues& values) {
   values.iteration = reader.optional_int("iteration", 0, kMaxCount).value_or(0);
   values.default_net_type = reader.text("default_net_type", false, "resnet_50");
   values.default_augmenter = reader.text("default_augmenter", false);
+  values.default_track_method = reader.text("default_track_method", false);
 
   if (!reader.is_null("snapshotindex")) {
     const YAML::Node node = reader.value("snapshotindex");

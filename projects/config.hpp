@@ -65,6 +65,7 @@ struct ConfigValues {
   int iteration = 0;
   std::string default_net_type = "resnet_50";
   std::string default_augmenter;
+  std::string default_track_method;  // multi-animal: ellipse, box, skeleton; empty when absent
   SnapshotIndex snapshot_index;
   int detector_snapshot_index = -1;
   int batch_size = 8;

@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "pipeline/analysis/arma.hpp"
 #include "pipeline/analysis/tracks.hpp"
+#include "projects/layout.hpp"
 
 namespace labpose::pipeline {
 namespace fs = std::filesystem;
@@ -246,6 +247,17 @@ projects::Table filter_tracks(const projects::Table& tracks, const FilterOptions
     }
   }
   return out;
+}
+
+fs::path write_filtered_tracks(const projects::Table& filtered, const fs::path& tracks, bool csv) {
+  const fs::path h5 = projects::filtered_tracks_path(tracks);
+  projects::write_table_hdf5(filtered, h5);
+  if (csv) {
+    fs::path csv_file = h5;
+    csv_file.replace_extension(".csv");
+    projects::write_table_csv(filtered, csv_file);
+  }
+  return h5;
 }
 
 }  // namespace labpose::pipeline

@@ -1,6 +1,7 @@
-// labpose filter, DeepLabCut's filterpredictions (reference/dlc-format.md §6.10) on single-animal
-// tracks: each x and y column smoothed or gap-filled on its own, the likelihoods kept (or set to
-// 0.01 where spline filling made a point up), written beside the tracks as <name>_filtered.h5/.csv.
+// labpose filter, DeepLabCut's filterpredictions (reference/dlc-format.md §6.10) on the tracks of
+// one animal or of several (each individual's bodyparts): each x and y column smoothed or
+// gap-filled on its own, the likelihoods kept (or set to 0.01 where spline filling made a point
+// up), written beside the tracks as <name>_filtered.h5/.csv (e.g. <video><scorer>_el_filtered.h5).
 #pragma once
 
 #include <filesystem>
@@ -33,12 +34,19 @@ struct FilterOptions {
   double alpha = 0.01;               // arima: significance level of the fit's interval
 };
 
-/// The filtered copy of a track table (columns scorer/bodyparts/coords with x, y, likelihood per
-/// bodypart; other coords are copied unchanged). NaN samples (frames that could not be decoded) are
+/// The filtered copy of a track table (columns scorer/bodyparts/coords, or
+/// scorer/individuals/bodyparts/coords, with x, y, likelihood per bodypart; other coords are
+/// copied unchanged). NaN samples (frames that could not be decoded) are
 /// left out of their neighbours' median and split savgol into runs; they stay NaN unless spline
 /// filling reaches them or arima predicts them. Throws UsageError for a window or order the filter
 /// cannot use.
 projects::Table filter_tracks(const projects::Table& tracks, const FilterOptions& options);
+
+/// Writes `filtered`, the filtered copy of the tracks in `tracks`, as DeepLabCut names it:
+/// <tracks stem>_filtered.h5 (pandas fixed format, key df_with_missing) and, when `csv`, the .csv
+/// beside it, each atomically. Returns the .h5.
+std::filesystem::path write_filtered_tracks(const projects::Table& filtered,
+                                            const std::filesystem::path& tracks, bool csv);
 
 // The one-dimensional filters, exposed for tests against scipy. NaN marks a missing sample.
 std::vector<double> median_filter(const std::vector<double>& values, int window);

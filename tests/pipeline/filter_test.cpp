@@ -1,5 +1,6 @@
-// Track filters against SciPy (what DeepLabCut calls) on the same series, NaN handling, and the
-// table-level rules (likelihoods kept, spline gaps and p_bound).
+// Track filters against SciPy (what DeepLabCut calls) on the same series, NaN handling, the
+// table-level rules (likelihoods kept, spline gaps and p_bound), and tables of several animals
+// (each individual's columns on their own, the filtered file as DeepLabCut names it, pandas).
 #include <gtest/gtest.h>
 
 #include <fmt/core.h>
@@ -12,10 +13,13 @@
 #include "core/error.hpp"
 #include "pipeline/analysis/arma.hpp"
 #include "pipeline/analysis/filter.hpp"
+#include "pipeline/analysis/tracks.hpp"
+#include "tests/pipeline/animal_tracks.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace labpose::pipeline {
 namespace {
+namespace fs = std::filesystem;
 using testing::TempDir;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -156,6 +160,76 @@ TEST(Filters, ArimaIsTheArmaPredictionOfTheSurePointsWithTheFirstKept) {
       EXPECT_EQ(filtered.at(frame, column), fit->mean[frame]) << frame;
   }
   EXPECT_EQ(filtered.at(3, 2), 0.0001) << "likelihoods untouched";
+}
+
+// Several animals: each (individual, bodypart) is its own set of columns, "single" included.
+TEST(Tracks, FourLevelTablesNameTheIndividualOfEachBodypart) {
+  const projects::Table tracks =
+      animal_tracks({"mouse1", "mouse2"}, {"snout", "tail"}, {"port"}, 3);
+  const std::vector<TrackColumns> columns = track_columns(tracks);
+  ASSERT_EQ(columns.size(), 5u);
+  EXPECT_EQ(columns[2].individual, "mouse2");
+  EXPECT_EQ(columns[2].bodypart, "snout");
+  EXPECT_EQ(columns[2].x, 6u);
+  EXPECT_EQ(columns[2].y, 7u);
+  EXPECT_EQ(columns[2].likelihood, 8u);
+  EXPECT_EQ(columns[4].individual, "single");
+  EXPECT_EQ(columns[4].bodypart, "port");
+  EXPECT_EQ(track_individuals(columns), (std::vector<std::string>{"mouse1", "mouse2", "single"}));
+  EXPECT_EQ(track_bodyparts(columns), (std::vector<std::string>{"snout", "tail", "port"}));
+
+  projects::Table one;
+  one.column_level_names = {"scorer", "bodyparts", "coords"};
+  for (const char* coord : {"x", "y", "likelihood"}) one.columns.push_back({"s", "snout", coord});
+  const std::vector<TrackColumns> single = track_columns(one);
+  ASSERT_EQ(single.size(), 1u);
+  EXPECT_EQ(single[0].individual, "");
+  EXPECT_EQ(track_individuals(single), std::vector<std::string>{""});
+}
+
+TEST(Filters, EachIndividualsColumnsAreFilteredOnTheirOwn) {
+  projects::Table tracks = animal_tracks({"mouse1", "mouse2"}, {"snout", "tail"}, {"port"}, 40);
+  tracks.at(10, 6) = 900.0;  // mouse2's snout jumps for one frame
+  FilterOptions options;
+  options.window = 5;
+  const projects::Table filtered = filter_tracks(tracks, options);
+  for (std::size_t c = 0; c < tracks.column_count(); ++c) {
+    std::vector<double> column(tracks.row_count());
+    for (std::size_t r = 0; r < column.size(); ++r) column[r] = tracks.at(r, c);
+    const std::vector<double> expected =
+        tracks.columns[c].back() == "likelihood" ? column : median_filter(column, 5);
+    for (std::size_t r = 0; r < column.size(); ++r)
+      ASSERT_DOUBLE_EQ(filtered.at(r, c), expected[r]) << "column " << c << " row " << r;
+  }
+  EXPECT_DOUBLE_EQ(filtered.at(10, 6), 111.0) << "the jump is gone, from mouse2's own samples";
+  EXPECT_DOUBLE_EQ(filtered.at(10, 0), 10.0) << "mouse1's snout is untouched by it";
+}
+
+TEST(Filters, FilteredAnimalTracksAreWrittenAsDeepLabCutNamesThemAndPandasReadsThem) {
+  const TempDir dir;
+  const projects::Table tracks = animal_tracks({"mouse1", "mouse2"}, {"snout"}, {"port"}, 12);
+  const fs::path el = dir / "miceDLC_resnet50_miceNov29shuffle1_4_el.h5";
+  const fs::path written = write_filtered_tracks(filter_tracks(tracks, {}), el, true);
+  EXPECT_EQ(written.filename(), "miceDLC_resnet50_miceNov29shuffle1_4_el_filtered.h5");
+  const fs::path csv = dir / "miceDLC_resnet50_miceNov29shuffle1_4_el_filtered.csv";
+  ASSERT_TRUE(fs::exists(csv));
+  const std::string text = testing::read_text(csv);
+  EXPECT_EQ(text.rfind("scorer,", 0), 0u) << text;
+  EXPECT_NE(text.find("\nindividuals,mouse1,mouse1,mouse1,mouse2,mouse2,mouse2,single,single,"
+                      "single\nbodyparts,snout,"),
+            std::string::npos)
+      << text;
+  EXPECT_TRUE(
+      projects::same_table(projects::read_table_hdf5(written), projects::read_table_csv(csv)));
+
+  LABPOSE_REQUIRE_INTEROP_PYTHON(python);
+  const auto result = testing::run(
+      testing::shell_quote(python) + " " +
+      testing::shell_quote((testing::python_scripts_dir() / "pandas_tables.py").string()) +
+      " to-csv " + testing::shell_quote(written.string()) + " " +
+      testing::shell_quote((dir / "pandas.csv").string()));
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_EQ(testing::read_text(dir / "pandas.csv"), text) << "pandas reads the four header rows";
 }
 
 }  // namespace

@@ -146,6 +146,7 @@ TEST(MultiAnimalProject, ANewProjectHasDeepLabCutsMultiAnimalKeys) {
   }
   EXPECT_TRUE(config.values().multi_animal);
   EXPECT_EQ(config.values().identity, false);
+  EXPECT_EQ(config.values().default_track_method, "ellipse");
   EXPECT_EQ(config.values().individuals, settings.individuals);
   EXPECT_EQ(config.keypoint_names(),
             (std::vector<std::string>{"bodypart1", "bodypart2", "bodypart3"}));

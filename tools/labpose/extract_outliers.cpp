@@ -69,7 +69,7 @@ Command extract_outliers_command() {
       const projects::ProjectConfig config = load_project_config(options->config);
       pipeline::OutlierOptions outliers = options->outliers;
       outliers.algorithm = pipeline::parse_outlier_algorithm(options->algorithm);
-      const pipeline::AnalysisModel model = options->model.find(config);
+      const TrackedModel model{options->model.find(config), std::nullopt};
       const pipeline::ExtractFramesOptions frames = options->frames.resolve();
       std::size_t total = 0;
       for_each_tracked_video(

@@ -1,6 +1,7 @@
 // labpose filter <config> <video|folder>... [--shuffle K] [--training-fraction F] [--snapshot S]
 //   [--type median|savgol|spline|arima] [--window N] [--polyorder P] [--p-bound P] [--ar-degree 3]
 //   [--ma-degree 1] [--alpha 0.01] [--dest D] [--no-csv]
+//   multi-animal projects: [--track-method ellipse|box]
 #include <fmt/core.h>
 
 #include <iostream>
@@ -32,6 +33,7 @@ Command filter_command() {
     app.add_option("config", options->config, "the project's config.yaml")->required();
     app.add_option("videos", options->videos, "analyzed videos, or folders of them")->required();
     options->model.add_to(app, "whose tracks to filter");
+    options->model.add_track_method_to(app);
     app.add_option("--type", options->type, "median (default), savgol, spline or arima");
     app.add_option(
         "--window", options->filter.window,
@@ -52,7 +54,10 @@ Command filter_command() {
     app.footer(
         "Reads <video stem><scorer>.h5 written by labpose analyze and writes "
         "<video stem><scorer>_filtered.h5 and .csv beside it (plot-trajectories and "
-        "labeled-video use them with --filtered). median is scipy's medfilt (each x and y column, "
+        "labeled-video use them with --filtered); for a multi-animal project it reads the "
+        "stitched tracks <video stem><scorer>_el.h5 (_bx.h5 with --track-method box) and filters "
+        "each individual's bodyparts into _el_filtered.h5 and .csv. median is scipy's medfilt "
+        "(each x and y column, "
         "the ends padded with zeros, likelihoods kept), savgol is savgol_filter(mode=interp), "
         "spline fits a cubic spline (not-a-knot) through the points with likelihood >= --p-bound "
         "and "
@@ -65,20 +70,16 @@ Command filter_command() {
       const projects::ProjectConfig config = load_project_config(options->config);
       pipeline::FilterOptions filter = options->filter;
       filter.type = pipeline::parse_track_filter(options->type);
-      const pipeline::AnalysisModel model = options->model.find(config);
-      for_each_tracked_video(model, options->videos, options->dest, false, "to filter",
-                             [&](const TrackedVideo& tracked) {
-                               const projects::Table filtered = pipeline::filter_tracks(
-                                   projects::read_table_hdf5(tracked.tracks), filter);
-                               const auto out = projects::filtered_tracks_path(tracked.tracks);
-                               projects::write_table_hdf5(filtered, out);
-                               std::cout << out.string() << '\n';
-                               if (!options->no_csv) {
-                                 auto csv = out;
-                                 csv.replace_extension(".csv");
-                                 projects::write_table_csv(filtered, csv);
-                               }
-                             });
+      const TrackedModel model = options->model.find_tracked(config);
+      for_each_tracked_video(
+          model, options->videos, options->dest, false, "to filter",
+          [&](const TrackedVideo& tracked) {
+            const projects::Table filtered =
+                pipeline::filter_tracks(projects::read_table_hdf5(tracked.tracks), filter);
+            std::cout << pipeline::write_filtered_tracks(filtered, tracked.tracks, !options->no_csv)
+                             .string()
+                      << '\n';
+          });
       return 0;
     };
   };

@@ -32,6 +32,7 @@ Command labeled_video_command() {
     app.add_option("config", options->config, "the project's config.yaml")->required();
     app.add_option("videos", options->videos, "analyzed videos, or folders of them")->required();
     options->model.add_to(app, "whose tracks to draw");
+    options->model.add_track_method_to(app);
     app.add_flag("--filtered", options->filtered, "draw the tracks labpose filter made");
     app.add_flag("--skeleton", options->skeleton, "connect the skeleton pairs of config.yaml");
     app.add_option("--trail", options->trail,
@@ -52,7 +53,7 @@ Command labeled_video_command() {
     return [options]() {
       const projects::ProjectConfig config = load_project_config(options->config);
       const auto& values = config.values();
-      const pipeline::AnalysisModel model = options->model.find(config);
+      const TrackedModel model = options->model.find_tracked(config);
       pipeline::LabeledVideoOptions drawing;
       drawing.pcutoff = options->pcutoff.value_or(values.pcutoff);
       drawing.dotsize = values.dotsize;

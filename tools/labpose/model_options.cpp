@@ -5,6 +5,7 @@
 
 #include "core/console.hpp"
 #include "core/error.hpp"
+#include "pipeline/analysis/multi_animal_files.hpp"
 #include "projects/layout.hpp"
 #include "projects/promoted_model.hpp"
 #include "projects/yaml_text.hpp"
@@ -52,9 +53,42 @@ pipeline::AnalysisModel ModelOptions::find(const projects::ProjectConfig& config
   return pipeline::find_analysis_model(config, chosen, fraction, index, best);
 }
 
-void for_each_tracked_video(const pipeline::AnalysisModel& model,
-                            const std::vector<std::string>& videos, const std::string& dest,
-                            bool filtered, const std::string& what,
+void ModelOptions::add_track_method_to(CLI::App& app) {
+  app.add_option("--track-method,--tracker", track_method,
+                 "multi-animal projects: whose stitched tracks, ellipse (_el) or box (_bx) "
+                 "(default: config.yaml's default_track_method, else ellipse)");
+}
+
+TrackedModel ModelOptions::find_tracked(const projects::ProjectConfig& config) const {
+  if (!config.values().multi_animal) {
+    if (!track_method.empty()) {
+      throw UsageError("--track-method is for multi-animal projects",
+                       "a single-animal project's tracks have no tracker: leave it out");
+    }
+    return {find(config), std::nullopt};
+  }
+  const bool given = !track_method.empty();
+  const std::string method = given ? track_method : config.values().default_track_method;
+  TrackedModel tracked;
+  if (method.empty() || method == "ellipse") {
+    tracked.tracker = pipeline::TrackMethod::ellipse;
+  } else if (method == "box") {
+    tracked.tracker = pipeline::TrackMethod::box;
+  } else {
+    const std::string where =
+        given ? "--track-method" : config.place("default_track_method") + ": default_track_method";
+    throw UsageError(fmt::format("{} {} is not a tracker labpose has", where, method),
+                     "use --track-method ellipse (DeepLabCut's _el tracks, the default) or box "
+                     "(_bx), as labpose analyze --tracker made them");
+  }
+  const auto [index, best] = snapshot_choice();
+  const auto [chosen, fraction] = chosen_shuffle(config);
+  tracked.model = pipeline::find_shuffle_model(config, chosen, fraction, index, best);
+  return tracked;
+}
+
+void for_each_tracked_video(const TrackedModel& model, const std::vector<std::string>& videos,
+                            const std::string& dest, bool filtered, const std::string& what,
                             const std::function<void(const TrackedVideo&)>& use) {
   const std::vector<std::filesystem::path> inputs(videos.begin(), videos.end());
   int missing = 0;
@@ -62,14 +96,23 @@ void for_each_tracked_video(const pipeline::AnalysisModel& model,
     TrackedVideo tracked;
     tracked.video = video;
     tracked.folder = dest.empty() ? video.parent_path() : std::filesystem::path(dest);
-    tracked.files = pipeline::analysis_files(tracked.folder, projects::video_stem(video.string()),
-                                             model.scorer);
-    tracked.tracks = filtered ? projects::filtered_tracks_path(tracked.files.h5) : tracked.files.h5;
+    const std::string stem = projects::video_stem(video.string());
+    tracked.files = pipeline::analysis_files(tracked.folder, stem, model.model.scorer);
+    const std::filesystem::path analyzed =
+        model.tracker
+            ? pipeline::multi_animal_files(tracked.folder, stem, model.model.scorer, *model.tracker)
+                  .tracks_h5
+            : tracked.files.h5;
+    tracked.tracks = filtered ? projects::filtered_tracks_path(analyzed) : analyzed;
     std::error_code error;
     if (!std::filesystem::exists(tracked.tracks, error)) {
       console::warn(
           "{}: {} does not exist ({})", video.filename().string(), tracked.tracks.string(),
-          filtered ? "filter it first: labpose filter" : "analyze it first: labpose analyze");
+          filtered ? "filter it first: labpose filter"
+          : model.tracker
+              ? "analyze it first: labpose analyze, with --tracker " +
+                    std::string(*model.tracker == pipeline::TrackMethod::box ? "box" : "ellipse")
+              : "analyze it first: labpose analyze");
       ++missing;
       continue;
     }

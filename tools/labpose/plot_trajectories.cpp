@@ -31,6 +31,7 @@ Command plot_trajectories_command() {
     app.add_option("config", options->config, "the project's config.yaml")->required();
     app.add_option("videos", options->videos, "analyzed videos, or folders of them")->required();
     options->model.add_to(app, "whose tracks to plot");
+    options->model.add_track_method_to(app);
     app.add_flag("--filtered", options->filtered, "plot the tracks labpose filter made");
     app.add_option("--pcutoff", options->pcutoff,
                    "plot points with likelihood >= this (default: config's pcutoff)")
@@ -45,7 +46,7 @@ Command plot_trajectories_command() {
         "config's colormap.");
     return [options]() {
       const projects::ProjectConfig config = load_project_config(options->config);
-      const pipeline::AnalysisModel model = options->model.find(config);
+      const TrackedModel model = options->model.find_tracked(config);
       pipeline::TrajectoryPlotOptions plot;
       plot.pcutoff = options->pcutoff.value_or(config.values().pcutoff);
       plot.colormap = config.values().colormap;
