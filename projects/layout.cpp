@@ -147,11 +147,11 @@ fs::path trajectory_plots_folder(const fs::path& folder, std::string_view video_
   return folder / "plot-poses" / std::string(video_stem);
 }
 
-std::vector<std::string> trajectory_plot_names(bool filtered) {
+std::vector<std::string> trajectory_plot_names(bool filtered, std::string_view individual) {
   const std::string_view suffix = filtered ? kFilteredSuffix : "";
   std::vector<std::string> names;
   for (const std::string_view figure : {"trajectory", "plot", "plot-likelihood", "hist"})
-    names.push_back(fmt::format("{}{}.png", figure, suffix));
+    names.push_back(fmt::format("{}{}{}.png", figure, suffix, individual));
   return names;
 }
 

@@ -65,9 +65,9 @@ std::filesystem::path labeled_video_path(const std::filesystem::path& tracks, do
 /// "<folder>/plot-poses/<video stem>": the folder of a video's trajectory figures.
 std::filesystem::path trajectory_plots_folder(const std::filesystem::path& folder,
                                               std::string_view video_stem);
-/// "trajectory.png", "plot.png", "plot-likelihood.png", "hist.png", with "_filtered" before
-/// ".png" for filtered tracks.
-std::vector<std::string> trajectory_plot_names(bool filtered);
+/// "trajectory.png", "plot.png", "plot-likelihood.png", "hist.png", with "_filtered" and then the
+/// individual (multi-animal tracks) before ".png", as DeepLabCut: "trajectory_filteredmouse1.png".
+std::vector<std::string> trajectory_plot_names(bool filtered, std::string_view individual = {});
 
 /// Paths inside one project folder.
 class ProjectLayout {

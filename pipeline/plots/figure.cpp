@@ -17,7 +17,10 @@
 namespace labpose::pipeline {
 namespace {
 
-constexpr int kLeft = 70, kRight = 150, kTop = 40, kBottom = 55;  // margins in pixels
+constexpr int kLeft = 80, kRight = 150, kTop = 40, kBottom = 55;  // margins in pixels
+constexpr int kYLabelLeft = 6;  // the y label's distance from the left edge
+constexpr int kFont = cv::FONT_HERSHEY_SIMPLEX;
+constexpr double kTitleScale = 0.55, kLabelScale = 0.45;
 const cv::Scalar kInk(40, 40, 40), kGrid(225, 225, 225);
 
 cv::Scalar bgr(const Rgb& color) {
@@ -42,11 +45,61 @@ std::string tick_text(double value, double step) {
              : fmt::format("{:.{}f}", value, static_cast<int>(std::ceil(-std::log10(step))));
 }
 
-void text(cv::Mat& image, const std::string& words, cv::Point at, double scale = 0.45) {
-  cv::putText(image, words, at, cv::FONT_HERSHEY_SIMPLEX, scale, kInk, 1, cv::LINE_AA);
+void text(cv::Mat& image, const std::string& words, cv::Point at, double scale = kLabelScale) {
+  cv::putText(image, words, at, kFont, scale, kInk, 1, cv::LINE_AA);
+}
+
+// The box of `words` drawn with its baseline at `baseline_at` (descenders included).
+Box text_box(const std::string& words, cv::Point baseline_at, double scale) {
+  int baseline = 0;
+  const cv::Size size = cv::getTextSize(words, kFont, scale, 1, &baseline);
+  return {baseline_at.x, baseline_at.y - size.height, size.width, size.height + baseline};
+}
+
+// The largest font scale up to `scale` (in steps of 5 %) at which `words` are at most `room` wide.
+double fitting_scale(const std::string& words, double scale, int room) {
+  while (scale > 0.1 && text_box(words, {0, 0}, scale).width > room) scale *= 0.95;
+  return scale;
+}
+
+// `words` turned a quarter anticlockwise into `box` (as text_box sized it before turning).
+void vertical_text(cv::Mat& image, const std::string& words, const Box& box, double scale) {
+  if (words.empty() || box.width <= 0 || box.height <= 0) return;
+  cv::Mat strip(box.width, box.height, CV_8UC3, cv::Scalar(255, 255, 255));
+  int baseline = 0;
+  const cv::Size size = cv::getTextSize(words, kFont, scale, 1, &baseline);
+  cv::putText(strip, words, {0, size.height}, kFont, scale, kInk, 1, cv::LINE_AA);
+  cv::Mat turned;
+  cv::rotate(strip, turned, cv::ROTATE_90_COUNTERCLOCKWISE);
+  turned.copyTo(image(cv::Rect(box.x, box.y, turned.cols, turned.rows)));
 }
 
 }  // namespace
+
+bool Box::intersects(const Box& other) const {
+  return x < other.x + other.width && other.x < x + width && y < other.y + other.height &&
+         other.y < y + height;
+}
+
+bool Box::inside(int image_width, int image_height) const {
+  return x >= 0 && y >= 0 && x + width <= image_width && y + height <= image_height;
+}
+
+FigureLayout Figure::layout() const {
+  FigureLayout boxes;
+  const int plot_w = width_ - kLeft - kRight, plot_h = height_ - kTop - kBottom;
+  boxes.plot = {kLeft, kTop, plot_w, plot_h};
+  boxes.title_scale = fitting_scale(title_, kTitleScale, width_ - kLeft - 4);
+  boxes.title = text_box(title_, {kLeft, kTop - 14}, boxes.title_scale);
+  const Box x_label = text_box(x_label_, {0, height_ - 12}, kLabelScale);
+  boxes.x_label = {kLeft + (plot_w - x_label.width) / 2, x_label.y, x_label.width, x_label.height};
+  // Upright, the label is `along` long and `across` high; turned, the other way round.
+  boxes.y_label_scale = fitting_scale(y_label_, kLabelScale, plot_h);
+  const Box upright = text_box(y_label_, {0, 0}, boxes.y_label_scale);
+  const int along = std::min(upright.width, plot_h), across = upright.height;
+  boxes.y_label = {kYLabelLeft, kTop + (plot_h - along) / 2, across, along};
+  return boxes;
+}
 
 Figure::Figure(int width, int height, std::string title, std::string x_label, std::string y_label)
     : width_(width),
@@ -111,7 +164,8 @@ void Figure::save(const std::filesystem::path& png) const {
     }
   }
   cv::Mat image(height_, width_, CV_8UC3, cv::Scalar(255, 255, 255));
-  const int plot_w = width_ - kLeft - kRight, plot_h = height_ - kTop - kBottom;
+  const FigureLayout parts = layout();
+  const int plot_w = parts.plot.width, plot_h = parts.plot.height;
   const auto px = [&](double x) { return kLeft + (x - x_low) / (x_high - x_low) * plot_w; };
   const auto py = [&](double y) {
     const double t = (y - y_low) / (y_high - y_low);
@@ -133,7 +187,8 @@ void Figure::save(const std::filesystem::path& png) const {
     const int at = static_cast<int>(std::lround(py(t)));
     cv::line(image, {kLeft, at}, {kLeft + plot_w, at}, kGrid, 1);
     const std::string words = tick_text(t, y_step);
-    text(image, words, {kLeft - 8 - 8 * static_cast<int>(words.size()), at + 5});
+    const Box box = text_box(words, {0, 0}, kLabelScale);
+    text(image, words, {kLeft - 8 - box.width, at + 5});
   }
 
   cv::Mat plot = image(cv::Rect(kLeft, kTop, plot_w, plot_h));
@@ -183,9 +238,9 @@ void Figure::save(const std::filesystem::path& png) const {
 
   // Frame, labels, title, legend.
   cv::rectangle(image, {kLeft, kTop}, {kLeft + plot_w, kTop + plot_h}, kInk, 1);
-  text(image, title_, {kLeft, kTop - 14}, 0.55);
-  text(image, x_label_, {kLeft + plot_w / 2 - 4 * static_cast<int>(x_label_.size()), height_ - 12});
-  text(image, y_label_, {6, kTop - 14});
+  text(image, title_, {parts.title.x, kTop - 14}, parts.title_scale);
+  text(image, x_label_, {parts.x_label.x, height_ - 12});
+  vertical_text(image, y_label_, parts.y_label, parts.y_label_scale);
   int row = kTop + 12;
   for (const auto& s : series_) {
     if (s.label.empty()) continue;

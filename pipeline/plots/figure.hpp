@@ -11,6 +11,21 @@
 
 namespace labpose::pipeline {
 
+/// A rectangle of a figure's image in pixels: its top-left corner, width and height.
+struct Box {
+  int x = 0, y = 0, width = 0, height = 0;
+  bool intersects(const Box& other) const;
+  bool inside(int image_width, int image_height) const;
+};
+
+/// Where a figure's parts go. The y label is turned a quarter anticlockwise in the left margin,
+/// centred on the plot (as matplotlib's), and made smaller when it is longer than the plot is high;
+/// the title sits above the plot, made smaller when it is wider than the image right of the margin.
+struct FigureLayout {
+  Box plot, title, x_label, y_label;
+  double title_scale = 0.55, y_label_scale = 0.45;  // OpenCV's font scales
+};
+
 class Figure {
  public:
   Figure(int width, int height, std::string title, std::string x_label, std::string y_label);
@@ -28,6 +43,9 @@ class Figure {
   /// Bars of `counts` over equal bins from `low` to `high`, drawn translucent so several overlap.
   void add_histogram(const std::vector<double>& counts, double low, double high, Rgb color,
                      std::string label);
+
+  /// The boxes save() draws the plot, title and labels in.
+  FigureLayout layout() const;
 
   /// Draws everything and writes a PNG atomically.
   void save(const std::filesystem::path& png) const;

@@ -128,6 +128,12 @@ TEST(Layout, FilteredTracksLabeledVideosAndTrajectoryPlotsAreNamedAsDeepLabCutNa
   EXPECT_EQ(trajectory_plot_names(true),
             (std::vector<std::string>{"trajectory_filtered.png", "plot_filtered.png",
                                       "plot-likelihood_filtered.png", "hist_filtered.png"}));
+  // Several animals: one set of figures per individual.
+  EXPECT_EQ(
+      trajectory_plot_names(true, "mouse1"),
+      (std::vector<std::string>{"trajectory_filteredmouse1.png", "plot_filteredmouse1.png",
+                                "plot-likelihood_filteredmouse1.png", "hist_filteredmouse1.png"}));
+  EXPECT_EQ(trajectory_plot_names(false, "single").front(), "trajectorysingle.png");
 }
 
 TEST(Layout, CheckedLabelsFoldersAndMachineLabels) {

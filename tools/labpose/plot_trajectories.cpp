@@ -1,5 +1,6 @@
 // labpose plot-trajectories <config> <video|folder>... [--shuffle K] [--training-fraction F]
 //   [--snapshot S] [--filtered] [--pcutoff P] [--dest D]
+//   multi-animal projects: [--track-method ellipse|box]
 #include <fmt/core.h>
 
 #include <iostream>
@@ -43,7 +44,10 @@ Command plot_trajectories_command() {
         "Writes plot-poses/<video stem>/trajectory.png (x against y, as in the video), plot.png (x "
         "dashed and y solid over the frames), plot-likelihood.png and hist.png (frame-to-frame "
         "changes of x and y, 100 bins), with _filtered in the names for --filtered, in the "
-        "config's colormap.");
+        "config's colormap. For a multi-animal project it plots the stitched tracks "
+        "(<video stem><scorer>_el.h5, _bx.h5 with --track-method box): the four figures for each "
+        "individual, named as DeepLabCut's (trajectorymouse1.png, trajectory_filteredmouse1.png, "
+        "..., and single for the unique bodyparts), each bodypart in the same colour in all.");
     return [options]() {
       const projects::ProjectConfig config = load_project_config(options->config);
       const TrackedModel model = options->model.find_tracked(config);
