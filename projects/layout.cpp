@@ -138,8 +138,8 @@ fs::path filtered_tracks_path(const fs::path& tracks) {
   return tracks.parent_path() / (tracks.stem().string() + std::string(kFilteredSuffix) + ".h5");
 }
 
-fs::path labeled_video_path(const fs::path& tracks, double pcutoff) {
-  return tracks.parent_path() / fmt::format("{}_p{}{}.mp4", tracks.stem().string(),
+fs::path labeled_video_path(const fs::path& tracks, double pcutoff, std::string_view colouring) {
+  return tracks.parent_path() / fmt::format("{}{}_p{}{}.mp4", tracks.stem().string(), colouring,
                                             static_cast<int>(100.0 * pcutoff), kLabeledSuffix);
 }
 

@@ -60,8 +60,11 @@ bool is_labeled_output(std::string_view stem);
 // <video>DLC_<scorer>.h5.
 /// "<dir>/<stem>_filtered.h5" for the tracks "<dir>/<stem>.h5".
 std::filesystem::path filtered_tracks_path(const std::filesystem::path& tracks);
-/// "<dir>/<stem>_p<int(100 pcutoff)>_labeled.mp4" for the tracks "<dir>/<stem>.h5".
-std::filesystem::path labeled_video_path(const std::filesystem::path& tracks, double pcutoff);
+/// "<dir>/<stem><colouring>_p<int(100 pcutoff)>_labeled.mp4" for the tracks "<dir>/<stem>.h5";
+/// `colouring` is empty for one animal, "_id" or "_bp" for tracks of several coloured by
+/// individual or by bodypart (DeepLabCut's color_by).
+std::filesystem::path labeled_video_path(const std::filesystem::path& tracks, double pcutoff,
+                                         std::string_view colouring = {});
 /// "<folder>/plot-poses/<video stem>": the folder of a video's trajectory figures.
 std::filesystem::path trajectory_plots_folder(const std::filesystem::path& folder,
                                               std::string_view video_stem);

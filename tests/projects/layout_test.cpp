@@ -128,12 +128,14 @@ TEST(Layout, FilteredTracksLabeledVideosAndTrajectoryPlotsAreNamedAsDeepLabCutNa
   EXPECT_EQ(trajectory_plot_names(true),
             (std::vector<std::string>{"trajectory_filtered.png", "plot_filtered.png",
                                       "plot-likelihood_filtered.png", "hist_filtered.png"}));
-  // Several animals: one set of figures per individual.
+  // Several animals: one set per individual, and the colouring in the video's name.
   EXPECT_EQ(
       trajectory_plot_names(true, "mouse1"),
       (std::vector<std::string>{"trajectory_filteredmouse1.png", "plot_filteredmouse1.png",
                                 "plot-likelihood_filteredmouse1.png", "hist_filteredmouse1.png"}));
   EXPECT_EQ(trajectory_plot_names(false, "single").front(), "trajectorysingle.png");
+  EXPECT_EQ(labeled_video_path("/v/miceDLC_x_el_filtered.h5", 0.6, "_id"),
+            "/v/miceDLC_x_el_filtered_id_p60_labeled.mp4");
 }
 
 TEST(Layout, CheckedLabelsFoldersAndMachineLabels) {

@@ -1,5 +1,7 @@
 // labpose labeled-video <config> <video|folder>... [--shuffle K] [--training-fraction F]
 //   [--snapshot S] [--filtered] [--skeleton] [--trail N] [--pcutoff P] [--dest D] [--overwrite]
+//   multi-animal projects: [--track-method ellipse|box] [--color-by individual|bodypart]
+//   [--no-names]
 #include <fmt/core.h>
 
 #include <iostream>
@@ -21,10 +23,10 @@ Command labeled_video_command() {
   command.summary = "draw keypoint tracks onto videos";
   command.define = [](CLI::App& app) -> std::function<int()> {
     struct Options {
-      std::string config, dest;
+      std::string config, dest, color_by;
       std::vector<std::string> videos;
       ModelOptions model;
-      bool filtered = false, skeleton = false, overwrite = false;
+      bool filtered = false, skeleton = false, overwrite = false, no_names = false;
       int trail = 0;
       std::optional<double> pcutoff;
     };
@@ -44,12 +46,20 @@ Command labeled_video_command() {
     app.add_option("--dest", options->dest,
                    "where analyze wrote the tracks (default: beside each video)");
     app.add_flag("--overwrite", options->overwrite, "make labeled videos again that exist");
+    app.add_option("--color-by", options->color_by,
+                   "multi-animal projects: one colour per individual (default) or per bodypart");
+    app.add_flag("--no-names", options->no_names,
+                 "multi-animal projects: leave out the individuals' names");
     app.footer(
         "Writes <tracks name>_p<100 x pcutoff>_labeled.mp4 beside the tracks (H.264): each "
         "bodypart as a filled disk of config.yaml's dotsize in its colormap colour when its "
         "likelihood is above pcutoff, with --skeleton the skeleton pairs in skeleton_color, with "
         "--trail N the positions of the previous N-1 frames as smaller disks. Tracks of a cropped "
-        "analysis are drawn at their place in the whole frame.");
+        "analysis are drawn at their place in the whole frame. For a multi-animal project it draws "
+        "the stitched tracks (<video stem><scorer>_el.h5, _bx.h5 with --track-method box) into "
+        "<tracks name>_id_p<100 x pcutoff>_labeled.mp4 (_bp_ with --color-by bodypart): each "
+        "individual in its own colour with its name beside its topmost keypoint, and its own "
+        "skeleton.");
     return [options]() {
       const projects::ProjectConfig config = load_project_config(options->config);
       const auto& values = config.values();
@@ -63,11 +73,23 @@ Command labeled_video_command() {
         drawing.skeleton_edges.emplace_back(edge.from, edge.to);
       drawing.skeleton_color = values.skeleton_color;
       drawing.trail = options->trail;
+      drawing.names = !options->no_names;
+      std::string colouring;  // in the video's name, as DeepLabCut's
+      if (model.tracker) {
+        drawing.color_by = options->color_by.empty() ? pipeline::ColorBy::individual
+                                                     : pipeline::parse_color_by(options->color_by);
+        colouring = drawing.color_by == pipeline::ColorBy::individual ? "_id" : "_bp";
+      } else if (!options->color_by.empty() || options->no_names) {
+        throw UsageError(fmt::format("{} is for multi-animal projects",
+                                     options->no_names ? "--no-names" : "--color-by"),
+                         "a single-animal project's videos are coloured by bodypart: leave it out");
+      }
       for_each_tracked_video(
           model, options->videos, options->dest, options->filtered, "to draw",
           [&](const TrackedVideo& tracked) {
             std::error_code error;
-            const auto output = projects::labeled_video_path(tracked.tracks, drawing.pcutoff);
+            const auto output =
+                projects::labeled_video_path(tracked.tracks, drawing.pcutoff, colouring);
             if (!options->overwrite && std::filesystem::exists(output, error)) {
               console::info("{} exists; --overwrite makes it again", output.filename().string());
               std::cout << output.string() << '\n';
