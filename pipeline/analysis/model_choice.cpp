@@ -74,8 +74,8 @@ AnalysisModel find_analysis_model(const projects::ProjectConfig& config, int shu
                             "single-animal analyses only",
                             config.file().string()),
                 "labpose analyze analyzes its videos into DeepLabCut's tracks of several animals "
-                "(<video><scorer>_el.h5), which filter, plot-trajectories and labeled-video take; "
-                "extract-outliers and live do not take them yet");
+                "(<video><scorer>_el.h5), which filter, plot-trajectories, labeled-video and "
+                "extract-outliers take; live does not take them yet");
   }
   return find_shuffle_model(config, shuffle, fraction, snapshot_index, best);
 }

@@ -1,6 +1,7 @@
 // labpose extract-outliers <config> <video|folder>... [--algo jump|uncertain|fitting] [--epsilon E]
 //   [--p-bound P] [--ar-degree 3] [--ma-degree 1] [--alpha A] [--bodyparts B...] [--shuffle K]
 //   [--training-fraction F] [--snapshot S] [--dest D] [--extraction kmeans|uniform] [--num N] ...
+//   multi-animal projects: [--track-method ellipse|box]
 #include <fmt/core.h>
 
 #include <iostream>
@@ -54,6 +55,7 @@ Command extract_outliers_command() {
     app.add_option("--bodyparts", options->outliers.bodyparts,
                    "compare only these bodyparts (default: all)");
     options->model.add_to(app, "whose tracks to use");
+    options->model.add_track_method_to(app);
     app.add_option("--dest", options->dest,
                    "where analyze wrote the tracks (default: beside each video)");
     options->frames.add_to(app, "--extraction");
@@ -64,19 +66,25 @@ Command extract_outliers_command() {
         "labeled-data/<video>/img<frame>.png and adds the network's predictions at those frames "
         "to labeled-data/<video>/machinelabels-iter<K>.h5 and machinelabels.csv. Review them with "
         "labpose label --refine, then labpose merge and create-dataset for the next iteration. "
-        "The videos must be in the project (labpose add-videos).");
+        "The videos must be in the project (labpose add-videos). For a multi-animal project it "
+        "searches the stitched tracks (<video stem><scorer>_el.h5, _bx.h5 with --track-method "
+        "box) individual by individual, so that jump finds identity swaps (a track that leaps to "
+        "another animal), and the machine labels have DeepLabCut's four header rows.");
     return [options]() {
       const projects::ProjectConfig config = load_project_config(options->config);
       pipeline::OutlierOptions outliers = options->outliers;
       outliers.algorithm = pipeline::parse_outlier_algorithm(options->algorithm);
-      const TrackedModel model{options->model.find(config), std::nullopt};
+      const TrackedModel model = options->model.find_tracked(config);
       const pipeline::ExtractFramesOptions frames = options->frames.resolve();
       std::size_t total = 0;
       for_each_tracked_video(
           model, options->videos, options->dest, false, "to search for outliers",
           [&](const TrackedVideo& tracked) {
+            // A multi-animal project's stitched tracks, searched per individual.
+            pipeline::AnalysisFiles files = tracked.files;
+            files.h5 = tracked.tracks;
             const pipeline::OutlierVideo result = pipeline::extract_outlier_frames(
-                config, tracked.video.string(), tracked.files, outliers, frames);
+                config, tracked.video.string(), files, outliers, frames);
             const auto& extracted = result.extracted;
             for (const std::int64_t index : extracted.frames) {
               std::cout << (extracted.folder /
