@@ -53,6 +53,14 @@ pipeline::AnalysisModel ModelOptions::find(const projects::ProjectConfig& config
   return pipeline::find_analysis_model(config, chosen, fraction, index, best);
 }
 
+pipeline::TrackMethod parse_tracker(const std::string& text, const std::string& where) {
+  if (text.empty() || text == "ellipse") return pipeline::TrackMethod::ellipse;
+  if (text == "box") return pipeline::TrackMethod::box;
+  throw UsageError(fmt::format("{} {} is not a tracker labpose has", where, text),
+                   "use ellipse (DeepLabCut's _el files, the default) or box (_bx); labpose has "
+                   "no skeleton tracker");
+}
+
 void ModelOptions::add_track_method_to(CLI::App& app) {
   app.add_option("--track-method,--tracker", track_method,
                  "multi-animal projects: whose stitched tracks, ellipse (_el) or box (_bx) "
@@ -68,19 +76,11 @@ TrackedModel ModelOptions::find_tracked(const projects::ProjectConfig& config) c
     return {find(config), std::nullopt};
   }
   const bool given = !track_method.empty();
-  const std::string method = given ? track_method : config.values().default_track_method;
   TrackedModel tracked;
-  if (method.empty() || method == "ellipse") {
-    tracked.tracker = pipeline::TrackMethod::ellipse;
-  } else if (method == "box") {
-    tracked.tracker = pipeline::TrackMethod::box;
-  } else {
-    const std::string where =
-        given ? "--track-method" : config.place("default_track_method") + ": default_track_method";
-    throw UsageError(fmt::format("{} {} is not a tracker labpose has", where, method),
-                     "use --track-method ellipse (DeepLabCut's _el tracks, the default) or box "
-                     "(_bx), as labpose analyze --tracker made them");
-  }
+  tracked.tracker =
+      given ? parse_tracker(track_method, "--track-method")
+            : parse_tracker(config.values().default_track_method,
+                            config.place("default_track_method") + ": default_track_method");
   const auto [index, best] = snapshot_choice();
   const auto [chosen, fraction] = chosen_shuffle(config);
   tracked.model = pipeline::find_shuffle_model(config, chosen, fraction, index, best);

@@ -16,6 +16,11 @@
 
 namespace labpose::tools {
 
+/// A tracker's name as an option or config.yaml gives it: ellipse (also for empty text) or box.
+/// Throws UsageError naming `where` (the option, or config.yaml's line) for any other.
+pipeline::TrackMethod parse_tracker(const std::string& text,
+                                    const std::string& where = "--tracker");
+
 /// The model whose tracks a command reads and, for a multi-animal project, the tracker whose
 /// stitched tracks (<video><scorer>_el.h5, _bx.h5) they are.
 struct TrackedModel {

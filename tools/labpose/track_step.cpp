@@ -12,14 +12,6 @@
 
 namespace labpose::tools {
 
-pipeline::TrackMethod parse_tracker(const std::string& text) {
-  if (text.empty() || text == "ellipse") return pipeline::TrackMethod::ellipse;
-  if (text == "box") return pipeline::TrackMethod::box;
-  throw UsageError(fmt::format("--tracker {} is not a tracker", text),
-                   "use --tracker ellipse (the default, DeepLabCut's _el files) or --tracker box "
-                   "(_bx)");
-}
-
 void TrackStepCli::add_to(CLI::App& app, const std::string& reads) {
   app.add_option("config", config, "the project's config.yaml")->required();
   app.add_option("videos", videos, "the analyzed videos, or folders of videos")->required();

@@ -1,7 +1,6 @@
 // What labpose track and labpose stitch share on their command lines: the project, the videos,
-// the model (whose scorer names the files), --dest, --tracker and --overwrite; and --tracker's
-// parsing, which analyze uses too. Not the steps themselves (pipeline/analysis/
-// multi_animal_tracking.hpp).
+// the model (whose scorer names the files), --dest, --tracker and --overwrite. Not the steps
+// themselves (pipeline/analysis/ multi_animal_tracking.hpp).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -15,9 +14,6 @@
 #include "tools/labpose/model_options.hpp"
 
 namespace labpose::tools {
-
-/// --tracker's value: ellipse (also for empty text) or box. Throws UsageError for any other.
-pipeline::TrackMethod parse_tracker(const std::string& text);
 
 /// What track or stitch was given on its command line.
 struct TrackStepCli {
