@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "nets/cpu/dnnl_state.hpp"
+#include "nets/cpu/dnnl_versions.hpp"
 
 namespace labpose::nets::cpu {
 namespace {
@@ -40,11 +41,9 @@ void normalization_forward(CpuBackend::State& s, bool training, const Tensor& x,
       auto entry = std::make_unique<NormEntry>();
       auto flags = normalization_flags::use_scale | normalization_flags::use_shift;
       if (!training) flags = flags | normalization_flags::use_global_stats;
-      batch_normalization_forward::primitive_desc pd(
-          batch_normalization_forward::desc(
-              training ? prop_kind::forward_training : prop_kind::forward_inference, desc_of(x),
-              epsilon, flags),
-          s.engine);
+      const auto pd = batch_norm_forward_pd(
+          s.engine, training ? prop_kind::forward_training : prop_kind::forward_inference,
+          desc_of(x), epsilon, flags);
       entry->run = batch_normalization_forward(pd);
       for (memory* m : {&entry->data, &entry->other}) {
         *m = memory(desc_of(x), s.engine, DNNL_MEMORY_NONE);
@@ -108,14 +107,9 @@ void CpuBackend::batch_norm_backward(const Tensor& dy, const Tensor& x, const Te
           auto entry = std::make_unique<NormEntry>();
           auto flags = normalization_flags::use_scale | normalization_flags::use_shift;
           if (constant_statistics) flags = flags | normalization_flags::use_global_stats;
-          batch_normalization_forward::primitive_desc hint(
-              batch_normalization_forward::desc(prop_kind::forward_training, desc_of(x), epsilon,
-                                                flags),
-              s.engine);
-          batch_normalization_backward::primitive_desc pd(
-              batch_normalization_backward::desc(prop_kind::backward, desc_of(x), desc_of(x),
-                                                 epsilon, flags),
-              s.engine, hint);
+          const auto hint = batch_norm_forward_pd(s.engine, prop_kind::forward_training, desc_of(x),
+                                                  epsilon, flags);
+          const auto pd = batch_norm_backward_pd(s.engine, desc_of(x), epsilon, flags, hint);
           entry->run = batch_normalization_backward(pd);
           for (memory* m : {&entry->data, &entry->other, &entry->diff_data}) {
             *m = memory(desc_of(x), s.engine, DNNL_MEMORY_NONE);
@@ -130,21 +124,23 @@ void CpuBackend::batch_norm_backward(const Tensor& dy, const Tensor& x, const Te
     bind(e.other, dy);
     bind(e.diff_data, dx);
     bind(e.scale, gamma);
-    // oneDNN 2.6 wants a SHIFT argument with use_shift even though the gradient does not read it.
-    bind(e.shift, gamma);
     bind(e.mean, mean);
     bind(e.variance, variance);
     bind(e.diff_scale, dgamma);
     bind(e.diff_shift, dbeta);
-    e.run.execute(s.stream, {{DNNL_ARG_SRC, e.data},
-                             {DNNL_ARG_DIFF_DST, e.other},
-                             {DNNL_ARG_SCALE, e.scale},
-                             {DNNL_ARG_SHIFT, e.shift},
-                             {DNNL_ARG_MEAN, e.mean},
-                             {DNNL_ARG_VARIANCE, e.variance},
-                             {DNNL_ARG_DIFF_SRC, e.diff_data},
-                             {DNNL_ARG_DIFF_SCALE, e.diff_scale},
-                             {DNNL_ARG_DIFF_SHIFT, e.diff_shift}});
+    Args args{{DNNL_ARG_SRC, e.data},
+              {DNNL_ARG_DIFF_DST, e.other},
+              {DNNL_ARG_SCALE, e.scale},
+              {DNNL_ARG_MEAN, e.mean},
+              {DNNL_ARG_VARIANCE, e.variance},
+              {DNNL_ARG_DIFF_SRC, e.diff_data},
+              {DNNL_ARG_DIFF_SCALE, e.diff_scale},
+              {DNNL_ARG_DIFF_SHIFT, e.diff_shift}};
+    if (kBatchNormBackwardTakesShift) {
+      bind(e.shift, gamma);  // not read
+      args.emplace(DNNL_ARG_SHIFT, e.shift);
+    }
+    e.run.execute(s.stream, args);
     s.stream.wait();
   });
 }

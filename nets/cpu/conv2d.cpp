@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "nets/cpu/dnnl_state.hpp"
+#include "nets/cpu/dnnl_versions.hpp"
 
 namespace labpose::nets::cpu {
 namespace {
@@ -21,9 +22,7 @@ using tag = memory::format_tag;
 using dt = memory::data_type;
 using namespace dnnl;
 
-struct Window {
-  memory::dims strides, dilates, pad_left, pad_right;
-};
+using Window = DnnlWindow;
 
 // oneDNN counts dilation from 0; the right padding of a transposed convolution absorbs PyTorch's
 // output padding (it is whatever makes the sizes agree).
@@ -47,7 +46,7 @@ Window transpose_window(const ConvGeometry& g, const Shape& x, const Shape& w, c
 
 memory::desc any_weights(const Shape& w, int groups, bool transposed, dt type) {
   if (!transposed)
-    return memory::desc(conv_weights_desc(w, groups, tag::any).dims(), type, tag::any);
+    return memory::desc(dims_of_desc(conv_weights_desc(w, groups, tag::any)), type, tag::any);
   if (groups == 1) return memory::desc({w[1], w[0], w[2], w[3]}, type, tag::any);
   return memory::desc({groups, w[1], w[0] / groups, w[2], w[3]}, type, tag::any);
 }
@@ -136,17 +135,9 @@ std::string shapes_text(const Tensor& a, const Tensor& b, const Tensor& c) {
 primitive_desc_base forward_pd(bool transposed, const engine& eng, const memory::desc& src,
                                const memory::desc& weights, const memory::desc& bias,
                                const memory::desc& dst, const Window& w) {
-  if (transposed) {
-    return deconvolution_forward::primitive_desc(
-        deconvolution_forward::desc(prop_kind::forward_training, algorithm::deconvolution_direct,
-                                    src, weights, bias, dst, w.strides, w.dilates, w.pad_left,
-                                    w.pad_right),
-        eng);
-  }
-  return convolution_forward::primitive_desc(
-      convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct, src,
-                                weights, bias, dst, w.strides, w.dilates, w.pad_left, w.pad_right),
-      eng);
+  if (transposed)
+    return deconvolution_forward_pd(eng, prop_kind::forward_training, src, weights, bias, dst, w);
+  return convolution_forward_pd(eng, prop_kind::forward_training, src, weights, bias, dst, w);
 }
 
 // Depthwise convolutions whose gradients oneDNN 2.6's depthwise kernel does not compute: it has
@@ -405,19 +396,15 @@ void backward_data(CpuBackend::State& state, dt compute, bool transposed, const 
                              memory::desc(), diff_dst_md, window);
       memory::desc internal_weights;
       if (transposed) {
-        deconvolution_backward_data::primitive_desc pd(
-            deconvolution_backward_data::desc(algorithm::deconvolution_direct, desc_of(dx),
-                                              weights_md, diff_dst_md, window.strides,
-                                              window.dilates, window.pad_left, window.pad_right),
-            state.engine, deconvolution_forward::primitive_desc(hint.get()));
+        const auto pd = deconvolution_backward_data_pd(
+            state.engine, desc_of(dx), weights_md, diff_dst_md, window,
+            deconvolution_forward::primitive_desc(hint.get()));
         e->run = deconvolution_backward_data(pd);
         internal_weights = pd.weights_desc();
       } else {
-        convolution_backward_data::primitive_desc pd(
-            convolution_backward_data::desc(algorithm::convolution_direct, desc_of(dx), weights_md,
-                                            diff_dst_md, window.strides, window.dilates,
-                                            window.pad_left, window.pad_right),
-            state.engine, convolution_forward::primitive_desc(hint.get()));
+        const auto pd =
+            convolution_backward_data_pd(state.engine, desc_of(dx), weights_md, diff_dst_md, window,
+                                         convolution_forward::primitive_desc(hint.get()));
         e->run = convolution_backward_data(pd);
         internal_weights = pd.weights_desc();
       }
@@ -473,19 +460,15 @@ const memory* backward_weights(CpuBackend::State& state, dt compute, bool transp
                              diff_dst_md, window);
       memory::desc internal_weights;
       if (transposed) {
-        deconvolution_backward_weights::primitive_desc pd(
-            deconvolution_backward_weights::desc(algorithm::deconvolution_direct, src_md,
-                                                 weights_md, bias_md, diff_dst_md, window.strides,
-                                                 window.dilates, window.pad_left, window.pad_right),
-            state.engine, deconvolution_forward::primitive_desc(hint.get()));
+        const auto pd = deconvolution_backward_weights_pd(
+            state.engine, src_md, weights_md, bias_md, diff_dst_md, window,
+            deconvolution_forward::primitive_desc(hint.get()));
         e->run = deconvolution_backward_weights(pd);
         internal_weights = pd.diff_weights_desc();
       } else {
-        convolution_backward_weights::primitive_desc pd(
-            convolution_backward_weights::desc(algorithm::convolution_direct, src_md, weights_md,
-                                               bias_md, diff_dst_md, window.strides, window.dilates,
-                                               window.pad_left, window.pad_right),
-            state.engine, convolution_forward::primitive_desc(hint.get()));
+        const auto pd = convolution_backward_weights_pd(
+            state.engine, src_md, weights_md, bias_md, diff_dst_md, window,
+            convolution_forward::primitive_desc(hint.get()));
         e->run = convolution_backward_weights(pd);
         internal_weights = pd.diff_weights_desc();
       }

@@ -91,6 +91,14 @@ std::string cpu_instructions() {
       return "AVX-512 + VNNI";
     case dnnl_cpu_isa_avx512_core_bf16:
       return "AVX-512 + BF16";
+#if DNNL_VERSION_MAJOR >= 3
+    case dnnl_cpu_isa_avx2_vnni_2:
+      return "AVX2 + VNNI-INT8 + BF16";
+    case dnnl_cpu_isa_avx512_core_fp16:
+      return "AVX-512 + BF16 + FP16";
+    case dnnl_cpu_isa_avx512_core_amx_fp16:
+      return "AVX-512 + AMX + FP16";
+#endif
     case dnnl_cpu_isa_avx512_core_amx:
       return "AVX-512 + AMX";
     default:

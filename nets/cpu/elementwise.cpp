@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "nets/cpu/dnnl_state.hpp"
+#include "nets/cpu/dnnl_versions.hpp"
 #include "nets/peaks.hpp"
 
 namespace labpose::nets::cpu {
@@ -78,11 +79,11 @@ struct PoolEntry : CacheEntry {
   memory src, dst, workspace, diff_dst, diff_src, scratch_dst;
 };
 
-pooling_forward::desc pool_desc(prop_kind kind, const memory::desc& src, const memory::desc& dst,
-                                const PoolGeometry& g) {
-  return pooling_forward::desc(kind, algorithm::pooling_max, src, dst, {g.stride_h, g.stride_w},
-                               {g.kernel_h, g.kernel_w}, {g.pad_top, g.pad_left},
-                               {g.pad_bottom, g.pad_right});
+PoolWindow pool_window(const PoolGeometry& g) {
+  return {{g.stride_h, g.stride_w},
+          {g.kernel_h, g.kernel_w},
+          {g.pad_top, g.pad_left},
+          {g.pad_bottom, g.pad_right}};
 }
 
 std::string pool_key(const char* op, const Shape& x, const PoolGeometry& g) {
@@ -98,8 +99,8 @@ void CpuBackend::max_pool_forward(const Tensor& x, Tensor& y, const PoolGeometry
   with_dnnl_errors("max_pool_forward", x.shape().text(), [&] {
     auto& e = s.cached<PoolEntry>(pool_key("pool_forward", x.shape(), g), [&] {
       auto entry = std::make_unique<PoolEntry>();
-      pooling_forward::primitive_desc pd(
-          pool_desc(prop_kind::forward_inference, desc_of(x), desc_of(y), g), s.engine);
+      const auto pd = max_pool_forward_pd(s.engine, prop_kind::forward_inference, desc_of(x),
+                                          desc_of(y), pool_window(g));
       entry->forward = pooling_forward(pd);
       entry->src = memory(desc_of(x), s.engine, DNNL_MEMORY_NONE);
       entry->dst = memory(desc_of(y), s.engine, DNNL_MEMORY_NONE);
@@ -120,13 +121,10 @@ void CpuBackend::max_pool_backward(const Tensor& dy, const Tensor& x, Tensor& dx
   with_dnnl_errors("max_pool_backward", x.shape().text(), [&] {
     auto& e = s.cached<PoolEntry>(pool_key("pool_backward", x.shape(), g), [&] {
       auto entry = std::make_unique<PoolEntry>();
-      pooling_forward::primitive_desc hint(
-          pool_desc(prop_kind::forward_training, desc_of(x), desc_of(dy), g), s.engine);
-      pooling_backward::primitive_desc pd(
-          pooling_backward::desc(algorithm::pooling_max, desc_of(dx), desc_of(dy),
-                                 {g.stride_h, g.stride_w}, {g.kernel_h, g.kernel_w},
-                                 {g.pad_top, g.pad_left}, {g.pad_bottom, g.pad_right}),
-          s.engine, hint);
+      const auto hint = max_pool_forward_pd(s.engine, prop_kind::forward_training, desc_of(x),
+                                            desc_of(dy), pool_window(g));
+      const auto pd =
+          max_pool_backward_pd(s.engine, desc_of(dx), desc_of(dy), pool_window(g), hint);
       entry->forward = pooling_forward(hint);
       entry->backward = pooling_backward(pd);
       entry->src = memory(desc_of(x), s.engine, DNNL_MEMORY_NONE);

@@ -21,6 +21,7 @@
 
 #include "core/error.hpp"
 #include "nets/cpu/dnnl_state.hpp"
+#include "nets/cpu/dnnl_versions.hpp"
 #include "nets/cpu/value_formats.hpp"
 #include "nets/cpu/winograd.hpp"
 #include "nets/fused_graph.hpp"
@@ -55,15 +56,6 @@ void normalize_pixels(const float* in, Out* out, std::int64_t pixels, std::int64
       }
     }
   }
-}
-
-// A reorder that multiplies by `scales` on the way (one value, or one per index of the dims in
-// `mask`): quantizes into int8 steps or dequantizes out of them.
-reorder scaled_reorder(const memory& from, const memory& to, int mask,
-                       const std::vector<float>& scales) {
-  primitive_attr attributes;
-  attributes.set_output_scales(mask, scales);
-  return reorder(reorder::primitive_desc(from, to, attributes));
 }
 
 // Bytes of one element of `type`.
@@ -334,9 +326,8 @@ class CpuPlan final : public InferencePlan {
       memory target(desc_of(shapes[index], outputs_.back().layout()), state_.engine,
                     DNNL_MEMORY_NONE);
       output_targets_.push_back(target);
-      steps_.push_back({scaled_reorder(values_[index], target, 0, {formats_[index].scale}),
-                        {{DNNL_ARG_FROM, values_[index]}, {DNNL_ARG_TO, target}},
-                        {}});
+      ScaledReorder out = scaled_reorder(values_[index], target, 0, {formats_[index].scale});
+      steps_.push_back({out.run, std::move(out.args), {}});
     }
   }
 
@@ -435,10 +426,9 @@ class CpuPlan final : public InferencePlan {
       const memory::desc desc(dims_of(pass_shape_), input_format_.type, tag::nhwc);
       const auto buffer = static_cast<std::size_t>(acquire(desc.get_size()));
       converted_input_ = memory(desc, state_.engine, buffers_[buffer]->data());
-      steps_.push_back(
-          {scaled_reorder(input_memory_, *converted_input_, 0, {1.0F / input_format_.scale}),
-           {{DNNL_ARG_FROM, input_memory_}, {DNNL_ARG_TO, *converted_input_}},
-           {}});
+      ScaledReorder in =
+          scaled_reorder(input_memory_, *converted_input_, 0, {1.0F / input_format_.scale});
+      steps_.push_back({in.run, std::move(in.args), {}});
     }
     return *converted_input_;
   }
@@ -478,12 +468,13 @@ class CpuPlan final : public InferencePlan {
 
   void add_pool(const FusedOp& op, const memory& source, const Shape& shape, std::size_t i) {
     const auto& g = op.pool;
-    pooling_forward::primitive_desc pd(
-        pooling_forward::desc(
-            prop_kind::forward_inference, algorithm::pooling_max, source.get_desc(),
-            memory::desc(dims_of(shape), formats_[i].type, tag::any), {g.stride_h, g.stride_w},
-            {g.kernel_h, g.kernel_w}, {g.pad_top, g.pad_left}, {g.pad_bottom, g.pad_right}),
-        state_.engine);
+    const auto pd =
+        max_pool_forward_pd(state_.engine, prop_kind::forward_inference, source.get_desc(),
+                            memory::desc(dims_of(shape), formats_[i].type, tag::any),
+                            {{g.stride_h, g.stride_w},
+                             {g.kernel_h, g.kernel_w},
+                             {g.pad_top, g.pad_left},
+                             {g.pad_bottom, g.pad_right}});
     set_value(i, pd.dst_desc(), acquire(pd.dst_desc().get_size()));
     steps_.push_back(
         {pooling_forward(pd), {{DNNL_ARG_SRC, source}, {DNNL_ARG_DST, values_[i]}}, {}});
@@ -493,9 +484,9 @@ class CpuPlan final : public InferencePlan {
   static void append_activation(post_ops& ops, float cap, float step) {
     if (cap < 0) return;
     if (cap == 0) {
-      ops.append_eltwise(1.0F, algorithm::eltwise_relu, 0.0F, 0.0F);
+      append_eltwise(ops, algorithm::eltwise_relu, 0.0F, 0.0F);
     } else {
-      ops.append_eltwise(1.0F, algorithm::eltwise_clip, 0.0F, cap / step);
+      append_eltwise(ops, algorithm::eltwise_clip, 0.0F, cap / step);
     }
   }
 
@@ -554,8 +545,8 @@ class CpuPlan final : public InferencePlan {
     const bool transposed = op.kind == FusedOp::Kind::conv_transpose;
     const auto& g = op.geometry;
     const Shape& w = op.weight_shape;
-    // In int8 the kernel computes out = scale[k] * (sum + bias[k]) in output steps: scale[k] =
-    // input step * weight step[k] / output step, bias in sum units; post-ops in output steps.
+    // In int8 the kernel computes out = scale[k] * sum + bias[k] in output steps: scale[k] =
+    // input step * weight step[k] / output step; post-ops in output steps.
     const bool int8 = precision_ == PlanPrecision::int8;
     const ValueFormat& in_format = source_format(op);
     const ValueFormat& out_format = formats_[i];
@@ -568,13 +559,14 @@ class CpuPlan final : public InferencePlan {
     primitive_attr attributes;
     attributes.set_post_ops(ops);
     std::vector<float> bias = op.bias;
+    Args scale_args;
     if (int8) {
       std::vector<float> output_scales(weight_steps.size());
       for (std::size_t k = 0; k < weight_steps.size(); ++k) {
         output_scales[k] = in_format.scale * weight_steps[k] / out_format.scale;
-        bias[k] /= in_format.scale * weight_steps[k];
+        bias[k] /= out_format.scale;
       }
-      attributes.set_output_scales(1 << 1, output_scales);
+      scale_args = set_output_scales(attributes, state_.engine, g.groups > 1, output_scales, bias);
     }
     const dt weight_type = int8 ? dt::s8 : precision_ == PlanPrecision::bf16 ? dt::bf16 : dt::f32;
 
@@ -599,25 +591,21 @@ class CpuPlan final : public InferencePlan {
               : memory::desc({g.groups, w[1], w[0] / g.groups, w[2], w[3]}, weight_type, tag::any);
       // oneDNN 2.6 has no optimized transposed convolution for an `any` destination or for
       // inference (it falls back to its reference loops): ask for NHWC and the training flavour.
-      deconvolution_forward::primitive_desc pd(
-          deconvolution_forward::desc(
-              prop_kind::forward_training, algorithm::deconvolution_direct, source.get_desc(),
-              weights_any, bias_md,
-              op.residual >= 0 ? dst_any : memory::desc(dims_of(shape), out_format.type, tag::nhwc),
-              strides, dilates, pad_left, pad_right),
-          attributes, state_.engine);
+      const auto pd = deconvolution_forward_pd(
+          state_.engine, prop_kind::forward_training, source.get_desc(), weights_any, bias_md,
+          op.residual >= 0 ? dst_any : memory::desc(dims_of(shape), out_format.type, tag::nhwc),
+          {strides, dilates, pad_left, pad_right}, attributes);
       run = deconvolution_forward(pd);
       weights_desc = pd.weights_desc();
       dst_desc = pd.dst_desc();
       user_weights = conv_transpose_weights_desc(w, g.groups);
     } else {
       const memory::dims pad_right{g.pad_bottom, g.pad_right};
-      convolution_forward::primitive_desc pd(
-          convolution_forward::desc(
-              prop_kind::forward_inference, algorithm::convolution_direct, source.get_desc(),
-              memory::desc(conv_weights_desc(w, g.groups, tag::any).dims(), weight_type, tag::any),
-              bias_md, dst_any, strides, dilates, pad_left, pad_right),
-          attributes, state_.engine);
+      const auto pd = convolution_forward_pd(
+          state_.engine, prop_kind::forward_inference, source.get_desc(),
+          memory::desc(dims_of_desc(conv_weights_desc(w, g.groups, tag::any)), weight_type,
+                       tag::any),
+          bias_md, dst_any, {strides, dilates, pad_left, pad_right}, attributes);
       run = convolution_forward(pd);
       weights_desc = pd.weights_desc();
       dst_desc = pd.dst_desc();
@@ -630,10 +618,13 @@ class CpuPlan final : public InferencePlan {
     memory weights(weights_desc, state_.engine);
     std::vector<float> per_step(weight_steps.size());
     for (std::size_t k = 0; k < weight_steps.size(); ++k) per_step[k] = 1.0F / weight_steps[k];
-    const reorder to_weights = int8
-                                   ? scaled_reorder(plain, weights, g.groups == 1 ? 1 : 3, per_step)
-                                   : reorder(plain, weights);
-    to_weights.execute(state_.stream, plain, weights);
+    if (int8) {
+      const ScaledReorder to_weights =
+          scaled_reorder(plain, weights, g.groups == 1 ? 1 : 3, per_step);
+      to_weights.run.execute(state_.stream, to_weights.args);
+    } else {
+      reorder(plain, weights).execute(state_.stream, plain, weights);
+    }
     memory bias_memory(bias_md, state_.engine);
     std::copy(bias.begin(), bias.end(), static_cast<float*>(bias_memory.get_data_handle()));
     state_.stream.wait();
@@ -655,12 +646,11 @@ class CpuPlan final : public InferencePlan {
     } else {
       set_value(i, dst_desc, acquire(dst_desc.get_size()));
     }
-    steps_.push_back({run,
-                      {{DNNL_ARG_SRC, source},
+    scale_args.insert({{DNNL_ARG_SRC, source},
                        {DNNL_ARG_WEIGHTS, weights},
                        {DNNL_ARG_BIAS, bias_memory},
-                       {DNNL_ARG_DST, values_[i]}},
-                      {}});
+                       {DNNL_ARG_DST, values_[i]}});
+    steps_.push_back({run, std::move(scale_args), {}});
   }
 
   CpuBackend& backend_;
