@@ -3,7 +3,8 @@
 # the formatting, builds labpose with warnings as errors and runs every test with ctest, then builds the
 # fuzz harnesses with Clang (libFuzzer, ASan+UBSan) and runs each for 20 s over its corpus.
 # Usage: tools/test.sh [ctest arguments]   (they apply to the main ctest run)
-# Environment: BUILD_DIR (default build), FUZZ_BUILD_DIR (default build-fuzz), JOBS (default: all cores).
+# Environment: BUILD_DIR (default build), FUZZ_BUILD_DIR (default build-fuzz), ONEDNN3_BUILD_DIR (default
+# build-onednn3), JOBS (default: all cores).
 # The longer checks (every unit test under ASan+UBSan and TSan, 15-minute fuzzing, clang-tidy) are
 # tools/check.sh.
 set -euo pipefail
@@ -19,6 +20,15 @@ cmake --build "$build" -j "$jobs"
 # The pandas/ruamel interoperability checks must run here, not skip: the packages were just installed.
 export LABPOSE_REQUIRE_INTEROP_PYTHON=1
 (cd "$build" && ctest --output-on-failure -j "$jobs" "$@")
+
+# The other oneDNN (docs/nets.md#onednn-versions): oneDNN 3.2 from PyPI in a prefix under the checkout,
+# and the op and plan tests of every backend (backend_tests) built against it.
+onednn3_build="${ONEDNN3_BUILD_DIR:-$root/build-onednn3}"
+"$root/tools/install-onednn.sh" "$root/.deps/onednn-3.2"
+cmake -S "$root" -B "$onednn3_build" -DCMAKE_BUILD_TYPE=Release -DLABPOSE_WARNINGS_AS_ERRORS=ON \
+  -DLABPOSE_WITH_CUDA=OFF -DLABPOSE_ONEDNN_PREFIX="$root/.deps/onednn-3.2"
+cmake --build "$onednn3_build" -j "$jobs" --target backend_tests
+"$onednn3_build/tests/backend_tests" --gtest_brief=1
 
 # Fuzzing: a Clang build of the harnesses with ASan+UBSan, each fuzzed for 20 s with a fixed seed.
 CC=clang CXX=clang++ cmake -S "$root" -B "$fuzz_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
