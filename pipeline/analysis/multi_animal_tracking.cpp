@@ -16,10 +16,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The tracks; empty (NaN) tracks, with a warning, when no tracklet is long enough.
+// The tracks; empty (NaN) tracks, with a warning, when no tracklet is long enough. The caller has
+// checked the settings: one out of range is the user's error, not the data's.
 Tracks stitched_tracks(const Tracklets& tracklets, const StitchSettings& settings,
                        const MultiAnimalFiles& files, const std::string& video_name) {
-  check_stitch_settings(settings);  // a setting out of range is the user's error, not the data's
   try {
     return stitch_tracklets(tracklets, settings);
   } catch (const Error& error) {
