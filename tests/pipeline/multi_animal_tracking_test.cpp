@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "pipeline/analysis/analysis_metadata.hpp"
 #include "pipeline/analysis/multi_animal_tracking.hpp"
 #include "pipeline/analysis/tracklet_files.hpp"
 #include "projects/table.hpp"
@@ -145,6 +146,30 @@ TEST(MultiAnimalTracking, MissingDamagedAndUnsafePicklesAreNamed) {
     EXPECT_TRUE(contains(error.what(), "posix.system")) << error.what();
     EXPECT_TRUE(contains(error.what(), unsafe.string())) << error.what();
   }
+}
+
+// labpose track and stitch take a video's frame count from its analysis's _meta.json, so that the
+// video's packets are not read again; only while the video is the one analyzed (path and size).
+TEST(MultiAnimalTracking, TheStepsTakeTheFrameCountTheAnalysisRecorded) {
+  const testing::TempDir dir;
+  const fs::path video = dir.path() / "mice.mp4";
+  testing::write_text(video, "never decoded: its path and size are what is compared");
+  AnalysisModel model;
+  model.scorer = "DLC_mobnet_35_testNov29shuffle1_6";
+  VideoAnalysis result;
+  result.video = video;
+  result.frames = 1234;
+  result.files = analysis_files(dir.path(), "mice", model.scorer);
+  const AnalysisIdentity identity =
+      AnalysisIdentity::of_video(video, 1234, model.scorer, "snapshot-6", std::nullopt, 1);
+  write_analysis_metadata(model, result, VideoInfo{}, identity, AnalysisRun{});
+  EXPECT_EQ(analyzed_frame_count(result.files, video), std::optional<std::int64_t>(1234));
+  EXPECT_FALSE(analyzed_frame_count(analysis_files(dir.path(), "rats", model.scorer), video))
+      << "no metadata";
+  EXPECT_FALSE(analyzed_frame_count(result.files, dir.path() / "copy" / "mice.mp4"))
+      << "another path";
+  testing::write_text(video, "another video of another size");
+  EXPECT_FALSE(analyzed_frame_count(result.files, video)) << "the video changed";
 }
 
 // {0: numpy._frombuffer(data, dtype("<f8"), (2, 2, 3), "F")}: an _assemblies.pickle whose one
