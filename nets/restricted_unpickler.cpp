@@ -1,7 +1,8 @@
 // The restricted unpickler: a loop over opcodes with an explicit stack, a memo and a mark stack,
 // all bounded; globals are checked against an allowlist when they are named, and REDUCE, NEWOBJ
-// and BUILD only ever make dicts and tensor records. Values live in one deque (stable addresses,
-// no ownership cycles even when a hostile pickle makes a list contain itself).
+// and BUILD only ever make dicts and tensor records (numpy data's arrays: numpy_pickle.cpp).
+// Values live in one deque (stable addresses, no ownership cycles even when a hostile pickle makes
+// a list contain itself).
 #include "nets/restricted_unpickler.hpp"
 
 #include <fmt/core.h>
@@ -12,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "core/printable.hpp"
+#include "nets/numpy_pickle.hpp"
 
 namespace labpose::nets {
 namespace {
@@ -19,8 +21,6 @@ namespace {
 // Bounds that no state dict comes near (ResNet-50's pickle holds ~10,000 values) but that keep a
 // hostile pickle from exhausting memory.
 constexpr std::size_t kMaxValues = 1'000'000;  // ~200 bytes each
-// DeepLabCut's tracklets of an hour of five animals make about 4 million values.
-constexpr std::size_t kMaxDataValues = 20'000'000;
 constexpr std::size_t kMaxStack = 1'000'000;
 constexpr std::size_t kMaxMemo = 1'000'000;
 constexpr std::size_t kMaxMarks = 1'000;  // nesting of MARK ... TUPLE/LIST/DICT
@@ -29,27 +29,12 @@ constexpr std::size_t kMaxTensorDims = 64;
 
 constexpr const char* kDamagedHint =
     "the file may be truncated, damaged or not a PyTorch checkpoint; re-save it with torch.save";
-constexpr const char* kDamagedDataHint =
-    "the file may be truncated, damaged or not one of DeepLabCut's pickles of numpy data; make it "
-    "again with the step that writes it";
 
 bool is_tensor(const PickleValue* value) {
   return value->kind == PickleKind::tensor;
 }
 
-// The globals numpy's pickles of arrays name (numpy 1 and 2), and pandas' (kept opaque: the header
-// of DeepLabCut's tracklets is a pandas MultiIndex).
-bool numpy_data_global(const std::string& module, const std::string& name) {
-  if (module == "numpy") return name == "dtype" || name == "ndarray";
-  if (module == "numpy.core.multiarray" || module == "numpy._core.multiarray")
-    return name == "_reconstruct" || name == "scalar";
-  if (module == "numpy.core.numeric" || module == "numpy._core.numeric")
-    return name == "_frombuffer";
-  if (module == "builtins") return name == "getattr";
-  return module == "pandas" || module.starts_with("pandas.");
-}
-
-class Unpickler {
+class Unpickler final : public PickleBuilder {
  public:
   Unpickler(std::string_view bytes, std::size_t start, const PickleSource& source,
             const PersistentLoad& persistent_load, PickleContent content)
@@ -61,8 +46,22 @@ class Unpickler {
 
   Pickle run();
 
+  [[noreturn]] void damaged(const std::string& what) const override {
+    damaged_at(opcode_at_, what);
+  }
+  PickleValue* make(PickleKind kind) override {
+    const bool data = content_ == PickleContent::numpy_data;
+    if (pickle_.values.size() >= (data ? kMaxDataValues : kMaxValues)) {
+      damaged(fmt::format("the pickle makes more than {} values, more than any {}",
+                          data ? kMaxDataValues : kMaxValues,
+                          data ? "analysis file" : "state dict"));
+    }
+    PickleValue& value = pickle_.values.emplace_back();
+    value.kind = kind;
+    return &value;
+  }
+
  private:
-  [[noreturn]] void damaged(const std::string& what) const { damaged_at(opcode_at_, what); }
   [[noreturn]] void damaged_at(std::size_t offset, const std::string& what) const {
     const std::string place =
         source_.part.empty() ? fmt::format("{}: byte {}", source_.file, offset)
@@ -106,17 +105,6 @@ class Unpickler {
     return static_cast<std::size_t>(length);
   }
 
-  PickleValue* make(PickleKind kind) {
-    const bool data = content_ == PickleContent::numpy_data;
-    if (pickle_.values.size() >= (data ? kMaxDataValues : kMaxValues)) {
-      damaged(fmt::format("the pickle makes more than {} values, more than any {}",
-                          data ? kMaxDataValues : kMaxValues,
-                          data ? "analysis file" : "state dict"));
-    }
-    PickleValue& value = pickle_.values.emplace_back();
-    value.kind = kind;
-    return &value;
-  }
   void push(const PickleValue* value) {
     if (stack_.size() >= kMaxStack) damaged("the pickle's stack grows beyond a million values");
     stack_.push_back(value);
@@ -184,11 +172,6 @@ class Unpickler {
 
   void global(const std::string& module, const std::string& name);
   const PickleValue* call(const PickleValue* function, const PickleValue* arguments);
-  const PickleValue* call_numpy(const std::string& name,
-                                const std::vector<const PickleValue*>& items);
-  const PickleValue* numpy_dtype(const PickleValue* value, const char* what);
-  std::vector<std::int64_t> shape_of(const PickleValue* value);
-  void build(const PickleValue* object, const PickleValue* state);
   const PickleValue* rebuild_tensor(const std::vector<const PickleValue*>& arguments,
                                     const PickleValue* dtype);
   void step(unsigned char opcode);
@@ -271,7 +254,7 @@ const PickleValue* Unpickler::call(const PickleValue* function, const PickleValu
     damaged(fmt::format("REDUCE's arguments are {}, not a tuple", describe(*arguments)));
   const std::string& name = function->text;
   const auto& items = arguments->items;
-  if (content_ == PickleContent::numpy_data) return call_numpy(name, items);
+  if (content_ == PickleContent::numpy_data) return call_numpy(*this, name, items);
   const auto expect = [&](std::size_t low, std::size_t high) {
     if (items.size() < low || items.size() > high) {
       damaged(fmt::format("{} is called with {} arguments (expected {}{})", name, items.size(), low,
@@ -305,104 +288,6 @@ const PickleValue* Unpickler::call(const PickleValue* function, const PickleValu
     return items[0];
   }
   damaged(fmt::format("{} cannot be called", name));
-}
-
-const PickleValue* Unpickler::numpy_dtype(const PickleValue* value, const char* what) {
-  if (value->kind != PickleKind::numpy_dtype)
-    damaged(fmt::format("the dtype of {} is {}", what, describe(*value)));
-  return value;
-}
-
-std::vector<std::int64_t> Unpickler::shape_of(const PickleValue* value) {
-  if (value->kind != PickleKind::tuple && value->kind != PickleKind::list)
-    damaged(fmt::format("the shape of an array is {}, not a tuple", describe(*value)));
-  if (value->items.size() > kMaxTensorDims)
-    damaged(fmt::format("an array has {} dimensions, more than {}", value->items.size(),
-                        kMaxTensorDims));
-  std::vector<std::int64_t> shape;
-  for (const PickleValue* item : value->items) {
-    if (item->kind != PickleKind::integer || item->integer < 0)
-      damaged(fmt::format("an array's shape holds {}, not a size", describe(*item)));
-    shape.push_back(item->integer);
-  }
-  return shape;
-}
-
-// numpy's reconstructors; every other allowed global (pandas') makes an opaque object.
-const PickleValue* Unpickler::call_numpy(const std::string& name,
-                                         const std::vector<const PickleValue*>& items) {
-  const auto expect = [&](std::size_t count) {
-    if (items.size() != count)
-      damaged(
-          fmt::format("{} is called with {} arguments (expected {})", name, items.size(), count));
-  };
-  if (name == "numpy.dtype") {  // ("f8", False, True), then BUILD sets the byte order
-    expect(3);
-    if (items[0]->kind != PickleKind::text)
-      damaged(fmt::format("numpy.dtype of {}", describe(*items[0])));
-    PickleValue* dtype = make(PickleKind::numpy_dtype);
-    dtype->text = "|" + items[0]->text;
-    return dtype;
-  }
-  if (name.ends_with("multiarray._reconstruct")) {  // (ndarray, (0,), b"b"), then BUILD
-    expect(3);
-    return make(PickleKind::array);
-  }
-  if (name.ends_with("numeric._frombuffer")) {  // (buffer, dtype, shape, order)
-    expect(4);
-    if (items[0]->kind != PickleKind::bytes)
-      damaged(fmt::format("an array's buffer is {}, not bytes", describe(*items[0])));
-    PickleValue* array = make(PickleKind::array);
-    array->array.data = items[0]->text;
-    array->array.dtype = numpy_dtype(items[1], "an array")->text;
-    array->array.shape = shape_of(items[2]);
-    array->array.fortran = items[3]->kind == PickleKind::text && items[3]->text == "F";
-    return array;
-  }
-  if (name.ends_with("multiarray.scalar")) {  // (dtype, bytes): a numpy number
-    expect(2);
-    const std::string& dtype = numpy_dtype(items[0], "a number")->text;
-    const std::string& raw = items[1]->text;
-    PickleValue* number = make(PickleKind::integer);
-    if ((dtype.ends_with("i8") || dtype.ends_with("u8")) && raw.size() == 8) {
-      std::memcpy(&number->integer, raw.data(), 8);
-    } else if (dtype.ends_with("i4") && raw.size() == 4) {
-      std::int32_t value = 0;
-      std::memcpy(&value, raw.data(), 4);
-      number->integer = value;
-    } else if (dtype.ends_with("f8") && raw.size() == 8) {
-      number->kind = PickleKind::floating;
-      std::memcpy(&number->floating, raw.data(), 8);
-    } else {
-      number->kind = PickleKind::object;
-    }
-    return number;
-  }
-  return make(PickleKind::object);
-}
-
-// BUILD on what numpy_data makes: a dtype's byte order, an array's shape, dtype and bytes.
-void Unpickler::build(const PickleValue* object, const PickleValue* state) {
-  auto* target = const_cast<PickleValue*>(object);  // every value lives in pickle_.values
-  if (object->kind == PickleKind::numpy_dtype) {
-    // (3, "<", None, None, None, -1, -1, 0)
-    if (state->kind == PickleKind::tuple && state->items.size() > 1 &&
-        state->items[1]->kind == PickleKind::text && state->items[1]->text.size() == 1)
-      target->text[0] = state->items[1]->text[0];
-    return;
-  }
-  // (version, shape, dtype, is_fortran, data), or the same without the version
-  if (state->kind != PickleKind::tuple || state->items.size() < 4)
-    damaged(fmt::format("an array's state is {}", describe(*state)));
-  const std::size_t first = state->items.size() - 4;
-  target->array.shape = shape_of(state->items[first]);
-  target->array.dtype = numpy_dtype(state->items[first + 1], "an array")->text;
-  const PickleValue* fortran = state->items[first + 2];
-  target->array.fortran =
-      fortran->kind == PickleKind::boolean ? fortran->boolean : fortran->integer != 0;
-  const PickleValue* data = state->items[first + 3];
-  if (data->kind == PickleKind::bytes || data->kind == PickleKind::text)
-    target->array.data = data->text;  // not for arrays of Python objects (a list)
 }
 
 void Unpickler::step(unsigned char opcode) {
@@ -627,7 +512,8 @@ bool Unpickler::step_object(unsigned char opcode) {
       const PickleValue* object = top();
       if (object->kind == PickleKind::object) return true;
       if (object->kind == PickleKind::numpy_dtype || object->kind == PickleKind::array) {
-        build(object, state);
+        // every value lives in pickle_.values, non-const
+        build_numpy(*this, *const_cast<PickleValue*>(object), *state);
         return true;
       }
       if (object->kind != PickleKind::dict && object->kind != PickleKind::tensor)

@@ -164,4 +164,25 @@ std::optional<projects::CropBox> analysis_crop(const AnalysisFiles& files) {
                            crop[3].get<int>()};
 }
 
+std::optional<std::int64_t> analyzed_frame_count(const AnalysisFiles& files,
+                                                 const fs::path& video) {
+  std::error_code error;
+  if (!fs::exists(files.meta_json, error)) return std::nullopt;
+  const json meta = json::parse(read_file(files.meta_json), nullptr, false);
+  if (meta.is_discarded() || !meta.is_object() || !meta.contains("format") ||
+      meta["format"] != kMetaFormat || !meta.contains("identity") || !meta["identity"].is_object())
+    return std::nullopt;
+  const json& recorded = meta["identity"];
+  const AnalysisIdentity now = AnalysisIdentity::of_video(video, 0, "", "", std::nullopt, 0);
+  const auto holds = [&recorded](const char* key, const json& value) {
+    return recorded.contains(key) && recorded[key] == value;
+  };
+  if (!holds("video", now.video) || !holds("video_bytes", now.video_bytes) ||
+      !recorded.contains("frames") || !recorded["frames"].is_number_integer()) {
+    return std::nullopt;
+  }
+  const auto frames = recorded["frames"].get<std::int64_t>();
+  return frames > 0 ? std::optional<std::int64_t>(frames) : std::nullopt;
+}
+
 }  // namespace labpose::pipeline

@@ -4,6 +4,8 @@
 // skip finished videos. Not the tracks (.h5/.csv) and not the checkpoint.
 #pragma once
 
+#include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -37,6 +39,12 @@ AnalysisRun finished_run(const nets::Backend& backend, int iteration, int batch_
 void write_analysis_metadata(const AnalysisModel& model, const VideoAnalysis& result,
                              const VideoInfo& info, const AnalysisIdentity& identity,
                              const AnalysisRun& run);
+
+/// The frame count that a finished analysis of `video` recorded in files.meta_json (its exact
+/// count, from the video's packets), without reading the video; nullopt when there is no such
+/// file, or it is of another file than `video` as it is now (its path or size differ).
+std::optional<std::int64_t> analyzed_frame_count(const AnalysisFiles& files,
+                                                 const std::filesystem::path& video);
 
 /// True when `files` hold a complete analysis made for `identity` (by the _meta.json, whatever
 /// the batch size).

@@ -111,6 +111,7 @@ double write_animal_files(const AnimalRun& run, AnimalVideo& video,
   const auto start = std::chrono::steady_clock::now();
   const Tracklets tracklets =
       track_assemblies(assembled, model.tracker, header, video.files.tracklets_pickle);
+  check_stitch_settings(model.stitch);  // inference_cfg.yaml's: the user's error, not the data's
   stitch_into_tracks(tracklets, model.stitch, header, video.files, run.options.csv,
                      video.result.video.filename().string());
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -6,6 +6,7 @@
 #include "core/atomic_file.hpp"
 #include "core/console.hpp"
 #include "core/error.hpp"
+#include "pipeline/analysis/analysis_metadata.hpp"
 #include "pipeline/analysis/tracklet_files.hpp"
 #include "pipeline/tracking/link.hpp"
 #include "pipeline/video/reader.hpp"
@@ -16,10 +17,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The tracks; empty (NaN) tracks, with a warning, when no tracklet is long enough.
+// The tracks; empty (NaN) tracks, with a warning, when no tracklet is long enough. The caller has
+// checked the settings: one out of range is the user's error, not the data's.
 Tracks stitched_tracks(const Tracklets& tracklets, const StitchSettings& settings,
                        const MultiAnimalFiles& files, const std::string& video_name) {
-  check_stitch_settings(settings);  // a setting out of range is the user's error, not the data's
   try {
     return stitch_tracklets(tracklets, settings);
   } catch (const Error& error) {
@@ -59,10 +60,14 @@ AnimalAnalysisModel step_model(const projects::ProjectConfig& config,
 StepVideo step_video(const AnimalAnalysisModel& model, const TrackStepOptions& options,
                      const fs::path& video) {
   const fs::path folder = options.analyze.dest ? *options.analyze.dest : video.parent_path();
-  const std::int64_t frames = VideoReader(video).frame_count();
+  const std::string stem = projects::video_stem(video.string());
+  // The count the analysis recorded, so that the video's packets are not read again; reading
+  // them is left for files made elsewhere (DeepLabCut's) or of another copy of the video.
+  const std::optional<std::int64_t> analyzed =
+      analyzed_frame_count(analysis_files(folder, stem, model.model.scorer), video);
+  const std::int64_t frames = analyzed ? *analyzed : VideoReader(video).frame_count();
   return {animal_file_header(model, frames),
-          multi_animal_files(folder, projects::video_stem(video.string()), model.model.scorer,
-                             options.tracker)};
+          multi_animal_files(folder, stem, model.model.scorer, options.tracker)};
 }
 
 bool skip(const fs::path& output, const TrackStepOptions& options, const fs::path& video) {

@@ -29,9 +29,9 @@ Tracklets track_assemblies(const std::vector<Assemblies>& assembled,
                            const TrackerSettings& settings, const AnimalFileHeader& header,
                            const std::filesystem::path& file);
 
-/// stitch_tracklets: `tracklets` stitched with `settings` into files.tracks_h5 (key "tracks") and,
-/// with `csv`, files.tracks_csv. When no tracklet is long enough, the tracks are left empty (NaN)
-/// with a warning naming `video_name`.
+/// stitch_tracklets: `tracklets` stitched with `settings`, which check_stitch_settings has passed,
+/// into files.tracks_h5 (key "tracks") and, with `csv`, files.tracks_csv. When no tracklet is long
+/// enough, the tracks are left empty (NaN) with a warning naming `video_name`.
 void stitch_into_tracks(const Tracklets& tracklets, const StitchSettings& settings,
                         const AnimalFileHeader& header, const MultiAnimalFiles& files, bool csv,
                         const std::string& video_name);

@@ -75,21 +75,23 @@ Values array_values(const Source& source, const PickleValue& value, const std::s
   for (const std::int64_t size : array.shape) count *= static_cast<std::size_t>(size);
   if (array.data.size() != count * (f8 ? 8 : 4))
     bad(source, fmt::format("{} holds {} bytes for {} numbers", where, array.data.size(), count));
+  // Fortran order: the step in the data of each dimension, the first's 1 (one vector per array).
+  std::vector<std::size_t> fortran_strides(array.fortran ? array.shape.size() : 0);
+  std::size_t stride = 1;
+  for (std::size_t d = 0; d < fortran_strides.size(); ++d) {
+    fortran_strides[d] = stride;
+    stride *= static_cast<std::size_t>(array.shape[d]);
+  }
   Values out{array.shape, std::vector<double>(count)};
   for (std::size_t c = 0; c < count; ++c) {
     std::size_t at = c;  // c in Fortran order when the array is
     if (array.fortran) {
-      std::size_t rest = c, stride = 1;
       at = 0;
-      std::vector<std::size_t> index(array.shape.size());
-      for (std::size_t d = array.shape.size(); d-- > 0;) {
+      std::size_t rest = c;  // the C-order index, its last dimension first
+      for (std::size_t d = fortran_strides.size(); d-- > 0;) {
         const auto size = static_cast<std::size_t>(array.shape[d]);
-        index[d] = rest % size;
+        at += rest % size * fortran_strides[d];
         rest /= size;
-      }
-      for (std::size_t d = 0; d < index.size(); ++d) {
-        at += index[d] * stride;
-        stride *= static_cast<std::size_t>(array.shape[d]);
       }
     }
     if (f8) {

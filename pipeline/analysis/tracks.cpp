@@ -2,7 +2,6 @@
 #include "pipeline/analysis/tracks.hpp"
 
 #include <algorithm>
-#include <cstdint>
 #include <map>
 #include <utility>
 
@@ -22,7 +21,7 @@ std::vector<std::string> distinct(const std::vector<std::string>& names) {
 
 }  // namespace
 
-std::vector<TrackColumns> track_columns(const projects::Table& tracks) {
+std::vector<TrackColumns> track_position_columns(const projects::Table& tracks) {
   const auto& levels = tracks.column_level_names;
   if (levels.size() < 2 || levels.back() != "coords") {
     throw Error("this table has no bodyparts/coords levels: it is not a table of tracks",
@@ -41,7 +40,7 @@ std::vector<TrackColumns> track_columns(const projects::Table& tracks) {
     const std::pair<std::string, std::string> key{individual, column[name_level]};
     if (index.count(key) == 0) {
       index[key] = parts.size();
-      parts.push_back({individual, key.second, SIZE_MAX, SIZE_MAX, SIZE_MAX});
+      parts.push_back({individual, key.second, kNoColumn, kNoColumn, kNoColumn});
     }
     TrackColumns& part = parts[index[key]];
     const std::string& coord = column.back();
@@ -49,10 +48,17 @@ std::vector<TrackColumns> track_columns(const projects::Table& tracks) {
     if (coord == "y") part.y = c;
     if (coord == "likelihood") part.likelihood = c;
   }
-  std::vector<TrackColumns> complete;
+  std::vector<TrackColumns> placed;
   for (const auto& part : parts) {
-    if (part.x != SIZE_MAX && part.y != SIZE_MAX && part.likelihood != SIZE_MAX)
-      complete.push_back(part);
+    if (part.x != kNoColumn && part.y != kNoColumn) placed.push_back(part);
+  }
+  return placed;
+}
+
+std::vector<TrackColumns> track_columns(const projects::Table& tracks) {
+  std::vector<TrackColumns> complete;
+  for (const auto& part : track_position_columns(tracks)) {
+    if (part.likelihood != kNoColumn) complete.push_back(part);
   }
   return complete;
 }

@@ -10,8 +10,8 @@
 #include <optional>
 
 #include "core/error.hpp"
+#include "pipeline/analysis/tracks.hpp"
 #include "pipeline/assembly/assignment.hpp"
-#include "projects/labels.hpp"
 
 namespace labpose::pipeline {
 namespace {
@@ -80,18 +80,29 @@ std::vector<double> matchable(const std::vector<Animal>& truth, const std::vecto
   return distance;
 }
 
+// The keypoint columns of the animals of `table` (x and y; a ground truth has no likelihood):
+// not the unique bodyparts ("single") nor the bodyparts of a table without individuals.
+std::vector<TrackColumns> animal_columns(const projects::Table& table,
+                                         const std::filesystem::path& file) {
+  std::vector<TrackColumns> columns;
+  try {
+    columns = track_position_columns(table);
+  } catch (const Error& error) {
+    throw Error(fmt::format("{}: {}", file.string(), error.what()), error.hint());
+  }
+  std::erase_if(columns, [](const TrackColumns& keypoint) {
+    return keypoint.individual.empty() || keypoint.individual == "single";
+  });
+  return columns;
+}
+
 }  // namespace
 
 AnimalFrames animal_frames_of(const projects::Table& table,
                               const std::vector<std::string>& bodyparts,
                               const std::filesystem::path& file) {
-  const std::vector<projects::KeypointColumns> keypoints = projects::keypoint_columns(table, file);
-  std::vector<std::string> individuals;
-  for (const projects::KeypointColumns& keypoint : keypoints) {
-    if (keypoint.individual.empty() || keypoint.individual == "single") continue;
-    if (std::find(individuals.begin(), individuals.end(), keypoint.individual) == individuals.end())
-      individuals.push_back(keypoint.individual);
-  }
+  const std::vector<TrackColumns> keypoints = animal_columns(table, file);
+  const std::vector<std::string> individuals = track_individuals(keypoints);
   if (individuals.empty()) {
     throw Error(
         fmt::format("{} has no individuals: it is not a table of several animals", file.string()),
@@ -102,10 +113,10 @@ AnimalFrames animal_frames_of(const projects::Table& table,
       table.row_count(),
       std::vector<std::vector<ScoredPoint>>(
           individuals.size(), std::vector<ScoredPoint>(bodyparts.size(), {kMissing, kMissing})));
-  for (const projects::KeypointColumns& keypoint : keypoints) {
+  for (const TrackColumns& keypoint : keypoints) {
     const auto individual = std::find(individuals.begin(), individuals.end(), keypoint.individual);
     const auto bodypart = std::find(bodyparts.begin(), bodyparts.end(), keypoint.bodypart);
-    if (individual == individuals.end() || bodypart == bodyparts.end()) continue;
+    if (bodypart == bodyparts.end()) continue;
     const auto animal = static_cast<std::size_t>(individual - individuals.begin());
     const auto part = static_cast<std::size_t>(bodypart - bodyparts.begin());
     for (std::size_t row = 0; row < table.row_count(); ++row) {
@@ -113,6 +124,11 @@ AnimalFrames animal_frames_of(const projects::Table& table,
     }
   }
   return frames;
+}
+
+std::vector<std::string> animal_bodyparts_of(const projects::Table& table,
+                                             const std::filesystem::path& file) {
+  return track_bodyparts(animal_columns(table, file));
 }
 
 TrackingScores score_tracks(const AnimalFrames& truth, const AnimalFrames& tracks,

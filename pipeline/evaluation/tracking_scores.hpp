@@ -40,10 +40,15 @@ struct TrackingScores {
 /// The animals of a multi-animal table of tracks or labels (DeepLabCut's four column levels, rows
 /// in frame order; "single", the unique bodyparts, left out), each with `bodyparts` in that order
 /// (NaN where the table has no such column). Throws Error naming `file` for a table without
-/// individuals or keypoint columns.
+/// individuals or bodyparts/coords levels.
 AnimalFrames animal_frames_of(const projects::Table& table,
                               const std::vector<std::string>& bodyparts,
                               const std::filesystem::path& file);
+
+/// The bodyparts of the animals of a multi-animal table ("single", the unique bodyparts, left
+/// out), in column order. Throws Error naming `file` for a table without bodyparts/coords levels.
+std::vector<std::string> animal_bodyparts_of(const projects::Table& table,
+                                             const std::filesystem::path& file);
 
 /// Scores `tracks` against `truth` (the same frames, bodyparts in the same order) with matches
 /// within `threshold` pixels. Within a frame a match that held in the frame before is kept while it

@@ -5,8 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
 
 #include "core/error.hpp"
+#include "pipeline/analysis/analysis_metadata.hpp"
 #include "pipeline/analysis/multi_animal_tracking.hpp"
 #include "pipeline/analysis/tracklet_files.hpp"
 #include "projects/table.hpp"
@@ -140,6 +145,75 @@ TEST(MultiAnimalTracking, MissingDamagedAndUnsafePicklesAreNamed) {
   } catch (const Error& error) {
     EXPECT_TRUE(contains(error.what(), "posix.system")) << error.what();
     EXPECT_TRUE(contains(error.what(), unsafe.string())) << error.what();
+  }
+}
+
+// labpose track and stitch take a video's frame count from its analysis's _meta.json, so that the
+// video's packets are not read again; only while the video is the one analyzed (path and size).
+TEST(MultiAnimalTracking, TheStepsTakeTheFrameCountTheAnalysisRecorded) {
+  const testing::TempDir dir;
+  const fs::path video = dir.path() / "mice.mp4";
+  testing::write_text(video, "never decoded: its path and size are what is compared");
+  AnalysisModel model;
+  model.scorer = "DLC_mobnet_35_testNov29shuffle1_6";
+  VideoAnalysis result;
+  result.video = video;
+  result.frames = 1234;
+  result.files = analysis_files(dir.path(), "mice", model.scorer);
+  const AnalysisIdentity identity =
+      AnalysisIdentity::of_video(video, 1234, model.scorer, "snapshot-6", std::nullopt, 1);
+  write_analysis_metadata(model, result, VideoInfo{}, identity, AnalysisRun{});
+  EXPECT_EQ(analyzed_frame_count(result.files, video), std::optional<std::int64_t>(1234));
+  EXPECT_FALSE(analyzed_frame_count(analysis_files(dir.path(), "rats", model.scorer), video))
+      << "no metadata";
+  EXPECT_FALSE(analyzed_frame_count(result.files, dir.path() / "copy" / "mice.mp4"))
+      << "another path";
+  testing::write_text(video, "another video of another size");
+  EXPECT_FALSE(analyzed_frame_count(result.files, video)) << "the video changed";
+}
+
+// {0: numpy._frombuffer(data, dtype("<f8"), (2, 2, 3), "F")}: an _assemblies.pickle whose one
+// array is in Fortran order, as np.asfortranarray leaves it, written by hand.
+TEST(MultiAnimalTracking, ReadsAFortranOrderArrayInItsOrder) {
+  const auto value = [](int animal, int bodypart, int coord) {
+    return 100.0 * animal + 10.0 * bodypart + coord + 1.0;
+  };
+  std::string data(2 * 2 * 3 * 8, '\0');
+  for (int a = 0; a < 2; ++a) {
+    for (int j = 0; j < 2; ++j) {
+      for (int k = 0; k < 3; ++k) {
+        const double number = value(a, j, k);
+        std::memcpy(data.data() + 8 * (a + 2 * j + 4 * k), &number, 8);  // the first index fastest
+      }
+    }
+  }
+  const std::string pickle =
+      std::string("\x80\x02}K\x00", 5) + "cnumpy.core.numeric\n_frombuffer\n(C" +
+      static_cast<char>(data.size()) + data + "cnumpy\ndtype\n(" +
+      std::string(
+          "X\x02\x00\x00\x00"
+          "f8\x89\x88tR",
+          11) +  // dtype("f8", False, True)
+      std::string("(K\x03X\x01\x00\x00\x00<NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xffK\x00tb",
+                  26) +  // BUILD (3, "<", None, None, None, -1, -1, 0): little-endian
+      std::string(
+          "K\x02K\x02K\x03\x87X\x01\x00\x00\x00"
+          "FtRs.",
+          17);  // (2, 2, 3), "F"
+  const testing::TempDir dir;
+  const fs::path file = dir.path() / "fortran_assemblies.pickle";
+  testing::write_text(file, pickle);
+  const auto frames = read_assemblies_pickle(file, 1, 2, 0);
+  ASSERT_EQ(frames.size(), 1u);
+  ASSERT_EQ(frames[0].animals.size(), 2u);
+  for (int a = 0; a < 2; ++a) {
+    for (int j = 0; j < 2; ++j) {
+      const KeypointPrediction& keypoint =
+          frames[0].animals[static_cast<std::size_t>(a)].keypoints[static_cast<std::size_t>(j)];
+      EXPECT_EQ(keypoint.x, value(a, j, 0)) << a << ", " << j;
+      EXPECT_EQ(keypoint.y, value(a, j, 1)) << a << ", " << j;
+      EXPECT_EQ(keypoint.likelihood, value(a, j, 2)) << a << ", " << j;
+    }
   }
 }
 

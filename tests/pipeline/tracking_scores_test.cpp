@@ -158,6 +158,8 @@ TEST(TrackingScores, TheAnimalsOfATableInTheBodypartsOrderAsked) {
   EXPECT_TRUE(std::isnan(frames[2][1][1].x)) << "no ear in the table";
   EXPECT_EQ(frames[2][0][2].x, 200.0);  // a's snout: columns 0, 1
   EXPECT_DOUBLE_EQ(score_tracks(frames, frames, 1.0).mota, 1.0);
+  EXPECT_EQ(animal_bodyparts_of(table, "t.h5"), (std::vector<std::string>{"snout", "tail"}))
+      << "the unique bodypart light is no animal's";
 
   projects::Table single = track_table(0);  // a's columns alone, without the individuals level
   single.column_level_names = {"scorer", "bodyparts", "coords"};
@@ -168,6 +170,13 @@ TEST(TrackingScores, TheAnimalsOfATableInTheBodypartsOrderAsked) {
     ADD_FAILURE() << "a single-animal table";
   } catch (const Error& error) {
     EXPECT_THAT(error.what(), HasSubstr("one.h5 has no individuals"));
+  }
+  single.column_level_names.back() = "values";
+  try {
+    animal_bodyparts_of(single, "one.h5");
+    ADD_FAILURE() << "a table without coords";
+  } catch (const Error& error) {
+    EXPECT_THAT(error.what(), HasSubstr("one.h5: this table has no bodyparts/coords levels"));
   }
 }
 

@@ -7,14 +7,12 @@
 //   labpose-bench-tracks TRACKS TRUTH [--threshold PX] [--json]
 #include <fmt/core.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "core/error.hpp"
 #include "pipeline/evaluation/tracking_scores.hpp"
-#include "projects/labels.hpp"
 #include "projects/table.hpp"
 
 namespace {
@@ -25,18 +23,6 @@ using labpose::pipeline::TrackingScores;
 labpose::projects::Table read_any_table(const fs::path& file) {
   return file.extension() == ".csv" ? labpose::projects::read_table_csv(file)
                                     : labpose::projects::read_table_hdf5(file);
-}
-
-// The bodyparts of the multi-animal columns of `table`, in column order.
-std::vector<std::string> animal_bodyparts(const labpose::projects::Table& table,
-                                          const fs::path& file) {
-  std::vector<std::string> bodyparts;
-  for (const auto& keypoint : labpose::projects::keypoint_columns(table, file)) {
-    if (keypoint.individual == "single") continue;
-    if (std::find(bodyparts.begin(), bodyparts.end(), keypoint.bodypart) == bodyparts.end())
-      bodyparts.push_back(keypoint.bodypart);
-  }
-  return bodyparts;
 }
 
 void print(const TrackingScores& s, double threshold, bool json) {
@@ -93,7 +79,8 @@ int main(int argc, char** argv) {
   }
   try {
     const auto truth_table = read_any_table(truth_file);
-    const std::vector<std::string> bodyparts = animal_bodyparts(truth_table, truth_file);
+    const std::vector<std::string> bodyparts =
+        labpose::pipeline::animal_bodyparts_of(truth_table, truth_file);
     const auto truth = labpose::pipeline::animal_frames_of(truth_table, bodyparts, truth_file);
     const auto tracks =
         labpose::pipeline::animal_frames_of(read_any_table(tracks_file), bodyparts, tracks_file);
