@@ -14,6 +14,7 @@
 #include "devices/devices.hpp"
 #include "pipeline/export/exported_model.hpp"
 #include "pipeline/live/live.hpp"
+#include "pipeline/live/live_csv.hpp"
 #include "projects/yaml_text.hpp"
 #include "tools/labpose/command.hpp"
 #include "tools/labpose/config_loading.hpp"
