@@ -1,5 +1,5 @@
-// Labeled videos: keypoints, skeletons, trails and individuals' names drawn with OpenCV onto the
-// decoded frames.
+// Labeled videos: detections, keypoints, skeletons, trails and individuals' names drawn with OpenCV
+// onto the decoded frames.
 #include "pipeline/analysis/labeled_video.hpp"
 
 #include <fmt/core.h>
@@ -79,6 +79,23 @@ std::vector<std::pair<std::size_t, std::size_t>> skeleton_pairs(
   return edges;
 }
 
+// Frame `row`'s detections at least `pcutoff` likely, beneath what comes after: small, light grey
+// with a dark rim, so that they show on dark and light fur and never pass for a bodypart's colour.
+void draw_detections(cv::Mat& frame, std::int64_t row, const LabeledVideoOptions& options) {
+  if (row < 0 || row >= static_cast<std::int64_t>(options.detections.size())) return;
+  const int radius = std::max(2, options.dotsize / 3);
+  for (const auto& bodypart : options.detections[static_cast<std::size_t>(row)]) {
+    for (const Candidate& candidate : bodypart) {
+      // At or above pcutoff, as DeepLabCut's create_video_with_all_detections.
+      if (!(candidate.confidence >= options.pcutoff) || std::isnan(candidate.x)) continue;
+      const cv::Point at(static_cast<int>(candidate.x) + options.crop_x,
+                         static_cast<int>(candidate.y) + options.crop_y);
+      cv::circle(frame, at, radius + 1, cv::Scalar(64, 64, 64), cv::FILLED, cv::LINE_AA);
+      cv::circle(frame, at, radius, cv::Scalar(200, 200, 200), cv::FILLED, cv::LINE_AA);
+    }
+  }
+}
+
 // `name` in `bgr` with a dark outline, its lower-left corner at `at`.
 void draw_name(cv::Mat& frame, const std::string& name, cv::Point at, const cv::Scalar& bgr) {
   cv::putText(frame, name, at, cv::FONT_HERSHEY_SIMPLEX, 0.5, cv::Scalar(0, 0, 0), 3, cv::LINE_AA);
@@ -149,6 +166,7 @@ std::int64_t write_labeled_video(const fs::path& video, const projects::Table& t
   while (const auto read = reader.read(frame.ptr<std::uint8_t>(), frame.step[0])) {
     const std::int64_t row = read->index;
     if (read->status == FrameStatus::undecodable) frame.setTo(cv::Scalar(0, 0, 0));
+    draw_detections(frame, row, options);
     for (const auto& [a, b] : edges) {
       const auto from = point(row, parts[a]), to = point(row, parts[b]);
       if (from && to) cv::line(frame, *from, *to, skeleton_bgr, 1, cv::LINE_AA);

@@ -3,8 +3,9 @@
 // above pcutoff as filled disks in the colormap's colours (one per bodypart, or for tracks of
 // several animals one per individual, DeepLabCut's color_by), optionally the skeleton of each
 // animal (both ends above pcutoff) and a trail of earlier positions, and each animal's name beside
-// it, written as H.264 beside the tracks. Not the matplotlib mode, not the detections before
-// tracking.
+// it, written as H.264 beside the tracks; for several animals optionally every detection before
+// tracking (the candidates of _full.pickle, DeepLabCut's create_video_with_all_detections) as small
+// neutral dots beneath the tracks. Not the matplotlib mode.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "pipeline/assembly/candidates.hpp"
 #include "pipeline/plots/colormap.hpp"
 #include "projects/table.hpp"
 
@@ -38,6 +40,9 @@ struct LabeledVideoOptions {
   std::string skeleton_color = "black";
   int trail = 0;               // draw the positions of the previous trail-1 frames too (0: none)
   int crop_x = 0, crop_y = 0;  // added to the coordinates (tracks of a cropped analysis)
+  /// detections[i]: frame i's candidates (read_full_pickle_candidates), each drawn beneath the
+  /// tracks as a small light grey dot when its confidence is at least pcutoff; empty: none.
+  std::vector<Candidates> detections;
 };
 
 /// Where an individual's name goes in frame `row`: its topmost keypoint above pcutoff (nothing when

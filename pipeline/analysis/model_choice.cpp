@@ -75,7 +75,7 @@ AnalysisModel find_analysis_model(const projects::ProjectConfig& config, int shu
                             config.file().string()),
                 "labpose analyze analyzes its videos into DeepLabCut's tracks of several animals "
                 "(<video><scorer>_el.h5), which filter, plot-trajectories, labeled-video and "
-                "extract-outliers take; live does not take them yet");
+                "extract-outliers take; labpose live runs on the project's config.yaml");
   }
   return find_shuffle_model(config, shuffle, fraction, snapshot_index, best);
 }

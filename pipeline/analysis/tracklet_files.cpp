@@ -1,5 +1,5 @@
-// The readers of _assemblies.pickle and the tracklets: unpickled as numpy data, then each array
-// checked for its shape and turned into keypoints.
+// The readers of _assemblies.pickle, the tracklets and _full.pickle's candidates: unpickled as
+// numpy data, then each array checked for its shape and turned into keypoints or candidates.
 #include "pipeline/analysis/tracklet_files.hpp"
 
 #include <fmt/core.h>
@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -31,19 +32,18 @@ struct Source {
   throw Error(fmt::format("{}: {}", source.file.string(), what), source.remedy);
 }
 
-nets::Pickle load(const Source& source, const std::string& bytes) {
+// The dict pickled in the source's file; `missing_hint` says how to make the file when it is not
+// there.
+nets::Pickle load(const Source& source, const char* missing_hint) {
+  std::error_code error;
+  if (!fs::exists(source.file, error))
+    throw Error(fmt::format("{} does not exist", source.file.string()), missing_hint);
+  const std::string bytes = read_file(source.file);
   nets::Pickle pickle =
       nets::unpickle(bytes, 0, {source.file.string(), ""}, {}, nets::PickleContent::numpy_data);
   if (pickle.root->kind != PickleKind::dict)
     bad(source, fmt::format("holds {}, not a dict", nets::describe(*pickle.root)));
   return pickle;
-}
-
-std::string read_pickle_file(const Source& source, const char* missing_hint) {
-  std::error_code error;
-  if (!fs::exists(source.file, error))
-    throw Error(fmt::format("{} does not exist", source.file.string()), missing_hint);
-  return read_file(source.file);
 }
 
 // An integer key: an int, or the digits of a string ("frame0042" -> 42); -1 otherwise.
@@ -164,6 +164,54 @@ void read_single(const Source& source, const PickleValue& value, int unique_body
   }
 }
 
+// The value of `dict`'s text key `name`; nullptr when it has none.
+const PickleValue* entry(const PickleValue& dict, std::string_view name) {
+  for (const auto& [key, value] : dict.entries)
+    if (key->kind == PickleKind::text && key->text == name) return value;
+  return nullptr;
+}
+
+// A list of one array per bodyparts (or DeepLabCut's 1-tuple of that list) named `name` of
+// `frame`.
+const std::vector<const PickleValue*>& per_bodypart(const Source& source, const PickleValue& frame,
+                                                    const char* name, int bodyparts,
+                                                    const std::string& where) {
+  const PickleValue* value = frame.kind == PickleKind::dict ? entry(frame, name) : nullptr;
+  if (value == nullptr)
+    bad(source, fmt::format("{} is {}, without \"{}\"", where, nets::describe(frame), name));
+  if (value->kind == PickleKind::tuple && value->items.size() == 1) value = value->items.front();
+  if (value->kind != PickleKind::list || value->items.size() != static_cast<std::size_t>(bodyparts))
+    bad(source, fmt::format("{}: \"{}\" is {}, not a list of {} arrays (one per bodypart)", where,
+                            name, nets::describe(*value), bodyparts));
+  return value->items;
+}
+
+// One frame's entry of _full.pickle: its candidates by bodypart.
+Candidates frame_candidates(const Source& source, const PickleValue& frame, int bodyparts,
+                            const std::string& where) {
+  const auto& xy = per_bodypart(source, frame, "coordinates", bodyparts, where);
+  const auto& confidence = per_bodypart(source, frame, "confidence", bodyparts, where);
+  Candidates candidates(static_cast<std::size_t>(bodyparts));
+  for (int j = 0; j < bodyparts; ++j) {
+    const auto b = static_cast<std::size_t>(j);
+    const std::string part = fmt::format("{}, bodypart {}", where, j);
+    const Values positions = array_values(source, *xy[b], part + " coordinates");
+    const Values scores = array_values(source, *confidence[b], part + " confidence");
+    const std::size_t n = scores.data.size();
+    if (positions.data.size() != 2 * n || (n > 0 && positions.shape.back() != 2))
+      bad(source, fmt::format("{}: {} confidences for {} numbers of (n, 2) coordinates", part, n,
+                              positions.data.size()));
+    for (std::size_t c = 0; c < n; ++c) {
+      Candidate& candidate = candidates[b].emplace_back();
+      candidate.bodypart = j;
+      candidate.x = positions.data[2 * c];
+      candidate.y = positions.data[2 * c + 1];
+      candidate.confidence = scores.data[c];
+    }
+  }
+  return candidates;
+}
+
 }  // namespace
 
 std::vector<Assemblies> read_assemblies_pickle(const fs::path& file, std::int64_t frames,
@@ -171,11 +219,10 @@ std::vector<Assemblies> read_assemblies_pickle(const fs::path& file, std::int64_
   const Source source{file,
                       "run labpose analyze on the video again (with --overwrite) to make "
                       "its _assemblies.pickle again"};
-  const std::string bytes = read_pickle_file(
-      source,
-      "run labpose analyze on the video first (--no-track writes the detections and "
-      "assemblies only)");
-  const nets::Pickle pickle = load(source, bytes);
+  const nets::Pickle pickle =
+      load(source,
+           "run labpose analyze on the video first (--no-track writes the detections and "
+           "assemblies only)");
   std::vector<Assemblies> assembled(static_cast<std::size_t>(std::max<std::int64_t>(frames, 0)));
   const auto frame_of = [&assembled](std::int64_t frame) -> Assemblies& {
     if (static_cast<std::size_t>(frame) >= assembled.size())
@@ -215,9 +262,8 @@ Tracklets read_tracklets_pickle(const fs::path& file, int multi_bodyparts, int u
   const Source source{file,
                       "run labpose track on the video again (with --overwrite) to make its "
                       "tracklets again"};
-  const std::string bytes = read_pickle_file(
-      source, "run labpose track on the video first (or labpose analyze, which tracks too)");
-  const nets::Pickle pickle = load(source, bytes);
+  const nets::Pickle pickle =
+      load(source, "run labpose track on the video first (or labpose analyze, which tracks too)");
   Tracklets tracklets;
   for (const auto& [key, value] : pickle.root->entries) {
     const bool named = key->kind == PickleKind::text;
@@ -243,6 +289,31 @@ Tracklets read_tracklets_pickle(const fs::path& file, int multi_bodyparts, int u
     }
   }
   return tracklets;
+}
+
+std::vector<Candidates> read_full_pickle_candidates(const fs::path& file, std::int64_t frames,
+                                                    int bodyparts) {
+  const Source source{file,
+                      "run labpose analyze on the video again (with --overwrite) to make its "
+                      "_full.pickle again"};
+  const nets::Pickle pickle =
+      load(source,
+           "run labpose analyze on the video (with --overwrite when its tracks exist): it writes "
+           "every frame's detections into the _full.pickle beside the tracks");
+  std::vector<Candidates> candidates(static_cast<std::size_t>(std::max<std::int64_t>(frames, 0)),
+                                     Candidates(static_cast<std::size_t>(bodyparts)));
+  for (const auto& [key, value] : pickle.root->entries) {
+    if (key->kind == PickleKind::text && key->text == "metadata") continue;
+    const std::int64_t frame = key_number(*key);
+    if (frame < 0 || key->kind != PickleKind::text)
+      bad(source, fmt::format("has the key {}, not a frame name", nets::describe(*key)));
+    if (static_cast<std::size_t>(frame) >= candidates.size())
+      candidates.resize(static_cast<std::size_t>(frame) + 1,
+                        Candidates(static_cast<std::size_t>(bodyparts)));
+    candidates[static_cast<std::size_t>(frame)] =
+        frame_candidates(source, *value, bodyparts, fmt::format("\"{}\"", key->text));
+  }
+  return candidates;
 }
 
 }  // namespace labpose::pipeline

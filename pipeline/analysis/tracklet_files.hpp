@@ -1,7 +1,8 @@
 // Reading back DeepLabCut's pickles of a multi-animal analysis, as labpose and DeepLabCut write
-// them (reference/dlc-format.md §3.3): _assemblies.pickle for the tracking step and the tracklets
-// _el.pickle (_bx.pickle) for the stitching step, through the restricted unpickler, which runs
-// nothing. Not the writers (multi_animal_files.hpp) and not the steps (multi_animal_tracking.hpp).
+// them (reference/dlc-format.md §3.3): _assemblies.pickle for the tracking step, the tracklets
+// _el.pickle (_bx.pickle) for the stitching step and the candidates of _full.pickle for labeled
+// videos, through the restricted unpickler, which runs nothing. Not the writers
+// (multi_animal_files.hpp) and not the steps (multi_animal_tracking.hpp).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "pipeline/assembly/assemble.hpp"
+#include "pipeline/assembly/candidates.hpp"
 #include "pipeline/tracking/tracklets.hpp"
 
 namespace labpose::pipeline {
@@ -29,5 +31,14 @@ std::vector<Assemblies> read_assemblies_pickle(const std::filesystem::path& file
 /// damaged, or holds other than `multi_bodyparts` bodyparts per animal.
 Tracklets read_tracklets_pickle(const std::filesystem::path& file, int multi_bodyparts,
                                 int unique_bodyparts);
+
+/// The candidates of each frame in a video's _full.pickle `file`: {"frameNNN": {"coordinates":
+/// ([(n, 2) array of x, y per bodypart],), "confidence": [(n, 1) array per bodypart], ...},
+/// "metadata": anything}. frames[i][j] is bodypart j's candidates in frame i (position and
+/// confidence; no cell), for at least `frames` frames; a frame without an entry has none. Throws
+/// Error naming the file when it is missing (with the hint to run labpose analyze), damaged, or a
+/// frame holds other than `bodyparts` bodyparts.
+std::vector<Candidates> read_full_pickle_candidates(const std::filesystem::path& file,
+                                                    std::int64_t frames, int bodyparts);
 
 }  // namespace labpose::pipeline

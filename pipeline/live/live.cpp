@@ -1,4 +1,4 @@
-// run_live: the frame loop, the latency statistics and the tracks CSV of a live run.
+// run_live: the frame loop and the latency statistics of a live run.
 #include "pipeline/live/live.hpp"
 
 #include <fmt/core.h>
@@ -7,15 +7,13 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <set>
 
 #include "core/console.hpp"
-#include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "pipeline/video/reader.hpp"
-#include "projects/number_text.hpp"
 
 namespace labpose::pipeline {
-namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -56,6 +54,52 @@ class LatencyLog {
  private:
   Clock::time_point started_;
   std::vector<double> latencies_;
+};
+
+// How often each bodypart reached pcutoff, and the animals and tracks seen.
+class PoseCounts {
+ public:
+  PoseCounts(double pcutoff, int animal_bodyparts)
+      : pcutoff_(pcutoff), animal_bodyparts_(static_cast<std::size_t>(animal_bodyparts)) {}
+  void add(const LivePose& pose) {
+    confident_.resize(animal_bodyparts_ + pose.keypoints.size());
+    for (const LiveAnimal& animal : pose.animals) {
+      tracks_.insert(animal.track);
+      for (std::size_t j = 0; j < animal.keypoints.size() && j < animal_bodyparts_; ++j)
+        count(j, animal.keypoints[j]);
+    }
+    for (std::size_t j = 0; j < pose.keypoints.size(); ++j)
+      count(animal_bodyparts_ + j, pose.keypoints[j]);
+    animals_ += static_cast<std::int64_t>(pose.animals.size());
+  }
+  void into(LiveSummary& summary) const {
+    summary.confident = confident_;
+    summary.animals = animals_;
+    summary.tracks = static_cast<std::int64_t>(tracks_.size());
+  }
+
+ private:
+  void count(std::size_t j, const KeypointPrediction& keypoint) {
+    confident_[j] += keypoint.likelihood >= pcutoff_ ? 1 : 0;
+  }
+  double pcutoff_;
+  std::size_t animal_bodyparts_;
+  std::vector<std::int64_t> confident_;
+  std::int64_t animals_ = 0;
+  std::set<int> tracks_;
+};
+
+// One animal's keypoints from a FramePredictor.
+class SingleAnimalModel final : public LivePoseModel {
+ public:
+  explicit SingleAnimalModel(FramePredictor& predictor) : predictor_(predictor) {}
+  void prepare(int height, int width) override { predictor_.prepare(height, width); }
+  void estimate(const std::uint8_t* pixels, int height, int width, LivePose& pose) override {
+    pose.keypoints = predictor_.predict(pixels, height, width);
+  }
+
+ private:
+  FramePredictor& predictor_;
 };
 
 // The frames of a source, one at a time: a file's every frame, or a capture's newest.
@@ -129,15 +173,21 @@ std::string latency_text(const LiveSummary& s) {
 
 LiveSummary run_live(FramePredictor& predictor, const LiveSource& source,
                      const LiveOptions& options, const std::vector<PoseProcessor*>& processors) {
+  SingleAnimalModel model(predictor);
+  return run_live(model, source, options, processors);
+}
+
+LiveSummary run_live(LivePoseModel& model, const LiveSource& source, const LiveOptions& options,
+                     const std::vector<PoseProcessor*>& processors) {
   FrameSource frames(source, options.seconds);
-  if (frames.width() > 0 && frames.height() > 0) predictor.prepare(frames.height(), frames.width());
+  if (frames.width() > 0 && frames.height() > 0) model.prepare(frames.height(), frames.width());
   const Clock::time_point started = Clock::now();
   LatencyLog log(started);
   Clock::time_point reported = started;
   LivePose pose;
   CapturedFrame* frame = nullptr;
   bool interrupted = false;
-  std::vector<std::int64_t> confident;
+  PoseCounts counts(options.pcutoff, model.animal_bodyparts());
   // A latency line every report_seconds, also while a camera is silent.
   const auto report = [&] {
     const Clock::time_point now = Clock::now();
@@ -154,83 +204,19 @@ LiveSummary run_live(FramePredictor& predictor, const LiveSource& source,
              (options.seconds && seconds_between(started, Clock::now()) >= *options.seconds);
     };
     if (stop() || !frames.next(frame, stop)) break;
-    pose.keypoints = predictor.predict(frame->pixels.data(), frame->height, frame->width);
+    model.estimate(frame->pixels.data(), frame->height, frame->width, pose);
     const Clock::time_point known = Clock::now();
     pose.frame = frame->index;
     pose.timestamp = seconds_between(started, frame->arrived);
     pose.latency = seconds_between(frame->arrived, known);
     log.add(pose.latency);
-    confident.resize(pose.keypoints.size());
-    for (std::size_t j = 0; j < pose.keypoints.size(); ++j)
-      confident[j] += pose.keypoints[j].likelihood >= options.pcutoff ? 1 : 0;
+    counts.add(pose);
     for (PoseProcessor* processor : processors) processor->process(pose);
   }
   LiveSummary summary = log.summary(frames.dropped(), Clock::now());
   summary.interrupted = interrupted;
-  summary.confident = std::move(confident);
+  counts.into(summary);
   return summary;
-}
-
-LiveCsvWriter::LiveCsvWriter(const fs::path& file, const std::string& scorer,
-                             const std::vector<std::string>& bodyparts)
-    : file_(file), part_(fs::path(file).concat(".part")) {
-  out_.open(part_, std::ios::binary | std::ios::trunc);
-  if (!out_) {
-    throw Error(fmt::format("cannot write {}", part_.string()),
-                "check that the folder exists and is writable, or pick another --output");
-  }
-  std::string scorers = "scorer", parts = "bodyparts", coords = "coords";
-  for (const auto& bodypart : bodyparts) {
-    for (const char* coord : {"x", "y", "likelihood"}) {
-      scorers += "," + scorer;
-      parts += "," + bodypart;
-      coords += fmt::format(",{}", coord);
-    }
-  }
-  for (const char* column : {"timestamp", "latency"}) {
-    scorers += "," + scorer;
-    parts += fmt::format(",{}", column);
-    coords += ",seconds";
-  }
-  out_ << scorers << '\n' << parts << '\n' << coords << '\n';
-}
-
-LiveCsvWriter::~LiveCsvWriter() = default;
-
-void LiveCsvWriter::process(const LivePose& pose) {
-  std::string row = std::to_string(pose.frame);
-  const auto cell = [&row](double value) {
-    row += ',';
-    if (!std::isnan(value)) row += projects::python_float_repr(value);
-  };
-  for (const auto& keypoint : pose.keypoints) {
-    cell(keypoint.x);
-    cell(keypoint.y);
-    cell(keypoint.likelihood);
-  }
-  cell(pose.timestamp);
-  cell(pose.latency);
-  row += '\n';
-  out_ << row;
-  // The rows reach the file at least every 64 rows, so a killed run keeps them in the .part file.
-  if (++rows_ % 64 == 0) out_.flush();
-}
-
-void LiveCsvWriter::finish() {
-  out_.flush();
-  const bool written = static_cast<bool>(out_);
-  out_.close();
-  if (!written) {
-    throw Error(fmt::format("could not write all rows to {} (is the disk full?)", part_.string()),
-                "free some space; the rows written so far are in the .part file");
-  }
-  std::error_code error;
-  fs::rename(part_, file_, error);
-  if (error) {
-    throw Error(
-        fmt::format("cannot rename {} to {}: {}", part_.string(), file_.string(), error.message()),
-        "the rows are in the .part file");
-  }
 }
 
 }  // namespace labpose::pipeline

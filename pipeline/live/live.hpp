@@ -3,13 +3,13 @@
 // DLC-Live's Processor.process(pose)), with the latency from "frame available" to "pose available"
 // measured for every frame. From a video file every frame is processed (a latency benchmark); from
 // a camera or stream (LiveCapture) the newest frame is taken and older ones are dropped and
-// counted, never queued. The programs' C++ API: `labpose live` is built on it. Not batch analysis
-// (analyze.hpp).
+// counted, never queued. A multi-animal model's frames are assembled into animals and tracked
+// (live_animals.hpp). The programs' C++ API: `labpose live` is built on it. Not batch analysis
+// (analyze.hpp), and not the tracks CSV (live_csv.hpp).
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,12 +19,36 @@
 
 namespace labpose::pipeline {
 
-/// One frame's pose: J rows of x, y, likelihood (DLC-Live's get_pose), with when it was known.
+/// One animal of a multi-animal model in one frame, as the tracker follows it.
+struct LiveAnimal {
+  /// The tracker's tracklet id: the same while the tracker follows the animal, a new one after it
+  /// lost it. Never stitched into the project's individuals: that needs the frames to come.
+  int track = 0;
+  std::vector<KeypointPrediction> keypoints;  // the multi-animal bodyparts, in the model's order
+};
+
+/// One frame's pose: rows of x, y, likelihood (DLC-Live's get_pose), with when it was known.
 struct LivePose {
   std::int64_t frame = 0;  // the frame's number in the file, or in arrival order from a camera
   double timestamp = 0.0;  // seconds from the start of the run to the frame becoming available
   double latency = 0.0;    // seconds from the frame available to its pose available
-  std::vector<KeypointPrediction> keypoints;  // J, in the model's bodypart order
+  /// One animal: J, in the model's bodypart order. Several animals: the unique bodyparts (empty
+  /// when the project has none).
+  std::vector<KeypointPrediction> keypoints;
+  std::vector<LiveAnimal> animals;  // several animals: those tracked in this frame, by track id
+};
+
+/// What computes each frame's pose for run_live: one animal's keypoints (FramePredictor), or a
+/// multi-animal model's animals (LiveAnimalModel).
+class LivePoseModel {
+ public:
+  virtual ~LivePoseModel() = default;
+  /// Builds what frames of this size need (the inference plan) before the first one comes.
+  virtual void prepare(int height, int width) = 0;
+  /// Sets pose.keypoints and pose.animals for one frame (height, width, 3 packed 8-bit RGB).
+  virtual void estimate(const std::uint8_t* pixels, int height, int width, LivePose& pose) = 0;
+  /// The bodyparts of each of pose.animals (0 for a single-animal model).
+  virtual int animal_bodyparts() const { return 0; }
 };
 
 /// Called with each pose on the thread that runs the network, before the next frame is taken:
@@ -53,38 +77,24 @@ struct LiveSummary {
   double seconds = 0.0;      // the run's wall time
   double p50_ms = 0.0, p95_ms = 0.0, p99_ms = 0.0, max_ms = 0.0;  // latency
   double frames_per_second = 0.0;
-  bool interrupted = false;             // stopped by Ctrl-C/SIGTERM
-  std::vector<std::int64_t> confident;  // per bodypart: poses with likelihood >= pcutoff
+  bool interrupted = false;  // stopped by Ctrl-C/SIGTERM
+  /// Per bodypart, the keypoints with likelihood >= pcutoff: one per pose; for several animals the
+  /// multi-animal bodyparts (one per animal tracked), then the unique ones (one per pose).
+  std::vector<std::int64_t> confident;
+  std::int64_t animals = 0;  // several animals: animals tracked, summed over the frames
+  std::int64_t tracks = 0;   // several animals: the tracklet ids seen
 };
 
 /// "p50 12.3 ms, p95 ..., p99 ..., 81.2 frames/s, 0 dropped".
 std::string latency_text(const LiveSummary& summary);
 
-/// Runs `predictor` on the source's frames until it ends, `options.seconds` pass or Ctrl-C/SIGTERM
+/// Runs `model` on the source's frames until it ends, `options.seconds` pass or Ctrl-C/SIGTERM
 /// (core/interrupt.hpp), calling every processor with each pose. Throws Error when the source
 /// cannot be read.
+LiveSummary run_live(LivePoseModel& model, const LiveSource& source, const LiveOptions& options,
+                     const std::vector<PoseProcessor*>& processors);
+/// run_live() with one animal's keypoints from `predictor` (batch 1 is the quickest).
 LiveSummary run_live(FramePredictor& predictor, const LiveSource& source,
                      const LiveOptions& options, const std::vector<PoseProcessor*>& processors);
-
-/// A processor writing DeepLabCut's tracks CSV (scorer/bodyparts/coords header rows, one row per
-/// pose, x, y, likelihood per bodypart) with two more columns: the pose's timestamp and latency in
-/// seconds. Rows go to `<file>.part` as they come and finish() renames it to `file`, so a run
-/// killed midway leaves its rows in the .part file and never a half-written `file`.
-class LiveCsvWriter final : public PoseProcessor {
- public:
-  LiveCsvWriter(const std::filesystem::path& file, const std::string& scorer,
-                const std::vector<std::string>& bodyparts);
-  ~LiveCsvWriter() override;
-  LiveCsvWriter(const LiveCsvWriter&) = delete;
-  LiveCsvWriter& operator=(const LiveCsvWriter&) = delete;
-  void process(const LivePose& pose) override;
-  /// Flushes and renames the file into place. Throws Error when the disk refused a row.
-  void finish();
-
- private:
-  std::filesystem::path file_, part_;
-  std::ofstream out_;
-  std::int64_t rows_ = 0;
-};
 
 }  // namespace labpose::pipeline

@@ -43,14 +43,27 @@ void expect_colour(const std::vector<int>& bgr, const std::vector<int>& expected
     EXPECT_NEAR(bgr[c], expected[c], 45) << what << " channel " << c;
 }
 
+// Two mice's tracks (snout, tail) over a 6-frame test video in `dir`, with options for 5-pixel
+// disks coloured by individual.
+struct TwoMice {
+  explicit TwoMice(const fs::path& dir)
+      : video(dir / "mice.mp4"),
+        tracks(animal_tracks({"mouse1", "mouse2"}, {"snout", "tail"}, {}, 6)) {
+    testing::write_test_video(video, 6, kWidth, kHeight);
+    options.dotsize = 5;
+    options.color_by = ColorBy::individual;
+  }
+  fs::path video;
+  projects::Table tracks;
+  LabeledVideoOptions options;
+};
+
 TEST(LabeledVideo, AnimalsInTheirOwnColoursWithTheirNames) {
   const testing::TempDir dir;
-  const fs::path video = dir / "mice.mp4";
-  testing::write_test_video(video, 6, kWidth, kHeight);
-  const projects::Table tracks = animal_tracks({"mouse1", "mouse2"}, {"snout", "tail"}, {}, 6);
-  LabeledVideoOptions options;
-  options.dotsize = 5;
-  options.color_by = ColorBy::individual;
+  TwoMice mice(dir.path());
+  const fs::path& video = mice.video;
+  const projects::Table& tracks = mice.tracks;
+  LabeledVideoOptions& options = mice.options;
   options.skeleton = true;
   options.skeleton_edges = {{"snout", "tail"}};
   ASSERT_EQ(write_labeled_video(video, tracks, options, dir / "named.mp4"), 6);
@@ -84,6 +97,38 @@ TEST(LabeledVideo, AnimalsInTheirOwnColoursWithTheirNames) {
   };
   EXPECT_GT(difference(2, 110, 52, 160, 66), 10.0) << "mouse2's name is drawn beside it";
   EXPECT_LT(difference(2, 200, 150, 300, 230), 3.0) << "and nothing far from the animals";
+}
+
+// DeepLabCut's "plot all detections" beneath the tracks: every candidate at least pcutoff likely
+// as a small grey dot, under the animals' own disks.
+TEST(LabeledVideo, DetectionsAreDrawnBeneathTheTracks) {
+  const testing::TempDir dir;
+  TwoMice mice(dir.path());
+  mice.options.names = false;
+  ASSERT_EQ(write_labeled_video(mice.video, mice.tracks, mice.options, dir / "tracks.mp4"), 6);
+  // In every frame: a sure detection far from the animals, an unsure one (below pcutoff 0.6) and
+  // one under mouse2's snout (frame 2: (102, 74)); frame 5 has no detections at all.
+  std::vector<Candidates>& detections = mice.options.detections;
+  detections.resize(5);
+  for (std::size_t f = 0; f < 5; ++f) {
+    detections[f] = {{{0, 0, 0, 250.0, 200.0, 0.9}, {0, 0, 0, 60.0, 200.0, 0.3}},
+                     {{1, 0, 0, 102.0, 74.0, 0.6}}};
+  }
+  ASSERT_EQ(write_labeled_video(mice.video, mice.tracks, mice.options, dir / "detections.mp4"), 6);
+  const auto plain = frames_of(dir / "tracks.mp4"), drawn = frames_of(dir / "detections.mp4");
+  ASSERT_EQ(drawn.size(), 6u);
+  const auto difference = [&](std::size_t frame, int x, int y) {
+    const auto a = pixel(drawn[frame], x, y), b = pixel(plain[frame], x, y);
+    return std::abs(a[0] - b[0]) + std::abs(a[1] - b[1]) + std::abs(a[2] - b[2]);
+  };
+  for (std::size_t frame : {0U, 2U, 4U}) {
+    EXPECT_GT(difference(frame, 250, 200), 150) << "the sure detection in frame " << frame;
+    expect_colour(pixel(drawn[frame], 250, 200), {200, 200, 200}, "a detection's grey");
+    EXPECT_LT(difference(frame, 60, 200), 15) << "the unsure detection in frame " << frame;
+  }
+  // Only the encoder's traces of frame 4's dot (a drawn one differs by about 400).
+  EXPECT_LT(difference(5, 250, 200), 45) << "frame 5 has no detections";
+  expect_colour(pixel(drawn[2], 102, 74), {0, 0, 255}, "mouse2's snout, drawn over its detection");
 }
 
 TEST(LabeledVideo, ColourByIsBodypartOrIndividual) {

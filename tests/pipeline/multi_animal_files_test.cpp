@@ -1,11 +1,14 @@
 // DeepLabCut's files of a multi-animal analysis from known detections, assemblies and tracks:
-// frame keys as DeepLabCut pads them, and Python's pickle and pandas reading every file with
-// DeepLabCut's keys, shapes and values (tests/python/dlc_multi_animal_files.py).
+// frame keys as DeepLabCut pads them, Python's pickle and pandas reading every file with
+// DeepLabCut's keys, shapes and values (tests/python/dlc_multi_animal_files.py), and the
+// candidates of _full.pickle read back as labeled videos read them.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
+#include "core/error.hpp"
 #include "pipeline/analysis/multi_animal_files.hpp"
+#include "pipeline/analysis/tracklet_files.hpp"
 #include "projects/table.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -120,6 +123,49 @@ TEST(MultiAnimalFiles, PythonReadsEveryFileWithDeepLabCutsKeysShapesAndValues) {
   EXPECT_EQ(checked.exit_code, 0) << checked.output;
   EXPECT_TRUE(contains(checked.output, "ok 11 frame entries, 22 animals, 2 tracklets, 11 rows"))
       << checked.output;
+}
+
+TEST(MultiAnimalFiles, TheFullPicklesCandidatesReadBack) {
+  const testing::TempDir dir;
+  const AnimalFileHeader header = two_mice_header();
+  const fs::path file = dir.path() / "miceDLC_x_full.pickle";
+  FullPickleWriter full(file, header);
+  for (std::int64_t i = 0; i < kFrames; ++i)
+    if (i != 6) full.add(i, detections_of(i));
+  full.commit();
+  const std::vector<Candidates> read = read_full_pickle_candidates(file, kFrames, 3);
+  ASSERT_EQ(read.size(), static_cast<std::size_t>(kFrames));
+  for (std::int64_t i = 0; i < kFrames; ++i) {
+    const Candidates expected = i == 6 ? Candidates(3) : detections_of(i).candidates;
+    const Candidates& frame = read[static_cast<std::size_t>(i)];
+    ASSERT_EQ(frame.size(), 3u) << "frame " << i;
+    for (std::size_t j = 0; j < 3; ++j) {
+      ASSERT_EQ(frame[j].size(), expected[j].size()) << "frame " << i << " bodypart " << j;
+      for (std::size_t c = 0; c < frame[j].size(); ++c) {
+        EXPECT_EQ(frame[j][c].bodypart, static_cast<int>(j));
+        EXPECT_DOUBLE_EQ(frame[j][c].x, expected[j][c].x);
+        EXPECT_DOUBLE_EQ(frame[j][c].y, expected[j][c].y);
+        EXPECT_NEAR(frame[j][c].confidence, expected[j][c].confidence, 1e-7) << "float32";
+      }
+    }
+  }
+
+  try {
+    read_full_pickle_candidates(file, kFrames, 4);
+    FAIL() << "a pickle of 3 bodyparts is read as one of 4";
+  } catch (const Error& error) {
+    EXPECT_TRUE(contains(error.what(), file.string())) << error.what();
+    EXPECT_TRUE(contains(error.what(), "\"frame00\": \"coordinates\" is a list of 3"))
+        << error.what();
+  }
+  const fs::path missing = dir.path() / "otherDLC_x_full.pickle";
+  try {
+    read_full_pickle_candidates(missing, kFrames, 3);
+    FAIL() << "a missing file is read";
+  } catch (const Error& error) {
+    EXPECT_TRUE(contains(error.what(), missing.string() + " does not exist")) << error.what();
+    EXPECT_TRUE(contains(error.hint(), "labpose analyze")) << error.hint();
+  }
 }
 
 }  // namespace

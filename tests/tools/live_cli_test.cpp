@@ -221,6 +221,10 @@ TEST(LiveCli, BadUsageIsNamed) {
                                 " --size 64x48");
   EXPECT_EQ(result.exit_code, 2) << result.output;
   EXPECT_TRUE(contains(result.output, "--size and --fps set a camera's mode")) << result.output;
+  result = testing::run_labpose("live" + m + " --video " + shell_quote(video.string()) +
+                                " --tracker box");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_TRUE(contains(result.output, "--tracker is for multi-animal projects")) << result.output;
 }
 
 }  // namespace

@@ -6,52 +6,15 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/test_support.hpp"
+#include "tests/tools/trained_mice.hpp"
 
 namespace labpose {
 namespace {
 namespace fs = std::filesystem;
 using testing::contains;
+using testing::mice_video;
 using testing::shell_quote;
-
-// The only folder in `folder`.
-fs::path only_folder(const fs::path& folder) {
-  fs::path found;
-  for (const auto& entry : fs::directory_iterator(folder)) found = entry.path();
-  return found;
-}
-
-// The three-mice demo with a `frames`-frame video, trained for 4 steps through the CLI, linking
-// every pair of candidates (so that a barely trained network gives animals to track). Returns its
-// config.yaml.
-fs::path trained_mice(const fs::path& dir, int frames) {
-  fs::create_directories(dir);
-  const testing::CommandResult made =
-      testing::run_labpose("--quiet demo --project-only --animals 3 --labeled-frames 6 --frames " +
-                           std::to_string(frames) + " --dir " + shell_quote(dir.string()));
-  EXPECT_EQ(made.exit_code, 0) << made.output;
-  const fs::path config = made.output.substr(0, made.output.find('\n'));
-  const std::string c = shell_quote(config.string());
-  const testing::CommandResult created = testing::run_labpose(
-      "--quiet create-dataset " + c + " --net mobilenet_v2_0.35 --weights none");
-  EXPECT_EQ(created.exit_code, 0) << created.output;
-  const fs::path model = only_folder(config.parent_path() / "labpose-models" / "iteration-0");
-  testing::set_yaml_values(model / "train" / "pose_cfg.yaml", {{"crop_size", "[64, 64]"},
-                                                               {"batch_size", "2"},
-                                                               {"display_iters", "2"},
-                                                               {"save_iters", "4"},
-                                                               {"evaluate_iters", "0"},
-                                                               {"max_iters", "4"}});
-  const testing::CommandResult trained = testing::run_labpose("--quiet train " + c);
-  EXPECT_EQ(trained.exit_code, 0) << trained.output;
-  testing::set_yaml_values(model / "test" / "inference_cfg.yaml",
-                           {{"pafthreshold", "0.0"}, {"minimalnumberofconnections", "1"}});
-  return config;
-}
-
-// The demo's video of the project `config`, quoted for the shell.
-std::string mice_video(const fs::path& config) {
-  return shell_quote((config.parent_path() / "videos" / "synthetic_mice.mp4").string());
-}
+using testing::trained_mice;
 
 TEST(MultiAnimalAnalyzeCli, KilledMidVideoThenResumedGivesTheSameFiles) {
   const testing::TempDir dir;

@@ -1,15 +1,20 @@
 // filter, plot-trajectories, labeled-video and extract-outliers on a multi-animal project through
 // the CLI: they find the stitched tracks (<video><scorer>_el.h5) by the project's tracker, name a
-// missing one with the command to run, and write DeepLabCut's files of several animals. The tracks
-// are a small table written by the test (tests/pipeline/animal_tracks.hpp) beside a stand-in
-// snapshot, so no network is trained or run.
+// missing one with the command to run, and write DeepLabCut's files of several animals;
+// labeled-video --draw-detections draws the _full.pickle's detections too, or names it when it is
+// missing. The tracks and detections are written by the test (tests/pipeline/animal_tracks.hpp)
+// beside a stand-in snapshot, so no network is trained or run.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "pipeline/analysis/multi_animal_files.hpp"
+#include "pipeline/video/reader.hpp"
 #include "projects/table.hpp"
 #include "tests/pipeline/animal_tracks.hpp"
 #include "tests/support/test_support.hpp"
@@ -26,6 +31,71 @@ fs::path missing_path(const std::string& output) {
   if (end == std::string::npos) return {};
   const std::size_t start = output.rfind(": ", end);
   return output.substr(start + 2, end - start - 2);
+}
+
+// Frame `index` of `video`, BGR.
+std::vector<std::uint8_t> frame_of(const fs::path& video, std::int64_t index) {
+  pipeline::VideoReader reader(video, {pipeline::PixelOrder::bgr, std::nullopt, 1});
+  std::vector<std::uint8_t> frame(reader.frame_bytes());
+  reader.seek(index);
+  EXPECT_TRUE(reader.read(frame.data()));
+  return frame;
+}
+
+// The mean difference of two BGR frames `width` wide over the square of side 2 * half + 1 around
+// (x, y), per pixel (the sum over the channels).
+double difference_around(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b,
+                         int width, int x, int y, int half) {
+  double sum = 0;
+  for (int row = y - half; row <= y + half; ++row) {
+    for (int col = x - half; col <= x + half; ++col) {
+      const std::size_t at = (static_cast<std::size_t>(row) * static_cast<std::size_t>(width) +
+                              static_cast<std::size_t>(col)) *
+                             3;
+      for (std::size_t c = 0; c < 3; ++c)
+        sum += std::abs(static_cast<int>(a[at + c]) - static_cast<int>(b[at + c]));
+    }
+  }
+  return sum / ((2 * half + 1) * (2 * half + 1));
+}
+
+// labeled-video --draw-detections: a missing _full.pickle is named with the command that writes
+// it; then each frame's sure detection is drawn where the tracks have nothing, and its unsure one
+// is not.
+void expect_detections_drawn(const std::string& c, const std::string& v, const std::string& dest,
+                             const fs::path& el, const fs::path& without) {
+  const std::string stem = el.stem().string();  // <video><scorer>_el
+  const std::string base = stem.substr(0, stem.size() - 3);
+  const fs::path full = el.parent_path() / (base + "_full.pickle");
+  const std::string command =
+      "labeled-video " + c + " " + v + dest + " --filtered --pcutoff 0.5 --draw-detections";
+  const testing::CommandResult missing = testing::run_labpose(command);
+  EXPECT_EQ(missing.exit_code, 1) << missing.output;
+  EXPECT_TRUE(contains(missing.output, full.string() + " does not exist")) << missing.output;
+  EXPECT_TRUE(contains(missing.output, "hint: run labpose analyze")) << missing.output;
+
+  pipeline::AnimalFileHeader header;
+  header.scorer = base.substr(std::string("synthetic_mice").size());
+  header.individuals = {"individual1", "individual2", "individual3"};
+  header.multi_bodyparts = {"snout", "leftear", "rightear", "tailbase"};  // the network's
+  header.frames = 20;
+  pipeline::FullPickleWriter writer(full, header);
+  for (std::int64_t i = 0; i < 20; ++i) {
+    pipeline::ImageDetections detections;
+    detections.candidates = {{{0, 0, 0, 200.0, 30.0, 0.9}}, {{1, 0, 0, 60.0, 200.0, 0.2}}, {}, {}};
+    writer.add(i, detections);
+  }
+  writer.commit();
+  const testing::CommandResult drawn = testing::run_labpose(command);
+  ASSERT_EQ(drawn.exit_code, 0) << drawn.output;
+  const fs::path with = el.parent_path() / (stem + "_filtered_full_id_p50_labeled.mp4");
+  ASSERT_TRUE(fs::exists(with)) << drawn.output;
+  const int width = pipeline::VideoReader(with).width();
+  for (const std::int64_t frame : {3, 12}) {
+    const auto a = frame_of(with, frame), b = frame_of(without, frame);
+    EXPECT_GT(difference_around(a, b, width, 200, 30, 4), 20.0) << "frame " << frame;
+    EXPECT_LT(difference_around(a, b, width, 60, 200, 4), 6.0) << "frame " << frame;
+  }
 }
 
 TEST(MultiAnimalDownstreamCli, FilterPlotAndDrawTheStitchedTracks) {
@@ -92,6 +162,8 @@ TEST(MultiAnimalDownstreamCli, FilterPlotAndDrawTheStitchedTracks) {
   ASSERT_EQ(drawn.exit_code, 0) << drawn.output;
   EXPECT_TRUE(fs::exists(el.parent_path() / (stem + "_filtered_id_p50_labeled.mp4")))
       << drawn.output;
+  expect_detections_drawn(c, v, dest, el,
+                          el.parent_path() / (stem + "_filtered_id_p50_labeled.mp4"));
 
   // extract-outliers: individual1 and individual2 swap identities over frames 13..16.
   projects::Table swapped = projects::read_table_hdf5(el);

@@ -1,7 +1,7 @@
 // labpose labeled-video <config> <video|folder>... [--shuffle K] [--training-fraction F]
 //   [--snapshot S] [--filtered] [--skeleton] [--trail N] [--pcutoff P] [--dest D] [--overwrite]
 //   multi-animal projects: [--track-method ellipse|box] [--color-by individual|bodypart]
-//   [--no-names]
+//   [--no-names] [--draw-detections]
 #include <fmt/core.h>
 
 #include <iostream>
@@ -10,6 +10,8 @@
 #include "core/error.hpp"
 #include "pipeline/analysis/analyze.hpp"
 #include "pipeline/analysis/labeled_video.hpp"
+#include "pipeline/analysis/multi_animal_files.hpp"
+#include "pipeline/analysis/tracklet_files.hpp"
 #include "projects/layout.hpp"
 #include "tools/labpose/command.hpp"
 #include "tools/labpose/config_loading.hpp"
@@ -27,6 +29,7 @@ Command labeled_video_command() {
       std::vector<std::string> videos;
       ModelOptions model;
       bool filtered = false, skeleton = false, overwrite = false, no_names = false;
+      bool draw_detections = false;
       int trail = 0;
       std::optional<double> pcutoff;
     };
@@ -50,6 +53,9 @@ Command labeled_video_command() {
                    "multi-animal projects: one colour per individual (default) or per bodypart");
     app.add_flag("--no-names", options->no_names,
                  "multi-animal projects: leave out the individuals' names");
+    app.add_flag("--draw-detections", options->draw_detections,
+                 "multi-animal projects: also draw every detection of <video stem><scorer>"
+                 "_full.pickle at least pcutoff likely, small and grey, beneath the animals");
     app.footer(
         "Writes <tracks name>_p<100 x pcutoff>_labeled.mp4 beside the tracks (H.264): each "
         "bodypart as a filled disk of config.yaml's dotsize in its colormap colour when its "
@@ -59,7 +65,8 @@ Command labeled_video_command() {
         "the stitched tracks (<video stem><scorer>_el.h5, _bx.h5 with --track-method box) into "
         "<tracks name>_id_p<100 x pcutoff>_labeled.mp4 (_bp_ with --color-by bodypart): each "
         "individual in its own colour with its name beside its topmost keypoint, and its own "
-        "skeleton.");
+        "skeleton; with --draw-detections every candidate keypoint of the analysis's _full.pickle "
+        "beneath them, into <tracks name>_full_id_p<100 x pcutoff>_labeled.mp4.");
     return [options]() {
       const projects::ProjectConfig config = load_project_config(options->config);
       const auto& values = config.values();
@@ -79,10 +86,14 @@ Command labeled_video_command() {
         drawing.color_by = options->color_by.empty() ? pipeline::ColorBy::individual
                                                      : pipeline::parse_color_by(options->color_by);
         colouring = drawing.color_by == pipeline::ColorBy::individual ? "_id" : "_bp";
-      } else if (!options->color_by.empty() || options->no_names) {
+        if (options->draw_detections) colouring = "_full" + colouring;
+      } else if (!options->color_by.empty() || options->no_names || options->draw_detections) {
         throw UsageError(fmt::format("{} is for multi-animal projects",
-                                     options->no_names ? "--no-names" : "--color-by"),
-                         "a single-animal project's videos are coloured by bodypart: leave it out");
+                                     options->no_names          ? "--no-names"
+                                     : options->draw_detections ? "--draw-detections"
+                                                                : "--color-by"),
+                         "a single-animal project's videos are coloured by bodypart and have no "
+                         "detections apart from their tracks: leave it out");
       }
       for_each_tracked_video(
           model, options->videos, options->dest, options->filtered, "to draw",
@@ -100,8 +111,16 @@ Command labeled_video_command() {
               for_video.crop_x = crop->x1;
               for_video.crop_y = crop->y1;
             }
-            pipeline::write_labeled_video(tracked.video, projects::read_table_hdf5(tracked.tracks),
-                                          for_video, output);
+            const projects::Table tracks = projects::read_table_hdf5(tracked.tracks);
+            if (options->draw_detections) {
+              const auto files = pipeline::multi_animal_files(
+                  tracked.folder, projects::video_stem(tracked.video.string()), model.model.scorer,
+                  *model.tracker);
+              for_video.detections = pipeline::read_full_pickle_candidates(
+                  files.full_pickle, static_cast<std::int64_t>(tracks.row_count()),
+                  static_cast<int>(model.model.bodyparts.size()));
+            }
+            pipeline::write_labeled_video(tracked.video, tracks, for_video, output);
             std::cout << output.string() << '\n';
           });
       return 0;
