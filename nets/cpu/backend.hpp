@@ -25,6 +25,10 @@ bool cpu_has_bf16();
 /// fp32 plans use labpose's own Winograd convolutions.
 bool cpu_has_avx512();
 
+/// Whether this CPU has AMX (Intel's matrix units for bf16 and int8, Sapphire Rapids on) as oneDNN
+/// sees it: there bf16 3×3 layers go to oneDNN's AMX kernels rather than labpose's Winograd.
+bool cpu_has_amx();
+
 /// Whether this CPU has VNNI (AVX-512 or AVX2), the dot-product instructions of fast int8, as
 /// oneDNN sees it: only then are int8 plans offered.
 bool cpu_has_int8();

@@ -113,6 +113,12 @@ bool cpu_has_bf16() {
   return (isa & bf16) == bf16;
 }
 
+bool cpu_has_amx() {
+  const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+  const auto amx = static_cast<unsigned>(dnnl_cpu_isa_avx512_core_amx);
+  return (isa & amx) == amx;
+}
+
 bool cpu_has_avx512() {
   const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
   const auto avx512 = static_cast<unsigned>(dnnl_cpu_isa_avx512_core);

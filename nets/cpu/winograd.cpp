@@ -222,9 +222,19 @@ std::int64_t winograd_convolutions_made() {
   return made.load();
 }
 
+WinogradUnits cpu_winograd_units() {
+  return {cpu_has_bf16(), cpu_has_avx512(), cpu_has_amx()};
+}
+
 bool winograd_applies(const Shape& weights, const ConvGeometry& g, PlanPrecision precision) {
-  const bool instructions = precision == PlanPrecision::bf16   ? cpu_has_bf16()
-                            : precision == PlanPrecision::fp32 ? cpu_has_avx512()
+  static const WinogradUnits units = cpu_winograd_units();
+  return winograd_applies(weights, g, precision, units);
+}
+
+bool winograd_applies(const Shape& weights, const ConvGeometry& g, PlanPrecision precision,
+                      const WinogradUnits& units) {
+  const bool instructions = precision == PlanPrecision::bf16   ? units.bf16 && !units.amx
+                            : precision == PlanPrecision::fp32 ? units.avx512
                                                                : false;
   return weights.rank() == 4 && weights[2] == 3 && weights[3] == 3 && g.groups == 1 &&
          g.stride_h == 1 && g.stride_w == 1 && g.dilation_h == g.dilation_w &&

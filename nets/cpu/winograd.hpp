@@ -18,11 +18,24 @@
 
 namespace labpose::nets::cpu {
 
+/// The instructions that decide where WinogradConv runs.
+struct WinogradUnits {
+  bool bf16 = false;    // AVX-512 BF16 (vdpbf16ps)
+  bool avx512 = false;  // AVX-512 fused multiply-adds
+  bool amx = false;     // AMX, far faster at bf16 than vdpbf16ps
+};
+/// This CPU's, as oneDNN sees them (ONEDNN_MAX_CPU_ISA lowers them).
+WinogradUnits cpu_winograd_units();
+
 /// Whether WinogradConv computes a convolution with weights `weights` (K, C, R, S) and geometry `g`
-/// in `precision` on this CPU: 3×3, stride 1, one group, equal dilation across and down, C a
-/// multiple of 16, K of 32 and both at least 64 (below that the transforms cost more than the
-/// products save); in bf16 on a CPU with bf16 units, in fp32 on one with AVX-512 (as oneDNN sees
-/// them: ONEDNN_MAX_CPU_ISA lowers both).
+/// in `precision` on a CPU with `units`: 3×3, stride 1, one group, equal dilation across and down,
+/// C a multiple of 16, K of 32 and both at least 64 (below that the transforms cost more than the
+/// products save); in bf16 on a CPU with bf16 units but no AMX (where oneDNN's AMX kernels ran the
+/// bf16 layers of resnet_50 1.8x faster than Winograd on vdpbf16ps: docs/precision.md), in fp32 on
+/// one with AVX-512.
+bool winograd_applies(const Shape& weights, const ConvGeometry& g, PlanPrecision precision,
+                      const WinogradUnits& units);
+/// The same on this CPU.
 bool winograd_applies(const Shape& weights, const ConvGeometry& g, PlanPrecision precision);
 
 /// Whether plans use WinogradConv where it applies: yes, unless the environment variable

@@ -273,8 +273,8 @@ TEST(Winograd, TakesOnlyDense3x3Stride1ConvolutionsInBf16AndFp32) {
   const ConvGeometry plain = ConvGeometry::symmetric(1, 1);
   for (const PlanPrecision precision : {PlanPrecision::bf16, PlanPrecision::fp32}) {
     SCOPED_TRACE(precision_name(precision));
-    const bool here =
-        precision == PlanPrecision::bf16 ? cpu::cpu_has_bf16() : cpu::cpu_has_avx512();
+    const bool here = precision == PlanPrecision::bf16 ? cpu::cpu_has_bf16() && !cpu::cpu_has_amx()
+                                                       : cpu::cpu_has_avx512();
     const auto takes = [&](const Shape& w, const ConvGeometry& g) {
       return cpu::winograd_applies(w, g, precision);
     };
@@ -291,6 +291,17 @@ TEST(Winograd, TakesOnlyDense3x3Stride1ConvolutionsInBf16AndFp32) {
     EXPECT_FALSE(takes(Shape{64, 64, 3, 3}, unequal));
   }
   EXPECT_FALSE(cpu::winograd_applies(Shape{64, 64, 3, 3}, plain, PlanPrecision::int8));
+}
+
+TEST(Winograd, LeavesBf16ToTheMatrixUnitsOfAnAmxCpu) {
+  const Shape w{256, 256, 3, 3};
+  const ConvGeometry plain = ConvGeometry::symmetric(1, 1);
+  const cpu::WinogradUnits avx512_bf16{true, true, false}, amx{true, true, true}, avx2{};
+  EXPECT_TRUE(cpu::winograd_applies(w, plain, PlanPrecision::bf16, avx512_bf16));
+  EXPECT_FALSE(cpu::winograd_applies(w, plain, PlanPrecision::bf16, amx)) << "oneDNN's AMX kernels";
+  EXPECT_TRUE(cpu::winograd_applies(w, plain, PlanPrecision::fp32, amx)) << "fp32 has no AMX";
+  EXPECT_FALSE(cpu::winograd_applies(w, plain, PlanPrecision::fp32, avx2));
+  EXPECT_FALSE(cpu::winograd_applies(w, plain, PlanPrecision::int8, amx));
 }
 
 }  // namespace
