@@ -88,7 +88,7 @@ def main():
     print(f"a: {builds['a']} ({names['a']})\nb: {builds['b']} ({names['b']})", flush=True)
     print(f"threads: {os.environ.get('OMP_NUM_THREADS', os.cpu_count())}; medians of {a.rounds} "
           "rounds, builds alternating\n")
-    print(f"| case | a | b | b/a | kernels a | kernels b |\n|---|---|---|---|---|---|")
+    print("| case | a | b | b/a | kernels a | kernels b |\n|---|---|---|---|---|---|")
     results = []
     for label, arguments, plan in cases(a):
         figures = {"a": [], "b": []}
