@@ -24,26 +24,6 @@ using namespace dnnl;
 
 using Window = DnnlWindow;
 
-// oneDNN counts dilation from 0; the right padding of a transposed convolution absorbs PyTorch's
-// output padding (it is whatever makes the sizes agree).
-Window conv_window(const ConvGeometry& g) {
-  return {{g.stride_h, g.stride_w},
-          {g.dilation_h - 1, g.dilation_w - 1},
-          {g.pad_top, g.pad_left},
-          {g.pad_bottom, g.pad_right}};
-}
-
-Window transpose_window(const ConvGeometry& g, const Shape& x, const Shape& w, const Shape& y) {
-  Window window = conv_window(g);
-  const auto right = [](std::int64_t in, std::int64_t out, std::int64_t k, int stride, int pad,
-                        int dilation) {
-    return (in - 1) * stride - pad + (k - 1) * dilation + 1 - out;
-  };
-  window.pad_right = {right(x.h(), y.h(), w[2], g.stride_h, g.pad_top, g.dilation_h),
-                      right(x.w(), y.w(), w[3], g.stride_w, g.pad_left, g.dilation_w)};
-  return window;
-}
-
 memory::desc any_weights(const Shape& w, int groups, bool transposed, dt type) {
   if (!transposed)
     return memory::desc(dims_of_desc(conv_weights_desc(w, groups, tag::any)), type, tag::any);

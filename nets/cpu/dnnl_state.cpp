@@ -75,6 +75,31 @@ std::string geometry_key(const ConvGeometry& g) {
                      g.output_pad_h, g.output_pad_w);
 }
 
+DnnlWindow conv_window(const ConvGeometry& g) {
+  return {{g.stride_h, g.stride_w},
+          {g.dilation_h - 1, g.dilation_w - 1},
+          {g.pad_top, g.pad_left},
+          {g.pad_bottom, g.pad_right}};
+}
+
+DnnlWindow transpose_window(const ConvGeometry& g, const Shape& x, const Shape& w, const Shape& y) {
+  DnnlWindow window = conv_window(g);
+  const auto right = [](std::int64_t in, std::int64_t out, std::int64_t k, int stride, int pad,
+                        int dilation) {
+    return (in - 1) * stride - pad + (k - 1) * dilation + 1 - out;
+  };
+  window.pad_right = {right(x.h(), y.h(), w[2], g.stride_h, g.pad_top, g.dilation_h),
+                      right(x.w(), y.w(), w[3], g.stride_w, g.pad_left, g.dilation_w)};
+  return window;
+}
+
+PoolWindow pool_window(const PoolGeometry& g) {
+  return {{g.stride_h, g.stride_w},
+          {g.kernel_h, g.kernel_w},
+          {g.pad_top, g.pad_left},
+          {g.pad_bottom, g.pad_right}};
+}
+
 std::string cpu_instructions() {
   switch (dnnl_get_effective_cpu_isa()) {
     case dnnl_cpu_isa_sse41:
@@ -106,31 +131,33 @@ std::string cpu_instructions() {
   }
 }
 
-bool cpu_has_bf16() {
-  // The ISA values are nested bit sets: each contains the bits of those below it.
+namespace {
+
+// Whether oneDNN runs with every instruction of `wanted`. The ISA values are nested bit sets:
+// each contains the bits of those below it.
+bool has_isa(dnnl_cpu_isa_t wanted) {
   const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
-  const auto bf16 = static_cast<unsigned>(dnnl_cpu_isa_avx512_core_bf16);
-  return (isa & bf16) == bf16;
+  const auto bits = static_cast<unsigned>(wanted);
+  return (isa & bits) == bits;
+}
+
+}  // namespace
+
+bool cpu_has_bf16() {
+  return has_isa(dnnl_cpu_isa_avx512_core_bf16);
 }
 
 bool cpu_has_amx() {
-  const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
-  const auto amx = static_cast<unsigned>(dnnl_cpu_isa_avx512_core_amx);
-  return (isa & amx) == amx;
+  return has_isa(dnnl_cpu_isa_avx512_core_amx);
 }
 
 bool cpu_has_avx512() {
-  const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
-  const auto avx512 = static_cast<unsigned>(dnnl_cpu_isa_avx512_core);
-  return (isa & avx512) == avx512;
+  return has_isa(dnnl_cpu_isa_avx512_core);
 }
 
 bool cpu_has_int8() {
   // VNNI (AVX-512 or AVX2 flavour): without it int8 sums take three instructions and gain little.
-  const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
-  const auto avx512 = static_cast<unsigned>(dnnl_cpu_isa_avx512_core_vnni);
-  const auto avx2 = static_cast<unsigned>(dnnl_cpu_isa_avx2_vnni);
-  return (isa & avx512) == avx512 || (isa & avx2) == avx2;
+  return has_isa(dnnl_cpu_isa_avx512_core_vnni) || has_isa(dnnl_cpu_isa_avx2_vnni);
 }
 
 namespace {

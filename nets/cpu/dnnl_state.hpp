@@ -11,6 +11,7 @@
 #include <string>
 
 #include "nets/cpu/backend.hpp"
+#include "nets/cpu/dnnl_versions.hpp"
 
 namespace labpose::nets::cpu {
 
@@ -54,5 +55,13 @@ void with_dnnl_errors(const char* op, const std::string& shapes, const std::func
 
 /// Key text for a geometry (for the primitive cache).
 std::string geometry_key(const ConvGeometry& g);
+
+/// The window of a convolution as oneDNN takes it (dilation counted from 0).
+DnnlWindow conv_window(const ConvGeometry& g);
+/// The window of a transposed convolution from input x to output y with weights w: the right
+/// padding absorbs PyTorch's output padding (it is whatever makes the sizes agree).
+DnnlWindow transpose_window(const ConvGeometry& g, const Shape& x, const Shape& w, const Shape& y);
+/// The window of a max pooling.
+PoolWindow pool_window(const PoolGeometry& g);
 
 }  // namespace labpose::nets::cpu

@@ -79,13 +79,6 @@ struct PoolEntry : CacheEntry {
   memory src, dst, workspace, diff_dst, diff_src, scratch_dst;
 };
 
-PoolWindow pool_window(const PoolGeometry& g) {
-  return {{g.stride_h, g.stride_w},
-          {g.kernel_h, g.kernel_w},
-          {g.pad_top, g.pad_left},
-          {g.pad_bottom, g.pad_right}};
-}
-
 std::string pool_key(const char* op, const Shape& x, const PoolGeometry& g) {
   return fmt::format("{}|{}|k{}x{}s{}x{}p{},{},{},{}", op, x.text(), g.kernel_h, g.kernel_w,
                      g.stride_h, g.stride_w, g.pad_top, g.pad_left, g.pad_bottom, g.pad_right);

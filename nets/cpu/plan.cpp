@@ -468,13 +468,9 @@ class CpuPlan final : public InferencePlan {
 
   void add_pool(const FusedOp& op, const memory& source, const Shape& shape, std::size_t i) {
     const auto& g = op.pool;
-    const auto pd =
-        max_pool_forward_pd(state_.engine, prop_kind::forward_inference, source.get_desc(),
-                            memory::desc(dims_of(shape), formats_[i].type, tag::any),
-                            {{g.stride_h, g.stride_w},
-                             {g.kernel_h, g.kernel_w},
-                             {g.pad_top, g.pad_left},
-                             {g.pad_bottom, g.pad_right}});
+    const auto pd = max_pool_forward_pd(
+        state_.engine, prop_kind::forward_inference, source.get_desc(),
+        memory::desc(dims_of(shape), formats_[i].type, tag::any), pool_window(g));
     set_value(i, pd.dst_desc(), acquire(pd.dst_desc().get_size()));
     steps_.push_back(
         {pooling_forward(pd), {{DNNL_ARG_SRC, source}, {DNNL_ARG_DST, values_[i]}}, {}});
@@ -575,16 +571,11 @@ class CpuPlan final : public InferencePlan {
                                      ? values_[static_cast<std::size_t>(op.residual)].get_desc()
                                      : memory::desc(dims_of(shape), out_format.type, destination);
     const memory::desc bias_md({static_cast<std::int64_t>(bias.size())}, dt::f32, tag::a);
-    const memory::dims strides{g.stride_h, g.stride_w}, dilates{g.dilation_h - 1, g.dilation_w - 1};
-    const memory::dims pad_left{g.pad_top, g.pad_left};
     primitive run;
     memory::desc weights_desc, dst_desc;
     memory::desc user_weights;
     if (transposed) {
       const std::int64_t outputs = w[1] * g.groups;
-      const memory::dims pad_right{
-          (in.h() - 1) * g.stride_h - g.pad_top + (w[2] - 1) * g.dilation_h + 1 - shape.h(),
-          (in.w() - 1) * g.stride_w - g.pad_left + (w[3] - 1) * g.dilation_w + 1 - shape.w()};
       const memory::desc weights_any =
           g.groups == 1
               ? memory::desc({outputs, w[0], w[2], w[3]}, weight_type, tag::any)
@@ -594,18 +585,17 @@ class CpuPlan final : public InferencePlan {
       const auto pd = deconvolution_forward_pd(
           state_.engine, prop_kind::forward_training, source.get_desc(), weights_any, bias_md,
           op.residual >= 0 ? dst_any : memory::desc(dims_of(shape), out_format.type, tag::nhwc),
-          {strides, dilates, pad_left, pad_right}, attributes);
+          transpose_window(g, in, w, shape), attributes);
       run = deconvolution_forward(pd);
       weights_desc = pd.weights_desc();
       dst_desc = pd.dst_desc();
       user_weights = conv_transpose_weights_desc(w, g.groups);
     } else {
-      const memory::dims pad_right{g.pad_bottom, g.pad_right};
       const auto pd = convolution_forward_pd(
           state_.engine, prop_kind::forward_inference, source.get_desc(),
           memory::desc(dims_of_desc(conv_weights_desc(w, g.groups, tag::any)), weight_type,
                        tag::any),
-          bias_md, dst_any, {strides, dilates, pad_left, pad_right}, attributes);
+          bias_md, dst_any, conv_window(g), attributes);
       run = convolution_forward(pd);
       weights_desc = pd.weights_desc();
       dst_desc = pd.dst_desc();
