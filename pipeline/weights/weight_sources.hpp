@@ -22,6 +22,11 @@ namespace labpose::pipeline {
 /// file. Errors name the file and what does not fit.
 nets::SafetensorsFile backbone_weights_from_file(const std::filesystem::path& file,
                                                  const std::string& architecture);
+/// The same for the contents of a file named `file` that is not a wheel (read once by a caller
+/// that also hashes them).
+nets::SafetensorsFile backbone_weights_from_bytes(std::string bytes,
+                                                  const std::filesystem::path& file,
+                                                  const std::string& architecture);
 
 struct FetchOptions {
   std::string architecture;                   // one whose ImageNet weights are published
