@@ -224,5 +224,18 @@ TEST(ReadFile, NamesTheMissingFile) {
   }
 }
 
+TEST(ReadFile, ReadsEveryByteOfAnyFile) {
+  const TempDir dir;
+  std::string bytes(std::size_t{3} * 1024 * 1024 + 7, '\0');
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 131 % 251);
+  write_text(dir / "weights.bin", bytes);
+  EXPECT_EQ(read_file(dir / "weights.bin"), bytes);
+  write_text(dir / "empty.txt", "");
+  EXPECT_EQ(read_file(dir / "empty.txt"), "");
+  // Files whose size the kernel reports as 0 are read to their end all the same.
+  const std::string status = read_file("/proc/self/status");
+  EXPECT_NE(status.find("Name:"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace labpose
