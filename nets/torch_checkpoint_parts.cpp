@@ -35,6 +35,16 @@ const PickleValue& state_dict(const PickleValue& root) {
   return *dict;
 }
 
+// Whether the view reads its elements in C order without gaps (dims of size 1 have any stride).
+bool c_contiguous(const TensorRecord& record) {
+  std::int64_t expected = 1;
+  for (std::size_t d = record.shape.size(); d-- > 0;) {
+    if (record.shape[d] != 1 && record.stride[d] != expected) return false;
+    expected *= record.shape[d];
+  }
+  return true;
+}
+
 // The values of `record` as float32, after checking its extent in `storage` (a view's bytes).
 std::vector<float> tensor_values(const TensorRecord& record, std::string_view storage,
                                  std::uint64_t elements, const std::string& place) {
@@ -90,6 +100,12 @@ std::vector<float> tensor_values(const TensorRecord& record, std::string_view st
     return 0.0F;
   };
   std::vector<float> values(static_cast<std::size_t>(elements));
+  if (record.dtype == TorchDtype::float32 && c_contiguous(record)) {
+    // What torch.save writes for a state dict: one copy (the extent was checked above).
+    std::memcpy(values.data(), storage.data() + static_cast<std::uint64_t>(record.offset) * size,
+                values.size() * sizeof(float));
+    return values;
+  }
   // Walks the multi-index in C order; `at` follows it through the strides.
   std::vector<std::int64_t> index(record.shape.size(), 0);
   std::uint64_t at = static_cast<std::uint64_t>(record.offset);
