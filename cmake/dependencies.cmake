@@ -6,7 +6,10 @@ find_package(PkgConfig REQUIRED)
 find_package(Threads REQUIRED)
 find_package(OpenMP REQUIRED COMPONENTS CXX)  # the oneDNN build of Debian uses OpenMP; so do our loops
 find_package(OpenCV 4 REQUIRED COMPONENTS core imgproc imgcodecs videoio)
-pkg_check_modules(FFMPEG REQUIRED IMPORTED_TARGET libavformat libavcodec libswscale libavutil libavdevice)
+pkg_check_modules(FFMPEG REQUIRED IMPORTED_TARGET libavformat libavcodec libswscale libavutil)
+# libavdevice (cameras) is loaded at run time by pipeline/video/capture.cpp, not linked: only its
+# headers are needed here (its version names the library to load).
+pkg_check_modules(AVDEVICE REQUIRED libavdevice)
 find_package(yaml-cpp REQUIRED)
 if(NOT TARGET yaml-cpp::yaml-cpp)
   add_library(yaml-cpp::yaml-cpp ALIAS yaml-cpp)

@@ -4,10 +4,11 @@
 #include <fmt/core.h>
 
 extern "C" {
-#include <libavdevice/avdevice.h>
+#include <libavdevice/version.h>  // LIBAVDEVICE_VERSION_MAJOR only: the library is loaded at run time
 #include <libavutil/dict.h>
 }
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -66,6 +67,24 @@ int interrupted(void* opaque) {
 
 bool is_camera(const std::string& source) {
   return source.rfind("/dev/video", 0) == 0;
+}
+
+// FFmpeg's input devices (V4L2 cameras) come from libavdevice, loaded when the first live source
+// opens: linked, it and the 200 libraries it needs (SDL, X11, PulseAudio, JACK...) would load into
+// every labpose run. Returns why it could not be loaded, or "" once registered.
+const std::string& register_devices() {
+  static const std::string failure = [] {
+    const std::string name = fmt::format("libavdevice.so.{}", LIBAVDEVICE_VERSION_MAJOR);
+    void* library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);  // kept loaded: FFmpeg uses it
+    if (library == nullptr) return std::string(dlerror());
+    using RegisterAll = void (*)();
+    const auto register_all =
+        reinterpret_cast<RegisterAll>(dlsym(library, "avdevice_register_all"));
+    if (register_all == nullptr) return fmt::format("{} has no avdevice_register_all", name);
+    register_all();
+    return std::string();
+  }();
+  return failure;
 }
 
 }  // namespace
@@ -142,8 +161,7 @@ void LiveCapture::State::run() {
 
 LiveCapture::LiveCapture(const std::string& source, const CaptureOptions& options)
     : state_(std::make_unique<State>()) {
-  static std::once_flag registered;
-  std::call_once(registered, [] { avdevice_register_all(); });
+  const std::string& devices_missing = register_devices();
   ffmpeg::quiet_logging();
   State& s = *state_;
   s.deadline = options.deadline;
@@ -152,8 +170,11 @@ LiveCapture::LiveCapture(const std::string& source, const CaptureOptions& option
   if (is_camera(source)) {
     format = av_find_input_format("v4l2");
     if (format == nullptr) {
-      throw Error(fmt::format("cannot open the camera {}: this FFmpeg has no V4L2 input", source),
-                  "install FFmpeg's libavdevice with V4L2 support (Debian: libavdevice59)");
+      throw Error(fmt::format("cannot open the camera {}: this FFmpeg has no V4L2 input{}", source,
+                              devices_missing.empty() ? "" : " (" + devices_missing + ")"),
+                  fmt::format("install FFmpeg's libavdevice with V4L2 support (Debian: "
+                              "libavdevice{})",
+                              LIBAVDEVICE_VERSION_MAJOR));
     }
     if (options.width > 0 && options.height > 0) {
       av_dict_set(&settings, "video_size",
