@@ -145,5 +145,37 @@ TEST(RefineTracksCli, RefusesUnknownIndividualsSingleAndMalformedSwaps) {
   EXPECT_FALSE(fs::exists(fs::path(el.string() + ".orig")));
 }
 
+// Without --swap: the page is served until Ctrl-C (its URL printed as label prints its own); a swap
+// made on the page and not saved is said at exit, and the file is left as it was.
+TEST(RefineTracksCli, ServesThePageUntilCtrlCAndSaysWhatWasNotSaved) {
+  const testing::TempDir dir;
+  const RefineProject project = make_project(dir);
+  projects::write_table_hdf5(demo_tracks(), project.el, "tracks");
+  const std::string before = testing::read_text(project.el);
+  // Once the URL is printed, the page's swap request, as the browser sends it.
+  const std::string swap_on_page =
+      "/usr/bin/python3 -c \"import re, sys, urllib.request as u; "
+      "url = re.search(r'http://([^/]+)/\\?token=(\\w+)', open(sys.argv[1]).read()); "
+      "r = u.Request('http://' + url[1] + '/api/swap', method='POST', "
+      "data=b'{\\\"first\\\": \\\"individual1\\\", \\\"second\\\": \\\"individual3\\\", "
+      "\\\"from\\\": 4}', headers={'Content-Type': 'application/json', 'X-Labpose-Token': "
+      "url[2]}); "
+      "u.urlopen(r)\" \"$out\"";
+  const testing::CommandResult served = testing::run_until_then_signal(
+      shell_quote(testing::labpose_binary()) + " refine-tracks " + project.config + " " +
+          project.video + project.dest + " --no-browser",
+      "grep -q '/?token=' \"$out\" && " + swap_on_page, "INT");
+  EXPECT_EQ(served.exit_code, 0) << served.output;
+  EXPECT_TRUE(contains(served.output, "http://127.0.0.1:")) << served.output;
+  EXPECT_TRUE(contains(served.output, "ssh -L")) << served.output;
+  EXPECT_TRUE(contains(served.output, "1 swap was not saved")) << served.output;
+  EXPECT_EQ(testing::read_text(project.el), before);
+
+  const testing::CommandResult stray = testing::run_labpose(
+      "refine-tracks " + project.config + " " + project.video + project.dest + " --from 3");
+  EXPECT_EQ(stray.exit_code, 2) << stray.output;
+  EXPECT_TRUE(contains(stray.output, "--from and --to go with --swap")) << stray.output;
+}
+
 }  // namespace
 }  // namespace labpose

@@ -1,6 +1,7 @@
 // labpose refine-tracks <config> <video> [--tracks FILE] [--shuffle K] [--training-fraction F]
 //   [--snapshot S] [--track-method ellipse|box] [--dest D]
 //   --swap A,B --from F [--to T] [--swap ... --from ...]
+//   or, to serve the page instead: [--port P] [--host H] [--no-browser]
 // DeepLabCut's tracklet refinement without a desktop: two individuals of a multi-animal video's
 // stitched tracks (_el.h5) swapped from a frame on, saved back in place (the first version kept as
 // <file>.orig). The swapping and saving are pipeline/analysis/track_refinement.hpp.
@@ -9,11 +10,17 @@
 #include <iostream>
 #include <optional>
 
+#include <chrono>
+#include <thread>
+
 #include "core/console.hpp"
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
+#include "labeling/track_server.hpp"
 #include "pipeline/analysis/track_refinement.hpp"
 #include "tools/labpose/command.hpp"
 #include "tools/labpose/config_loading.hpp"
+#include "tools/labpose/label.hpp"
 #include "tools/labpose/model_options.hpp"
 
 namespace labpose::tools {
@@ -21,7 +28,9 @@ namespace {
 namespace fs = std::filesystem;
 
 struct RefineTracksOptions {
-  std::string config, video, tracks, dest;
+  std::string config, video, tracks, dest, host = "127.0.0.1";
+  int port = 0;
+  bool no_browser = false;
   ModelOptions model;
   std::vector<std::string> swaps;
   std::vector<std::int64_t> from, to;
@@ -93,6 +102,38 @@ int swap_and_save(const RefineTracksOptions& options, const fs::path& file) {
   return 0;
 }
 
+// The page: serves until Ctrl-C, then says what was left unsaved.
+int serve_page(const RefineTracksOptions& options, const projects::ProjectConfig& config,
+               const fs::path& file) {
+  labeling::ServerOptions server_options;
+  server_options.host = options.host;
+  server_options.port = options.port;
+  InterruptHandler interrupt;
+  labeling::TrackServer server(config, options.video, file, server_options);
+  if (!labeling::is_loopback_host(options.host)) {
+    console::warn(
+        "serving on {}, not 127.0.0.1: anyone who can reach this machine and has the token can "
+        "change the tracks (plain HTTP, no encryption)",
+        options.host);
+  }
+  server.start();
+  console::info(
+      "refining {} on port {}; from another computer: ssh -L {}:127.0.0.1:{} <this machine>, "
+      "then open the URL there",
+      file.string(), server.port(), server.port(), server.port());
+  std::cout << server.url() << std::endl;
+  console::info("Ctrl-C stops the server; swaps are written only by the page's save button");
+  if (!options.no_browser && !console::headless()) open_browser(server.url());
+  while (!interrupt_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  server.stop();
+  const auto unsaved = server.session().unsaved().size();
+  if (unsaved > 0) {
+    console::warn("{} swap{} not saved: {} is as it was at the last save", unsaved,
+                  unsaved == 1 ? " was" : "s were", file.string());
+  }
+  return 0;
+}
+
 }  // namespace
 
 Command refine_tracks_command() {
@@ -120,20 +161,31 @@ Command refine_tracks_command() {
     app.add_option("--to", options->to,
                    "the last frame of each --swap, included (default: the last frame)")
         ->check(CLI::NonNegativeNumber);
+    app.add_option("--port", options->port, "the page's port (default: a free one)")
+        ->check(CLI::Range(0, 65535));
+    app.add_option("--host", options->host,
+                   "the address to serve the page on (default 127.0.0.1: this machine only; reach "
+                   "it from elsewhere with ssh -L)");
+    app.add_flag("--no-browser", options->no_browser, "do not open a browser");
     app.footer(
         "Swaps every bodypart (x, y, likelihood) of the two individuals from --from to --to (both "
         "included) and writes the tracks back into the same file, under the same key and in the "
         "same layout, with the .csv beside it when there is one. Before the first change the file "
         "is kept as <file>.orig (never overwritten afterwards). \"single\" (the unique "
-        "bodyparts) cannot be swapped.");
+        "bodyparts) cannot be swapped. Without --swap it serves a page instead (prints its URL, "
+        "as labpose label does): the video's frames with each track drawn in its individual's "
+        "colour, \"swap A and B from this frame on\", undo, and save, which writes the file as "
+        "above. Stop it with Ctrl-C.");
     return [options]() {
       const projects::ProjectConfig config = load_project_config(options->config);
+      const fs::path file = tracks_file(*options, config);
       if (options->swaps.empty()) {
-        throw UsageError("nothing to do: give --swap NAME1,NAME2 --from FRAME",
-                         "e.g. labpose refine-tracks config.yaml video.mp4 --swap mouse1,mouse2 "
-                         "--from 120");
+        if (!options->from.empty() || !options->to.empty())
+          throw UsageError("--from and --to go with --swap",
+                           "e.g. --swap mouse1,mouse2 --from 120");
+        return serve_page(*options, config, file);
       }
-      return swap_and_save(*options, tracks_file(*options, config));
+      return swap_and_save(*options, file);
     };
   };
   return command;
