@@ -10,56 +10,12 @@
 #include <cmath>
 
 #include "core/atomic_file.hpp"
-#include "labeling/web_assets.hpp"
+#include "labeling/page_http.hpp"
 #include "pipeline/plots/colormap.hpp"
 
 namespace labpose::labeling {
 namespace {
 using nlohmann::json;
-
-bool same_secret(const std::string& a, const std::string& b) {
-  // Compares every byte, so the time taken does not tell how much of a guess was right.
-  if (a.size() != b.size()) return false;
-  unsigned char difference = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) difference |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return difference == 0;
-}
-
-std::string cookie_value(const httplib::Request& request, const std::string& name) {
-  const std::string cookies = request.get_header_value("Cookie");
-  std::size_t at = 0;
-  while (at < cookies.size()) {
-    const std::size_t end = std::min(cookies.find(';', at), cookies.size());
-    std::string_view pair(cookies.data() + at, end - at);
-    while (!pair.empty() && pair.front() == ' ') pair.remove_prefix(1);
-    if (pair.starts_with(name) && pair.size() > name.size() && pair[name.size()] == '=')
-      return std::string(pair.substr(name.size() + 1));
-    at = end + 1;
-  }
-  return {};
-}
-
-void send_json(httplib::Response& response, const json& body, int status = 200) {
-  response.status = status;
-  response.set_header("Cache-Control", "no-store");
-  // Messages may quote file contents: replace bytes that are not UTF-8 rather than throw.
-  response.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace),
-                       "application/json");
-}
-
-void send_error(httplib::Response& response, int status, const std::string& message,
-                const std::string& hint = {}) {
-  json body{{"error", message}};
-  if (!hint.empty()) body["hint"] = hint;
-  send_json(response, body, status);
-}
-
-std::string hex_color(const pipeline::Rgb& color) {
-  const auto byte = [](double v) {
-    return static_cast<int>(std::lround(std::clamp(v, 0.0, 1.0) * 255.0));
-  };
-  return fmt::format("#{:02x}{:02x}{:02x}", byte(color.r), byte(color.g), byte(color.b));
-}
 
 json frame_json(const FrameLabels& frame) {
   json points = json::array(), machine = json::array();
@@ -150,35 +106,6 @@ json project_json(const LabelStore& store) {
               {"refine", store.refine()}};
 }
 
-// Runs a handler, turning what it throws into a JSON error with the right status.
-template <typename Handler>
-void guarded(httplib::Response& response, Handler&& handler) {
-  try {
-    handler();
-  } catch (const RequestError& failure) {
-    send_error(response, failure.status(), failure.what(), failure.hint());
-  } catch (const json::exception& failure) {
-    send_error(response, 400,
-               fmt::format("the request body is not valid JSON ({})", failure.what()));
-  } catch (const Error& failure) {
-    send_error(response, 500, failure.what(), failure.hint());
-  } catch (const std::exception& failure) {
-    send_error(response, 500, failure.what());
-  }
-}
-
-bool serve_asset(const std::string& path, httplib::Response& response) {
-  for (const WebAsset& asset : web_assets()) {
-    if (path != (asset.path == "/index.html" ? std::string_view("/") : asset.path)) continue;
-    response.set_header("Cache-Control", "no-store");
-    response.set_header("Content-Security-Policy",
-                        "default-src 'self'; img-src 'self' blob:; style-src 'self'");
-    response.set_content(asset.body.data(), asset.body.size(), std::string(asset.content_type));
-    return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 bool is_json_media_type(std::string_view content_type) {
@@ -209,61 +136,36 @@ void RequestHandler::handle(const httplib::Request& request, httplib::Response& 
 
 bool RequestHandler::check_access(const httplib::Request& request,
                                   httplib::Response& response) const {
-  std::string offered = request.get_param_value("token");
-  const bool from_url = !offered.empty();
-  if (offered.empty()) offered = request.get_header_value("X-Labpose-Token");
-  if (offered.empty()) offered = cookie_value(request, cookie_name_);
-  if (offered.empty()) {
-    send_error(response, 401,
-               "this server needs its token: open the URL that `labpose label` printed "
-               "(http://...?token=...)");
-    return false;
-  }
-  if (!same_secret(offered, token_)) {
-    send_error(response, 403, "wrong token: open the URL that `labpose label` printed");
-    return false;
-  }
-  if (request.method == "POST" && !is_json_media_type(request.get_header_value("Content-Type"))) {
-    send_error(response, 415, "changes are sent as application/json");
-    return false;
-  }
-  if (from_url && request.method == "GET" && request.path == "/") {
-    // Keep the token out of the address bar and history: a cookie carries it from here on.
-    response.set_header("Set-Cookie", fmt::format("{}={}; Path=/; HttpOnly; SameSite=Strict",
-                                                  cookie_name_, token_));
-    response.set_redirect("/", 303);
-    return false;
-  }
-  return true;
+  return check_page_access(request, response, token_, cookie_name_, "labpose label");
 }
 
 void RequestHandler::route(const httplib::Request& request, httplib::Response& response) {
   const std::string& path = request.path;
   const auto param = [&](const char* name) { return request.get_param_value(name); };
   if (request.method == "GET" || request.method == "HEAD") {
-    if (serve_asset(path, response)) return;
+    if (serve_page_asset(path, "/index.html", response)) return;
     if (path == "/favicon.ico") {
       response.status = 204;  // no icon: keeps the browser's console free of a 404
       return;
     }
     if (path == "/api/project") {
-      guarded(response, [&] { send_json(response, project_json(store_)); });
+      answer_guarded(response, [&] { send_json(response, project_json(store_)); });
       return;
     }
     if (path == "/api/videos") {
-      guarded(response, [&] {
+      answer_guarded(response, [&] {
         send_json(response, json{{"videos", videos_json(store_.videos())}});
       });
       return;
     }
     if (path == "/api/frame") {
-      guarded(response, [&] {
+      answer_guarded(response, [&] {
         send_json(response, frame_json(store_.frame(param("video"), param("image"))));
       });
       return;
     }
     if (path == "/api/image") {
-      guarded(response, [&] {
+      answer_guarded(response, [&] {
         const auto file = store_.image_path(param("video"), param("image"));
         const std::string extension = file.extension().string();
         response.set_content(read_file(file), extension == ".png" || extension == ".PNG"
@@ -275,7 +177,8 @@ void RequestHandler::route(const httplib::Request& request, httplib::Response& r
   } else if (request.method == "POST") {
     // One change from the JSON body; the answer is the frame after it.
     const auto change = [&](auto apply) {
-      guarded(response, [&] { send_json(response, frame_json(apply(json::parse(request.body)))); });
+      answer_guarded(response,
+                     [&] { send_json(response, frame_json(apply(json::parse(request.body)))); });
     };
     if (path == "/api/point") {
       change([&](const json& body) {

@@ -2,13 +2,13 @@
 #include "labeling/server.hpp"
 
 #include <fmt/core.h>
-#include <sys/socket.h>
 
 #include <atomic>
 #include <random>
 #include <thread>
 
 #include "labeling/bounded_server.hpp"
+#include "labeling/page_http.hpp"
 #include "labeling/request_handler.hpp"
 
 namespace labpose::labeling {
@@ -70,11 +70,6 @@ LabelServer::LabelServer(const projects::ProjectConfig& config, ServerOptions op
   if (options.token.empty()) options.token = random_token();
   state_ = std::make_unique<State>(config, std::move(options));
   state_->server.set_payload_max_length(state_->options.max_body_bytes);
-  // httplib's default also sets SO_REUSEPORT, which lets a second server share a taken port.
-  state_->server.set_socket_options([](int socket) {
-    int yes = 1;
-    setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
 }
 
 LabelServer::~LabelServer() {
@@ -83,29 +78,12 @@ LabelServer::~LabelServer() {
 
 void LabelServer::start() {
   State& state = *state_;
-  if (state.options.port == 0) {
-    state.port = state.server.bind_to_any_port(state.options.host);
-  } else if (state.server.bind_to_port(state.options.host, state.options.port)) {
-    state.port = state.options.port;
-  } else {
-    state.port = -1;
-  }
-  if (state.port <= 0) {
-    throw Error(fmt::format("cannot serve on {}:{}", state.options.host, state.options.port),
-                "the port is taken or the address is not this machine's; try another --port "
-                "(or leave it out to take a free one)");
-  }
-  state.server.widen_backlog(static_cast<int>(state.options.max_connections));
+  state.port = bind_page_server(state.server, state.options.host, state.options.port,
+                                static_cast<int>(state.options.max_connections));
   state.handler = std::make_unique<RequestHandler>(state.store, state.options.token,
                                                    fmt::format("labpose_token_{}", state.port));
   state.add_routes();
-  state.thread = std::thread([&state] {
-    state.server.listen_after_bind();
-    state.finished = true;
-  });
-  // stop() only reaches a server that is already listening: wait for it.
-  while (!state.server.is_running() && !state.finished)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  listen_in_background(state.server, state.thread, state.finished);
 }
 
 void LabelServer::wait() {
@@ -114,9 +92,7 @@ void LabelServer::wait() {
 
 void LabelServer::stop() {
   if (!state_) return;
-  state_->server.wake_connections();
-  state_->server.stop();
-  wait();
+  stop_listening(state_->server, state_->thread);
 }
 
 int LabelServer::port() const {
@@ -128,9 +104,7 @@ const std::string& LabelServer::token() const {
 }
 
 std::string LabelServer::url() const {
-  const std::string& host = state_->options.host;
-  const std::string shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;
-  return fmt::format("http://{}:{}/?token={}", shown, state_->port, state_->options.token);
+  return page_url(state_->options.host, state_->port, state_->options.token);
 }
 
 LabelStore& LabelServer::store() {

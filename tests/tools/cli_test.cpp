@@ -39,6 +39,7 @@ TEST(Cli, HelpListsEverySubcommand) {
     EXPECT_TRUE(contains(result.output, std::string("\n  ") + command + " ")) << command << "\n"
                                                                               << result.output;
   }
+  EXPECT_TRUE(contains(result.output, "\n  refine-tracks ")) << result.output;
   for (const char* flag : {"--quiet", "--verbose", "--headless", "--version"}) {
     EXPECT_TRUE(contains(result.output, flag)) << flag;
   }
@@ -317,9 +318,11 @@ TEST(Cli, EveryNumericOptionRefusesAHugeNumberInOneShortSentence) {
   const std::regex numeric_option(R"(\n +(?:-\w,)?(--[\w-]+) +(INT|UINT|FLOAT)(\S*))");
   std::size_t checked = 0;
   for (const char* command :
-       {"create", "add-videos", "extract-frames", "label", "check-labels", "convert-labels",
-        "create-dataset", "train", "evaluate", "analyze", "filter", "plot-trajectories",
-        "labeled-video", "extract-outliers", "merge", "bench", "demo", "doctor", "net forward"}) {
+       {"create",        "add-videos",       "extract-frames", "label",
+        "check-labels",  "convert-labels",   "create-dataset", "train",
+        "evaluate",      "analyze",          "filter",         "plot-trajectories",
+        "labeled-video", "extract-outliers", "merge",          "bench",
+        "demo",          "doctor",           "net forward",    "refine-tracks"}) {
     const std::string help = labpose(std::string(command) + " --help").output;
     for (auto it = std::sregex_iterator(help.begin(), help.end(), numeric_option);
          it != std::sregex_iterator(); ++it) {

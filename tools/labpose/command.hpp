@@ -34,6 +34,7 @@ Command evaluate_command();
 Command analyze_command();
 Command track_command();
 Command stitch_command();
+Command refine_tracks_command();
 Command export_command();
 Command live_command();
 Command filter_command();

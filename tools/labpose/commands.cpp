@@ -18,6 +18,7 @@ const std::vector<Command>& command_table() {
       analyze_command(),
       track_command(),
       stitch_command(),
+      refine_tracks_command(),
       export_command(),
       live_command(),
       filter_command(),

@@ -16,9 +16,7 @@
 #include "tools/labpose/label.hpp"
 
 namespace labpose::tools {
-namespace {
 
-// Opens the URL in the desktop's browser when there is a desktop; says so when there is none.
 void open_browser(const std::string& url) {
   const char* display = std::getenv("DISPLAY");
   const char* wayland = std::getenv("WAYLAND_DISPLAY");
@@ -31,8 +29,6 @@ void open_browser(const std::string& url) {
   if (std::system(command.c_str()) != 0)
     console::info("could not start a browser: open the URL above");
 }
-
-}  // namespace
 
 std::unique_ptr<labeling::LabelServer> start_label_server(const std::string& config_path,
                                                           const labeling::ServerOptions& options) {

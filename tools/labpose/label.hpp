@@ -15,4 +15,8 @@ namespace labpose::tools {
 std::unique_ptr<labeling::LabelServer> start_label_server(const std::string& config_path,
                                                           const labeling::ServerOptions& options);
 
+/// Opens `url` in the desktop's browser when there is a desktop; says so when there is none (for
+/// the commands that serve a page: label, refine-tracks).
+void open_browser(const std::string& url);
+
 }  // namespace labpose::tools
