@@ -20,7 +20,8 @@ using nlohmann::json;
 
 namespace {
 
-constexpr const char* kJournalFormat = "labpose multi-animal detections 1";
+// 2: the identity head's values follow each candidate (none without an identity head).
+constexpr const char* kJournalFormat = "labpose multi-animal detections 2";
 
 using FileHandle = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
 
@@ -73,11 +74,12 @@ class RecordReader {
 };
 
 std::string encode(std::int64_t frame, double status, const ImageDetections& detections,
-                   const std::vector<int>& edges) {
+                   const std::vector<int>& edges, int identity_channels) {
   RecordWriter record;
   record.put(frame);
   record.put(status);
-  for (const auto& bodypart : detections.candidates) {
+  for (std::size_t j = 0; j < detections.candidates.size(); ++j) {
+    const auto& bodypart = detections.candidates[j];
     record.put(static_cast<std::int32_t>(bodypart.size()));
     for (const Candidate& c : bodypart) {
       record.put(static_cast<std::int32_t>(c.row));
@@ -85,6 +87,12 @@ std::string encode(std::int64_t frame, double status, const ImageDetections& det
       record.put(c.x);
       record.put(c.y);
       record.put(c.confidence);
+    }
+    if (identity_channels > 0 && !bodypart.empty()) {
+      const std::vector<double>& identity = detections.identity.at(j);
+      LABPOSE_ASSERT(identity.size() ==
+                     bodypart.size() * static_cast<std::size_t>(identity_channels));
+      record.put_doubles(identity);
     }
   }
   for (const int e : edges) {
@@ -98,12 +106,15 @@ std::string encode(std::int64_t frame, double status, const ImageDetections& det
 }
 
 // One record back; false when it is damaged.
-bool decode(const std::string& bytes, int bodyparts, const std::vector<int>& edges, int graph_edges,
-            JournalFrame& frame) {
+bool decode(const std::string& bytes, const JournalShape& shape, JournalFrame& frame) {
+  const int bodyparts = shape.bodyparts;
   RecordReader record(bytes);
   frame.index = record.get<std::int64_t>();
   frame.status = record.get<double>();
   frame.detections.candidates.assign(static_cast<std::size_t>(bodyparts), {});
+  frame.detections.identity.clear();
+  if (shape.identity_channels > 0)
+    frame.detections.identity.assign(static_cast<std::size_t>(bodyparts), {});
   for (int j = 0; j < bodyparts && record.ok(); ++j) {
     const auto count = record.get<std::int32_t>();
     if (count < 0 || count > 1'000'000) return false;
@@ -117,9 +128,13 @@ bool decode(const std::string& bytes, int bodyparts, const std::vector<int>& edg
       c.confidence = record.get<double>();
       frame.detections.candidates[static_cast<std::size_t>(j)].push_back(c);
     }
+    if (shape.identity_channels > 0 && count > 0) {
+      frame.detections.identity[static_cast<std::size_t>(j)] = record.get_doubles(
+          static_cast<std::size_t>(count) * static_cast<std::size_t>(shape.identity_channels));
+    }
   }
-  frame.detections.costs.assign(static_cast<std::size_t>(graph_edges), EdgeCosts{});
-  for (const int e : edges) {
+  frame.detections.costs.assign(static_cast<std::size_t>(shape.graph_edges), EdgeCosts{});
+  for (const int e : shape.edges) {
     EdgeCosts& costs = frame.detections.costs[static_cast<std::size_t>(e)];
     costs.sources = record.get<std::int32_t>();
     costs.targets = record.get<std::int32_t>();
@@ -142,32 +157,28 @@ bool read_record(std::FILE* in, std::string& bytes) {
 
 }  // namespace
 
-DetectionJournal::DetectionJournal(fs::path file, int bodyparts, std::vector<int> edges,
-                                   int graph_edges)
-    : file_(std::move(file)),
-      bodyparts_(bodyparts),
-      edges_(std::move(edges)),
-      graph_edges_(graph_edges) {}
+DetectionJournal::DetectionJournal(fs::path file, JournalShape shape)
+    : file_(std::move(file)), shape_(std::move(shape)) {}
 
 DetectionJournal::~DetectionJournal() {
   close();
 }
 
 std::int64_t DetectionJournal::open(const AnalysisIdentity& identity) {
-  const std::string header = json{{"format", kJournalFormat},
-                                  {"identity", identity.to_json()},
-                                  {"bodyparts", bodyparts_},
-                                  {"edges", edges_},
-                                  {"graph_edges", graph_edges_}}
-                                 .dump() +
-                             "\n";
+  const std::string header =
+      json{{"format", kJournalFormat},          {"identity", identity.to_json()},
+           {"bodyparts", shape_.bodyparts},     {"edges", shape_.edges},
+           {"graph_edges", shape_.graph_edges}, {"identity_channels", shape_.identity_channels}}
+          .dump() +
+      "\n";
   return open_resumable(
       file_, header, [&] { return whole_records(identity); }, header_bytes_, handle_);
 }
 
 void DetectionJournal::append(std::int64_t frame, double status,
                               const ImageDetections& detections) {
-  const std::string record = encode(frame, status, detections, edges_);
+  const std::string record =
+      encode(frame, status, detections, shape_.edges, shape_.identity_channels);
   const std::uint64_t size = record.size();
   if (std::fwrite(&size, sizeof size, 1, handle_) != 1 ||
       std::fwrite(record.data(), 1, record.size(), handle_) != record.size() ||
@@ -191,7 +202,7 @@ void DetectionJournal::for_each(const std::function<void(const JournalFrame&)>& 
   std::string bytes;
   JournalFrame frame;
   while (read_record(in.get(), bytes)) {
-    if (!decode(bytes, bodyparts_, edges_, graph_edges_, frame)) {
+    if (!decode(bytes, shape_, frame)) {
       throw Error(fmt::format("{} is damaged (was it changed while analyzing?)", file_.string()),
                   "run the same command again with --overwrite");
     }
@@ -203,9 +214,10 @@ std::int64_t DetectionJournal::whole_records(const AnalysisIdentity& identity) {
   const json header = read_header_line(file_, header_bytes_);
   if (header.is_discarded() || !header.is_object() ||
       header.value("format", "") != kJournalFormat || !header.contains("identity") ||
-      !identity.matches(header["identity"]) || header.value("bodyparts", -1) != bodyparts_ ||
-      header.value("graph_edges", -1) != graph_edges_ || !header.contains("edges") ||
-      header["edges"] != json(edges_)) {
+      !identity.matches(header["identity"]) || header.value("bodyparts", -1) != shape_.bodyparts ||
+      header.value("graph_edges", -1) != shape_.graph_edges || !header.contains("edges") ||
+      header["edges"] != json(shape_.edges) ||
+      header.value("identity_channels", -1) != shape_.identity_channels) {
     console::warn(
         "{} belongs to another analysis (video, model, crop or paf_best changed); starting "
         "this video again",
@@ -219,8 +231,8 @@ std::int64_t DetectionJournal::whole_records(const AnalysisIdentity& identity) {
   std::uintmax_t good_bytes = header_bytes_;
   std::string bytes;
   JournalFrame frame;
-  while (frames < identity.frames && read_record(in.get(), bytes) &&
-         decode(bytes, bodyparts_, edges_, graph_edges_, frame) && frame.index == frames) {
+  while (frames < identity.frames && read_record(in.get(), bytes) && decode(bytes, shape_, frame) &&
+         frame.index == frames) {
     ++frames;
     good_bytes += sizeof(std::uint64_t) + bytes.size();
   }

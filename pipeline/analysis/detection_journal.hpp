@@ -1,6 +1,7 @@
 // The resumable record of a multi-animal video's analysis: a JSON header line (format, what the
-// analysis is made from, the bodyparts and the graph edges kept), then per frame what the network
-// found (every candidate, and the costs of the edges assembly links through), appended and
+// analysis is made from, the bodyparts, the graph edges kept and the identity channels), then per
+// frame what the network found (every candidate with the identity head's values at it, and the
+// costs of the edges assembly links through), appended and
 // flushed frame by frame. An interrupted video resumes after its last whole record; the final
 // files (_full.pickle, _assemblies.pickle, tracks) are written from it, and it is removed once
 // they are. labpose's own format; not the single-animal checkpoint (checkpoint.hpp).
@@ -18,19 +19,28 @@
 namespace labpose::pipeline {
 
 /// One frame of the journal. detections.costs has one entry per edge of the model's graph; only
-/// the journal's edges hold values, the others are empty (0 x 0).
+/// the journal's edges hold values, the others are empty (0 x 0). detections.identity is empty
+/// without identity channels.
 struct JournalFrame {
   std::int64_t index = 0;
   double status = kRowOk;  // kRowOk, kRowDamaged or kRowUndecodable (no candidates then)
   ImageDetections detections;
 };
 
+/// What every record of a journal holds: `bodyparts` bodyparts' candidates, with
+/// `identity_channels` identity values each (0 without an identity head), and the costs of `edges`
+/// (indices into a graph of `graph_edges` edges).
+struct JournalShape {
+  int bodyparts = 0;
+  std::vector<int> edges;
+  int graph_edges = 0;
+  int identity_channels = 0;
+};
+
 class DetectionJournal {
  public:
-  /// A journal at `file` of `bodyparts` bodyparts, keeping the costs of `edges` (indices into a
-  /// graph of `graph_edges` edges).
-  DetectionJournal(std::filesystem::path file, int bodyparts, std::vector<int> edges,
-                   int graph_edges);
+  /// A journal at `file` of records of `shape`.
+  DetectionJournal(std::filesystem::path file, JournalShape shape);
   ~DetectionJournal();
   DetectionJournal(const DetectionJournal&) = delete;
   DetectionJournal& operator=(const DetectionJournal&) = delete;
@@ -51,9 +61,7 @@ class DetectionJournal {
   std::int64_t whole_records(const AnalysisIdentity& identity);
 
   std::filesystem::path file_;
-  int bodyparts_;
-  std::vector<int> edges_;
-  int graph_edges_;
+  JournalShape shape_;
   std::uintmax_t header_bytes_ = 0;
   std::FILE* handle_ = nullptr;
 };

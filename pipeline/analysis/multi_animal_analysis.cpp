@@ -19,6 +19,7 @@
 #include "pipeline/analysis/multi_animal_model_choice.hpp"
 #include "pipeline/analysis/multi_animal_tracking.hpp"
 #include "pipeline/analysis/stages.hpp"
+#include "pipeline/assembly/identity.hpp"
 #include "pipeline/pose/animal_predictor.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "pipeline/video/reader.hpp"
@@ -63,6 +64,8 @@ void detect_frames(const AnimalRun& run, VideoReader& reader, DetectionJournal& 
   ImageDetections nothing;  // an undecodable frame's
   nothing.candidates.resize(run.model.model.bodyparts.size());
   nothing.costs.resize(run.model.animals.graph.size());
+  if (run.model.animals.identity_channels > 0)
+    nothing.identity.resize(run.model.model.bodyparts.size());
   Progress progress(result.video.filename().string(), frames - result.resumed_from, "frames");
   std::int64_t rows = result.resumed_from;
   while (const auto read = reader.read(rgb.ptr<std::uint8_t>())) {
@@ -101,9 +104,11 @@ double write_animal_files(const AnimalRun& run, AnimalVideo& video,
     if (frame.status == kRowUndecodable) video.result.undecodable_frames.push_back(frame.index);
     if (frame.status == kRowUndecodable || frame.index >= video.result.frames) return;
     full.add(frame.index, frame.detections);
-    assembled[static_cast<std::size_t>(frame.index)] =
+    Assemblies& animals = assembled[static_cast<std::size_t>(frame.index)];
+    animals =
         assemble_edges(frame.detections, model.animals.graph, model.edges,
                        static_cast<int>(model.multi_bodyparts.size()), model.assembly.assembly);
+    attach_identities(animals, frame.detections);
   });
   full.commit();
   write_assemblies_pickle(video.files.assemblies_pickle, assembled);
@@ -163,8 +168,10 @@ VideoAnalysis analyze_one(const AnimalRun& run, const fs::path& video, const fs:
   }
   std::error_code error;
   if (run.options.overwrite) fs::remove(out.files.journal, error);
-  DetectionJournal journal(out.files.journal, static_cast<int>(run.model.model.bodyparts.size()),
-                           run.model.edges, static_cast<int>(run.model.animals.graph.size()));
+  DetectionJournal journal(
+      out.files.journal,
+      {static_cast<int>(run.model.model.bodyparts.size()), run.model.edges,
+       static_cast<int>(run.model.animals.graph.size()), run.model.animals.identity_channels});
   result.resumed_from = journal.open(out.identity);
   if (result.resumed_from > 0) {
     console::info("{}: resuming at frame {} of {}", video.filename().string(), result.resumed_from,
@@ -213,10 +220,6 @@ std::vector<VideoAnalysis> analyze_multi_animal_videos(const projects::ProjectCo
                                                        const AnalyzeOptions& options,
                                                        const MultiAnimalOptions& multi) {
   check_multi_animal_options(options);
-  if (multi.tracker == TrackMethod::identity) {
-    throw UsageError("the identity tracker is not in labpose analyze yet",
-                     "use --tracker ellipse (the default) or --tracker box");
-  }
   const AnimalAnalysisModel model = find_animal_analysis_model(config, options, multi.tracker);
   if (options.dest) create_folder(*options.dest);
   const auto backend =

@@ -1,10 +1,11 @@
 // labpose analyze on a multi-animal project, DeepLabCut's analyze_videos with auto_track: every
 // frame through the network one at a time (whole frames, a plan per frame size), its candidates and
 // edge costs into a resumable journal (detection_journal.hpp), then the animals assembled through
-// paf_best, linked into tracklets by the ellipse or box tracker and stitched into one track per
-// individual, written as DeepLabCut writes them (multi_animal_files.hpp) with the _meta.pickle and
-// _meta.json of single-animal analysis. Not batched, not the identity head's votes, not an
-// exported model.
+// paf_best (each keypoint with the individual the identity head favours there, when the network
+// has one), linked into tracklets by the ellipse or box tracker or by the identity votes alone, and
+// stitched into one track per individual, written as DeepLabCut writes them
+// (multi_animal_files.hpp) with the _meta.pickle and _meta.json of single-animal analysis. Not
+// batched, not an exported model.
 #pragma once
 
 #include <filesystem>
@@ -19,7 +20,7 @@ namespace labpose::pipeline {
 /// What only a multi-animal analysis takes.
 struct MultiAnimalOptions {
   bool track = true;                           // false: --no-track (auto_track=False)
-  TrackMethod tracker = TrackMethod::ellipse;  // ellipse (_el) or box (_bx)
+  TrackMethod tracker = TrackMethod::ellipse;  // ellipse (_el), box (_bx) or identity (_id)
 };
 
 /// Throws UsageError naming the first of `options` that a multi-animal analysis does not take

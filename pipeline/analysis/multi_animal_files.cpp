@@ -45,8 +45,24 @@ PyValue full_metadata(const AnimalFileHeader& header) {
                         {"key_str_width", PyValue(width)}});
 }
 
+// DeepLabCut's `identity` of a frame: per bodypart, (candidates, individuals) float32.
+PyValue identity_list(const ImageDetections& detections, int individuals) {
+  PyValue::List identity;
+  for (std::size_t j = 0; j < detections.candidates.size(); ++j) {
+    const auto n = static_cast<std::int64_t>(detections.candidates[j].size());
+    std::vector<float> values;
+    if (n > 0) {
+      const std::vector<double>& probabilities = detections.identity.at(j);
+      values.assign(probabilities.begin(), probabilities.end());
+    }
+    identity.push_back(PyValue::float32_array({n, individuals}, values));
+  }
+  return PyValue(std::move(identity));
+}
+
 // One frame's entry of _full.pickle.
-PyValue full_frame(const ImageDetections& detections, const std::vector<int>& edges) {
+PyValue full_frame(const ImageDetections& detections, const AnimalFileHeader& header) {
+  const std::vector<int>& edges = header.edges;
   PyValue::List coordinates, confidence;
   for (const auto& bodypart : detections.candidates) {
     std::vector<double> xy;
@@ -74,19 +90,25 @@ PyValue full_frame(const ImageDetections& detections, const std::vector<int>& ed
                        PyValue::dict({{"m1", PyValue::float32_array(shape, affinity)},
                                       {"distance", PyValue::float32_array(shape, length)}}));
   }
-  return PyValue::dict({{"coordinates", PyValue::tuple({PyValue(std::move(coordinates))})},
-                        {"confidence", PyValue(std::move(confidence))},
-                        {"costs", PyValue::dict(std::move(costs))}});
+  PyValue::Dict entries{{PyValue("coordinates"), PyValue::tuple({PyValue(std::move(coordinates))})},
+                        {PyValue("confidence"), PyValue(std::move(confidence))},
+                        {PyValue("costs"), PyValue::dict(std::move(costs))}};
+  if (header.identity_channels > 0)
+    entries.emplace_back(PyValue("identity"), identity_list(detections, header.identity_channels));
+  return PyValue::dict(std::move(entries));
 }
 
-// (keypoints, 4) rows of x, y, likelihood, identity; all NaN for a missing keypoint.
+// (keypoints, 4) rows of x, y, likelihood, identity; all NaN for a missing keypoint. The identity
+// of keypoint j is identities[j], or `identity` when identities is empty.
 void append_keypoints(const std::vector<KeypointPrediction>& keypoints, int identity,
-                      std::vector<double>& out) {
+                      std::vector<double>& out, const std::vector<int>& identities = {}) {
   const double nan = std::nan("");
-  for (const KeypointPrediction& k : keypoints) {
+  for (std::size_t j = 0; j < keypoints.size(); ++j) {
+    const KeypointPrediction& k = keypoints[j];
     const bool present = !std::isnan(k.x);
+    const int individual = j < identities.size() ? identities[j] : identity;
     out.insert(out.end(), {present ? k.x : nan, present ? k.y : nan, present ? k.likelihood : nan,
-                           present ? identity : nan});
+                           present ? individual : nan});
   }
 }
 
@@ -176,7 +198,7 @@ void FullPickleWriter::write(const std::string& bytes) {
 
 void FullPickleWriter::add(std::int64_t index, const ImageDetections& detections) {
   write(projects::pickle_opcodes(PyValue(frame_key(index, header_.frames))) +
-        projects::pickle_opcodes(full_frame(detections, header_.edges)) + "s");
+        projects::pickle_opcodes(full_frame(detections, header_)) + "s");
 }
 
 void FullPickleWriter::commit() {
@@ -196,7 +218,8 @@ void write_assemblies_pickle(const fs::path& file, const std::vector<Assemblies>
                           unique_array(frame.single->keypoints));
     if (frame.animals.empty()) continue;
     std::vector<double> values;
-    for (const Assembly& animal : frame.animals) append_keypoints(animal.keypoints, -1, values);
+    for (const Assembly& animal : frame.animals)
+      append_keypoints(animal.keypoints, -1, values, animal.identity);
     const auto animals = static_cast<std::int64_t>(frame.animals.size());
     const auto bodyparts = static_cast<std::int64_t>(frame.animals.front().keypoints.size());
     entries.emplace_back(PyValue(static_cast<std::int64_t>(i)),

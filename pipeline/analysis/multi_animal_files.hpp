@@ -43,7 +43,8 @@ struct AnimalFileHeader {
   PafGraph graph;          // the network's whole graph (DeepLabCut's PAFgraph)
   std::vector<int> edges;  // the edges assembly links through (DeepLabCut's PAFinds: paf_best)
   CandidateSettings candidates;
-  std::int64_t frames = 0;  // of the video
+  std::int64_t frames = 0;    // of the video
+  int identity_channels = 0;  // the identity head's (one per individual); 0 without one
 
   int bodyparts() const {
     return static_cast<int>(multi_bodyparts.size() + unique_bodyparts.size());
@@ -58,7 +59,8 @@ std::string frame_key(std::int64_t index, std::int64_t frames);
 /// "minimal confidence", "sigma", "PAFgraph", "PAFinds", "all_joints", "all_joints_names",
 /// "nframes", "key_str_width"}, "frameNNN": {"coordinates": ([(n, 2) float64 per bodypart],),
 /// "confidence": [(n, 1) float32 per bodypart], "costs": {edge: {"m1": (s, t) float32 affinities,
-/// "distance": (s, t) float32 lengths}} for the PAFinds edges}}.
+/// "distance": (s, t) float32 lengths}} for the PAFinds edges, and with header.identity_channels
+/// "identity": [(n, individuals) float32 per bodypart]}}.
 class FullPickleWriter {
  public:
   /// Throws Error naming `file` when it cannot be written.
@@ -67,7 +69,8 @@ class FullPickleWriter {
   FullPickleWriter(const FullPickleWriter&) = delete;
   FullPickleWriter& operator=(const FullPickleWriter&) = delete;
 
-  /// Frame `index`'s entry. detections.costs: one per edge of header.graph.
+  /// Frame `index`'s entry. detections.costs: one per edge of header.graph; detections.identity:
+  /// as ImageDetections has it when header.identity_channels > 0.
   void add(std::int64_t index, const ImageDetections& detections);
   /// Ends the pickle and renames it into place.
   void commit();
@@ -81,7 +84,8 @@ class FullPickleWriter {
 };
 
 /// _assemblies.pickle: {frame index: float64 array (animals, multi bodyparts, 4) of x, y,
-/// likelihood, identity (-1: none; NaN for a missing keypoint)} for the frames with animals, and
+/// likelihood, identity (Assembly::identity, -1 without; NaN for a missing keypoint)} for the
+/// frames with animals, and
 /// "single": {frame index: (unique bodyparts, 3) array} when there are unique bodyparts.
 /// frames[i] is frame i.
 void write_assemblies_pickle(const std::filesystem::path& file,

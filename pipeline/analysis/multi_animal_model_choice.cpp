@@ -116,11 +116,13 @@ AnimalAnalysisModel find_animal_analysis_model(const projects::ProjectConfig& co
   }
   check_tracker_settings(chosen.tracker);
   chosen.stitch.n_tracks = static_cast<int>(chosen.individuals.size());
-  if (chosen.animals.identity_channels > 0) {
-    console::warn(
-        "{} has an identity head; labpose does not use its votes in analysis yet: "
-        "animals are linked by their motion and shape only",
-        chosen.model.snapshot.filename().string());
+  if (tracker == TrackMethod::identity && chosen.animals.identity_channels == 0) {
+    throw UsageError(
+        fmt::format("--tracker identity links animals by the votes of the network's identity "
+                    "head, and {} has none (it was trained without identity: true in {})",
+                    chosen.model.snapshot.filename().string(), config.file().string()),
+        "use --tracker ellipse (the default) or --tracker box; or set identity: true in "
+        "config.yaml, make the shuffle again (labpose create-dataset) and train it");
   }
   return chosen;
 }

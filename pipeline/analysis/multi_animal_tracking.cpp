@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "pipeline/analysis/analysis_metadata.hpp"
 #include "pipeline/analysis/tracklet_files.hpp"
+#include "pipeline/assembly/identity.hpp"
 #include "pipeline/tracking/link.hpp"
 #include "pipeline/video/reader.hpp"
 #include "projects/layout.hpp"
@@ -34,6 +35,26 @@ Tracks stitched_tracks(const Tracklets& tracklets, const StitchSettings& setting
   }
 }
 
+// The identity votes of a frame's animals (identity_votes) when any of them has keypoints with an
+// identity; none otherwise.
+std::vector<std::vector<double>> frame_votes(const Assemblies& frame, int individuals, int index) {
+  std::vector<std::vector<double>> votes;
+  bool any = false;
+  for (const Assembly& animal : frame.animals) {
+    try {
+      votes.push_back(identity_votes(animal, individuals));
+    } catch (const Error& error) {
+      throw Error(fmt::format("frame {}: {}", index, error.what()), error.hint());
+    }
+    if (votes.back().empty())
+      votes.back().assign(static_cast<std::size_t>(individuals), 0.0);
+    else
+      any = true;
+  }
+  if (!any) votes.clear();
+  return votes;
+}
+
 // What both steps share for one video: the model's names and settings, the files, the frames.
 struct StepVideo {
   AnimalFileHeader header;
@@ -48,10 +69,6 @@ AnimalAnalysisModel step_model(const projects::ProjectConfig& config,
                                  command, config.file().string()),
                      "a single-animal analysis has one animal per frame and needs no tracking: "
                      "labpose analyze writes its tracks");
-  }
-  if (options.tracker == TrackMethod::identity) {
-    throw UsageError(fmt::format("the identity tracker is not in labpose {} yet", command),
-                     "use --tracker ellipse (the default) or --tracker box");
   }
   if (options.analyze.dest) create_folder(*options.analyze.dest);
   return find_animal_analysis_model(config, options.analyze, options.tracker);
@@ -90,6 +107,7 @@ AnimalFileHeader animal_file_header(const AnimalAnalysisModel& model, std::int64
   header.edges = model.edges;
   header.candidates = model.assembly.candidates;
   header.frames = frames;
+  header.identity_channels = model.animals.identity_channels;
   return header;
 }
 
@@ -97,7 +115,11 @@ Tracklets track_assemblies(const std::vector<Assemblies>& assembled,
                            const TrackerSettings& settings, const AnimalFileHeader& header,
                            const fs::path& file) {
   std::vector<FrameAnimals> frames(assembled.size());
-  for (std::size_t i = 0; i < assembled.size(); ++i) frames[i].assemblies = assembled[i];
+  const auto individuals = static_cast<int>(header.individuals.size());
+  for (std::size_t i = 0; i < assembled.size(); ++i) {
+    frames[i].assemblies = assembled[i];
+    frames[i].identity_votes = frame_votes(assembled[i], individuals, static_cast<int>(i));
+  }
   Tracklets tracklets = link_tracklets(frames, settings);
   write_tracklets_pickle(file, tracklets, header);
   return tracklets;

@@ -24,7 +24,9 @@ namespace labpose::pipeline {
 AnimalFileHeader animal_file_header(const AnimalAnalysisModel& model, std::int64_t frames);
 
 /// convert_detections2tracklets: `assembled` (frames[i] is frame i) linked into tracklets with
-/// `settings`, written to `file` (the _el.pickle or _bx.pickle) and returned.
+/// `settings`, written to `file` (the _el.pickle or _bx.pickle) and returned. Animals whose
+/// keypoints carry identities (Assembly::identity) vote with identity_votes over
+/// header.individuals. Throws Error for an identity outside them.
 Tracklets track_assemblies(const std::vector<Assemblies>& assembled,
                            const TrackerSettings& settings, const AnimalFileHeader& header,
                            const std::filesystem::path& file);

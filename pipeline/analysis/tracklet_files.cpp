@@ -131,6 +131,21 @@ Assembly assembly_of(std::vector<KeypointPrediction> keypoints) {
   return assembly;
 }
 
+// The identity column of an animal's rows (x, y, likelihood, identity) into Assembly::identity:
+// -1 where a keypoint is missing or has none; left empty when no keypoint has one.
+void read_identities(const double* rows, std::int64_t columns, Assembly& assembly) {
+  if (columns < 4) return;
+  std::vector<int> identity(assembly.keypoints.size(), -1);
+  bool any = false;
+  for (std::size_t j = 0; j < identity.size(); ++j) {
+    const double value = rows[static_cast<std::int64_t>(j) * columns + 3];
+    if (std::isnan(assembly.keypoints[j].x) || std::isnan(value) || value < 0) continue;
+    identity[j] = static_cast<int>(value);
+    any = true;
+  }
+  if (any) assembly.identity = std::move(identity);
+}
+
 // One animal's (bodyparts, 3 or 4) array, or DeepLabCut's older flat (3 x bodyparts).
 TrackedAnimal tracked_animal(const Source& source, const PickleValue& value, int bodyparts,
                              const std::string& where) {
@@ -250,9 +265,11 @@ std::vector<Assemblies> read_assemblies_pickle(const fs::path& file, std::int64_
     Assemblies& assemblies = frame_of(frame);
     const std::int64_t per_animal = values.shape[1] * values.shape[2];
     for (std::int64_t a = 0; a < values.shape[0]; ++a) {
-      auto keypoints =
-          keypoints_of(values.data.data() + a * per_animal, multi_bodyparts, values.shape[2]);
-      if (any_present(keypoints)) assemblies.animals.push_back(assembly_of(std::move(keypoints)));
+      const double* rows = values.data.data() + a * per_animal;
+      auto keypoints = keypoints_of(rows, multi_bodyparts, values.shape[2]);
+      if (!any_present(keypoints)) continue;
+      assemblies.animals.push_back(assembly_of(std::move(keypoints)));
+      read_identities(rows, values.shape[2], assemblies.animals.back());
     }
   }
   return assembled;

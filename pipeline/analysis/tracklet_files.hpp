@@ -17,10 +17,10 @@ namespace labpose::pipeline {
 
 /// The animals of each frame in a video's _assemblies.pickle `file`: {frame: (animals, bodyparts,
 /// 3 or 4) float array, "single": {frame: (unique bodyparts, 3)}}. frames[i] is frame i, for at
-/// least `frames` frames. A NaN keypoint is missing, an animal without keypoints is left out and
-/// the identity column is not read. Throws Error naming the file when it is missing (with the hint
-/// to run labpose analyze), damaged, or its arrays hold other than `multi_bodyparts` (and
-/// `unique_bodyparts`) bodyparts.
+/// least `frames` frames. A NaN keypoint is missing, an animal without keypoints is left out, and
+/// the identity column (4th, -1 = none) becomes Assembly::identity where a keypoint has one. Throws
+/// Error naming the file when it is missing (with the hint to run labpose analyze), damaged, or its
+/// arrays hold other than `multi_bodyparts` (and `unique_bodyparts`) bodyparts.
 std::vector<Assemblies> read_assemblies_pickle(const std::filesystem::path& file,
                                                std::int64_t frames, int multi_bodyparts,
                                                int unique_bodyparts);

@@ -1,6 +1,7 @@
 // Bottom-up assembly of animals from candidates and edge costs, after DeepLabCut's Assembler
-// (deeplabcut/core/inferenceutils.py, `_assemble` with its defaults: no calibration, no identity,
-// no temporal window, add_discarded and force_fusion off). Not tracking across frames.
+// (deeplabcut/core/inferenceutils.py, `_assemble` with its defaults: no calibration, no
+// identity_only, no temporal window, add_discarded and force_fusion off). Not tracking across
+// frames.
 //
 // What labpose does, in DeepLabCut's order:
 // 1. unique bodyparts: the best candidate of each, dropped at or below pcutoff, form `single`.
@@ -59,6 +60,9 @@ struct Assembly {
   std::vector<KeypointPrediction> keypoints;  // per bodypart: x, y, likelihood; NaN where none
   int links = 0;                              // links joined, including those closing a cycle
   double affinity_sum = 0.0;
+  // per bodypart: the individual the identity head favours at its keypoint (DeepLabCut's
+  // `group`), -1 = none; empty without an identity head (identity.hpp)
+  std::vector<int> identity;
 
   /// The number of bodyparts present.
   int size() const;
@@ -91,6 +95,9 @@ struct MapAssemblySettings {
 struct ImageDetections {
   Candidates candidates;
   std::vector<EdgeCosts> costs;  // per edge of that graph
+  // DeepLabCut's `identity`: per bodypart, its candidates' softmax over the I individuals,
+  // (candidates, I) row-major; empty without an identity head (identity.hpp)
+  std::vector<std::vector<double>> identity;
 };
 
 /// Throws Error when `detections` were not made for a graph of `graph`'s size.

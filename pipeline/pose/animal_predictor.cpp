@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "nets/fused_graph.hpp"
+#include "pipeline/assembly/identity.hpp"
 
 namespace labpose::pipeline {
 
@@ -60,7 +61,10 @@ Assemblies AnimalPredictor::predict(const cv::Mat& rgb) {
 }
 
 Assemblies AnimalPredictor::assemble(const ImageDetections& detections) const {
-  return assemble_edges(detections, model_.graph, edges_, multi_bodyparts(), settings_.assembly);
+  Assemblies assemblies =
+      assemble_edges(detections, model_.graph, edges_, multi_bodyparts(), settings_.assembly);
+  attach_identities(assemblies, detections);
+  return assemblies;
 }
 
 ImageDetections AnimalPredictor::detect(const cv::Mat& rgb) {
@@ -82,7 +86,14 @@ ImageDetections AnimalPredictor::detect(const cv::Mat& rgb) {
                         width};
   const MapStack locref{sized.locref, 2 * bodyparts_, height, width};
   const MapStack pafs{sized.paf, static_cast<int>(2 * model_.graph.size()), height, width};
-  return detect_maps(scores, locref, pafs, model_.graph, multi_bodyparts(), settings_);
+  ImageDetections detections =
+      detect_maps(scores, locref, pafs, model_.graph, multi_bodyparts(), settings_);
+  if (model_.identity_channels > 0) {
+    const MapStack identity{std::span<const float>(sized.score).subspan(values),
+                            model_.identity_channels, height, width};
+    detections.identity = read_identity(identity, detections.candidates);
+  }
+  return detections;
 }
 
 }  // namespace labpose::pipeline

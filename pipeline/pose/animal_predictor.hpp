@@ -1,8 +1,8 @@
 // Animals in whole images through a trained multi-animal network: the image at its full size, the
 // network run by an inference plan compiled once per image size, its score maps (through the
 // sigmoid), location refinement and part-affinity fields copied back whole and assembled into
-// animals (pipeline/assembly). For evaluation and the test error during training; not video
-// analysis, and not identities over time.
+// animals (pipeline/assembly), with the identity head's votes when the network has one. For
+// evaluation and the test error during training; not video analysis, and not identities over time.
 #pragma once
 
 #include <map>
@@ -39,9 +39,11 @@ class AnimalPredictor {
   /// The animals (and unique bodyparts) of one 8-bit RGB image (rows x cols x 3), in image pixels:
   /// detect(), then assemble().
   Assemblies predict(const cv::Mat& rgb);
-  /// The candidates and the costs of every edge of the model's graph in one image.
+  /// The candidates and the costs of every edge of the model's graph in one image; with an
+  /// identity head, the softmax over its channels at each candidate (read_identity).
   ImageDetections detect(const cv::Mat& rgb);
-  /// The animals of detect()'s result, linked through the edges use_edges() chose.
+  /// The animals of detect()'s result, linked through the edges use_edges() chose, with their
+  /// keypoints' identities (attach_identities).
   Assemblies assemble(const ImageDetections& detections) const;
   /// Assembles through these edges of the model's graph only (DeepLabCut's `paf_best`); every
   /// edge until called. Throws Error for an index outside the graph.

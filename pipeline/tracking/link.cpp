@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "pipeline/assembly/assignment.hpp"
+#include "pipeline/assembly/identity.hpp"
 
 namespace labpose::pipeline {
 namespace {
@@ -56,10 +57,6 @@ void check_frame(const FrameAnimals& frame, int index, Shape& shape) {
                   "identity votes come from the identity head of a model trained with "
                   "identity: true; use one model for the whole video");
   }
-}
-
-int favoured_individual(const std::vector<double>& votes) {
-  return static_cast<int>(std::max_element(votes.begin(), votes.end()) - votes.begin());
 }
 
 // identity_only: the optimal assignment of animals to individuals by their votes.

@@ -101,8 +101,8 @@ TEST(AssemblyPurity, PerfectSwappedAndMissingAnimals) {
 
 TEST(GraphSelection, SeparabilityIsTheRocArea) {
   const LabeledAnimals labeled = two_animals();
-  ImageDetections image{candidates_at(labeled),
-                        {costs_of(0.9, 0.1), costs_of(0.5, 0.5), costs_of(0.1, 0.9)}};
+  ImageDetections image{
+      candidates_at(labeled), {costs_of(0.9, 0.1), costs_of(0.5, 0.5), costs_of(0.1, 0.9)}, {}};
   const PafGraph graph = complete_graph(3);
   const auto scores = edge_separability({image, image}, {labeled, labeled}, {0}, graph);
   ASSERT_EQ(scores.size(), 3u);
@@ -118,7 +118,7 @@ TEST(GraphSelection, SeparabilityIsTheRocArea) {
   EdgeCosts one;
   one.sources = one.targets = 1;
   one.affinity = one.length = {0.9};
-  const ImageDetections alone{candidates_at({labeled[0]}), {one, one, one}};
+  const ImageDetections alone{candidates_at({labeled[0]}), {one, one, one}, {}};
   const auto lone = edge_separability({alone}, {{labeled[0]}}, {0}, graph);
   ASSERT_TRUE(lone[0].has_value());
   EXPECT_TRUE(std::isnan(*lone[0]));
@@ -147,8 +147,8 @@ TEST(GraphSelection, AMisleadingEdgeIsLeftOut) {
   // Edge (B, C) links across animals more strongly than within: with it, the assembly swaps
   // bodyparts between the animals; the spanning tree of (A, B) and (A, C) keeps them apart.
   const LabeledAnimals labeled = two_animals();
-  const ImageDetections image{candidates_at(labeled),
-                              {costs_of(0.9, 0.1), costs_of(0.8, 0.1), costs_of(0.05, 0.95)}};
+  const ImageDetections image{
+      candidates_at(labeled), {costs_of(0.9, 0.1), costs_of(0.8, 0.1), costs_of(0.05, 0.95)}, {}};
   AssemblySettings settings;
   settings.max_individuals = 2;
   const GraphSelection selection =
@@ -179,7 +179,7 @@ TEST(GraphSelection, AGraphThatAssembledNothingNeverWins) {
 
 TEST(GraphSelection, InputsThatDisagreeAreErrors) {
   const LabeledAnimals labeled = two_animals();
-  const ImageDetections image{candidates_at(labeled), {costs_of(0.9, 0.1)}};
+  const ImageDetections image{candidates_at(labeled), {costs_of(0.9, 0.1)}, {}};
   try {
     select_graph({image}, {labeled}, {0}, complete_graph(3), 3, AssemblySettings{});
     FAIL() << "costs of one edge for a graph of three were accepted";

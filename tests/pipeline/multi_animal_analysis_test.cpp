@@ -1,15 +1,20 @@
 // labpose analyze on a multi-animal project, end to end: the three-mice demo project trained for a
 // few steps, its video analyzed into DeepLabCut's _full.pickle, _assemblies.pickle, _el.pickle and
 // _el.h5/.csv (read by Python's pickle and pandas), a finished video skipped, an interrupted one
-// resumed to the same files, and bad input named. Training quality is not tested here.
+// resumed to the same files, and bad input named; with identity: true, the identity head's votes in
+// the files and the identity tracker linking by them. Training quality is not tested here.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <functional>
 #include <memory>
 
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "pipeline/analysis/multi_animal_analysis.hpp"
 #include "pipeline/analysis/multi_animal_files.hpp"
+#include "pipeline/analysis/multi_animal_tracking.hpp"
+#include "pipeline/analysis/tracklet_files.hpp"
 #include "pipeline/dataset/create_dataset.hpp"
 #include "pipeline/pose/paf_best.hpp"
 #include "pipeline/synthetic/demo_project.hpp"
@@ -27,12 +32,13 @@ using testing::shell_quote;
 
 constexpr int kFrames = 40;
 
-// The demo's three mice, trained for 6 steps once for every test of the suite.
+// The demo's three mice, trained for 6 steps once for every test of the suite; with `identity`, as
+// a project with identity: true (an identity channel per mouse).
 struct TrainedMice {
   testing::TempDir dir;
   fs::path config, video, model_dir;
 
-  TrainedMice() {
+  explicit TrainedMice(bool identity = false) {
     DemoProjectOptions options;
     options.dir = dir.path();
     options.video = {256, 192, kFrames, 30.0, 3};
@@ -41,6 +47,7 @@ struct TrainedMice {
     const DemoProject demo = create_demo_project(options);
     config = demo.config;
     video = demo.video;
+    if (identity) testing::set_yaml_values(config, {{"identity", "true"}});
     const auto project = projects::ProjectConfig::load(config);
     CreateDatasetOptions create;
     create.net_type = "mobilenet_v2_0.35";
@@ -84,15 +91,15 @@ std::string scorer_of(const VideoAnalysis& result) {
   return name.substr(stem, name.size() - stem - std::string("_meta.json").size());
 }
 
-MultiAnimalFiles files_of(const VideoAnalysis& result) {
+MultiAnimalFiles files_of(const VideoAnalysis& result, TrackMethod tracker = TrackMethod::ellipse) {
   return multi_animal_files(result.files.meta_json.parent_path(), "synthetic_mice",
-                            scorer_of(result), TrackMethod::ellipse);
+                            scorer_of(result), tracker);
 }
 
 // The files of `result` as the Python check reads them.
 testing::CommandResult python_check(const std::string& python, const VideoAnalysis& result,
-                                    bool tracked) {
-  const MultiAnimalFiles files = files_of(result);
+                                    bool tracked, TrackMethod tracker = TrackMethod::ellipse) {
+  const MultiAnimalFiles files = files_of(result, tracker);
   const std::string scorer_name = scorer_of(result);
   std::string command =
       shell_quote(python) + " " +
@@ -106,6 +113,7 @@ testing::CommandResult python_check(const std::string& python, const VideoAnalys
                shell_quote(files.tracks_h5.string()) + " --csv " +
                shell_quote(files.tracks_csv.string());
   }
+  if (tracker == TrackMethod::identity) command += " --identity";
   return testing::run(command);
 }
 
@@ -154,21 +162,24 @@ TEST_F(MultiAnimalAnalysis, NoTrackWritesDetectionsAndAssembliesOnly) {
   EXPECT_EQ(checked.exit_code, 0) << checked.output;
 }
 
+// Runs `analyze` with options that stop it, as Ctrl-C does, after frame 15.
+void stop_at_frame_15(const std::function<void(const AnalyzeOptions&)>& analyze) {
+  AnalyzeOptions stopping;
+  stopping.on_batch = [](std::int64_t rows) {
+    if (rows == 15) request_interrupt();
+  };
+  const InterruptHandler handler;
+  const std::string message = testing::error_text([&] { analyze(stopping); });
+  EXPECT_TRUE(contains(message, "it resumes from")) << message;
+}
+
 TEST_F(MultiAnimalAnalysis, InterruptedThenResumedGivesTheSameFiles) {
   const testing::TempDir dir;
   const VideoAnalysis whole = analyze(dir.path() / "whole").front();
   ASSERT_EQ(whole.outcome, VideoAnalysis::Outcome::analyzed) << whole.error;
 
-  AnalyzeOptions stopping;
-  stopping.on_batch = [](std::int64_t rows) {
-    if (rows == 15) request_interrupt();
-  };
   const fs::path resumed_dir = dir.path() / "resumed";
-  {
-    const InterruptHandler handler;
-    const std::string message = testing::error_text([&] { analyze(resumed_dir, stopping); });
-    EXPECT_TRUE(contains(message, "it resumes from")) << message;
-  }
+  stop_at_frame_15([&](const AnalyzeOptions& stopping) { analyze(resumed_dir, stopping); });
   const VideoAnalysis resumed = analyze(resumed_dir).front();
   ASSERT_EQ(resumed.outcome, VideoAnalysis::Outcome::analyzed) << resumed.error;
   EXPECT_EQ(resumed.resumed_from, 15);
@@ -203,6 +214,88 @@ TEST_F(MultiAnimalAnalysis, BadInputIsNamed) {
   EXPECT_TRUE(contains(message, test_config.string())) << message;
   EXPECT_TRUE(contains(message, "paf_best (the edges animals are linked through)")) << message;
   EXPECT_TRUE(contains(message, "edge of the 6-edge graph")) << message;
+
+  MultiAnimalOptions by_identity;
+  by_identity.tracker = TrackMethod::identity;
+  const std::string no_head = testing::error_text([&] { analyze(dir.path(), {}, by_identity); });
+  EXPECT_TRUE(contains(no_head, "--tracker identity")) << no_head;
+  EXPECT_TRUE(contains(no_head, "identity: true in " + mice_->config.string())) << no_head;
+}
+
+// The same mice in a project with identity: true.
+class IdentityAnalysis : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { mice_ = std::make_unique<TrainedMice>(true); }
+  static void TearDownTestSuite() { mice_.reset(); }
+
+  static VideoAnalysis analyze(const fs::path& dest, AnalyzeOptions options = {}) {
+    options.dest = dest;
+    options.csv = true;
+    MultiAnimalOptions multi;
+    multi.tracker = TrackMethod::identity;
+    const auto config = projects::ProjectConfig::load(mice_->config);
+    return analyze_multi_animal_videos(config, {mice_->video}, options, multi).front();
+  }
+
+  static std::unique_ptr<TrainedMice> mice_;
+};
+
+std::unique_ptr<TrainedMice> IdentityAnalysis::mice_;
+
+TEST_F(IdentityAnalysis, TheVotesGoIntoTheFilesAndTheIdentityTrackerLinksByThem) {
+  const testing::TempDir dir;
+  const VideoAnalysis result = analyze(dir.path());
+  ASSERT_EQ(result.outcome, VideoAnalysis::Outcome::analyzed) << result.error;
+  EXPECT_TRUE(result.files.h5.string().ends_with("_id.h5")) << result.files.h5;
+  const MultiAnimalFiles files = files_of(result, TrackMethod::identity);
+  const auto assembled = read_assemblies_pickle(files.assemblies_pickle, kFrames, 4, 0);
+  int animals = 0;
+  for (const Assemblies& frame : assembled) {
+    for (const Assembly& animal : frame.animals) {
+      ++animals;
+      ASSERT_EQ(animal.identity.size(), 4u) << "every keypoint has an individual";
+      for (std::size_t j = 0; j < 4; ++j) {
+        if (std::isnan(animal.keypoints[j].x)) continue;
+        EXPECT_GE(animal.identity[j], 0);
+        EXPECT_LT(animal.identity[j], 3);
+      }
+    }
+  }
+  EXPECT_GT(animals, 0);
+
+  // labpose track reads the identity column back and links the same tracklets.
+  const std::string single_pass = testing::read_text(files.tracklets_pickle);
+  TrackStepOptions step;
+  step.analyze.dest = dir.path();
+  step.analyze.overwrite = true;
+  step.tracker = TrackMethod::identity;
+  track_videos(projects::ProjectConfig::load(mice_->config), {mice_->video}, step);
+  EXPECT_EQ(testing::read_text(files.tracklets_pickle), single_pass);
+
+  LABPOSE_REQUIRE_INTEROP_PYTHON(python);
+  const testing::CommandResult checked = python_check(python, result, true, TrackMethod::identity);
+  EXPECT_EQ(checked.exit_code, 0) << checked.output;
+  EXPECT_TRUE(contains(checked.output, "identities of")) << checked.output;
+  EXPECT_FALSE(contains(checked.output, " 0 tracklets")) << checked.output;
+}
+
+TEST_F(IdentityAnalysis, InterruptedThenResumedGivesTheSameFiles) {
+  const testing::TempDir dir;
+  const VideoAnalysis whole = analyze(dir.path() / "whole");
+  ASSERT_EQ(whole.outcome, VideoAnalysis::Outcome::analyzed) << whole.error;
+  const fs::path resumed_dir = dir.path() / "resumed";
+  stop_at_frame_15([&](const AnalyzeOptions& stopping) { analyze(resumed_dir, stopping); });
+  const VideoAnalysis resumed = analyze(resumed_dir);
+  ASSERT_EQ(resumed.outcome, VideoAnalysis::Outcome::analyzed) << resumed.error;
+  EXPECT_EQ(resumed.resumed_from, 15);
+  const MultiAnimalFiles first = files_of(whole, TrackMethod::identity),
+                         second = files_of(resumed, TrackMethod::identity);
+  for (const auto& [one, other] : {std::pair{first.full_pickle, second.full_pickle},
+                                   std::pair{first.assemblies_pickle, second.assemblies_pickle},
+                                   std::pair{first.tracklets_pickle, second.tracklets_pickle},
+                                   std::pair{first.tracks_csv, second.tracks_csv}}) {
+    EXPECT_EQ(testing::read_text(one), testing::read_text(other)) << one << " and " << other;
+  }
 }
 
 }  // namespace

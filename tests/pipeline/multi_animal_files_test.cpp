@@ -86,7 +86,7 @@ TEST(MultiAnimalFiles, PythonReadsEveryFileWithDeepLabCutsKeysShapesAndValues) {
     const double x = 10.0 + static_cast<double>(i);
     Assemblies& frame = assembled[static_cast<std::size_t>(i)];
     frame.animals = {animal_at(x, 20.0), animal_at(x + 30.0, 40.0)};
-    frame.single = Assembly{{0}, {{1.0, 1.0, 0.7}}, 0, 0.0};
+    frame.single = Assembly{{0}, {{1.0, 1.0, 0.7}}, 0, 0.0, {}};
     const int f = static_cast<int>(i);
     for (std::size_t a = 0; a < 2; ++a) {
       tracklets.by_id[static_cast<int>(a)][f] = {frame.animals[a].keypoints, -1};

@@ -46,7 +46,7 @@ std::vector<Assemblies> two_mice() {
   std::vector<Assemblies> frames(kFrames);
   for (int i = 0; i < kFrames; ++i) {
     Assemblies& frame = frames[static_cast<std::size_t>(i)];
-    if (i % 2 == 0) frame.single = Assembly{{0}, {{3.0, 4.0, 0.5}}, 0, 0.0};
+    if (i % 2 == 0) frame.single = Assembly{{0}, {{3.0, 4.0, 0.5}}, 0, 0.0, {}};
     if (i >= 20 && i <= 22) continue;
     frame.animals.push_back(animal(Point{20.0 + 3.0 * i, 50.0}));
     if (i < 40 || i > 44) frame.animals.push_back(animal(Point{220.0 - 3.0 * i, 120.0}, 3.14));

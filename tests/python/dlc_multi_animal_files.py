@@ -3,7 +3,7 @@ PyTables), read the way DeepLabCut's own readers read them. Prints "ok ..." or f
 
   dlc_multi_animal_files.py --full F --assemblies A [--tracklets T --h5 H [--csv C]]
                             --frames N --scorer S --individuals a,b --multi p,q,r [--unique u,v]
-                            [--expect INDIVIDUAL,BODYPART,FRAME,X,Y ...]
+                            [--expect INDIVIDUAL,BODYPART,FRAME,X,Y ...] [--identity]
       F (_full.pickle): "metadata" with DeepLabCut's keys and "frameNNN" entries (coordinates,
       confidence, costs of the PAFinds edges) whose shapes agree; A (_assemblies.pickle): frame
       index -> (animals, multi bodyparts, 4) arrays, "single" with unique bodyparts; T (_el.pickle):
@@ -11,6 +11,10 @@ PyTables), read the way DeepLabCut's own readers read them. Prints "ok ..." or f
       pandas.read_hdf gives frames 0..N-1 and columns (scorer, individuals, bodyparts, coords), each
       individual once with every bodypart's x, y, likelihood; C is what pandas.to_csv writes of H
       (or equal to it as pandas.read_csv reads it).
+      --identity: a network with an identity head. Each F entry then has "identity", per bodypart
+      an (n, individuals) float32 array of probabilities, and the 4th column of A is, at every
+      keypoint, the individual its candidate's probabilities favour (DeepLabCut's argmax).
+      Without it, F has no "identity" and the 4th column of A is -1.
 """
 import argparse
 import math
@@ -31,7 +35,20 @@ def names(text):
     return [name for name in text.split(",") if name]
 
 
-def check_full(path, frames, bodyparts):
+def check_identity(key, entry, counts, individuals, favoured):
+    identity = entry["identity"]
+    if len(identity) != len(counts):
+        fail(f"{key}: {len(identity)} identity arrays for {len(counts)} bodyparts")
+    for j, (ids, xy) in enumerate(zip(identity, entry["coordinates"][0])):
+        if ids.dtype != np.float32 or ids.shape != (counts[j], individuals):
+            fail(f"{key}: identity {ids.dtype} {ids.shape}, expected ({counts[j]}, {individuals})")
+        if ids.size and not np.allclose(ids.sum(axis=1), 1.0, atol=1e-5):
+            fail(f"{key}: identity rows of bodypart {j} sum to {ids.sum(axis=1)}, not 1")
+        for position, row in zip(xy, ids):
+            favoured[(int(key[5:]), j, float(position[0]), float(position[1]))] = int(row.argmax())
+
+
+def check_full(path, frames, bodyparts, individuals, favoured):
     with open(path, "rb") as f:
         data = pickle.load(f)
     meta = data["metadata"]
@@ -60,6 +77,10 @@ def check_full(path, frames, bodyparts):
             if p.dtype != np.float32 or p.shape != (xy.shape[0], 1):
                 fail(f"{key}: confidence {p.dtype} {p.shape} for {xy.shape[0]} candidates")
             counts.append(xy.shape[0])
+        if favoured is None and "identity" in entry:
+            fail(f"{key}: an 'identity' without an identity head")
+        if favoured is not None:
+            check_identity(key, entry, counts, individuals, favoured)
         if sorted(entry["costs"]) != sorted(meta["PAFinds"]):
             fail(f"{key}: costs of edges {sorted(entry['costs'])}, PAFinds {meta['PAFinds']}")
         for edge, costs in entry["costs"].items():
@@ -71,7 +92,18 @@ def check_full(path, frames, bodyparts):
     return len(keys)
 
 
-def check_assemblies(path, frames, individuals, multi, unique):
+def check_identity_column(key, value, favoured):
+    for animal in value:
+        for j, (x, y, _, group) in enumerate(animal):
+            if np.isnan(x):
+                continue
+            expected = -1 if favoured is None else favoured.get((key, j, float(x), float(y)))
+            if group != expected:
+                fail(f"_assemblies.pickle[{key}] bodypart {j} at ({x}, {y}): identity {group}, "
+                     f"expected {expected}")
+
+
+def check_assemblies(path, frames, individuals, multi, unique, favoured):
     with open(path, "rb") as f:
         data = pickle.load(f)
     animals = 0
@@ -87,6 +119,7 @@ def check_assemblies(path, frames, individuals, multi, unique):
             fail(f"_assemblies.pickle[{key}] {value.dtype} {value.shape}")
         if value.shape[0] > len(individuals):
             fail(f"_assemblies.pickle[{key}] has {value.shape[0]} animals")
+        check_identity_column(key, value, favoured)
         animals += value.shape[0]
     if unique and "single" not in data and animals:
         fail("_assemblies.pickle has no 'single' entry")
@@ -154,16 +187,20 @@ def main():
     parser.add_argument("--unique", default="")
     parser.add_argument("--frames", type=int)
     parser.add_argument("--expect", action="append", default=[])
+    parser.add_argument("--identity", action="store_true")
     args = parser.parse_args()
     individuals, multi, unique = names(args.individuals), names(args.multi), names(args.unique)
-    entries = check_full(args.full, args.frames, multi + unique)
-    animals = check_assemblies(args.assemblies, args.frames, individuals, multi, unique)
+    favoured = {} if args.identity else None  # (frame, bodypart, x, y) -> favoured individual
+    entries = check_full(args.full, args.frames, multi + unique, len(individuals), favoured)
+    animals = check_assemblies(args.assemblies, args.frames, individuals, multi, unique, favoured)
     summary = f"ok {entries} frame entries, {animals} animals"
     if args.tracklets:
         tracklets = check_tracklets(args.tracklets, args.frames, args.scorer, multi)
         rows = check_tracks(args.h5, args.csv, args.frames, args.scorer, individuals, multi,
                             unique, args.expect)
         summary += f", {tracklets} tracklets, {rows} rows with tracks"
+    if args.identity:
+        summary += f", identities of {len(favoured)} candidates"
     print(summary)
 
 

@@ -1,8 +1,9 @@
 // labpose analyze on a multi-animal project through the CLI: a run killed with SIGKILL mid-video
 // resumes to the files of an uninterrupted run, the options of one kind of project are usage
 // errors on the other, before any work, and labpose track and stitch after analyze --no-track give
-// the files of the single pass (the files themselves: tests/pipeline/multi_animal_analysis_test.cpp
-// and multi_animal_tracking_test.cpp).
+// the files of the single pass; --tracker identity links by the identity head's votes, and is a
+// usage error for a network without one (the files themselves:
+// tests/pipeline/multi_animal_analysis_test.cpp and multi_animal_tracking_test.cpp).
 #include <gtest/gtest.h>
 
 #include "tests/support/test_support.hpp"
@@ -156,6 +157,39 @@ TEST(MultiAnimalAnalyzeCli, TrackThenStitchGiveTheFilesOfTheSinglePass) {
       shell_quote((mouse.parent_path() / "videos" / "synthetic_mouse.mp4").string()));
   EXPECT_EQ(single.exit_code, 2) << single.output;
   EXPECT_TRUE(contains(single.output, "is for multi-animal projects")) << single.output;
+}
+
+TEST(MultiAnimalAnalyzeCli, TheIdentityTrackerLinksByTheIdentityHeadsVotes) {
+  const testing::TempDir dir;
+  const fs::path config = trained_mice(dir.path() / "mice", 30, true);
+  const std::string c = shell_quote(config.string());
+  const std::string v = mice_video(config);
+  const std::string in_dest = " --dest " + shell_quote((dir.path() / "out").string());
+  const testing::CommandResult analyzed =
+      testing::run_labpose("analyze " + c + " " + v + " --tracker identity" + in_dest);
+  ASSERT_EQ(analyzed.exit_code, 0) << analyzed.output;
+  EXPECT_FALSE(contains(analyzed.output, "motion and shape")) << analyzed.output;
+  const std::size_t end = analyzed.output.find("_id.h5\n");
+  ASSERT_NE(end, std::string::npos) << analyzed.output;
+  const std::size_t start = analyzed.output.rfind('\n', end) + 1;  // npos + 1 = 0
+  const fs::path tracks = analyzed.output.substr(start, end + 6 - start);
+  const fs::path tracklets = tracks.parent_path() / (tracks.stem().string() + ".pickle");
+  const std::string single_pass = testing::read_text(tracklets);
+
+  const testing::CommandResult tracked =
+      testing::run_labpose("track " + c + " " + v + " --tracker identity --overwrite" + in_dest);
+  ASSERT_EQ(tracked.exit_code, 0) << tracked.output;
+  EXPECT_EQ(testing::read_text(tracklets), single_pass) << "track reads the identity column";
+
+  // The same option for a network without an identity head.
+  const fs::path plain = trained_mice(dir.path() / "plain", 30);
+  for (const std::string command : {"analyze", "track"}) {
+    const testing::CommandResult refused =
+        testing::run_labpose(command + " " + shell_quote(plain.string()) + " " + mice_video(plain) +
+                             " --tracker identity");
+    EXPECT_EQ(refused.exit_code, 2) << command << "\n" << refused.output;
+    EXPECT_TRUE(contains(refused.output, "identity: true in " + plain.string())) << refused.output;
+  }
 }
 
 }  // namespace

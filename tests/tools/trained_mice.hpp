@@ -22,9 +22,10 @@ inline fs::path only_folder(const fs::path& folder) {
 }
 
 // The three-mice demo with a `frames`-frame video, trained for 4 steps through the CLI, linking
-// every pair of candidates (so that a barely trained network gives animals to track). Returns its
+// every pair of candidates (so that a barely trained network gives animals to track); with
+// `identity`, as a project with identity: true (a network with an identity head). Returns its
 // config.yaml.
-inline fs::path trained_mice(const fs::path& dir, int frames) {
+inline fs::path trained_mice(const fs::path& dir, int frames, bool identity = false) {
   fs::create_directories(dir);
   const CommandResult made =
       run_labpose("--quiet demo --project-only --animals 3 --labeled-frames 6 --frames " +
@@ -32,6 +33,7 @@ inline fs::path trained_mice(const fs::path& dir, int frames) {
   EXPECT_EQ(made.exit_code, 0) << made.output;
   const fs::path config = made.output.substr(0, made.output.find('\n'));
   const std::string c = shell_quote(config.string());
+  if (identity) set_yaml_values(config, {{"identity", "true"}});
   const CommandResult created =
       run_labpose("--quiet create-dataset " + c + " --net mobilenet_v2_0.35 --weights none");
   EXPECT_EQ(created.exit_code, 0) << created.output;

@@ -1,7 +1,7 @@
 // labpose analyze <config> <video|folder>... [--shuffle K] [--training-fraction F] [--snapshot S]
 //   [--device D] [--precision P] [--against-fp32] [--batch-size B] [--csv] [--dest D]
 //   [--crop x1,x2,y1,y2] [--shard i/n] [--overwrite]
-//   multi-animal projects: [--tracker ellipse|box] [--no-track]
+//   multi-animal projects: [--tracker ellipse|box|identity] [--no-track]
 // labpose analyze --model <exported folder> <video|folder>... [the same options]
 #include <fmt/core.h>
 
@@ -211,7 +211,8 @@ Command analyze_command() {
     add_decode_option(app, &options->analyze.decode_on_gpu);
     app.add_option("--tracker", options->tracker,
                    "multi-animal projects: link animals frame to frame with the ellipse tracker "
-                   "(default; <stem><scorer>_el.pickle/.h5) or the box tracker (_bx)");
+                   "(default; <stem><scorer>_el.pickle/.h5), the box tracker (_bx) or, for a "
+                   "network trained with identity: true, by its identity votes alone (_id)");
     app.add_flag("--no-track", options->no_track,
                  "multi-animal projects: write the detections and assemblies only "
                  "(_full.pickle, _assemblies.pickle), no tracklets or tracks (DeepLabCut's "

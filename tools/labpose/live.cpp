@@ -64,6 +64,11 @@ LiveModel animal_model(const projects::ProjectConfig& config, const LiveCommandO
           ? parse_tracker(config.values().default_track_method,
                           config.place("default_track_method") + ": default_track_method")
           : parse_tracker(options.tracker);
+  if (tracker == pipeline::TrackMethod::identity) {
+    throw UsageError("labpose live tracks with the ellipse or the box tracker, not identity",
+                     "use --tracker ellipse or --tracker box (labpose analyze --tracker identity "
+                     "links a recorded video by the identity head's votes)");
+  }
   pipeline::AnalyzeOptions analyze;
   std::tie(analyze.shuffle, analyze.training_fraction) = options.choice.chosen_shuffle(config);
   std::tie(analyze.snapshot_index, analyze.best_snapshot) = options.choice.snapshot_choice();

@@ -56,15 +56,17 @@ pipeline::AnalysisModel ModelOptions::find(const projects::ProjectConfig& config
 pipeline::TrackMethod parse_tracker(const std::string& text, const std::string& where) {
   if (text.empty() || text == "ellipse") return pipeline::TrackMethod::ellipse;
   if (text == "box") return pipeline::TrackMethod::box;
+  if (text == "identity") return pipeline::TrackMethod::identity;
   throw UsageError(fmt::format("{} {} is not a tracker labpose has", where, text),
-                   "use ellipse (DeepLabCut's _el files, the default) or box (_bx); labpose has "
-                   "no skeleton tracker");
+                   "use ellipse (DeepLabCut's _el files, the default), box (_bx) or, for a "
+                   "network trained with identity: true, identity (_id); labpose has no skeleton "
+                   "tracker");
 }
 
 void ModelOptions::add_track_method_to(CLI::App& app) {
   app.add_option("--track-method,--tracker", track_method,
-                 "multi-animal projects: whose stitched tracks, ellipse (_el) or box (_bx) "
-                 "(default: config.yaml's default_track_method, else ellipse)");
+                 "multi-animal projects: whose stitched tracks, ellipse (_el), box (_bx) or "
+                 "identity (_id) (default: config.yaml's default_track_method, else ellipse)");
 }
 
 TrackedModel ModelOptions::find_tracked(const projects::ProjectConfig& config) const {

@@ -16,7 +16,8 @@
 
 namespace labpose::tools {
 
-/// A tracker's name as an option or config.yaml gives it: ellipse (also for empty text) or box.
+/// A tracker's name as an option or config.yaml gives it: ellipse (also for empty text), box or
+/// identity (the identity head's votes alone).
 /// Throws UsageError naming `where` (the option, or config.yaml's line) for any other.
 pipeline::TrackMethod parse_tracker(const std::string& text,
                                     const std::string& where = "--tracker");

@@ -1,4 +1,4 @@
-// labpose stitch <config> <video|folder>... [--tracker ellipse|box] [--n-tracks N]
+// labpose stitch <config> <video|folder>... [--tracker ellipse|box|identity] [--n-tracks N]
 //   [--min-length L] [--max-gap G] [--csv] [--shuffle K] [--training-fraction F] [--snapshot S]
 //   [--dest D] [--overwrite]
 // DeepLabCut's stitch_tracklets: a multi-animal video's tracklets (_el.pickle, from labpose track

@@ -1,4 +1,4 @@
-// labpose track <config> <video|folder>... [--tracker ellipse|box] [--shuffle K]
+// labpose track <config> <video|folder>... [--tracker ellipse|box|identity] [--shuffle K]
 //   [--training-fraction F] [--snapshot S] [--dest D] [--overwrite]
 // DeepLabCut's convert_detections2tracklets: a multi-animal video's _assemblies.pickle (from
 // labpose analyze --no-track, or DeepLabCut's analyze_videos with auto_track=False) linked into
@@ -21,8 +21,10 @@ Command track_command() {
     app.footer(
         "Reads <video stem><scorer>_assemblies.pickle (labpose analyze writes it; with --no-track "
         "it stops there) and writes the tracklets <stem><scorer>_el.pickle (_bx.pickle with "
-        "--tracker box), linked with the tracker settings of the shuffle's "
-        "test/inference_cfg.yaml (max_age, min_hits, iou_threshold, boundingboxslack). Videos "
+        "--tracker box, _id.pickle with --tracker identity), linked with the tracker settings of "
+        "the shuffle's test/inference_cfg.yaml (max_age, min_hits, iou_threshold, "
+        "boundingboxslack); the identity column of the assemblies, when they have one, gives each "
+        "animal its identity votes. Videos "
         "whose tracklets exist are skipped (--overwrite to link them again). labpose stitch "
         "makes the tracks from them.");
     return [options]() { return options->run(pipeline::track_videos); };

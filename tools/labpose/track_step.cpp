@@ -19,7 +19,9 @@ void TrackStepCli::add_to(CLI::App& app, const std::string& reads) {
   app.add_option("--dest", dest,
                  "where the analysis files are, and where to write (default: beside each video)");
   app.add_option("--tracker", tracker,
-                 "ellipse (default: the _el files) or box (_bx): the tracker whose " + reads);
+                 "ellipse (default: the _el files), box (_bx) or identity (_id, a network trained "
+                 "with identity: true): the tracker whose " +
+                     reads);
   app.add_flag("--overwrite", step.analyze.overwrite, "make the files again where they exist");
 }
 

@@ -327,7 +327,8 @@ def analyze_videos(config, videos, videotype="", shuffle=1, trainingsetindex=0, 
             n_tracks=(n_tracks, None, "labpose stitches one track per individual of config.yaml; "
                                       "use stitch_tracklets(n_tracks=...) for other numbers"),
             calibrate=(calibrate, False, "labpose does not calibrate assembly"),
-            identity_only=(identity_only, False, "labpose does not track by identity votes yet"),
+            identity_only=(identity_only, False, "run `labpose analyze --tracker identity`, which "
+                                                 "links by the identity head's votes (_id files)"),
             use_openvino=(bool(use_openvino), False, "use precision='bf16' or 'int8' for "
                                                      "labpose's own faster CPU arithmetic"))
     fraction = _fraction(config, trainingsetindex)
@@ -373,7 +374,8 @@ def convert_detections2tracklets(config, videos, videotype="", shuffle=1, traini
                                               "labpose reads"),
             modelprefix=(modelprefix, "", "labpose keeps one model folder per shuffle"),
             calibrate=(calibrate, False, "labpose does not calibrate assembly"),
-            identity_only=(identity_only, False, "labpose does not track by identity votes yet"))
+            identity_only=(identity_only, False, "run `labpose track --tracker identity`, which "
+                                                 "links by the identity head's votes (_id files)"))
     for name, value, default in (("greedy", greedy, False), ("window_size", window_size, 0)):
         if value != default:
             _ignored("convert_detections2tracklets", name,
