@@ -96,6 +96,24 @@ std::vector<TrackColumns> animal_columns(const projects::Table& table,
   return columns;
 }
 
+// Of the frames with an animal, the share where each animal present is near its `own` track.
+double own_identity_share(const std::vector<std::vector<bool>>& close,
+                          const std::vector<std::vector<bool>>& here, const std::vector<int>& own,
+                          std::size_t slots) {
+  std::int64_t with_animals = 0, right = 0;
+  for (std::size_t f = 0; f < here.size(); ++f) {
+    bool any = false, all_own = true;
+    for (std::size_t i = 0; i < here[f].size(); ++i) {
+      if (!here[f][i]) continue;
+      any = true;
+      if (own[i] < 0 || !close[f][i * slots + static_cast<std::size_t>(own[i])]) all_own = false;
+    }
+    with_animals += any ? 1 : 0;
+    right += any && all_own ? 1 : 0;
+  }
+  return with_animals > 0 ? static_cast<double>(right) / static_cast<double>(with_animals) : 0.0;
+}
+
 }  // namespace
 
 AnimalFrames animal_frames_of(const projects::Table& table,
@@ -140,6 +158,8 @@ TrackingScores score_tracks(const AnimalFrames& truth, const AnimalFrames& track
   const std::size_t slots = tracks.empty() ? 0 : tracks.front().size();
   std::vector<int> before(animals, -1), last(animals, -1);  // the track matched last frame, ever
   std::vector<double> together(animals * slots, 0.0);       // frames within the threshold
+  std::vector<std::vector<bool>> close(truth.size());       // per frame: animal i near track j
+  std::vector<std::vector<bool>> here(truth.size());        // per frame: animal i present
   double distance_sum = 0.0;
   for (std::size_t f = 0; f < truth.size(); ++f) {
     const auto& animals_here = truth[f];
@@ -188,9 +208,12 @@ TrackingScores score_tracks(const AnimalFrames& truth, const AnimalFrames& track
     for (std::size_t j = 0; j < slots; ++j) {
       if (present(tracks_here[j])) ++scores.tracked;
     }
+    close[f].resize(distance.size());
     for (std::size_t k = 0; k < distance.size(); ++k) {
-      if (!std::isnan(distance[k])) together[k] += 1.0;
+      close[f][k] = !std::isnan(distance[k]);
+      if (close[f][k]) together[k] += 1.0;
     }
+    for (const auto& animal : animals_here) here[f].push_back(present(animal));
     before = now;
   }
   scores.false_positives = scores.tracked - scores.matches;
@@ -203,10 +226,13 @@ TrackingScores score_tracks(const AnimalFrames& truth, const AnimalFrames& track
   scores.mean_distance =
       scores.matches > 0 ? distance_sum / static_cast<double>(scores.matches) : 0.0;
   double identity_matches = 0.0;
+  std::vector<int> own(animals, -1);  // the track IDF1 gives each animal
   for (const auto& [i, j] :
        max_weight_assignment(together, static_cast<int>(animals), static_cast<int>(slots))) {
     identity_matches += together[static_cast<std::size_t>(i) * slots + static_cast<std::size_t>(j)];
+    own[static_cast<std::size_t>(i)] = j;
   }
+  scores.own_identity_frames = own_identity_share(close, here, own, slots);
   const auto tracked = static_cast<double>(scores.tracked);
   if (scores.truth + scores.tracked > 0)
     scores.idf1 = 2.0 * identity_matches / (truth_count + tracked);

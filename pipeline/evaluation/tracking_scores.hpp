@@ -35,6 +35,9 @@ struct TrackingScores {
   double mean_distance = 0.0;        // pixels, over the matches
   double idf1 = 0.0, idp = 0.0, idr = 0.0;  // with each track given to one animal for good
   double switches_per_1000_frames = 0.0;
+  // Of the frames with an animal, the share where every animal there is matched by its own track:
+  // the one IDF1 gives it for the whole video.
+  double own_identity_frames = 0.0;
 };
 
 /// The animals of a multi-animal table of tracks or labels (DeepLabCut's four column levels, rows

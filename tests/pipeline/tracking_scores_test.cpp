@@ -1,6 +1,7 @@
 // score_tracks: MOTA, switches and IDF1 on hand-made tracks whose scores are known: perfect tracks,
 // two tracks that swap animals, a track lost for a while, a track of nothing, a match kept while it
-// holds, and inputs that cannot be compared.
+// holds, and inputs that cannot be compared; and the share of frames where every animal has its own
+// track.
 #include "pipeline/evaluation/tracking_scores.hpp"
 
 #include <gmock/gmock.h>
@@ -46,6 +47,7 @@ TEST(TrackingScores, PerfectTracksScoreOne) {
   EXPECT_EQ(scores.misses + scores.false_positives + scores.switches, 0);
   EXPECT_DOUBLE_EQ(scores.mota, 1.0);
   EXPECT_DOUBLE_EQ(scores.idf1, 1.0);
+  EXPECT_DOUBLE_EQ(scores.own_identity_frames, 1.0);
   EXPECT_NEAR(scores.mean_distance, 0.75, 1e-12);
 }
 
@@ -58,6 +60,7 @@ TEST(TrackingScores, TracksThatSwapAnimalsCountTwoSwitchesAndHalfTheIdentities) 
   EXPECT_DOUBLE_EQ(scores.mota, 1.0 - 2.0 / 20.0);
   EXPECT_DOUBLE_EQ(scores.idf1, 0.5);
   EXPECT_DOUBLE_EQ(scores.switches_per_1000_frames, 200.0);
+  EXPECT_DOUBLE_EQ(scores.own_identity_frames, 0.5) << "either half of the video, not both";
 }
 
 TEST(TrackingScores, ALostTrackIsMissesAndATrackOfNothingIsFalsePositives) {
@@ -75,6 +78,7 @@ TEST(TrackingScores, ALostTrackIsMissesAndATrackOfNothingIsFalsePositives) {
   EXPECT_DOUBLE_EQ(scores.idf1, 2.0 * 17.0 / (20.0 + 18.0));
   EXPECT_DOUBLE_EQ(scores.idp, 17.0 / 18.0);
   EXPECT_DOUBLE_EQ(scores.idr, 17.0 / 20.0);
+  EXPECT_DOUBLE_EQ(scores.own_identity_frames, 7.0 / 10.0) << "frames 2-4 lack animal 0's track";
 }
 
 TEST(TrackingScores, AMatchThatStillHoldsIsKeptThoughAnotherTrackIsCloser) {

@@ -8,7 +8,8 @@ pixels), COCO's mAP and mAR over OKS 0.50:0.95 as DeepLabCut computes them, and 
 PAF graph evaluate chose. With --test-frames F, the demo also renders a tracking test video of F
 frames (other paths, the same mice) with its ground truth; `labpose analyze` tracks it and
 labpose-bench-tracks (beside --labpose) scores the tracks as issue 45 asks: MOTA, IDF1, identity
-switches per 1000 frames, and the share of analysis time that linking and stitching took.
+switches per 1000 frames, the share of frames where every animal is on its own track, and the
+share of analysis time that linking and stitching took.
 
     /usr/bin/python3 tools/bench/multi_animal.py --labpose build/tools/labpose --minutes 20 \
         [--test-frames 3000]

@@ -31,11 +31,11 @@ void print(const TrackingScores& s, double threshold, bool json) {
                 fmt::format(R"({{"frames": {}, "truth": {}, "tracked": {}, "matches": {}, )"
                             R"("misses": {}, "false_positives": {}, "switches": {}, )"
                             R"("mota": {:.6f}, "idf1": {:.6f}, "idp": {:.6f}, "idr": {:.6f}, )"
-                            R"("switches_per_1000_frames": {:.4f}, "mean_distance": {:.4f}, )"
-                            R"("threshold": {}}})",
+                            R"("switches_per_1000_frames": {:.4f}, "own_identity_frames": {:.6f}, )"
+                            R"("mean_distance": {:.4f}, "threshold": {}}})",
                             s.frames, s.truth, s.tracked, s.matches, s.misses, s.false_positives,
                             s.switches, s.mota, s.idf1, s.idp, s.idr, s.switches_per_1000_frames,
-                            s.mean_distance, threshold)
+                            s.own_identity_frames, s.mean_distance, threshold)
                     .c_str());
     return;
   }
@@ -47,6 +47,8 @@ void print(const TrackingScores& s, double threshold, bool json) {
       static_cast<long long>(s.frames));
   std::printf("IDF1        %.4f  (IDP %.4f, IDR %.4f)\n", s.idf1, s.idp, s.idr);
   std::printf("switches    %.2f per 1000 frames\n", s.switches_per_1000_frames);
+  std::printf("identities  %.4f of the frames with animals have each on its own track\n",
+              s.own_identity_frames);
   std::printf("distance    %.2f px mean over the %lld matches (a match within %.1f px)\n",
               s.mean_distance, static_cast<long long>(s.matches), threshold);
 }
