@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "core/error.hpp"
+#include "projects/labels.hpp"
 
 namespace labpose::labeling {
 using projects::Table;
@@ -59,7 +60,8 @@ std::vector<Keypoint> config_keypoints(const projects::ConfigValues& values) {
     for (const auto& bodypart : values.multianimal_bodyparts)
       keypoints.push_back({individual, bodypart});
   }
-  for (const auto& bodypart : values.unique_bodyparts) keypoints.push_back({"single", bodypart});
+  for (const auto& bodypart : values.unique_bodyparts)
+    keypoints.push_back({std::string(projects::kUniqueIndividual), bodypart});
   return keypoints;
 }
 

@@ -73,7 +73,8 @@ LabelStore::LabelStore(const projects::ProjectConfig& config, bool refine)
       backups_(now_stamp()) {
   if (config.values().multi_animal) {
     individuals_ = config.values().individuals;
-    if (!config.values().unique_bodyparts.empty()) individuals_.emplace_back("single");
+    if (!config.values().unique_bodyparts.empty())
+      individuals_.emplace_back(projects::kUniqueIndividual);
   }
   std::error_code error;
   project_root_ = fs::canonical(config.project_dir(), error);
@@ -158,7 +159,7 @@ void LabelStore::check_keypoint(const Keypoint& keypoint) const {
   throw RequestError(
       404, fmt::format("{} has no bodypart \"{}\" in config.yaml ({})",
                        printable(keypoint.individual, 80), printable(keypoint.bodypart, 80),
-                       keypoint.individual == "single"
+                       keypoint.individual == projects::kUniqueIndividual
                            ? "its bodyparts are the uniquebodyparts"
                            : "the individuals' bodyparts are the multianimalbodyparts"));
 }

@@ -275,7 +275,7 @@ std::vector<Finding> check_label_columns(const Table& table, const ProjectConfig
                         printable(keypoint.bodypart, 80), printable_list(known)),
             "add it to bodyparts in config.yaml, or fix the name in the label file");
     }
-    if (multi && keypoint.individual != "single" &&
+    if (multi && keypoint.individual != kUniqueIndividual &&
         std::find(values.individuals.begin(), values.individuals.end(), keypoint.individual) ==
             values.individuals.end()) {
       error(fmt::format("{}: unknown individual \"{}\" (config.yaml lists {})", file.string(),
@@ -337,7 +337,7 @@ Table make_multi_animal_label_table(std::string_view scorer,
     }
   };
   for (const auto& individual : individuals) add(individual, multianimal_bodyparts);
-  add("single", unique_bodyparts);
+  add(std::string(kUniqueIndividual), unique_bodyparts);
   table.index_levels = 3;
   return table;
 }

@@ -6,12 +6,17 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "projects/config.hpp"
 #include "projects/table.hpp"
 
 namespace labpose::projects {
+
+/// DeepLabCut's individual of the unique bodyparts of a multi-animal project, which belong to no
+/// animal: the last individual of its label and tracks tables, and a key of its pickles.
+inline constexpr std::string_view kUniqueIndividual = "single";
 
 struct LabelFiles {
   std::filesystem::path csv, h5;

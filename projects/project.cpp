@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "core/printable.hpp"
 #include "core/progress.hpp"
+#include "projects/labels.hpp"
 #include "projects/layout.hpp"
 
 namespace labpose::projects {
@@ -180,7 +181,7 @@ void check_individuals(const std::vector<std::string>& individuals) {
   std::set<std::string> seen;
   for (const std::string& name : individuals) {
     check_name("individual name", name);
-    if (name == "single") {
+    if (name == kUniqueIndividual) {
       throw UsageError("\"single\" cannot name an individual",
                        "DeepLabCut keeps that name for the unique bodyparts: choose another");
     }

@@ -20,6 +20,7 @@
 #include "pipeline/analysis/tracks.hpp"
 #include "pipeline/video/reader.hpp"
 #include "pipeline/video/writer.hpp"
+#include "projects/labels.hpp"
 
 namespace labpose::pipeline {
 namespace fs = std::filesystem;
@@ -134,7 +135,7 @@ std::int64_t write_labeled_video(const fs::path& video, const projects::Table& t
   // The animals whose names are drawn, each with the colour of its first keypoint.
   std::vector<std::pair<std::string, cv::Scalar>> named;
   for (const std::string& individual : track_individuals(columns)) {
-    if (!options.names || individual.empty() || individual == "single") continue;
+    if (!options.names || individual.empty() || individual == projects::kUniqueIndividual) continue;
     for (const Bodypart& part : parts) {
       if (part.columns.individual == individual) {
         named.emplace_back(individual, part.bgr);

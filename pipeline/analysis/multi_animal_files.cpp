@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "projects/labels.hpp"
 #include "projects/pickle.hpp"
 
 namespace labpose::pipeline {
@@ -225,7 +226,9 @@ void write_assemblies_pickle(const fs::path& file, const std::vector<Assemblies>
     entries.emplace_back(PyValue(static_cast<std::int64_t>(i)),
                          PyValue::float64_array({animals, bodyparts, 4}, values));
   }
-  if (!single.empty()) entries.emplace_back(PyValue("single"), PyValue::dict(std::move(single)));
+  if (!single.empty())
+    entries.emplace_back(PyValue(std::string(projects::kUniqueIndividual)),
+                         PyValue::dict(std::move(single)));
   write_file_atomically(file, projects::pickle(PyValue::dict(std::move(entries))));
 }
 
@@ -244,7 +247,8 @@ void write_tracklets_pickle(const fs::path& file, const Tracklets& tracklets,
     entries.emplace_back(PyValue(id), PyValue::dict(std::move(frames)));
   }
   if (!header.unique_bodyparts.empty())
-    entries.emplace_back(PyValue("single"), single_dict(tracklets.single));
+    entries.emplace_back(PyValue(std::string(projects::kUniqueIndividual)),
+                         single_dict(tracklets.single));
   entries.emplace_back(PyValue("header"), bodypart_header(header));
   write_file_atomically(file, projects::pickle(PyValue::dict(std::move(entries))));
 }
@@ -260,7 +264,8 @@ projects::Table tracks_table(const Tracks& tracks, const AnimalFileHeader& heade
   }
   for (const auto& bodypart : header.unique_bodyparts) {
     for (const char* coord : {"x", "y", "likelihood"})
-      table.columns.push_back({header.scorer, "single", bodypart, coord});
+      table.columns.push_back(
+          {header.scorer, std::string(projects::kUniqueIndividual), bodypart, coord});
   }
   table.integer_index = true;
   for (std::int64_t frame = 0; frame < header.frames; ++frame)

@@ -12,13 +12,13 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "pipeline/analysis/tracks.hpp"
+#include "projects/labels.hpp"
 
 namespace labpose::pipeline {
 namespace fs = std::filesystem;
 namespace {
 
-// DeepLabCut's individual for the unique bodyparts, which belong to no animal.
-constexpr const char* kUniqueIndividual = "single";
+using projects::kUniqueIndividual;
 // The keys a tracks file may hold its table under: labpose's and DeepLabCut's stitch_tracklets,
 // then DeepLabCut's refined tracks (TrackletManager.save).
 constexpr const char* kTrackKeys[] = {"tracks", "df_with_missing"};

@@ -14,6 +14,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "nets/restricted_unpickler.hpp"
+#include "projects/labels.hpp"
 
 namespace labpose::pipeline {
 namespace fs = std::filesystem;
@@ -245,7 +246,7 @@ std::vector<Assemblies> read_assemblies_pickle(const fs::path& file, std::int64_
     return assembled[static_cast<std::size_t>(frame)];
   };
   for (const auto& [key, value] : pickle.root->entries) {
-    if (key->kind == PickleKind::text && key->text == "single") {
+    if (key->kind == PickleKind::text && key->text == projects::kUniqueIndividual) {
       read_single(source, *value, unique_bodyparts, [&](std::int64_t frame, TrackedAnimal single) {
         frame_of(frame).single = assembly_of(std::move(single.keypoints));
       });
@@ -285,7 +286,7 @@ Tracklets read_tracklets_pickle(const fs::path& file, int multi_bodyparts, int u
   for (const auto& [key, value] : pickle.root->entries) {
     const bool named = key->kind == PickleKind::text;
     if (named && key->text == "header") continue;
-    if (named && key->text == "single") {
+    if (named && key->text == projects::kUniqueIndividual) {
       read_single(source, *value, unique_bodyparts, [&](std::int64_t frame, TrackedAnimal single) {
         tracklets.single[static_cast<int>(frame)] = std::move(single);
       });

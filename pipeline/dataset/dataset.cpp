@@ -47,7 +47,7 @@ std::size_t slot_of(const projects::KeypointColumns& keypoint, const Dataset& la
         "add it to individuals in config.yaml or fix the label file (labpose check-labels shows "
         "all problems)");
   }
-  const bool unique = j >= layout.multi_bodyparts, single = *who == "single";
+  const bool unique = j >= layout.multi_bodyparts, single = *who == projects::kUniqueIndividual;
   if (unique != single) {
     throw Error(fmt::format("{}: {} {}: {}", file.string(), printable(keypoint.individual, 80),
                             printable(keypoint.bodypart, 80),
@@ -114,7 +114,8 @@ Dataset merge_labeled_data(const projects::ProjectConfig& config, MergeReport* r
   const projects::ConfigValues& values = config.values();
   if (values.multi_animal) {
     dataset.individuals = values.individuals;
-    if (!values.unique_bodyparts.empty()) dataset.individuals.emplace_back("single");
+    if (!values.unique_bodyparts.empty())
+      dataset.individuals.emplace_back(projects::kUniqueIndividual);
     dataset.multi_bodyparts = values.multianimal_bodyparts.size();
   }
   const projects::ProjectLayout layout(config.project_dir());
@@ -189,7 +190,7 @@ projects::Table dataset_table(const Dataset& dataset, const std::string& scorer)
     const std::size_t joints = dataset.bodyparts.size(), multi = dataset.multi_bodyparts;
     const auto first = dataset.bodyparts.begin();
     std::vector<std::string> animals = dataset.individuals;
-    if (!animals.empty() && animals.back() == "single") animals.pop_back();
+    if (!animals.empty() && animals.back() == projects::kUniqueIndividual) animals.pop_back();
     table = projects::make_multi_animal_label_table(
         scorer, animals, {first, first + static_cast<std::ptrdiff_t>(multi)},
         {first + static_cast<std::ptrdiff_t>(multi), dataset.bodyparts.end()});
@@ -217,7 +218,8 @@ Dataset read_dataset(const fs::path& table_file, const fs::path& project) {
   Dataset dataset;
   std::vector<std::string> unique;
   for (const auto& keypoint : projects::keypoint_columns(table, table_file)) {
-    std::vector<std::string>& names = keypoint.individual == "single" ? unique : dataset.bodyparts;
+    std::vector<std::string>& names =
+        keypoint.individual == projects::kUniqueIndividual ? unique : dataset.bodyparts;
     if (std::find(names.begin(), names.end(), keypoint.bodypart) == names.end())
       names.push_back(keypoint.bodypart);
     if (!keypoint.individual.empty() &&

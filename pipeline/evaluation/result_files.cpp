@@ -11,6 +11,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "projects/labels.hpp"
 #include "projects/number_text.hpp"
 
 namespace labpose::pipeline {
@@ -162,7 +163,7 @@ projects::Table predictions_table(const Dataset& dataset,
     table.column_level_names = {"scorer", "individuals", "bodyparts", "coords"};
     const std::size_t bodyparts = dataset.bodyparts.size();
     for (std::size_t i = 0; i < dataset.individuals.size(); ++i) {
-      const bool single = dataset.individuals[i] == "single";
+      const bool single = dataset.individuals[i] == projects::kUniqueIndividual;
       for (std::size_t j = single ? dataset.multi_bodyparts : 0;
            j < (single ? bodyparts : dataset.multi_bodyparts); ++j) {
         for (const char* coordinate : {"x", "y", "likelihood"})

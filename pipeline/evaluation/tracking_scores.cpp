@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "pipeline/analysis/tracks.hpp"
 #include "pipeline/assembly/assignment.hpp"
+#include "projects/labels.hpp"
 
 namespace labpose::pipeline {
 namespace {
@@ -91,7 +92,7 @@ std::vector<TrackColumns> animal_columns(const projects::Table& table,
     throw Error(fmt::format("{}: {}", file.string(), error.what()), error.hint());
   }
   std::erase_if(columns, [](const TrackColumns& keypoint) {
-    return keypoint.individual.empty() || keypoint.individual == "single";
+    return keypoint.individual.empty() || keypoint.individual == projects::kUniqueIndividual;
   });
   return columns;
 }

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "core/error.hpp"
+#include "projects/labels.hpp"
 #include "projects/number_text.hpp"
 
 namespace labpose::pipeline {
@@ -80,7 +81,7 @@ void LiveCsvWriter::process(const LivePose& pose) {
   for (const LiveAnimal& animal : pose.animals)
     write_row(pose, std::to_string(animal.track), animal.keypoints, {});
   const bool unique = bodyparts_ > *animal_bodyparts_;
-  if (unique) write_row(pose, "single", {}, pose.keypoints);
+  if (unique) write_row(pose, std::string(projects::kUniqueIndividual), {}, pose.keypoints);
   if (pose.animals.empty() && !unique) write_row(pose, "", {}, {});
 }
 

@@ -39,6 +39,7 @@
 #include "pipeline/training/pose_loss.hpp"
 #include "pipeline/training/schedule.hpp"
 #include "pipeline/training/snapshot.hpp"
+#include "projects/labels.hpp"
 #include "projects/layout.hpp"
 
 namespace labpose::pipeline {
@@ -69,7 +70,8 @@ std::optional<SnapshotFile> newest_snapshot(const fs::path& train_dir) {
 // Whether the labels hold the individuals pose_cfg.yaml names (and "single" for unique bodyparts).
 bool same_individuals(const Dataset& dataset, const PoseConfig& pose) {
   std::vector<std::string> individuals = pose.individuals;
-  if (pose.multi_animal() && !pose.unique_bodyparts.empty()) individuals.emplace_back("single");
+  if (pose.multi_animal() && !pose.unique_bodyparts.empty())
+    individuals.emplace_back(projects::kUniqueIndividual);
   return dataset.individuals == individuals;
 }
 
