@@ -102,7 +102,13 @@ std::vector<pipeline::TrackSwap> TrackSession::unsaved() const {
 
 std::vector<fs::path> TrackSession::save() {
   const std::lock_guard lock(mutex_);
-  auto written = pipeline::save_refined_tracks(tracks_);
+  std::vector<fs::path> written;
+  try {
+    written = pipeline::save_refined_tracks(tracks_);
+  } catch (const Error& refused) {
+    if (refused.kind() == ErrorKind::interrupted) throw;
+    throw RequestError(409, refused.what(), refused.hint());
+  }
   unsaved_.clear();
   return written;
 }

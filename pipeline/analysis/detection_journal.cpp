@@ -212,6 +212,12 @@ void DetectionJournal::for_each(const std::function<void(const JournalFrame&)>& 
 
 std::int64_t DetectionJournal::whole_records(const AnalysisIdentity& identity) {
   const json header = read_header_line(file_, header_bytes_);
+  if (!header.is_discarded() && header.is_object() && header.contains("format") &&
+      header.value("format", "") != kJournalFormat) {
+    console::warn("{} was written by another version of labpose; starting this video again",
+                  file_.string());
+    return 0;
+  }
   if (header.is_discarded() || !header.is_object() ||
       header.value("format", "") != kJournalFormat || !header.contains("identity") ||
       !identity.matches(header["identity"]) || header.value("bodyparts", -1) != shape_.bodyparts ||

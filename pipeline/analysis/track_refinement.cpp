@@ -19,8 +19,9 @@ namespace fs = std::filesystem;
 namespace {
 
 using projects::kUniqueIndividual;
-// The keys a tracks file may hold its table under: labpose's and DeepLabCut's stitch_tracklets,
-// then DeepLabCut's refined tracks (TrackletManager.save).
+// The keys a tracks file may hold its table under: labpose's stitching, then the key of tracks
+// files re-saved from pandas (DeepLabCut's refined tracks use it). DeepLabCut itself writes both
+// in pandas' "table" format, which is refused with the line that re-saves them.
 constexpr const char* kTrackKeys[] = {"tracks", "df_with_missing"};
 
 std::string listed(const std::vector<std::string>& names) {
@@ -46,6 +47,18 @@ void check_frames(const TrackSwap& swap, std::size_t rows, const fs::path& file)
                             swap.to ? std::to_string(*swap.to) : std::string("the end"), last),
                 "give a first frame (--from) and a last one (--to, included) within the video");
   }
+}
+
+FileStamp stamp_of(const fs::path& file) {
+  std::error_code error;
+  FileStamp stamp;
+  stamp.size = fs::file_size(file, error);
+  if (!error) stamp.time = fs::last_write_time(file, error);
+  if (error) {
+    throw Error(fmt::format("cannot read {}: {}", file.string(), error.message()),
+                "check that the tracks file exists and may be read");
+  }
+  return stamp;
 }
 
 // Copies `file` to its backup unless the backup exists: the first version is the one kept.
@@ -124,7 +137,8 @@ RefinableTracks read_refinable_tracks(const fs::path& file) {
   std::optional<Error> failure;
   for (const std::string& key : keys) {
     try {
-      RefinableTracks tracks{file, key, projects::read_table_hdf5(file, key)};
+      const FileStamp stamp = stamp_of(file);
+      RefinableTracks tracks{file, key, projects::read_table_hdf5(file, key), stamp};
       swappable_individuals(tracks.table, file);
       return tracks;
     } catch (const Error& error_of_key) {
@@ -133,6 +147,14 @@ RefinableTracks read_refinable_tracks(const fs::path& file) {
           std::string_view::npos;
       if (!failure || !missing_key) failure = error_of_key;
     }
+  }
+  if (std::string_view(failure->what()).find("\"table\" format") != std::string_view::npos) {
+    throw Error(fmt::format("{} is in pandas' \"table\" format (DeepLabCut's stitch_tracklets "
+                            "and tracklet refinement write it), which labpose does not read",
+                            file.string()),
+                "re-save it in the fixed format under its key, then refine it: python -c \"import "
+                "pandas as pd; p='" +
+                    file.string() + "'; pd.read_hdf(p).to_hdf(p, key='tracks', mode='w')\"");
   }
   throw *failure;
 }
@@ -145,13 +167,22 @@ fs::path tracks_csv_path(const fs::path& file) {
   return fs::path(file).replace_extension(".csv");
 }
 
-std::vector<fs::path> save_refined_tracks(const RefinableTracks& tracks) {
+std::vector<fs::path> save_refined_tracks(RefinableTracks& tracks) {
+  if (stamp_of(tracks.file) != tracks.stamp) {
+    throw Error(fmt::format("{} changed since it was read (another refine-tracks, a second page, "
+                            "or analyze or stitch again); the swaps were not saved, so its changes "
+                            "are kept",
+                            tracks.file.string()),
+                "reload the page (or run the command again) and redo the swaps on the tracks as "
+                "they are now");
+  }
   const fs::path csv = tracks_csv_path(tracks.file);
   std::error_code error;
   const bool with_csv = csv != tracks.file && fs::exists(csv, error);
   keep_original(tracks.file);
   if (with_csv) keep_original(csv);
   projects::write_table_hdf5(tracks.table, tracks.file, tracks.key);
+  tracks.stamp = stamp_of(tracks.file);
   std::vector<fs::path> written{tracks.file};
   if (with_csv) {
     projects::write_table_csv(tracks.table, csv);

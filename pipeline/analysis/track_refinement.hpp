@@ -22,11 +22,19 @@ struct TrackSwap {
   std::optional<std::int64_t> to;
 };
 
+/// What a file was when it was read: a save refuses to replace a file changed since.
+struct FileStamp {
+  std::uintmax_t size = 0;
+  std::filesystem::file_time_type time;
+  bool operator==(const FileStamp&) const = default;
+};
+
 /// A tracks file as read for refinement: the table and the key it is stored under.
 struct RefinableTracks {
   std::filesystem::path file;  // the .h5
-  std::string key;             // "tracks" (labpose, DeepLabCut's stitch) or "df_with_missing"
+  std::string key;             // "tracks" (labpose's stitching) or "df_with_missing"
   projects::Table table;
+  FileStamp stamp;  // of `file` when read or last saved
 };
 
 /// The individuals of a multi-animal tracks table that can be swapped (in column order, without
@@ -41,6 +49,8 @@ void swap_individuals(projects::Table& tracks, const TrackSwap& swap,
                       const std::filesystem::path& file);
 
 /// Reads the tracks in `file` (pandas' fixed format, under "tracks" or else "df_with_missing").
+/// Throws Error naming the file; for pandas' "table" format, which DeepLabCut's own stitching and
+/// refinement write, the hint is the line that re-saves it in the fixed format.
 RefinableTracks read_refinable_tracks(const std::filesystem::path& file);
 
 /// "<file>.orig": where the tracks file as it was before its first refinement is kept.
@@ -52,7 +62,8 @@ std::filesystem::path tracks_csv_path(const std::filesystem::path& file);
 /// Writes `tracks.table` back into tracks.file under tracks.key (the layout analyze writes), and
 /// into the CSV twin when one exists, each atomically. Before, keeps each file as it was in
 /// "<file>.orig" unless that backup exists already (it is never overwritten). Returns the paths
-/// written.
-std::vector<std::filesystem::path> save_refined_tracks(const RefinableTracks& tracks);
+/// written. Throws Error, writing nothing, when the file changed since it was read or last saved
+/// (another refine-tracks, a second page, analyze or stitch again): its changes are kept.
+std::vector<std::filesystem::path> save_refined_tracks(RefinableTracks& tracks);
 
 }  // namespace labpose::pipeline

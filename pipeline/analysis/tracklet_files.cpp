@@ -140,7 +140,9 @@ void read_identities(const double* rows, std::int64_t columns, Assembly& assembl
   bool any = false;
   for (std::size_t j = 0; j < identity.size(); ++j) {
     const double value = rows[static_cast<std::int64_t>(j) * columns + 3];
-    if (std::isnan(assembly.keypoints[j].x) || std::isnan(value) || value < 0) continue;
+    // -1 (none), NaN, or a value no individual's index can be: no identity (DeepLabCut's files
+    // hold small whole numbers here; a cast of anything else would be undefined).
+    if (std::isnan(assembly.keypoints[j].x) || !(value >= 0.0 && value < 1e6)) continue;
     identity[j] = static_cast<int>(value);
     any = true;
   }

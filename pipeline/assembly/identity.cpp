@@ -13,7 +13,6 @@ namespace labpose::pipeline {
 
 std::vector<std::vector<double>> read_identity(const MapStack& logits,
                                                const Candidates& candidates) {
-  const auto individuals = static_cast<std::size_t>(logits.channels);
   std::vector<std::vector<double>> identity(candidates.size());
   for (std::size_t j = 0; j < candidates.size(); ++j) {
     for (const Candidate& c : candidates[j]) {
@@ -23,24 +22,21 @@ std::vector<std::vector<double>> read_identity(const MapStack& logits,
                         "identity maps of {} x {} cells",
                         j, c.row, c.col, logits.height, logits.width));
       }
-      // Softmax, shifted by the largest logit so that exp cannot overflow.
-      double largest = -INFINITY;
-      for (int i = 0; i < logits.channels; ++i)
-        largest = std::max(largest, static_cast<double>(logits.at(i, c.row, c.col)));
-      const std::size_t first = identity[j].size();
-      double sum = 0.0;
+      // Each channel's sigmoid, as DeepLabCut reads them from its score maps (`scmaps`, which
+      // hold sigmoids): independent probabilities, one per individual, not summing to 1.
       for (int i = 0; i < logits.channels; ++i) {
-        identity[j].push_back(std::exp(static_cast<double>(logits.at(i, c.row, c.col)) - largest));
-        sum += identity[j].back();
+        const double logit = logits.at(i, c.row, c.col);
+        identity[j].push_back(1.0 / (1.0 + std::exp(-logit)));
       }
-      for (std::size_t i = 0; i < individuals; ++i) identity[j][first + i] /= sum;
     }
   }
   return identity;
 }
 
 int favoured_individual(std::span<const double> probabilities) {
-  if (probabilities.empty()) return -1;
+  // No votes, or all zero (an animal without identities among animals with them): no individual.
+  if (std::none_of(probabilities.begin(), probabilities.end(), [](double p) { return p > 0.0; }))
+    return -1;
   return static_cast<int>(std::max_element(probabilities.begin(), probabilities.end()) -
                           probabilities.begin());
 }

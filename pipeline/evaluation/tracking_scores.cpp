@@ -97,17 +97,16 @@ std::vector<TrackColumns> animal_columns(const projects::Table& table,
   return columns;
 }
 
-// Of the frames with an animal, the share where each animal present is near its `own` track.
-double own_identity_share(const std::vector<std::vector<bool>>& close,
-                          const std::vector<std::vector<bool>>& here, const std::vector<int>& own,
-                          std::size_t slots) {
+// Of the frames with an animal, the share where each animal present is matched by its `own` track.
+double own_identity_share(const std::vector<std::vector<int>>& matched,
+                          const std::vector<std::vector<bool>>& here, const std::vector<int>& own) {
   std::int64_t with_animals = 0, right = 0;
   for (std::size_t f = 0; f < here.size(); ++f) {
     bool any = false, all_own = true;
     for (std::size_t i = 0; i < here[f].size(); ++i) {
       if (!here[f][i]) continue;
       any = true;
-      if (own[i] < 0 || !close[f][i * slots + static_cast<std::size_t>(own[i])]) all_own = false;
+      if (own[i] < 0 || matched[f][i] != own[i]) all_own = false;
     }
     with_animals += any ? 1 : 0;
     right += any && all_own ? 1 : 0;
@@ -159,7 +158,7 @@ TrackingScores score_tracks(const AnimalFrames& truth, const AnimalFrames& track
   const std::size_t slots = tracks.empty() ? 0 : tracks.front().size();
   std::vector<int> before(animals, -1), last(animals, -1);  // the track matched last frame, ever
   std::vector<double> together(animals * slots, 0.0);       // frames within the threshold
-  std::vector<std::vector<bool>> close(truth.size());       // per frame: animal i near track j
+  std::vector<std::vector<int>> matched(truth.size());      // per frame: animal i's track, or -1
   std::vector<std::vector<bool>> here(truth.size());        // per frame: animal i present
   double distance_sum = 0.0;
   for (std::size_t f = 0; f < truth.size(); ++f) {
@@ -209,11 +208,10 @@ TrackingScores score_tracks(const AnimalFrames& truth, const AnimalFrames& track
     for (std::size_t j = 0; j < slots; ++j) {
       if (present(tracks_here[j])) ++scores.tracked;
     }
-    close[f].resize(distance.size());
     for (std::size_t k = 0; k < distance.size(); ++k) {
-      close[f][k] = !std::isnan(distance[k]);
-      if (close[f][k]) together[k] += 1.0;
+      if (!std::isnan(distance[k])) together[k] += 1.0;
     }
+    matched[f] = now;
     for (const auto& animal : animals_here) here[f].push_back(present(animal));
     before = now;
   }
@@ -233,7 +231,7 @@ TrackingScores score_tracks(const AnimalFrames& truth, const AnimalFrames& track
     identity_matches += together[static_cast<std::size_t>(i) * slots + static_cast<std::size_t>(j)];
     own[static_cast<std::size_t>(i)] = j;
   }
-  scores.own_identity_frames = own_identity_share(close, here, own, slots);
+  scores.own_identity_frames = own_identity_share(matched, here, own);
   const auto tracked = static_cast<double>(scores.tracked);
   if (scores.truth + scores.tracked > 0)
     scores.idf1 = 2.0 * identity_matches / (truth_count + tracked);

@@ -153,5 +153,18 @@ TEST_F(TrackServerTest, SaveWritesTheFileInPlaceAndKeepsTheFirstVersion) {
   post("/api/undo", json::object(), 409);  // a saved swap is no longer undone
 }
 
+// Tracks changed on disk while the page was open (another page, refine-tracks --swap, stitch
+// again): the save answers 409 and writes nothing; the swaps stay unsaved.
+TEST_F(TrackServerTest, SaveRefusesTracksChangedOnDiskSinceThePageRead) {
+  post("/api/swap", {{"first", "individual3"}, {"second", "individual1"}, {"from", 2}});
+  pipeline::RefinableTracks other = pipeline::read_refinable_tracks(tracks_);
+  pipeline::swap_individuals(other.table, {"individual1", "individual2", 0, std::nullopt}, tracks_);
+  pipeline::save_refined_tracks(other);
+  const std::string changed = read_file(tracks_);
+  post("/api/save", json::object(), 409);
+  EXPECT_EQ(read_file(tracks_), changed) << "the other change is kept";
+  EXPECT_EQ(get("/api/tracks")["unsaved"].size(), 1u);
+}
+
 }  // namespace
 }  // namespace labpose::labeling

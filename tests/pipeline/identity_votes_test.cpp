@@ -1,5 +1,5 @@
 // The identity head's votes (pipeline/assembly/identity.hpp) on hand-made maps and animals with
-// known answers: the softmax at each candidate's cell, the individual each assembled keypoint
+// known answers: the sigmoids at each candidate's cell, the individual each assembled keypoint
 // favours, DeepLabCut's soft_identity of an animal, and tracklets linked by the votes alone.
 #include <gtest/gtest.h>
 
@@ -23,7 +23,7 @@ Candidate candidate_at(int bodypart, int row, int col, double confidence) {
   return c;
 }
 
-TEST(IdentityVotes, TheSoftmaxOfTheIdentityChannelsAtEachCandidatesCell) {
+TEST(IdentityVotes, TheSigmoidOfEachIdentityChannelAtEachCandidatesCell) {
   // Three identity channels on a 2 x 2 grid, (I, H, W): logits 0, ln 2, ln 5 at (0, 1) and
   // ln 4, 0, ln 4 at (1, 0); the other cells would give other answers.
   const float ln2 = std::log(2.0F), ln4 = std::log(4.0F), ln5 = std::log(5.0F);
@@ -36,15 +36,16 @@ TEST(IdentityVotes, TheSoftmaxOfTheIdentityChannelsAtEachCandidatesCell) {
   const auto identity = read_identity(maps, candidates);
   ASSERT_EQ(identity.size(), 3u);
   ASSERT_EQ(identity[0].size(), 6u) << "(candidates, individuals) row-major";
-  const double expected[] = {0.125, 0.25, 0.625, 4.0 / 9.0, 1.0 / 9.0, 4.0 / 9.0};
+  const double expected[] = {0.5, 2.0 / 3.0, 5.0 / 6.0, 0.8, 0.5, 0.8};  // 1 / (1 + exp(-logit))
   for (std::size_t i = 0; i < 6; ++i) EXPECT_NEAR(identity[0][i], expected[i], 1e-6) << i;
   EXPECT_TRUE(identity[1].empty());
   ASSERT_EQ(identity[2].size(), 3u);
-  EXPECT_NEAR(identity[2][1], 1.0 / 9.0, 1e-6);
+  EXPECT_NEAR(identity[2][1], 0.5, 1e-6);
 
   EXPECT_EQ(favoured_individual(std::span(identity[0]).first(3)), 2);
   EXPECT_EQ(favoured_individual(std::span(identity[0]).subspan(3)), 0) << "the first of ties";
   EXPECT_EQ(favoured_individual({}), -1);
+  EXPECT_EQ(favoured_individual(std::vector<double>{0.0, 0.0}), -1) << "an animal without votes";
 
   const Candidates outside = {{candidate_at(0, 2, 0, 0.9)}};
   EXPECT_THROW(read_identity(maps, outside), Error);

@@ -99,6 +99,35 @@ TEST(TrackRefinement, RefusesUnknownNamesSingleTheSameNameAndFramesOutside) {
             std::string::npos);
 }
 
+// A file changed since it was read (another refine-tracks, stitch again) is not overwritten: the
+// save refuses, writes nothing, and keeps the other change; a tracks read again saves.
+TEST(TrackRefinement, ASaveRefusesAFileChangedSinceItWasRead) {
+  const testing::TempDir dir;
+  const fs::path h5 = dir / "miceDLC_el.h5";
+  projects::write_table_hdf5(mice_tracks(), h5, "tracks");
+  RefinableTracks mine = read_refinable_tracks(h5);
+  RefinableTracks theirs = read_refinable_tracks(h5);
+  swap_individuals(theirs.table, {"mouse1", "mouse2", 1, std::nullopt}, h5);
+  save_refined_tracks(theirs);
+  const std::string saved = read_file(h5);
+  swap_individuals(mine.table, {"mouse2", "mouse3", 0, std::nullopt}, h5);
+  try {
+    save_refined_tracks(mine);
+    ADD_FAILURE() << "a file changed since it was read was overwritten";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("changed since it was read"), std::string::npos)
+        << error.what();
+    EXPECT_NE(error.hint().find("redo the swaps"), std::string::npos) << error.hint();
+  }
+  EXPECT_EQ(read_file(h5), saved) << "the other change is kept";
+  RefinableTracks again = read_refinable_tracks(h5);
+  swap_individuals(again.table, {"mouse2", "mouse3", 0, std::nullopt}, h5);
+  save_refined_tracks(again);
+  swap_individuals(again.table, {"mouse2", "mouse3", 0, std::nullopt}, h5);
+  save_refined_tracks(again);  // its own saves do not count as another's change
+  EXPECT_EQ(read_file(h5), saved);
+}
+
 TEST(TrackRefinement, SavesInPlaceWithTheCsvAndKeepsTheFirstVersionOnce) {
   const testing::TempDir dir;
   const fs::path h5 = dir / "miceDLC_el.h5", csv = dir / "miceDLC_el.csv";
@@ -156,6 +185,34 @@ TEST(TrackRefinement, PandasReadsTheRefinedTracksAsTheStitchedOnes) {
       testing::shell_quote(original_tracks_path(h5).string()) + " mouse2 mouse3 1 5");
   EXPECT_EQ(checked.exit_code, 0) << checked.output;
   EXPECT_NE(checked.output.find("ok (8, 21)"), std::string::npos) << checked.output;
+}
+
+// DeepLabCut's stitching writes pandas' "table" format: refused, with a line of pandas that
+// re-saves it in the fixed format, after which the tracks are refined.
+TEST(TrackRefinement, DeepLabCutsTableFormatIsRefusedWithTheLineThatResavesIt) {
+  LABPOSE_REQUIRE_INTEROP_PYTHON(python);
+  const testing::TempDir dir;
+  const fs::path h5 = dir / "miceDLC_el.h5";
+  projects::write_table_hdf5(mice_tracks(), h5, "tracks");
+  const testing::CommandResult to_table =
+      testing::run(testing::shell_quote(python) + " -c \"import pandas as pd; p='" + h5.string() +
+                   "'; pd.read_hdf(p).to_hdf(p, key='tracks', format='table', mode='w')\"");
+  ASSERT_EQ(to_table.exit_code, 0) << to_table.output;
+  std::string hint;
+  try {
+    read_refinable_tracks(h5);
+    FAIL() << "a table-format file was read";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("\"table\" format"), std::string::npos)
+        << error.what();
+    hint = error.hint();
+  }
+  const std::size_t line = hint.find("python -c ");
+  ASSERT_NE(line, std::string::npos) << hint;
+  const testing::CommandResult resaved =
+      testing::run(testing::shell_quote(python) + hint.substr(line + 6));
+  ASSERT_EQ(resaved.exit_code, 0) << resaved.output << "\n" << hint;
+  EXPECT_TRUE(projects::same_table(read_refinable_tracks(h5).table, mice_tracks()));
 }
 
 }  // namespace

@@ -141,6 +141,11 @@ TEST(RefineTracksCli, RefusesUnknownIndividualsSingleAndMalformedSwaps) {
       testing::run_labpose(head + " --swap individual1,individual2");
   EXPECT_EQ(no_from.exit_code, 2) << no_from.output;
   EXPECT_TRUE(contains(no_from.output, "each --swap needs its --from")) << no_from.output;
+  const testing::CommandResult folder = testing::run_labpose(
+      "refine-tracks " + project.config + " " + shell_quote(dir.path().string()) +
+      " --swap individual1,individual2 --from 3");
+  EXPECT_EQ(folder.exit_code, 2) << folder.output;
+  EXPECT_TRUE(contains(folder.output, "refines the tracks of one video")) << folder.output;
   EXPECT_EQ(testing::read_text(el), before) << "a refused swap changes nothing";
   EXPECT_FALSE(fs::exists(fs::path(el.string() + ".orig")));
 }

@@ -80,7 +80,7 @@ LiveModel animal_model(const projects::ProjectConfig& config, const LiveCommandO
   model.bodyparts = chosen.model.bodyparts;
   model.animal_bodyparts = chosen.multi_bodyparts.size();
   model.pcutoff = chosen.model.pcutoff;
-  model.tracker = tracker == pipeline::TrackMethod::box ? "box" : "ellipse";
+  model.tracker = tracker_name(tracker);
   model.animals = std::make_unique<pipeline::LiveAnimalModel>(chosen, options.device);
   model.device_text = model.animals->device_text();
   return model;

@@ -63,6 +63,18 @@ pipeline::TrackMethod parse_tracker(const std::string& text, const std::string& 
                    "tracker");
 }
 
+std::string tracker_name(pipeline::TrackMethod tracker) {
+  switch (tracker) {
+    case pipeline::TrackMethod::box:
+      return "box";
+    case pipeline::TrackMethod::identity:
+      return "identity";
+    case pipeline::TrackMethod::ellipse:
+      break;
+  }
+  return "ellipse";
+}
+
 void ModelOptions::add_track_method_to(CLI::App& app) {
   app.add_option("--track-method,--tracker", track_method,
                  "multi-animal projects: whose stitched tracks, ellipse (_el), box (_bx) or "
@@ -112,8 +124,7 @@ void for_each_tracked_video(const TrackedModel& model, const std::vector<std::st
           "{}: {} does not exist ({})", video.filename().string(), tracked.tracks.string(),
           filtered ? "filter it first: labpose filter"
           : model.tracker
-              ? "analyze it first: labpose analyze, with --tracker " +
-                    std::string(*model.tracker == pipeline::TrackMethod::box ? "box" : "ellipse")
+              ? "analyze it first: labpose analyze, with --tracker " + tracker_name(*model.tracker)
               : "analyze it first: labpose analyze");
       ++missing;
       continue;

@@ -21,6 +21,8 @@ namespace labpose::tools {
 /// Throws UsageError naming `where` (the option, or config.yaml's line) for any other.
 pipeline::TrackMethod parse_tracker(const std::string& text,
                                     const std::string& where = "--tracker");
+/// The name parse_tracker reads for `tracker` ("ellipse", "box", "identity").
+std::string tracker_name(pipeline::TrackMethod tracker);
 
 /// The model whose tracks a command reads and, for a multi-animal project, the tracker whose
 /// stitched tracks (<video><scorer>_el.h5, _bx.h5) they are.

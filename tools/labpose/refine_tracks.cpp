@@ -73,6 +73,12 @@ std::vector<pipeline::TrackSwap> swaps_of(const RefineTracksOptions& options) {
 
 // The tracks file of the video: --tracks, or the stitched tracks analyze wrote for the model.
 fs::path tracks_file(const RefineTracksOptions& options, const projects::ProjectConfig& config) {
+  std::error_code error;
+  if (fs::is_directory(options.video, error)) {
+    throw UsageError(
+        fmt::format("{} is a folder; refine-tracks refines the tracks of one video", options.video),
+        "name one video file, e.g. " + (fs::path(options.video) / "mice.mp4").string());
+  }
   if (!options.tracks.empty()) return options.tracks;
   if (!config.values().multi_animal) {
     throw UsageError(fmt::format("{} is not a multi-animal project: its tracks have no "
@@ -80,10 +86,16 @@ fs::path tracks_file(const RefineTracksOptions& options, const projects::Project
                                  options.config),
                      "refine-tracks is for the stitched tracks (_el.h5) of several animals");
   }
-  fs::path found;
+  std::vector<fs::path> found;
   for_each_tracked_video(options.model.find_tracked(config), {options.video}, options.dest, false,
-                         "to refine", [&](const TrackedVideo& tracked) { found = tracked.tracks; });
-  return found;
+                         "to refine",
+                         [&](const TrackedVideo& tracked) { found.push_back(tracked.tracks); });
+  if (found.size() != 1) {
+    throw UsageError(fmt::format("{} names {} videos; refine-tracks refines the tracks of one",
+                                 options.video, found.size()),
+                     "name one video file");
+  }
+  return found.front();
 }
 
 int swap_and_save(const RefineTracksOptions& options, const fs::path& file) {
