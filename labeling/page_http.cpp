@@ -167,4 +167,11 @@ std::string page_url(const std::string& host, int port, const std::string& token
   return fmt::format("http://{}:{}/?token={}", shown, port, token);
 }
 
+std::string json_string(const nlohmann::json& body, const char* name) {
+  const auto it = body.find(name);
+  if (it == body.end() || !it->is_string())
+    throw RequestError(400, fmt::format("the request needs a string \"{}\"", name));
+  return it->get<std::string>();
+}
+
 }  // namespace labpose::labeling

@@ -45,19 +45,12 @@ json videos_json(const std::vector<VideoSummary>& videos) {
   return list;
 }
 
-std::string string_field(const json& body, const char* name) {
-  const auto it = body.find(name);
-  if (it == body.end() || !it->is_string())
-    throw RequestError(400, fmt::format("the request needs a string \"{}\"", name));
-  return it->get<std::string>();
-}
-
 // The keypoint a change names: "bodypart", and "individual" in a multi-animal project (absent in
 // a single-animal one).
 Keypoint keypoint_field(const json& body) {
   Keypoint keypoint;
-  if (body.contains("individual")) keypoint.individual = string_field(body, "individual");
-  keypoint.bodypart = string_field(body, "bodypart");
+  if (body.contains("individual")) keypoint.individual = json_string(body, "individual");
+  keypoint.bodypart = json_string(body, "bodypart");
   return keypoint;
 }
 
@@ -182,7 +175,7 @@ void RequestHandler::route(const httplib::Request& request, httplib::Response& r
     };
     if (path == "/api/point") {
       change([&](const json& body) {
-        return store_.set_point(string_field(body, "video"), string_field(body, "image"),
+        return store_.set_point(json_string(body, "video"), json_string(body, "image"),
                                 keypoint_field(body), number_field(body, "x"),
                                 number_field(body, "y"));
       });
@@ -190,21 +183,21 @@ void RequestHandler::route(const httplib::Request& request, httplib::Response& r
     }
     if (path == "/api/delete") {
       change([&](const json& body) {
-        return store_.delete_point(string_field(body, "video"), string_field(body, "image"),
+        return store_.delete_point(json_string(body, "video"), json_string(body, "image"),
                                    keypoint_field(body));
       });
       return;
     }
     if (path == "/api/individual") {
       change([&](const json& body) {
-        return store_.move_to_individual(string_field(body, "video"), string_field(body, "image"),
-                                         keypoint_field(body), string_field(body, "to"));
+        return store_.move_to_individual(json_string(body, "video"), json_string(body, "image"),
+                                         keypoint_field(body), json_string(body, "to"));
       });
       return;
     }
     if (path == "/api/accept") {
       change([&](const json& body) {
-        return store_.accept_machine(string_field(body, "video"), string_field(body, "image"));
+        return store_.accept_machine(json_string(body, "video"), json_string(body, "image"));
       });
       return;
     }

@@ -71,13 +71,6 @@ std::int64_t frame_param(const httplib::Request& request) {
   return frame;
 }
 
-std::string string_of(const json& body, const char* name) {
-  const auto it = body.find(name);
-  if (it == body.end() || !it->is_string())
-    throw RequestError(400, fmt::format("the request needs a string \"{}\"", name));
-  return it->get<std::string>();
-}
-
 std::int64_t integer_of(const json& body, const char* name) {
   const auto it = body.find(name);
   if (it == body.end() || !it->is_number_integer())
@@ -129,7 +122,8 @@ struct TrackServer::State {
     answer_guarded(response, [&] {
       const json body = request.body.empty() ? json::object() : json::parse(request.body);
       if (request.path == "/api/swap") {
-        session.swap(string_of(body, "first"), string_of(body, "second"), integer_of(body, "from"));
+        session.swap(json_string(body, "first"), json_string(body, "second"),
+                     integer_of(body, "from"));
       } else if (request.path == "/api/undo") {
         if (!session.undo()) throw RequestError(409, "there is no unsaved swap to undo");
       } else if (request.path == "/api/save") {
