@@ -12,7 +12,9 @@ network from its cached ImageNet weights: `labpose weights fetch efficientnet_li
 `labpose train --max-minutes M` in fp32. Then, for each precision the CPU offers (`labpose doctor`):
 `labpose evaluate --precision P` (test error in P and in fp32, keypoint shift on the labeled frames) and
 `labpose analyze --precision P --against-fp32` on the video (every frame in P and again in fp32: the
-keypoint shift over the whole video, and frames/s of both runs, read from the _meta.json). --reuse keeps
+keypoint shift over the whole video, and frames/s of both runs, read from the _meta.json). Last,
+`labpose analyze --precision auto --against-fp32`: which precision auto took, why (its console line),
+and the shift it gave over the whole video. --reuse keeps
 a model trained by an earlier run in --work. Run it on a quiet machine: every step uses every core.
 """
 import argparse
@@ -101,9 +103,27 @@ def main():
               f"{al['median_px']:.3f} / {al['p99_px']:.3f} px ({al['keypoints']}) | "
               f"{r['frames_per_second']:.1f} ({r['fp32_frames_per_second']:.1f}) | "
               f"{r['frames_per_second'] / r['fp32_frames_per_second']:.2f}x |")
+    auto = analyze_auto(a, config, video)
+    print(f"\n--precision auto took {auto['took']}: median / 99th pct. shift of the keypoints above "
+          f"pcutoff {auto['confident']['median_px']:.3f} / {auto['confident']['p99_px']:.3f} px "
+          f"({auto['confident']['keypoints']} keypoints), {auto['frames_per_second']:.1f} frames/s "
+          f"(fp32 {auto['fp32_frames_per_second']:.1f})\n  {auto['reason']}")
     print(f"\n{a.net}, {a.minutes:g} minutes of fp32 training on {int(100 * a.fraction)}/"
           f"{100 - int(100 * a.fraction)}, snapshot {rows[0]['snapshot']}; the video: {rows[0]['frames']} "
           f"frames, batch {a.batch}")
+
+
+def analyze_auto(a, config, video):
+    """`analyze --precision auto --against-fp32`: what auto took, its reason and the shift."""
+    dest = os.path.join(a.work, "analysis-auto")
+    shutil.rmtree(dest, ignore_errors=True)
+    log = run([os.path.abspath(a.labpose), "analyze", config, video, "--precision", "auto", "--against-fp32",
+               "--batch-size", str(a.batch), "--dest", dest], os.path.join(a.work, "analyze-auto.log"))
+    reason = next((line.strip() for line in log.splitlines() if "--precision auto:" in line), "")
+    meta = json.load(open(glob.glob(os.path.join(dest, "*_meta.json"))[0]))
+    result = {"took": meta["against_fp32"]["precision"], "reason": reason, **meta["against_fp32"]}
+    print("RESULT " + json.dumps(result), flush=True)
+    return result
 
 
 if __name__ == "__main__":

@@ -14,6 +14,12 @@ case is measured R times (labpose and the peers alternating) and the medians are
 targets are printed as ratios: labpose's fastest precision against OpenVINO's default (>= 1.1) and
 labpose fp32 against OpenVINO f32 (>= 1.0).
 
+A network that ../shared/bench has no PyTorch definition of (efficientnet_lite0-4) is compared on
+labpose's own ONNX export instead: a demo project with that network, trained one iteration (speed
+does not depend on the weights) and exported with `labpose export --onnx`, whose model.onnx (uint8
+frames in, the normalization, the network, score maps and locref out) the peers run at the same
+size and batch. Its outputs are not compared here (tests/python/onnx_reference.py does that).
+
 So that a comparison says what it compared, each case also reports the kernels each engine ran for
 its convolutions: for labpose, oneDNN's implementations from ONEDNN_VERBOSE=1 (for example
 `brgconv:avx512_core_amx` or `jit:avx512_core_bf16`; labpose's own kernels, the Winograd 3x3 layers
@@ -80,7 +86,10 @@ core = ov.Core()
 config = {"INFERENCE_NUM_THREADS": int(sys.argv[2]), "PERFORMANCE_HINT": "LATENCY"}
 if sys.argv[3] == "ov_f32":
     config["INFERENCE_PRECISION_HINT"] = "f32"
-model = core.compile_model(core.read_model(sys.argv[1]), "CPU", config)
+network = core.read_model(sys.argv[1])
+if len(sys.argv) > 4:  # a labpose export: (batch, height, width, 3) uint8 frames, made static
+    network.reshape([int(v) for v in sys.argv[4].split(",")])
+model = core.compile_model(network, "CPU", config)
 def text(value):
     return value.astype(str) if hasattr(value, "astype") else str(value)
 kinds = collections.Counter()
@@ -92,10 +101,11 @@ print(", ".join(f"{name} x{count}" for name, count in kinds.most_common()))
 """
 
 
-def openvino_kernels(a, onnx_file, engine):
+def openvino_kernels(a, onnx_file, engine, shape=None):
     """The primitive types of OpenVINO's compiled convolutions for `engine` (ov_f32, ov_default)."""
-    result = subprocess.run([a.peers_python, "-c", OV_KERNELS, onnx_file, str(a.threads), engine],
-                            text=True, capture_output=True)
+    extra = [",".join(map(str, shape))] if shape else []
+    result = subprocess.run([a.peers_python, "-c", OV_KERNELS, onnx_file, str(a.threads), engine,
+                             *extra], text=True, capture_output=True)
     if result.returncode != 0:
         return "unknown (" + (result.stderr.strip().splitlines() or ["no output"])[-1] + ")"
     return result.stdout.strip()
@@ -116,6 +126,70 @@ def peer_fps(a, net, batch):
     if missing:
         sys.exit(f"error: infer_peers.py gave no result for {missing}:\n{output}")
     return {engine: found[engine]["fps"] for engine in PEER_ENGINES}, found["ov_default"].get("ov_precision")
+
+
+EXPORT_TIMER = """
+import json, statistics, sys, time
+import numpy
+onnx_file, engine, threads, seconds = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+shape = [int(v) for v in sys.argv[5].split(",")]
+frames = numpy.random.default_rng(0).integers(0, 256, size=shape, dtype=numpy.uint8)
+if engine == "ort":
+    import onnxruntime as ort
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    session = ort.InferenceSession(onnx_file, options, providers=["CPUExecutionProvider"])
+    run = lambda: session.run(None, {"frames": frames})
+    precision = "f32"
+else:
+    import openvino as ov
+    core = ov.Core()
+    config = {"INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY"}
+    if engine == "ov_f32":
+        config["INFERENCE_PRECISION_HINT"] = "f32"
+    network = core.read_model(onnx_file)
+    network.reshape(shape)
+    model = core.compile_model(network, "CPU", config)
+    request = model.create_infer_request()
+    tensor = ov.Tensor(frames)
+    run = lambda: request.infer({0: tensor})
+    hint = model.get_property("INFERENCE_PRECISION_HINT")
+    precision = hint.get_type_name() if hasattr(hint, "get_type_name") else str(hint)
+for _ in range(3):
+    run()
+times, started = [], time.perf_counter()
+while time.perf_counter() - started < seconds or len(times) < 3:
+    before = time.perf_counter()
+    run()
+    times.append(time.perf_counter() - before)
+print(json.dumps({"fps": shape[0] / statistics.median(times), "precision": precision}))
+"""
+
+
+def exported_onnx(a, net):
+    """model.onnx of a labpose export of `net` (made once per run, in the work folder)."""
+    import live_latency  # noqa: E402  (exported_model: a demo project trained once, exported)
+    return os.path.join(live_latency.exported_model(a.labpose, a.workdir, net), "model.onnx")
+
+
+def export_peer_fps(a, net, batch):
+    """frames/s of each peer engine on labpose's ONNX export of `net`, at --size and `batch`."""
+    w, h = a.size.lower().split("x")
+    shape = f"{batch},{h},{w},3"
+    onnx_file = exported_onnx(a, net)
+    found, ov_precision = {}, None
+    for engine in PEER_ENGINES:
+        output = subprocess.run([a.peers_python, "-c", EXPORT_TIMER, onnx_file, engine,
+                                 str(a.threads), str(a.seconds), shape], text=True,
+                                capture_output=True)
+        if output.returncode != 0:
+            sys.exit(f"error: {engine} on {onnx_file} failed:\n{output.stderr}")
+        result = json.loads(output.stdout.strip().splitlines()[-1])
+        found[engine] = result["fps"]
+        if engine == "ov_default":
+            ov_precision = result["precision"]
+    return found, ov_precision
 
 
 def main():
@@ -157,16 +231,19 @@ def measure(a):
             for _ in range(a.rounds):
                 for precision in precisions:
                     measured[precision].append(labpose_fps(a, net, batch, precision))
-                peers, ov_precision = peer_fps(a, net, batch)
+                peers, ov_precision = (peer_fps(a, net, batch) if net in PEER_NAMES
+                                       else export_peer_fps(a, net, batch))
                 for engine, fps in peers.items():
                     measured[engine].append(fps)
             row = {name: statistics.median(values) for name, values in measured.items()}
             row.update(net=net, batch=batch, ov_precision=ov_precision)
             w, h = a.size.lower().split("x")
-            onnx_file = os.path.join(a.workdir, f"{PEER_NAMES[net]}_b{batch}_{w}x{h}.onnx")
+            shape = None if net in PEER_NAMES else (batch, int(h), int(w), 3)
+            onnx_file = (os.path.join(a.workdir, f"{PEER_NAMES[net]}_b{batch}_{w}x{h}.onnx")
+                         if net in PEER_NAMES else exported_onnx(a, net))
             row["kernels"] = {f"labpose {p}": labpose_kernels(a, net, batch, p) for p in precisions}
             for engine in ("ov_f32", "ov_default"):
-                row["kernels"][engine] = openvino_kernels(a, onnx_file, engine)
+                row["kernels"][engine] = openvino_kernels(a, onnx_file, engine, shape)
             rows.append(row)
             print("RESULT " + json.dumps(row), flush=True)
 
