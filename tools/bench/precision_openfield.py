@@ -119,7 +119,9 @@ def analyze_auto(a, config, video):
     shutil.rmtree(dest, ignore_errors=True)
     log = run([os.path.abspath(a.labpose), "analyze", config, video, "--precision", "auto", "--against-fp32",
                "--batch-size", str(a.batch), "--dest", dest], os.path.join(a.work, "analyze-auto.log"))
-    reason = next((line.strip() for line in log.splitlines() if "--precision auto:" in line), "")
+    # The last line is the CPU's choice: int8 (or why not) after the device's bf16 or fp32.
+    reason = [line.strip() for line in log.splitlines() if "--precision auto:" in line][-1:]
+    reason = reason[0] if reason else ""
     meta = json.load(open(glob.glob(os.path.join(dest, "*_meta.json"))[0]))
     result = {"took": meta["against_fp32"]["precision"], "reason": reason, **meta["against_fp32"]}
     print("RESULT " + json.dumps(result), flush=True)
