@@ -46,18 +46,11 @@ std::string hash_of(std::string_view bytes) {
 
 FileSnapshot stat_file(const fs::path& file) {
   FileSnapshot snapshot;
-  struct stat info {};
-  if (::stat(file.c_str(), &info) != 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return snapshot;
-    throw RequestError(409, fmt::format("cannot read {}: {}", file.string(), describe_errno(errno)),
-                       "check the file's permissions (ls -l)");
+  try {
+    static_cast<FileIdentity&>(snapshot) = file_identity(file);
+  } catch (const Error& unreadable) {
+    throw RequestError(409, unreadable.what(), unreadable.hint());
   }
-  snapshot.exists = true;
-  snapshot.device = static_cast<std::uint64_t>(info.st_dev);
-  snapshot.inode = static_cast<std::uint64_t>(info.st_ino);
-  snapshot.size = static_cast<std::uint64_t>(info.st_size);
-  snapshot.modified_ns = nanoseconds(info.st_mtim);
-  snapshot.changed_ns = nanoseconds(info.st_ctim);
   return snapshot;
 }
 
@@ -336,8 +329,7 @@ LoadedLabels reconcile(LoadedLabels loaded, FileRead& csv, FileRead& h5,
 }  // namespace
 
 bool FileSnapshot::same_file_as(const FileSnapshot& other) const {
-  return exists == other.exists && device == other.device && inode == other.inode &&
-         size == other.size && modified_ns == other.modified_ns && changed_ns == other.changed_ns;
+  return static_cast<const FileIdentity&>(*this) == static_cast<const FileIdentity&>(other);
 }
 
 std::size_t csv_line_of(std::string_view text, const Table& table, std::size_t row) {

@@ -12,17 +12,15 @@
 #include <string_view>
 #include <vector>
 
+#include "core/file_identity.hpp"
 #include "projects/labels.hpp"
 #include "projects/table.hpp"
 
 namespace labpose::labeling {
 
-/// A file as it was seen: whether it exists, its identity and time, and a hash of its bytes.
-struct FileSnapshot {
-  bool exists = false;
-  std::uint64_t device = 0, inode = 0, size = 0;
-  std::int64_t modified_ns = 0, changed_ns = 0;  // st_mtim and st_ctim
-  std::string hash;                              // of the bytes (empty when the file is absent)
+/// A file as it was seen: whether it exists, its identity and times, and a hash of its bytes.
+struct FileSnapshot : FileIdentity {
+  std::string hash;  // of the bytes (empty when the file is absent)
 
   /// Same file, same size and times (the hash is not compared: it is only known after a read).
   bool same_file_as(const FileSnapshot& other) const;

@@ -49,13 +49,10 @@ void check_frames(const TrackSwap& swap, std::size_t rows, const fs::path& file)
   }
 }
 
-FileStamp stamp_of(const fs::path& file) {
-  std::error_code error;
-  FileStamp stamp;
-  stamp.size = fs::file_size(file, error);
-  if (!error) stamp.time = fs::last_write_time(file, error);
-  if (error) {
-    throw Error(fmt::format("cannot read {}: {}", file.string(), error.message()),
+FileIdentity stamp_of(const fs::path& file) {
+  const FileIdentity stamp = file_identity(file);
+  if (!stamp.exists) {
+    throw Error(fmt::format("cannot read {}: it does not exist", file.string()),
                 "check that the tracks file exists and may be read");
   }
   return stamp;
@@ -137,7 +134,7 @@ RefinableTracks read_refinable_tracks(const fs::path& file) {
   std::optional<Error> failure;
   for (const std::string& key : keys) {
     try {
-      const FileStamp stamp = stamp_of(file);
+      const FileIdentity stamp = stamp_of(file);
       RefinableTracks tracks{file, key, projects::read_table_hdf5(file, key), stamp};
       swappable_individuals(tracks.table, file);
       return tracks;
@@ -161,6 +158,22 @@ RefinableTracks read_refinable_tracks(const fs::path& file) {
 
 fs::path original_tracks_path(const fs::path& file) {
   return fs::path(file.string() + ".orig");
+}
+
+std::vector<fs::path> forget_original_tracks(const std::vector<fs::path>& files) {
+  std::vector<fs::path> removed;
+  for (const fs::path& file : files) {
+    const fs::path backup = original_tracks_path(file);
+    std::error_code error;
+    if (fs::remove(backup, error)) removed.push_back(backup);
+    if (error) {
+      throw Error(fmt::format("cannot remove {}, the backup of the tracks before they were "
+                              "stitched again: {}",
+                              backup.string(), error.message()),
+                  "remove it by hand: it holds the earlier tracks, not these");
+    }
+  }
+  return removed;
 }
 
 fs::path tracks_csv_path(const fs::path& file) {

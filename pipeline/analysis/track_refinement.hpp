@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/file_identity.hpp"
 #include "projects/table.hpp"
 
 namespace labpose::pipeline {
@@ -22,19 +23,12 @@ struct TrackSwap {
   std::optional<std::int64_t> to;
 };
 
-/// What a file was when it was read: a save refuses to replace a file changed since.
-struct FileStamp {
-  std::uintmax_t size = 0;
-  std::filesystem::file_time_type time;
-  bool operator==(const FileStamp&) const = default;
-};
-
 /// A tracks file as read for refinement: the table and the key it is stored under.
 struct RefinableTracks {
   std::filesystem::path file;  // the .h5
   std::string key;             // "tracks" (labpose's stitching) or "df_with_missing"
   projects::Table table;
-  FileStamp stamp;  // of `file` when read or last saved
+  FileIdentity stamp;  // of `file` when read or last saved: a save refuses a file changed since
 };
 
 /// The individuals of a multi-animal tracks table that can be swapped (in column order, without
@@ -55,6 +49,12 @@ RefinableTracks read_refinable_tracks(const std::filesystem::path& file);
 
 /// "<file>.orig": where the tracks file as it was before its first refinement is kept.
 std::filesystem::path original_tracks_path(const std::filesystem::path& file);
+
+/// Removes the "<file>.orig" backups of `files` (a tracks file and its CSV twin) after stitching
+/// wrote them anew: a backup of the earlier tracks is no longer "the stitched tracks" that copying
+/// it back restores. Returns the backups removed; throws Error naming one that cannot be removed.
+std::vector<std::filesystem::path> forget_original_tracks(
+    const std::vector<std::filesystem::path>& files);
 
 /// The CSV twin of a tracks file ("<stem>.csv" beside "<stem>.h5"), written with it when present.
 std::filesystem::path tracks_csv_path(const std::filesystem::path& file);
