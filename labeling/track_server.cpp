@@ -46,7 +46,8 @@ json tracks_json(TrackSession& session, const projects::ProjectConfig& config) {
               {"bodyparts", session.bodyparts()},
               {"dotsize", config.values().dotsize},
               {"pcutoff", config.values().pcutoff},
-              {"unsaved", swaps_json(session.unsaved())}};
+              {"unsaved", swaps_json(session.unsaved())},
+              {"revision", session.revision()}};
 }
 
 json points_json(const std::vector<IndividualPoints>& individuals, std::int64_t frame) {
@@ -121,6 +122,9 @@ struct TrackServer::State {
   void post(const httplib::Request& request, httplib::Response& response) {
     answer_guarded(response, [&] {
       const json body = request.body.empty() ? json::object() : json::parse(request.body);
+      // The page sends the revision it shows; a change made in another tab since is refused.
+      if (body.is_object() && body.contains("revision"))
+        session.expect_revision(integer_of(body, "revision"));
       if (request.path == "/api/swap") {
         session.swap(json_string(body, "first"), json_string(body, "second"),
                      integer_of(body, "from"));

@@ -84,6 +84,7 @@ void TrackSession::swap(const std::string& first, const std::string& second, std
     throw RequestError(400, refused.what(), refused.hint());
   }
   unsaved_.push_back(swap);
+  ++revision_;
 }
 
 bool TrackSession::undo() {
@@ -92,6 +93,7 @@ bool TrackSession::undo() {
   // A swap is its own inverse.
   pipeline::swap_individuals(tracks_.table, unsaved_.back(), tracks_.file);
   unsaved_.pop_back();
+  ++revision_;
   return true;
 }
 
@@ -110,7 +112,22 @@ std::vector<fs::path> TrackSession::save() {
     throw RequestError(409, refused.what(), refused.hint());
   }
   unsaved_.clear();
+  ++revision_;
   return written;
+}
+
+std::int64_t TrackSession::revision() const {
+  const std::lock_guard lock(mutex_);
+  return revision_;
+}
+
+void TrackSession::expect_revision(std::int64_t seen) const {
+  const std::lock_guard lock(mutex_);
+  if (seen == revision_) return;
+  throw RequestError(409,
+                     "the tracks were changed in another tab or window since this page last "
+                     "showed them",
+                     "the page now shows them as they are; look, then swap, undo or save again");
 }
 
 }  // namespace labpose::labeling

@@ -61,6 +61,11 @@ class TrackSession {
   /// Writes the tracks (pipeline::save_refined_tracks) and returns the paths written; the swaps
   /// saved can no longer be undone.
   std::vector<std::filesystem::path> save();
+  /// How many changes (swaps, undos, saves) the session has seen: a page that sends the revision
+  /// it last saw is refused a change made on tracks another tab has changed since.
+  std::int64_t revision() const;
+  /// Throws RequestError(409) when `seen` is not revision(): another tab changed the tracks.
+  void expect_revision(std::int64_t seen) const;
 
  private:
   mutable std::mutex mutex_;
@@ -68,6 +73,7 @@ class TrackSession {
   pipeline::RefinableTracks tracks_;
   std::vector<std::string> bodyparts_;
   std::vector<pipeline::TrackSwap> unsaved_;
+  std::int64_t revision_ = 0;
   struct Reader;
   std::unique_ptr<Reader> reader_;  // opened once, seeked per request
   int width_ = 0, height_ = 0;

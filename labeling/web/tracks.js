@@ -12,7 +12,11 @@ async function api(path, body) {
   };
   const response = await fetch(path, options);
   const answer = await response.json();
-  if (!response.ok) throw new Error(answer.error + (answer.hint ? " (" + answer.hint + ")" : ""));
+  if (!response.ok) {
+    const error = new Error(answer.error + (answer.hint ? " (" + answer.hint + ")" : ""));
+    error.status = response.status;
+    throw error;
+  }
   return answer;
 }
 
@@ -107,14 +111,20 @@ function fillIndividuals(info) {
   }
 }
 
+// A change sends the revision this page shows: one made in another tab meanwhile is refused
+// (409), and the page then shows the tracks as they are.
 async function change(path, body, done) {
   try {
-    const info = await api(path, body);
+    const info = await api(path, { ...body, revision: state.info.revision });
     showInfo(info);
     say(done(info), false);
     await showFrame(state.frame);
   } catch (error) {
     say(error.message, true);
+    if (error.status === 409) {
+      showInfo(await api("/api/tracks").catch(() => state.info));
+      await showFrame(state.frame);
+    }
   }
 }
 

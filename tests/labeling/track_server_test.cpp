@@ -166,5 +166,24 @@ TEST_F(TrackServerTest, SaveRefusesTracksChangedOnDiskSinceThePageRead) {
   EXPECT_EQ(get("/api/tracks")["unsaved"].size(), 1u);
 }
 
+// Two tabs on one page: each change sends the revision its tab shows, so a tab that has not seen
+// the other's swap cannot undo or save it unseen (409, nothing changed); one that has, can.
+TEST_F(TrackServerTest, RefusesAChangeFromATabThatHasNotSeenAnothersSwap) {
+  const std::int64_t shown = get("/api/tracks")["revision"];
+  const json first =
+      post("/api/swap",
+           {{"first", "individual1"}, {"second", "individual2"}, {"from", 5}, {"revision", shown}});
+  const json stale = post("/api/undo", {{"revision", shown}}, 409);
+  EXPECT_TRUE(testing::contains(stale["error"], "another tab")) << stale;
+  post("/api/save", {{"revision", shown}}, 409);
+  EXPECT_EQ(snout_x(5, 0), 105.0) << "the refused undo changed nothing";
+  EXPECT_FALSE(fs::exists(pipeline::original_tracks_path(tracks_))) << "nor was anything saved";
+
+  const json undone = post("/api/undo", {{"revision", first["revision"]}});
+  EXPECT_TRUE(undone["unsaved"].empty());
+  EXPECT_GT(undone["revision"].get<std::int64_t>(), first["revision"].get<std::int64_t>());
+  post("/api/undo", {{"revision", "two"}}, 400);
+}
+
 }  // namespace
 }  // namespace labpose::labeling
