@@ -7,6 +7,7 @@
 #include "core/console.hpp"
 #include "core/error.hpp"
 #include "pipeline/analysis/analysis_metadata.hpp"
+#include "pipeline/analysis/track_refinement.hpp"
 #include "pipeline/analysis/tracklet_files.hpp"
 #include "pipeline/assembly/identity.hpp"
 #include "pipeline/tracking/link.hpp"
@@ -132,6 +133,9 @@ void stitch_into_tracks(const Tracklets& tracklets, const StitchSettings& settin
       tracks_table(stitched_tracks(tracklets, settings, files, video_name), header);
   projects::write_table_hdf5(table, files.tracks_h5, "tracks");
   if (csv) projects::write_table_csv(table, files.tracks_csv);
+  // refine-tracks' backups were of the tracks just replaced.
+  for (const fs::path& stale : forget_original_tracks({files.tracks_h5, files.tracks_csv}))
+    console::info("removed {}: it held the tracks before this stitching", stale.string());
 }
 
 std::vector<TrackStepResult> track_videos(const projects::ProjectConfig& config,

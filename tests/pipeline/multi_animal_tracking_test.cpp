@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "pipeline/analysis/analysis_metadata.hpp"
 #include "pipeline/analysis/multi_animal_tracking.hpp"
+#include "pipeline/analysis/track_refinement.hpp"
 #include "pipeline/analysis/tracklet_files.hpp"
 #include "projects/table.hpp"
 #include "tests/pipeline/tracking_fixture.hpp"
@@ -98,7 +99,12 @@ TEST(MultiAnimalTracking, StepsFromTheFilesGiveTheFilesOfTheSinglePass) {
   const Tracklets read_tracklets = read_tracklets_pickle(steps.tracklets_pickle, 4, 1);
   EXPECT_EQ(read_tracklets.by_id.size(), tracklets.by_id.size());
   EXPECT_EQ(read_tracklets.single.size(), tracklets.single.size());
+  // refine-tracks' backups of tracks stitched before are of tracks no longer there: removed.
+  testing::write_text(original_tracks_path(steps.tracks_h5), "earlier tracks");
+  testing::write_text(original_tracks_path(steps.tracks_csv), "earlier tracks");
   stitch_into_tracks(read_tracklets, two_tracks(), header, steps, true, "mice.mp4");
+  EXPECT_FALSE(fs::exists(original_tracks_path(steps.tracks_h5)));
+  EXPECT_FALSE(fs::exists(original_tracks_path(steps.tracks_csv)));
 
   EXPECT_EQ(testing::read_text(steps.tracklets_pickle), testing::read_text(once.tracklets_pickle));
   EXPECT_EQ(testing::read_text(steps.tracks_csv), testing::read_text(once.tracks_csv));
