@@ -31,10 +31,10 @@ bool check_page_access(const httplib::Request& request, httplib::Response& respo
                        const std::string& token, const std::string& cookie_name,
                        std::string_view command);
 
-/// Answers `body` as JSON (not cached), with `status`.
 /// The string `name` of a request's JSON body; RequestError(400) naming it when it is missing or
 /// not a string.
 std::string json_string(const nlohmann::json& body, const char* name);
+/// Answers `body` as JSON (not cached), with `status`.
 void send_json(httplib::Response& response, const nlohmann::json& body, int status = 200);
 /// Answers {"error": message, "hint": hint} with `status`.
 void send_error(httplib::Response& response, int status, const std::string& message,
