@@ -231,6 +231,15 @@ bool winograd_applies(const Shape& weights, const ConvGeometry& g, PlanPrecision
   return winograd_applies(weights, g, precision, units);
 }
 
+bool winograd_runs(const Shape& weights, const ConvGeometry& g, PlanPrecision precision) {
+  static const WinogradUnits units = [] {
+    WinogradUnits here = cpu_winograd_units();
+    here.amx = false;
+    return here;
+  }();
+  return winograd_applies(weights, g, precision, units);
+}
+
 bool winograd_applies(const Shape& weights, const ConvGeometry& g, PlanPrecision precision,
                       const WinogradUnits& units) {
   const bool instructions = precision == PlanPrecision::bf16   ? units.bf16 && !units.amx
@@ -265,11 +274,7 @@ WinogradConv::WinogradConv(const std::vector<float>& weights, const Shape& weigh
       activation_after_(activation_after),
       bf16_(precision == PlanPrecision::bf16),
       bias_(bias) {
-  // A shape it takes, on a CPU with the instructions (on AMX, plans prefer oneDNN's kernels for
-  // bf16, but this one runs there too: the tests check it).
-  WinogradUnits units = cpu_winograd_units();
-  units.amx = false;
-  LABPOSE_ASSERT(winograd_applies(weight_shape, g, precision, units));
+  LABPOSE_ASSERT(winograd_runs(weight_shape, g, precision));
   LABPOSE_ASSERT(input.c() == channels_ && output.c() == outputs_ && input.n() == output.n());
   LABPOSE_ASSERT(static_cast<std::int64_t>(bias.size()) == outputs_ &&
                  static_cast<std::int64_t>(weights.size()) == weight_shape.elements());

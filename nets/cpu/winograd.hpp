@@ -37,6 +37,9 @@ bool winograd_applies(const Shape& weights, const ConvGeometry& g, PlanPrecision
                       const WinogradUnits& units);
 /// The same on this CPU.
 bool winograd_applies(const Shape& weights, const ConvGeometry& g, PlanPrecision precision);
+/// Whether WinogradConv can compute it on this CPU: as winograd_applies, but without an AMX CPU's
+/// preference for oneDNN's bf16 kernels (the kernel runs there on vdpbf16ps, and is tested).
+bool winograd_runs(const Shape& weights, const ConvGeometry& g, PlanPrecision precision);
 
 /// Whether plans use WinogradConv where it applies: yes, unless the environment variable
 /// LABPOSE_WINOGRAD is 0 (to compare with oneDNN's direct convolutions in one run).
