@@ -2,11 +2,9 @@
 #include "labeling/label_files.hpp"
 
 #include <fmt/core.h>
-#include <sys/stat.h>
 
 #include <chrono>
 #include <cmath>
-#include <ctime>
 #include <map>
 #include <optional>
 #include <thread>
@@ -29,10 +27,6 @@ namespace {
 constexpr std::chrono::milliseconds kSettle{1000};
 // Reads of a file that keep changing under labpose before it gives up and refuses.
 constexpr int kReadAttempts = 5;
-
-std::int64_t nanoseconds(const timespec& time) {
-  return static_cast<std::int64_t>(time.tv_sec) * 1'000'000'000 + time.tv_nsec;
-}
 
 std::string hash_of(std::string_view bytes) {
   // FNV-1a, 64 bits: not a defence against anyone, only "is this the file labpose wrote?".
@@ -158,9 +152,9 @@ std::chrono::milliseconds settle_time(const std::map<std::string, std::string>& 
                                       const FileRead& read) {
   if (!read.snapshot.exists || since_saved(record, read) == SinceSaved::unchanged)
     return std::chrono::milliseconds(0);
-  timespec now{};
-  ::clock_gettime(CLOCK_REALTIME, &now);
-  const auto age = std::chrono::nanoseconds(nanoseconds(now) - read.snapshot.modified_ns);
+  // system_clock is CLOCK_REALTIME, the clock of st_mtim.
+  const auto age = std::chrono::system_clock::now().time_since_epoch() -
+                   std::chrono::nanoseconds(read.snapshot.modified_ns);
   if (age >= kSettle) return std::chrono::milliseconds(0);
   // A time in the future (another machine's clock on a network disk): wait once, not for hours.
   if (age < std::chrono::nanoseconds(0)) return kSettle;
