@@ -131,7 +131,8 @@ class Backend {
   /// The arithmetic of the plans compile() makes (never `automatic`).
   virtual PlanPrecision plan_precision() const { return PlanPrecision::fp32; }
   /// The arithmetic of the convolutions of the training ops: fp32, or bf16 for mixed precision
-  /// (fp32 tensors, bf16 operands inside the convolutions, fp32 results).
+  /// (bf16 operands inside the convolutions, fp32 sums and parameters; on the CPU also bf16 values
+  /// between layers, see allocate_activation).
   virtual PlanPrecision training_precision() const { return PlanPrecision::fp32; }
   /// The most values one tensor of this backend may hold (cuDNN's: 2^31 - 1; unlimited elsewhere),
   /// which caps the batch of an inference plan on large images (nets::largest_tensor_per_image).
@@ -144,6 +145,11 @@ class Backend {
   virtual Tensor allocate(const Shape& shape) = 0;
   /// A flat tensor holding `count` floats in one allocation (parameters, gradients).
   virtual Tensor allocate_flat(std::int64_t count) = 0;
+  /// A tensor that carries values (or their gradients) between the layers of a Net, never a net's
+  /// input or output: the backend may keep it narrower than fp32 (the CPU training in bf16 keeps
+  /// bf16, which halves the memory traffic of batch norm, ReLU and additions), and then every op
+  /// of the layers reads and writes that element type. Others: allocate(shape).
+  virtual Tensor allocate_activation(const Shape& shape) { return allocate(shape); }
   /// host: `t.elements()` floats in logical (NCHW) order.
   virtual void copy_from_host(const float* host, Tensor& t) = 0;
   /// One host-to-device copy of a tensor: `host` holds `tensor->elements()` floats as above.

@@ -140,16 +140,21 @@ void Net::prepare(const Shape& input, bool training) {
       shapes.push_back(i == kInput ? input : nodes_[static_cast<std::size_t>(i)].shape);
     node.shape = node.layer->output_shape(shapes);
     node.layer->prepare(*backend_, shapes);
+    // Between layers, values may be narrower than fp32 (Backend::allocate_activation); the
+    // net's outputs are fp32.
+    const int self = static_cast<int>(&node - nodes_.data());
+    Tensor made = is_output(self) ? backend_->allocate(node.shape)
+                                  : backend_->allocate_activation(node.shape);
     // A ReLU overwrites its input when nothing else reads that input.
     if (node.layer->can_run_in_place() && node.inputs.size() == 1 && node.inputs[0] != kInput) {
       Node& source = nodes_[static_cast<std::size_t>(node.inputs[0])];
       if (source.consumers.size() == 1 && !is_output(node.inputs[0]) &&
-          !source.layer->backward_needs_output()) {
+          !source.layer->backward_needs_output() && source.output.element() == made.element()) {
         node.output = source.output;
         continue;
       }
     }
-    node.output = backend_->allocate(node.shape);
+    node.output = std::move(made);
   }
   output_views_.clear();
   for (int node : outputs_) output_views_.push_back(nodes_[static_cast<std::size_t>(node)].output);
@@ -160,16 +165,20 @@ void Net::prepare(const Shape& input, bool training) {
 
 void Net::plan_training_buffers() {
   // Walk the backward order once, handing out gradient buffers from a pool of dead ones.
-  std::multimap<std::int64_t, Tensor> pool;
-  const auto take = [&](const Shape& shape) {
-    const auto found = pool.find(shape.elements());
+  // A gradient has its value's element type; dead buffers are pooled by size and type.
+  std::multimap<std::pair<std::int64_t, Element>, Tensor> pool;
+  const auto take = [&](const Node& of) {
+    const Shape& shape = of.shape;
+    const auto found = pool.find({shape.elements(), of.output.element()});
     if (found != pool.end()) {
       const Tensor dead = found->second;
       pool.erase(found);
       return Tensor(dead.storage(), dead.offset(), shape,
-                    shape.rank() == 4 ? backend_->activation_layout() : Layout::flat);
+                    shape.rank() == 4 ? backend_->activation_layout() : Layout::flat,
+                    dead.element());
     }
-    return backend_->allocate(shape);
+    return of.output.element() == Element::f32 ? backend_->allocate(shape)
+                                               : backend_->allocate_activation(shape);
   };
   const auto is_output = [&](int n) {
     return std::find(outputs_.begin(), outputs_.end(), n) != outputs_.end();
@@ -185,22 +194,23 @@ void Net::plan_training_buffers() {
       if (source.consumers.size() > 1) {
         const std::int64_t count = source.shape.elements();
         if (accumulation_scratch_.count(count) == 0)
-          accumulation_scratch_[count] = backend_->allocate(source.shape);
+          accumulation_scratch_[count] = backend_->allocate_activation(source.shape);
       }
       if (!source.gradient.empty()) continue;
       // A single-consumer input of a ReLU or Add takes over this node's gradient buffer.
       const bool pass_through =
           (node.layer->kind() == LayerKind::relu || node.layer->kind() == LayerKind::add) &&
-          source.consumers.size() == 1 && !is_output(j) && !handed_on;
+          source.consumers.size() == 1 && !is_output(j) && !handed_on &&
+          source.output.element() == node.output.element();
       if (pass_through) {
         source.gradient = node.gradient;
         handed_on = true;
       } else {
-        source.gradient = take(source.shape);
+        source.gradient = take(source);
       }
     }
     if (!is_output(j) && !handed_on && !node.gradient.empty()) {
-      pool.emplace(node.shape.elements(), node.gradient);
+      pool.emplace(std::make_pair(node.shape.elements(), node.gradient.element()), node.gradient);
     }
   }
 }
@@ -260,7 +270,7 @@ void Net::backward(const std::vector<Tensor>& output_gradients,
         // Scratch is shared by every node with this many elements: view it with this node's shape.
         const Tensor& scratch = accumulation_scratch_.at(source.shape.elements());
         scratch_views.emplace_back(scratch.storage(), scratch.offset(), source.shape,
-                                   scratch.layout());
+                                   scratch.layout(), scratch.element());
         dinputs.push_back(&scratch_views.back());
         accumulate_into.push_back(i);
       }

@@ -74,10 +74,20 @@ std::shared_ptr<Storage> allocate_host_storage(std::size_t bytes) {
   return std::make_shared<HostStorage>(bytes);
 }
 
-Tensor::Tensor(std::shared_ptr<Storage> storage, std::size_t offset, Shape shape, Layout layout)
-    : storage_(std::move(storage)), offset_(offset), shape_(shape), layout_(layout) {
+std::size_t element_bytes(Element element) {
+  return element == Element::bf16 ? 2 : sizeof(float);
+}
+
+Tensor::Tensor(std::shared_ptr<Storage> storage, std::size_t offset, Shape shape, Layout layout,
+               Element element)
+    : storage_(std::move(storage)),
+      offset_(offset),
+      shape_(shape),
+      layout_(layout),
+      element_(element) {
   LABPOSE_ASSERT(storage_ != nullptr);
-  LABPOSE_ASSERT((offset_ + static_cast<std::size_t>(shape_.elements())) * sizeof(float) <=
+  LABPOSE_ASSERT((offset_ + static_cast<std::size_t>(shape_.elements())) *
+                     element_bytes(element_) <=
                  storage_->bytes());
   LABPOSE_ASSERT(layout_ == Layout::flat || shape_.rank() == 4);
 }
@@ -87,13 +97,19 @@ Memory Tensor::memory() const {
 }
 
 float* Tensor::data() const {
+  LABPOSE_ASSERT(element_ == Element::f32);
   return storage_ ? storage_->data() + offset_ : nullptr;
+}
+
+void* Tensor::raw() const {
+  if (!storage_) return nullptr;
+  return reinterpret_cast<std::byte*>(storage_->data()) + offset_ * element_bytes(element_);
 }
 
 Tensor Tensor::reshaped(const Shape& shape) const {
   LABPOSE_ASSERT(shape.elements() == shape_.elements());
   LABPOSE_ASSERT(layout_ != Layout::nhwc);  // NHWC memory is not in logical order
-  return Tensor(storage_, offset_, shape, Layout::flat);
+  return Tensor(storage_, offset_, shape, Layout::flat, element_);
 }
 
 }  // namespace labpose::nets

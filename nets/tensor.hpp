@@ -47,6 +47,13 @@ enum class Layout { flat, nchw, nhwc };
 /// Where a tensor's memory lives.
 enum class Memory { host, cuda };
 
+/// What a tensor's elements are: float32, or bfloat16 (the upper half of a float32) where a
+/// backend keeps the activations of a training net at half width (Backend::allocate_activation).
+enum class Element { f32, bf16 };
+
+/// Bytes per element.
+std::size_t element_bytes(Element element);
+
 /// A block of memory owned by a backend; freed (or returned to a pool) when the last tensor using
 /// it goes away.
 class Storage {
@@ -63,17 +70,22 @@ std::shared_ptr<Storage> allocate_host_storage(std::size_t bytes);
 class Tensor {
  public:
   Tensor() = default;
-  /// A tensor over `storage` starting `offset` floats in (views share the storage).
-  Tensor(std::shared_ptr<Storage> storage, std::size_t offset, Shape shape, Layout layout);
+  /// A tensor over `storage` starting `offset` elements in (views share the storage).
+  Tensor(std::shared_ptr<Storage> storage, std::size_t offset, Shape shape, Layout layout,
+         Element element = Element::f32);
 
   const Shape& shape() const { return shape_; }
   Layout layout() const { return layout_; }
   Memory memory() const;
   std::int64_t elements() const { return shape_.elements(); }
+  Element element() const { return element_; }
   bool empty() const { return storage_ == nullptr; }
 
-  /// The first element; a device pointer for cuda tensors. Only backends dereference it.
+  /// The first element of an f32 tensor; a device pointer for cuda tensors. Only backends
+  /// dereference it. An internal error on a bf16 tensor, which only raw() reaches.
   float* data() const;
+  /// The first element's address, whatever the element type.
+  void* raw() const;
   /// A tensor viewing the same memory with another shape of the same size (flat layout only).
   Tensor reshaped(const Shape& shape) const;
   const std::shared_ptr<Storage>& storage() const { return storage_; }
@@ -84,6 +96,7 @@ class Tensor {
   std::size_t offset_ = 0;
   Shape shape_;
   Layout layout_ = Layout::flat;
+  Element element_ = Element::f32;
 };
 
 }  // namespace labpose::nets

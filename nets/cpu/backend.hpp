@@ -38,8 +38,10 @@ class CpuBackend final : public Backend {
   /// A backend whose compile()d plans and whose convolutions compute in `plan_precision`: fp32,
   /// bf16 on a CPU with bf16 units, or int8 (plans only, from calibrated graphs) on a CPU with VNNI
   /// (an Error saying so elsewhere; fp16 is a UsageError: no CPU path has it). In bf16 the
-  /// training ops are mixed precision: tensors stay fp32, convolutions read bf16 copies of their
-  /// operands and write fp32; every other op is fp32. In int8 the training ops are fp32.
+  /// training ops are mixed precision: a net's values and gradients between layers are bf16
+  /// (allocate_activation), its input, outputs, parameters, gradients of parameters and optimizer
+  /// state fp32; convolutions read bf16 (converting fp32 operands) and sum in fp32, the other ops
+  /// compute in fp32 on the values they read. In int8 the training ops are fp32.
   explicit CpuBackend(PlanPrecision plan_precision = PlanPrecision::fp32);
   ~CpuBackend() override;
   CpuBackend(const CpuBackend&) = delete;
@@ -56,6 +58,9 @@ class CpuBackend final : public Backend {
 
   Tensor allocate(const Shape& shape) override;
   Tensor allocate_flat(std::int64_t count) override;
+  /// bf16 (rank 4) when the training ops are in bf16: the layers' values and gradients stay half
+  /// width from one op to the next, and each op converts only where its operands differ.
+  Tensor allocate_activation(const Shape& shape) override;
   void copy_from_host(const float* host, Tensor& t) override;
   void copy_pixels_from_host(const std::uint8_t* pixels, Tensor& t) override;
   void copy_to_host(const Tensor& t, float* host) override;

@@ -1,9 +1,9 @@
 // CPU convolution and transposed convolution on oneDNN: NHWC activations, weights reordered from
 // PyTorch's layout into the primitive's preferred one (and gradients back) on every call. In mixed
-// precision (a bf16 CpuBackend) the operands a kernel reads (inputs, weights, incoming gradients)
-// are converted from their fp32 tensors to bf16 on each call, and what it writes (outputs,
-// gradients of inputs, weights and biases) is fp32: the tensors, master weights and optimizer state
-// stay fp32.
+// precision (a bf16 CpuBackend) the kernels read bf16: the bf16 values between a net's layers as
+// they are, fp32 operands (a net's input, weights, the outputs' gradients) converted on each call;
+// they write the output tensor's own type (bf16 between layers, fp32 outputs), and fp32 gradients
+// of weights and biases: master weights and optimizer state stay fp32.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "nets/cpu/dnnl_state.hpp"
 #include "nets/cpu/dnnl_versions.hpp"
+#include "nets/cpu/elements.hpp"
 
 namespace labpose::nets::cpu {
 namespace {
@@ -150,8 +151,9 @@ void forward(CpuBackend::State& state, dt compute, bool transposed, const Tensor
                                     : conv2d_output_shape(x.shape(), w.shape(), g);
   check_shape(op, "y", y.shape(), expected);
   LABPOSE_ASSERT(w.layout() == Layout::flat);
-  const std::string key = fmt::format("{}|{}|{}|{}|{}|{}", op, x.shape().text(), w.shape().text(),
-                                      bias.empty(), geometry_key(g), static_cast<int>(compute));
+  const std::string key =
+      fmt::format("{}|{}|{}|{}|{}|{}|{}", op, x.shape().text(), w.shape().text(), bias.empty(),
+                  geometry_key(g), static_cast<int>(compute), elements_key({&x, &y}));
   with_dnnl_errors(op, shapes_text(x, w, y), [&] {
     auto& entry = state.cached<ForwardEntry>(key, [&] {
       auto e = std::make_unique<ForwardEntry>();
@@ -235,9 +237,13 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void depthwise_weig
   for (std::int64_t n = 0; n < ys.n(); ++n) {
     for (std::int64_t oy = 0; oy < ys.h(); ++oy) {
       const float* dy_row = dy + ((n * ys.h() + oy) * ys.w()) * channels + first;
+      // Summed in a local block first: added into bias_sums (which may alias) one element at a
+      // time, the sum was a chain of scalar additions that took a third of the function's time.
+      float row_sums[kChannelBlock] = {};
       for (std::int64_t ox = 0; ox < ys.w(); ++ox) {
-        for (std::int64_t k = 0; k < kChannelBlock; ++k) bias_sums[k] += dy_row[ox * channels + k];
+        for (std::int64_t k = 0; k < kChannelBlock; ++k) row_sums[k] += dy_row[ox * channels + k];
       }
+      for (std::int64_t k = 0; k < kChannelBlock; ++k) bias_sums[k] += row_sums[k];
       for (std::int64_t r = 0; r < w[2]; ++r) {
         const std::int64_t iy = oy * g.stride_h - g.pad_top + r * g.dilation_h;
         if (iy < 0 || iy >= xs.h()) continue;
@@ -336,6 +342,30 @@ void depthwise_weight_gradient(CpuBackend::State& state, const Tensor& x, const 
   }
 }
 
+struct WidenedCopy : CacheEntry {
+  Tensor copy;
+};
+
+// An fp32 tensor: `t` itself, or (a bf16 activation) its values in an fp32 copy that is kept per
+// role and shape and overwritten by the next call.
+Tensor widened(CpuBackend::State& state, const char* role, const Tensor& t) {
+  if (t.element() == Element::f32) return t;
+  auto& entry =
+      state.cached<WidenedCopy>(fmt::format("widened|{}|{}", role, t.shape().text()), [&] {
+        auto e = std::make_unique<WidenedCopy>();
+        e->copy =
+            Tensor(allocate_host_storage(static_cast<std::size_t>(t.elements()) * sizeof(float)), 0,
+                   t.shape(), t.layout());
+        return e;
+      });
+  const std::int64_t count = t.elements();
+  const auto* in = static_cast<const std::uint16_t*>(t.raw());
+  float* out = entry.copy.data();
+#pragma omp parallel for simd schedule(static)
+  for (std::int64_t i = 0; i < count; ++i) out[i] = bf16_value(in[i]);
+  return entry.copy;
+}
+
 // `converted_dy`, when given, is dy already in the primitive's format (backward_weights' copy).
 void backward_data(CpuBackend::State& state, dt compute, bool transposed, const Tensor& dy,
                    const Tensor& w, Tensor& dx, const ConvGeometry& g,
@@ -363,8 +393,9 @@ void backward_data(CpuBackend::State& state, dt compute, bool transposed, const 
       return;
     }
   }
-  const std::string key = fmt::format("{}|{}|{}|{}|{}", op, dx.shape().text(), w.shape().text(),
-                                      geometry_key(g), static_cast<int>(compute));
+  const std::string key =
+      fmt::format("{}|{}|{}|{}|{}|{}", op, dx.shape().text(), w.shape().text(), geometry_key(g),
+                  static_cast<int>(compute), elements_key({&dy, &dx}));
   with_dnnl_errors(op, shapes_text(dy, w, dx), [&] {
     auto& entry = state.cached<BackwardDataEntry>(key, [&] {
       auto e = std::make_unique<BackwardDataEntry>();
@@ -419,11 +450,13 @@ const memory* backward_weights(CpuBackend::State& state, dt compute, bool transp
   check_shape(op, "dy", dy.shape(), expected);
   LABPOSE_ASSERT(dw.layout() == Layout::flat);
   if (own_weight_gradient(transposed, x, dw.shape(), dy, g)) {
-    depthwise_weight_gradient(state, x, dy, dw, dbias, g);
+    depthwise_weight_gradient(state, widened(state, "x", x), widened(state, "dy", dy), dw, dbias,
+                              g);
     return nullptr;
   }
-  const std::string key = fmt::format("{}|{}|{}|{}|{}|{}", op, x.shape().text(), dw.shape().text(),
-                                      dbias.empty(), geometry_key(g), static_cast<int>(compute));
+  const std::string key =
+      fmt::format("{}|{}|{}|{}|{}|{}|{}", op, x.shape().text(), dw.shape().text(), dbias.empty(),
+                  geometry_key(g), static_cast<int>(compute), elements_key({&x, &dy}));
   const memory* converted_dy = nullptr;
   with_dnnl_errors(op, shapes_text(x, dy, dw), [&] {
     auto& entry = state.cached<BackwardWeightsEntry>(key, [&] {

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "nets/cpu/elements.hpp"
 
 namespace labpose::nets::cpu {
 
@@ -42,6 +43,20 @@ memory::desc desc_of(const Tensor& tensor, dt type) {
   return desc_of(tensor.shape(), tensor.layout(), type);
 }
 
+dt data_type_of(Element element) {
+  return element == Element::bf16 ? dt::bf16 : dt::f32;
+}
+
+memory::desc desc_of(const Tensor& tensor) {
+  return desc_of(tensor.shape(), tensor.layout(), data_type_of(tensor.element()));
+}
+
+std::string elements_key(std::initializer_list<const Tensor*> tensors) {
+  std::string key;
+  for (const Tensor* t : tensors) key += t->element() == Element::bf16 ? "b" : "f";
+  return key;
+}
+
 memory::desc conv_weights_desc(const Shape& w, int groups, memory::format_tag tag_if_plain) {
   if (groups == 1) return memory::desc(dims_of(w), dt::f32, tag_if_plain);
   return memory::desc({groups, w[0] / groups, w[1], w[2], w[3]}, dt::f32,
@@ -55,7 +70,7 @@ memory::desc conv_transpose_weights_desc(const Shape& w, int groups) {
 }
 
 void bind(memory& m, const Tensor& tensor) {
-  m.set_data_handle(tensor.data());
+  m.set_data_handle(tensor.raw());
 }
 
 void with_dnnl_errors(const char* op, const std::string& shapes,
@@ -234,21 +249,31 @@ Tensor CpuBackend::allocate_flat(std::int64_t count) {
                 Shape{count}, Layout::flat);
 }
 
+Tensor CpuBackend::allocate_activation(const Shape& shape) {
+  if (training_precision() != PlanPrecision::bf16 || shape.rank() != 4) return allocate(shape);
+  return Tensor(allocate_host_storage(static_cast<std::size_t>(shape.elements()) *
+                                      element_bytes(Element::bf16)),
+                0, shape, Layout::nhwc, Element::bf16);
+}
+
 void CpuBackend::copy_from_host(const float* host, Tensor& t) {
-  if (t.layout() != Layout::nhwc) {
+  if (t.layout() != Layout::nhwc && t.element() == Element::f32) {
     std::memcpy(t.data(), host, static_cast<std::size_t>(t.elements()) * sizeof(float));
     return;
   }
   const Shape& s = t.shape();
-  const std::int64_t plane = s.h() * s.w();
-  float* out = t.data();
+  const bool nhwc = t.layout() == Layout::nhwc;
+  const std::int64_t plane = nhwc ? s.h() * s.w() : t.elements();
+  const std::int64_t images = nhwc ? s.n() : 1, channels = nhwc ? s.c() : 1;
+  with_elements(t, [&](auto out) {
 #pragma omp parallel for collapse(2)
-  for (std::int64_t n = 0; n < s.n(); ++n) {
-    for (std::int64_t i = 0; i < plane; ++i) {
-      for (std::int64_t c = 0; c < s.c(); ++c)
-        out[(n * plane + i) * s.c() + c] = host[(n * s.c() + c) * plane + i];
+    for (std::int64_t n = 0; n < images; ++n) {
+      for (std::int64_t i = 0; i < plane; ++i) {
+        for (std::int64_t c = 0; c < channels; ++c)
+          out.set((n * plane + i) * channels + c, host[(n * channels + c) * plane + i]);
+      }
     }
-  }
+  });
 }
 
 void CpuBackend::copy_pixels_from_host(const std::uint8_t* pixels, Tensor& t) {
@@ -262,32 +287,48 @@ void CpuBackend::copy_pixels_from_host(const std::uint8_t* pixels, Tensor& t) {
 }
 
 void CpuBackend::copy_to_host(const Tensor& t, float* host) {
-  if (t.layout() != Layout::nhwc) {
+  if (t.layout() != Layout::nhwc && t.element() == Element::f32) {
     std::memcpy(host, t.data(), static_cast<std::size_t>(t.elements()) * sizeof(float));
     return;
   }
   const Shape& s = t.shape();
-  const std::int64_t plane = s.h() * s.w();
-  const float* in = t.data();
+  const bool nhwc = t.layout() == Layout::nhwc;
+  const std::int64_t plane = nhwc ? s.h() * s.w() : t.elements();
+  const std::int64_t images = nhwc ? s.n() : 1, channels = nhwc ? s.c() : 1;
+  with_elements(t, [&](auto in) {
 #pragma omp parallel for collapse(2)
-  for (std::int64_t n = 0; n < s.n(); ++n) {
-    for (std::int64_t c = 0; c < s.c(); ++c) {
-      for (std::int64_t i = 0; i < plane; ++i)
-        host[(n * s.c() + c) * plane + i] = in[(n * plane + i) * s.c() + c];
+    for (std::int64_t n = 0; n < images; ++n) {
+      for (std::int64_t c = 0; c < channels; ++c) {
+        for (std::int64_t i = 0; i < plane; ++i)
+          host[(n * channels + c) * plane + i] = in.get((n * plane + i) * channels + c);
+      }
     }
-  }
+  });
 }
 
 void CpuBackend::copy(const Tensor& src, Tensor& dst) {
   check_shape("copy", "dst", dst.shape(), src.shape());
   LABPOSE_ASSERT(src.layout() == dst.layout());
-  if (src.data() != dst.data()) {
-    std::memmove(dst.data(), src.data(), static_cast<std::size_t>(src.elements()) * sizeof(float));
+  if (src.raw() == dst.raw()) return;
+  if (src.element() == dst.element()) {
+    std::memmove(dst.raw(), src.raw(),
+                 static_cast<std::size_t>(src.elements()) * element_bytes(src.element()));
+    return;
   }
+  const std::int64_t count = src.elements();
+  with_elements(src, [&](auto in) {
+    with_elements(dst, [&](auto out) {
+#pragma omp parallel for simd schedule(static)
+      for (std::int64_t i = 0; i < count; ++i) out.set(i, in.get(i));
+    });
+  });
 }
 
 void CpuBackend::fill(Tensor& t, float value) {
-  std::fill(t.data(), t.data() + t.elements(), value);
+  const std::int64_t count = t.elements();
+  with_elements(t, [&](auto out) {
+    for (std::int64_t i = 0; i < count; ++i) out.set(i, value);
+  });
 }
 
 }  // namespace labpose::nets::cpu

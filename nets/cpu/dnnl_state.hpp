@@ -38,16 +38,21 @@ using dnnl::memory;
 
 /// oneDNN dims of a shape.
 memory::dims dims_of(const Shape& shape);
-/// The description of a tensor as it is stored: NHWC for images, plain for the rest; the same
-/// layout with elements of `type` (a bf16 copy of an fp32 tensor).
-memory::desc desc_of(const Tensor& tensor, memory::data_type type = memory::data_type::f32);
+/// The description of a tensor as it is stored: NHWC for images, plain for the rest, with its own
+/// element type; or the same layout with elements of `type` (a bf16 copy of an fp32 tensor).
+memory::desc desc_of(const Tensor& tensor);
+memory::desc desc_of(const Tensor& tensor, memory::data_type type);
+/// oneDNN's name of an element type.
+memory::data_type data_type_of(Element element);
+/// The element types of tensors, for the keys of the primitive cache ("f32 bf16").
+std::string elements_key(std::initializer_list<const Tensor*> tensors);
 memory::desc desc_of(const Shape& shape, Layout layout,
                      memory::data_type type = memory::data_type::f32);
 /// Weights of a (grouped) convolution in PyTorch's layout (K, C/g, R, S) as oneDNN sees them.
 memory::desc conv_weights_desc(const Shape& w, int groups, memory::format_tag tag_if_plain);
 /// The same for PyTorch ConvTranspose2d weights (C, K/g, R, S).
 memory::desc conv_transpose_weights_desc(const Shape& w, int groups);
-/// Binds a memory object to a tensor's data for one execution.
+/// Binds a memory object to a tensor's data (of either element type) for one execution.
 void bind(memory& m, const Tensor& tensor);
 
 /// Runs `body` and turns oneDNN's exceptions into labpose errors naming the op and its shapes.

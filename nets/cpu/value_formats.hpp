@@ -10,18 +10,10 @@
 #include <vector>
 
 #include "nets/backend.hpp"
+#include "nets/cpu/elements.hpp"
 #include "nets/fused_graph.hpp"
 
 namespace labpose::nets::cpu {
-
-/// `value` rounded to the nearest bf16 (ties to even), as its 16 bits; NaN stays NaN.
-inline std::uint16_t bf16_bits(float value) {
-  std::uint32_t bits = 0;
-  std::memcpy(&bits, &value, sizeof bits);
-  if ((bits & 0x7fffffffU) > 0x7f800000U) return static_cast<std::uint16_t>((bits >> 16) | 0x40U);
-  bits += 0x7fffU + ((bits >> 16) & 1U);
-  return static_cast<std::uint16_t>(bits >> 16);
-}
 
 struct ValueFormat {
   dnnl::memory::data_type type = dnnl::memory::data_type::f32;

@@ -91,7 +91,7 @@ void Add::backward(Backend& backend, const std::vector<const Tensor*>&, const Te
                    const Tensor& doutput, const std::vector<Tensor*>& dinputs) {
   for (Tensor* dinput : dinputs) {
     // The Net hands an input the output's gradient buffer itself when nothing else feeds it.
-    if (dinput != nullptr && dinput->data() != doutput.data()) backend.copy(doutput, *dinput);
+    if (dinput != nullptr && dinput->raw() != doutput.raw()) backend.copy(doutput, *dinput);
   }
 }
 

@@ -442,9 +442,8 @@ std::string pose_config_text(const PoseConfig& c) {
   out +=
       "# precision: tf32 (fp32; GPUs of compute capability 8.0+ multiply convolutions on TF32 "
       "tensor\n# cores, as PyTorch does; CPUs compute fp32), fp32 (strict fp32 everywhere), bf16 "
-      "(mixed\n# precision: bf16 convolutions, fp32 weights, batch norm and losses; a CPU with "
-      "bf16 "
-      "units)\n# or auto (bf16 where the CPU has bf16 units)\n";
+      "(mixed\n# precision: bf16 convolutions and values between layers, fp32 weights, sums and "
+      "losses;\n# a CPU with bf16 units)\n# or auto (bf16 where the CPU has bf16 units)\n";
   line("precision", c.precision);
   out += "\n# Targets and loss (score maps: disks of pos_dist_thresh pixels at stride 8)\n";
   line("stride", std::to_string(c.stride));

@@ -237,7 +237,8 @@ void Trainer::setup() {
       "training {} on {} ({}){}: {} training and {} {} images, batch {} of {}x{}, {} iterations",
       pose_.net_type, backend_->name(), backend_->description(),
       backend_->training_precision() == nets::PlanPrecision::bf16
-          ? "; mixed precision: bf16 convolutions, fp32 weights, batch norm and losses"
+          ? "; mixed precision: bf16 convolutions and values between layers, fp32 weights, "
+            "sums and losses"
           : "",
       train_.size(), held_out_.size(), held_out_name(), pose_.batch_size, pose_.crop_width,
       pose_.crop_height, pose_.max_iters);

@@ -146,6 +146,19 @@ TEST_P(Conformance, HostRoundTripAndFill) {
   }
 }
 
+// The values between a net's layers: fp32 on a backend training in fp32 (every backend of this
+// suite), so the same round trip is exact; bf16 ones are Bf16Activations' (bf16_activations_test).
+TEST_P(Conformance, ActivationsOfAnFp32BackendAreFp32) {
+  const Shape shape{2, 3, 4, 5};
+  const auto values = random_values(shape.elements(), 2);
+  Tensor t = backend_->allocate_activation(shape);
+  EXPECT_EQ(t.shape(), shape);
+  EXPECT_EQ(t.layout(), backend_->activation_layout());
+  EXPECT_EQ(t.element(), Element::f32);
+  backend_->copy_from_host(values.data(), t);
+  EXPECT_EQ(download(*backend_, t), values);
+}
+
 // A training step's upload: several tensors of different layouts in one call, twice over (the
 // second through the other staging buffer on a GPU), each ending up as its own host values.
 TEST_P(Conformance, SeveralTensorsFromHostAtOnce) {

@@ -17,6 +17,7 @@
 namespace labpose::nets {
 namespace {
 using testing::close;
+using testing::copy_parameters;
 using testing::download;
 using testing::max_abs;
 using testing::random_values;
@@ -41,14 +42,6 @@ void randomize(Net& net, std::uint64_t seed) {
                                  : 0.2 * (u - 0.5));
     }
     net.backend().copy_from_host(values.data(), parameter->value);
-  }
-}
-
-void copy_parameters(const Net& from, Net& to) {
-  for (const auto& parameter : from.parameters()) {
-    std::vector<float> values(static_cast<std::size_t>(parameter->shape.elements()));
-    from.backend().copy_to_host(parameter->value, values.data());
-    to.backend().copy_from_host(values.data(), to.find_parameter(parameter->name)->value);
   }
 }
 

@@ -38,6 +38,16 @@ inline void freeze_batch_norm(Net& net, bool frozen) {
   }
 }
 
+/// `to` gets `from`'s parameters (and running statistics), by name; the nets may be on two
+/// backends.
+inline void copy_parameters(const Net& from, Net& to) {
+  for (const auto& parameter : from.parameters()) {
+    std::vector<float> values(static_cast<std::size_t>(parameter->shape.elements()));
+    from.backend().copy_to_host(parameter->value, values.data());
+    to.backend().copy_from_host(values.data(), to.find_parameter(parameter->name)->value);
+  }
+}
+
 struct TrainingRun {
   std::vector<double> losses;           // per step, before its update
   std::vector<float> scoremap, locref;  // the evaluation outputs after the last step

@@ -204,7 +204,8 @@ Command train_command() {
     app.add_option("--precision", train.precision,
                    "tf32 (fp32 with TF32 convolutions on a GPU of compute capability 8.0+, "
                    "PyTorch's default; fp32 elsewhere), fp32 (strict), bf16 (mixed precision: "
-                   "bf16 convolutions, fp32 weights and batch norm; a CPU with bf16 units) or auto "
+                   "bf16 convolutions and values between layers, fp32 weights and sums; a CPU "
+                   "with bf16 units) or auto "
                    "(bf16 where the CPU has them) (pose_cfg.yaml's precision)")
         ->check(CLI::IsMember({"tf32", "fp32", "bf16", "auto"}));
     app.add_option("--schedule", options->schedule,
