@@ -5,6 +5,7 @@
 // they write the output tensor's own type (bf16 between layers, fp32 outputs), and fp32 gradients
 // of weights and biases: master weights and optimizer state stay fp32.
 #include <fmt/core.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <array>
@@ -278,92 +279,85 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void depthwise_weig
   }
 }
 
-// What depthwise_weight_gradient keeps between calls of one shape: the zero-padded copies of the
-// last block's channels of x and dy (where C is not a multiple of 16; the padding is zeroed when
-// they are made, and each call overwrites only the channels) and every block's sums.
+// What depthwise_weight_gradient keeps between calls of one shape: each thread's fp32 copies of
+// one block's channels of x and dy (16 per pixel), and every block's sums.
 struct DepthwiseGradientBuffers : CacheEntry {
-  std::vector<float> padded_x, padded_dy, sums;
+  std::vector<float> gathered, sums;
 };
 
-// dw (C, 1, R, S) and dbias (C, or empty) of a depthwise convolution, in fp32 from the fp32
-// tensors, 16 channels per task. Where C is not a multiple of 16 the last block reads a copy of
-// its channels, padded with zeros. Its buffers are made on the first call of a shape.
+// Channels [first, first + count) of every pixel of the NHWC tensor t, as floats, 16 per pixel in
+// `out` (the channels past `count` keep what they held: each channel's sums read only its own).
+__attribute__((target_clones("arch=skylake-avx512", "avx2", "default"))) void gather_bf16_block(
+    const std::uint16_t* in, std::int64_t channels, std::int64_t pixels, float* out) {
+  for (std::int64_t p = 0; p < pixels; ++p) {
+    for (std::int64_t k = 0; k < kChannelBlock; ++k)
+      out[p * kChannelBlock + k] = bf16_value(in[p * channels + k]);
+  }
+}
+
+void gather_block(const Tensor& t, std::int64_t first, std::int64_t count, float* out) {
+  const std::int64_t channels = t.shape().c(), pixels = t.elements() / channels;
+  if (t.element() == Element::bf16 && count == kChannelBlock) {  // whole blocks, vectorized
+    gather_bf16_block(static_cast<const std::uint16_t*>(t.raw()) + first, channels, pixels, out);
+    return;
+  }
+  with_elements(t, [&](auto in) {
+    for (std::int64_t p = 0; p < pixels; ++p) {
+      for (std::int64_t k = 0; k < count; ++k)
+        out[p * kChannelBlock + k] = in.get(p * channels + first + k);
+    }
+  });
+}
+
+// dw (C, 1, R, S) and dbias (C, or empty) of a depthwise convolution, in fp32, 16 channels per
+// task. A block of 16 channels of fp32 tensors is read in place; a partial block (where C is not a
+// multiple of 16), and every block of bf16 tensors, from the thread's fp32 copy of its channels.
+// The buffers are made on the first call of a shape.
 void depthwise_weight_gradient(CpuBackend::State& state, const Tensor& x, const Tensor& dy,
                                Tensor& dw, Tensor& dbias, const ConvGeometry& g) {
   LABPOSE_ASSERT(x.layout() == Layout::nhwc && dy.layout() == Layout::nhwc);
   const Shape& w = dw.shape();
   const std::int64_t channels = x.shape().c(), taps = w[2] * w[3];
   const std::int64_t blocks = (channels + kChannelBlock - 1) / kChannelBlock;
-  const std::int64_t whole = channels / kChannelBlock;  // blocks read in place
+  const bool wide = x.element() == Element::f32 && dy.element() == Element::f32;
+  const std::int64_t in_place = wide ? channels / kChannelBlock : 0;  // blocks read in place
   const std::int64_t x_pixels = x.elements() / channels, dy_pixels = dy.elements() / channels;
-  const std::string key =
-      fmt::format("depthwise_dw|{}|{}|{}", x.shape().text(), dy.shape().text(), w.text());
+  const std::int64_t per_thread = (x_pixels + dy_pixels) * kChannelBlock;
+  const std::string key = fmt::format("depthwise_dw|{}|{}|{}|{}", x.shape().text(),
+                                      dy.shape().text(), w.text(), elements_key({&x, &dy}));
   auto& buffers = state.cached<DepthwiseGradientBuffers>(key, [&] {
     auto e = std::make_unique<DepthwiseGradientBuffers>();
-    if (whole < blocks) {
-      e->padded_x.resize(static_cast<std::size_t>(x_pixels * kChannelBlock));
-      e->padded_dy.resize(static_cast<std::size_t>(dy_pixels * kChannelBlock));
-    }
     e->sums.resize(static_cast<std::size_t>(blocks * taps * kChannelBlock));
     return e;
   });
-  Shape padded_xs = x.shape(), padded_ys = dy.shape();
-  if (whole < blocks) {  // the last, partial block's channels, padded to 16
-    const std::int64_t rest = channels - whole * kChannelBlock;
-    const auto gather = [&](const Tensor& t, std::int64_t pixels, std::vector<float>& out) {
-      for (std::int64_t p = 0; p < pixels; ++p) {
-        std::copy_n(t.data() + p * channels + whole * kChannelBlock, rest,
-                    out.begin() + p * kChannelBlock);
-      }
-    };
-    gather(x, x_pixels, buffers.padded_x);
-    gather(dy, dy_pixels, buffers.padded_dy);
-    padded_xs = Shape{x.shape().n(), kChannelBlock, x.shape().h(), x.shape().w()};
-    padded_ys = Shape{dy.shape().n(), kChannelBlock, dy.shape().h(), dy.shape().w()};
-  }
+  const int threads = omp_get_max_threads();
+  if (in_place < blocks) buffers.gathered.resize(static_cast<std::size_t>(threads * per_thread));
+  const Shape gathered_xs{x.shape().n(), kChannelBlock, x.shape().h(), x.shape().w()};
+  const Shape gathered_ys{dy.shape().n(), kChannelBlock, dy.shape().h(), dy.shape().w()};
   std::fill(buffers.sums.begin(), buffers.sums.end(), 0.0F);
-#pragma omp parallel for schedule(dynamic)
+#pragma omp parallel for schedule(dynamic) num_threads(threads)
   for (std::int64_t b = 0; b < blocks; ++b) {
     float* sums = buffers.sums.data() + b * taps * kChannelBlock;
     std::array<float, kChannelBlock> bias_sums{};
-    if (b < whole) {
-      depthwise_weight_block(x.data(), dy.data(), x.shape(), dy.shape(), w, g, b * kChannelBlock,
-                             sums, bias_sums.data());
+    const std::int64_t first = b * kChannelBlock;
+    const std::int64_t count = std::min(kChannelBlock, channels - first);
+    if (b < in_place) {
+      depthwise_weight_block(x.data(), dy.data(), x.shape(), dy.shape(), w, g, first, sums,
+                             bias_sums.data());
     } else {
-      depthwise_weight_block(buffers.padded_x.data(), buffers.padded_dy.data(), padded_xs,
-                             padded_ys, w, g, 0, sums, bias_sums.data());
+      float* own_x = buffers.gathered.data() + omp_get_thread_num() * per_thread;
+      float* own_dy = own_x + x_pixels * kChannelBlock;
+      gather_block(x, first, count, own_x);
+      gather_block(dy, first, count, own_dy);
+      depthwise_weight_block(own_x, own_dy, gathered_xs, gathered_ys, w, g, 0, sums,
+                             bias_sums.data());
     }
-    const std::int64_t count = std::min(kChannelBlock, channels - b * kChannelBlock);
     for (std::int64_t k = 0; k < count; ++k) {
-      const std::int64_t c = b * kChannelBlock + k;
+      const std::int64_t c = first + k;
       for (std::int64_t t = 0; t < taps; ++t) dw.data()[c * taps + t] = sums[t * kChannelBlock + k];
       if (!dbias.empty()) dbias.data()[c] = bias_sums[static_cast<std::size_t>(k)];
     }
   }
-}
-
-struct WidenedCopy : CacheEntry {
-  Tensor copy;
-};
-
-// An fp32 tensor: `t` itself, or (a bf16 activation) its values in an fp32 copy that is kept per
-// role and shape and overwritten by the next call.
-Tensor widened(CpuBackend::State& state, const char* role, const Tensor& t) {
-  if (t.element() == Element::f32) return t;
-  auto& entry =
-      state.cached<WidenedCopy>(fmt::format("widened|{}|{}", role, t.shape().text()), [&] {
-        auto e = std::make_unique<WidenedCopy>();
-        e->copy =
-            Tensor(allocate_host_storage(static_cast<std::size_t>(t.elements()) * sizeof(float)), 0,
-                   t.shape(), t.layout());
-        return e;
-      });
-  const std::int64_t count = t.elements();
-  const auto* in = static_cast<const std::uint16_t*>(t.raw());
-  float* out = entry.copy.data();
-#pragma omp parallel for simd schedule(static)
-  for (std::int64_t i = 0; i < count; ++i) out[i] = bf16_value(in[i]);
-  return entry.copy;
 }
 
 // `converted_dy`, when given, is dy already in the primitive's format (backward_weights' copy).
@@ -450,8 +444,7 @@ const memory* backward_weights(CpuBackend::State& state, dt compute, bool transp
   check_shape(op, "dy", dy.shape(), expected);
   LABPOSE_ASSERT(dw.layout() == Layout::flat);
   if (own_weight_gradient(transposed, x, dw.shape(), dy, g)) {
-    depthwise_weight_gradient(state, widened(state, "x", x), widened(state, "dy", dy), dw, dbias,
-                              g);
+    depthwise_weight_gradient(state, x, dy, dw, dbias, g);
     return nullptr;
   }
   const std::string key =
