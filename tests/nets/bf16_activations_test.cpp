@@ -113,9 +113,9 @@ TEST(Bf16Activations, ElementwiseOpsAndPoolingMatchTheReference) {
   }
 }
 
-// Batch norm on bf16 values, forward and backward and the pieces of its synchronized form, with
-// 32 channels (oneDNN's bf16 kernel) and 24 (computed in fp32 on widened copies): within bf16's
-// rounding of the reference on the same values.
+// Batch norm on bf16 values (labpose's own loops), forward and backward with batch statistics and
+// with running ones, and the pieces of its synchronized form, with 32 channels and 24: within
+// bf16's rounding of the reference on the same values.
 TEST(Bf16Activations, BatchNormMatchesTheReference) {
   LABPOSE_SKIP_WITHOUT_BF16();
   Backends b;
@@ -126,7 +126,7 @@ TEST(Bf16Activations, BatchNormMatchesTheReference) {
     const auto dy = rounded_to_bf16(random_values(shape.elements(), 22, 1.0));
     const auto gamma = random_values(channels, 23, 1.0), beta = random_values(channels, 24, 1.0);
     struct Run {
-      std::vector<float> y, dx, dgamma, dbeta, mean;
+      std::vector<float> y, dx, dgamma, dbeta, mean, inference, frozen_dx, frozen_dgamma;
     };
     const auto run = [&](Backend& be, bool half) {
       const auto make = [&](const std::vector<float>& v) {
@@ -145,8 +145,19 @@ TEST(Bf16Activations, BatchNormMatchesTheReference) {
       be.batch_norm_forward_training(xt, g, bt, 1e-5F, 0.1F, y, mean, variance, running_mean,
                                      running_var);
       be.batch_norm_backward(dyt, xt, g, mean, variance, 1e-5F, false, dx, dgamma, dbeta);
-      return Run{download(be, y), download(be, dx), download(be, dgamma), download(be, dbeta),
-                 download(be, mean)};
+      Run out;
+      out.y = download(be, y);
+      out.dx = download(be, dx);
+      out.dgamma = download(be, dgamma);
+      out.dbeta = download(be, dbeta);
+      out.mean = download(be, mean);
+      // With the running statistics: inference, and the backward of frozen batch norm.
+      be.batch_norm_forward_inference(xt, g, bt, running_mean, running_var, 1e-5F, y);
+      out.inference = download(be, y);
+      be.batch_norm_backward(dyt, xt, g, running_mean, running_var, 1e-5F, true, dx, dgamma, dbeta);
+      out.frozen_dx = download(be, dx);
+      out.frozen_dgamma = download(be, dgamma);
+      return out;
     };
     const Run want = run(b.ref, false), got = run(*b.bf16, true);
     EXPECT_LT(relative_l2_error(got.y, want.y), 4e-3);
@@ -154,6 +165,9 @@ TEST(Bf16Activations, BatchNormMatchesTheReference) {
     EXPECT_LT(relative_l2_error(got.dgamma, want.dgamma), 1e-3);
     EXPECT_LT(relative_l2_error(got.dbeta, want.dbeta), 1e-3);
     EXPECT_LT(relative_l2_error(got.mean, want.mean), 1e-4);
+    EXPECT_LT(relative_l2_error(got.inference, want.inference), 4e-3);
+    EXPECT_LT(relative_l2_error(got.frozen_dx, want.frozen_dx), 4e-3);
+    EXPECT_LT(relative_l2_error(got.frozen_dgamma, want.frozen_dgamma), 1e-3);
     // The synchronized pieces (statistics, gradient sums, the data gradient from the totals).
     Tensor mean = b.bf16->allocate(per_channel), variance = b.bf16->allocate(per_channel);
     const Tensor xt = upload_bf16(*b.bf16, shape, x), dyt = upload_bf16(*b.bf16, shape, dy);
@@ -169,6 +183,25 @@ TEST(Bf16Activations, BatchNormMatchesTheReference) {
                                      dx);
     EXPECT_LT(relative_l2_error(download(*b.bf16, dx), want.dx), 8e-3);
   }
+}
+
+// Statistics of values far from 0 (mean 1000, spread 8): the variance keeps its digits.
+TEST(Bf16Activations, BatchStatisticsOfValuesFarFromZero) {
+  LABPOSE_SKIP_WITHOUT_BF16();
+  Backends b;
+  const Shape shape{2, 16, 9, 9}, per_channel{16};
+  auto x = random_values(shape.elements(), 41, 8.0);
+  for (float& v : x) v += 1000.0F;
+  x = rounded_to_bf16(x);
+  const auto statistics = [&](Backend& be, const Tensor& t) {
+    Tensor mean = be.allocate(per_channel), variance = be.allocate(per_channel);
+    be.batch_norm_statistics(t, mean, variance);
+    return std::make_pair(download(be, mean), download(be, variance));
+  };
+  const auto [mean, variance] = statistics(*b.bf16, upload_bf16(*b.bf16, shape, x));
+  const auto [mean_ref, variance_ref] = statistics(b.ref, upload(b.ref, shape, x));
+  EXPECT_LT(relative_l2_error(mean, mean_ref), 1e-6);
+  EXPECT_LT(relative_l2_error(variance, variance_ref), 1e-4);
 }
 
 // The weight gradient of a 5x5 depthwise layer is labpose's own fp32 loop: on bf16 values it reads
