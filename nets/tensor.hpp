@@ -1,8 +1,9 @@
-// Tensors of the network library: float32 at the interface, a logical shape (N, C, H, W for
-// images), and storage owned by the backend that allocated it, in that backend's physical layout
-// (NCHW for the reference backend, NHWC for cpu and cuda). Host code reads and writes them only
-// through the backend (Backend::copy_to_host / copy_from_host), which converts to and from logical
-// NCHW order. Not a math library: tensors have no operators; ops are Backend methods.
+// Tensors of the network library: float32 at the interface (bf16 only for the values between a
+// net's layers that a backend keeps narrower, Backend::allocate_activation), a logical shape (N, C,
+// H, W for images), and storage owned by the backend that allocated it, in that backend's physical
+// layout (NCHW for the reference backend, NHWC for cpu and cuda). Host code reads and writes them
+// only through the backend (Backend::copy_to_host / copy_from_host), which converts to and from
+// logical NCHW order. Not a math library: tensors have no operators; ops are Backend methods.
 #pragma once
 
 #include <array>
