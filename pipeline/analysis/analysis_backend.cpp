@@ -81,10 +81,10 @@ CpuAnalysisChoice choose_cpu_analysis_precision(const devices::CpuPrecisionChoic
                                 kInt8MedianShiftBound, kInt8P99ShiftBound)};
   }
   return {nets::PlanPrecision::int8,
-          fmt::format("int8: {}, and against fp32 it {}, within {} px (median) and {} px (99th "
-                      "percentile); --precision {} for more precision",
-                      faster, check.text(), kInt8MedianShiftBound, kInt8P99ShiftBound,
-                      nets::precision_name(others))};
+          fmt::format("inference plans in int8, not {}: {}, and against fp32 it {}, within {} px "
+                      "(median) and {} px (99th percentile); --precision {} for more precision",
+                      nets::precision_name(others), faster, check.text(), kInt8MedianShiftBound,
+                      kInt8P99ShiftBound, nets::precision_name(others))};
 }
 
 std::optional<nets::ActivationRanges> model_ranges(const AnalysisModel& model,

@@ -46,6 +46,8 @@ TEST(AutomaticCpuPrecision, Int8WhereClearlyFasterAndWithinTheBounds) {
   choice = choose_cpu_analysis_precision(speeds(PlanPrecision::bf16, Verdict::faster), passing);
   EXPECT_EQ(choice.precision, PlanPrecision::int8);
   EXPECT_NE(choice.why.find("2.5x bf16"), std::string::npos) << choice.why;
+  // The device's line before it said bf16: this one says int8 replaces it.
+  EXPECT_EQ(choice.why.rfind("inference plans in int8, not bf16: ", 0), 0U) << choice.why;
   // Exactly at the bounds passes.
   choice = choose_cpu_analysis_precision(speeds(PlanPrecision::fp32, Verdict::faster), [] {
     return check_with(kInt8MedianShiftBound, kInt8P99ShiftBound);
