@@ -33,13 +33,19 @@ TEST(MultiAnimalAnalyzeCli, KilledMidVideoThenResumedGivesTheSameFiles) {
   const std::string base = whole_h5.filename().string().substr(
       0, whole_h5.filename().string().size() - std::string("_el.h5").size());
 
-  // kill -9 once the journal holds some frames (single-threaded, so that there is time).
+  // kill -9 once the journal holds its first frame's whole record (single-threaded, so that there
+  // is time): the header line, then the record's length (8 bytes) and the record. A record can
+  // be megabytes (a briefly trained network's many candidates and their costs), so a fixed size
+  // could stop the run inside the first record, and then there is nothing to resume.
   const fs::path killed = dir.path() / "killed";
   const fs::path journal = killed / (base + ".labpose-detections");
+  const std::string j = shell_quote(journal.string());
   const testing::CommandResult stopped = testing::run_until_then_signal(
       "OMP_NUM_THREADS=1 " + shell_quote(testing::labpose_binary()) + " analyze " + c + " " + v +
           " --csv --threads 1 --dest " + shell_quote(killed.string()),
-      "[ $(stat -c %s " + shell_quote(journal.string()) + " || echo 0) -gt 20000 ]", "KILL");
+      "h=$(head -n 1 " + j + " | wc -c) && n=$(od -An -t u8 -j \"$h\" -N 8 " + j +
+          ") && [ -n \"$n\" ] && [ $(stat -c %s " + j + ") -ge $((h + 8 + n)) ]",
+      "KILL");
   EXPECT_EQ(stopped.exit_code, 137) << stopped.output;
   ASSERT_TRUE(fs::exists(journal)) << "killed before it finished";
   EXPECT_FALSE(fs::exists(killed / (base + "_el.h5")));
