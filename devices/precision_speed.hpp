@@ -48,7 +48,7 @@ SpeedComparison compare_speeds(const MeasuredSpeed& candidate, const MeasuredSpe
 /// What --precision auto may take on this CPU, from speeds measured side by side: bf16 where it
 /// has bf16 units and they are clearly faster than fp32 (compare_speeds: faster), else fp32, as
 /// bf16 costs precision; and int8 on top where it is clearly faster than that, for analyses whose
-/// int8 check on the project's labeled frames passes (pipeline/analysis/int8_check.hpp).
+/// int8 check on the project's labeled frames and videos passes (pipeline/analysis/int8_check.hpp).
 struct CpuPrecisionChoice {
   nets::PlanPrecision without_int8 = nets::PlanPrecision::fp32;  // training, or int8 refused
   std::optional<SpeedComparison> bf16;  // against fp32; nullopt without bf16 units

@@ -71,11 +71,8 @@ std::optional<projects::CropBox> chosen_crop(const VideoRun& run) {
 
 VideoReaderOptions reader_options(const VideoRun& run,
                                   const std::optional<projects::CropBox>& crop) {
-  // x2 and y2 are exclusive, as DeepLabCut slices.
-  std::optional<PixelRect> region;
-  if (crop) region = PixelRect{crop->x1, crop->y1, crop->x2 - crop->x1, crop->y2 - crop->y1};
   return analysis_reading(run.backend, run.options.decoder_threads, run.options.decode_on_gpu,
-                          region);
+                          crop_region(crop));
 }
 
 // A finished video: only a missing CSV is made, from the .h5.

@@ -1,5 +1,5 @@
-// The int8 check file: JSON naming the snapshot (size, SHA-256), the frames, the bounds and the
-// shift, written atomically; anything else in its place is measured again.
+// The int8 check file: JSON naming the snapshot (size, SHA-256), the frames and videos, the bounds
+// and the shifts, written atomically; anything else in its place is measured again.
 #include "pipeline/analysis/int8_check.hpp"
 
 #include <fmt/core.h>
@@ -15,11 +15,15 @@
 #include "devices/devices.hpp"
 #include "pipeline/analysis/precision_comparison.hpp"
 #include "pipeline/analysis/predictor.hpp"
+#include "pipeline/analysis/stages.hpp"
+#include "pipeline/analysis/video_list.hpp"
 #include "pipeline/dataset/dataset.hpp"
 #include "pipeline/pose/int8_calibration.hpp"
 #include "pipeline/pose/predict.hpp"
 #include "pipeline/pose/snapshot_document.hpp"
 #include "pipeline/training/pose_config.hpp"
+#include "pipeline/video/reader.hpp"
+#include "projects/project.hpp"
 
 namespace labpose::pipeline {
 namespace fs = std::filesystem;
@@ -33,6 +37,18 @@ bool plausible(const ShiftPercentiles& p) {
   return std::isfinite(p.median) && std::isfinite(p.p99) && p.median >= 0 && p.p99 >= p.median;
 }
 
+void read_shift(const json& document, KeypointShift& shift) {
+  shift.confident = percentiles_from_json(document.at("confident"));
+  shift.all = percentiles_from_json(document.at("all"));
+  shift.likelihood_change = document.at("likelihood_change").get<double>();
+}
+
+json shift_json(const KeypointShift& shift) {
+  return {{"confident", percentiles_json(shift.confident)},
+          {"all", percentiles_json(shift.all)},
+          {"likelihood_change", shift.likelihood_change}};
+}
+
 // The check in `file` when it was measured for this snapshot at this pcutoff; nullopt (and why)
 // otherwise.
 std::optional<Int8Check> read_check(const fs::path& file, const SnapshotIdentity& snapshot,
@@ -40,6 +56,10 @@ std::optional<Int8Check> read_check(const fs::path& file, const SnapshotIdentity
   const auto read = read_snapshot_document(file, kFormat, "check", snapshot, why_not);
   if (!read) return std::nullopt;
   const json& document = *read;
+  if (!document.contains("video")) {
+    why_not = "it was measured on the labeled frames alone, before the check read video frames";
+    return std::nullopt;
+  }
   try {
     Int8Check check;
     check.pcutoff = document.at("pcutoff").get<double>();
@@ -49,10 +69,16 @@ std::optional<Int8Check> read_check(const fs::path& file, const SnapshotIdentity
       return std::nullopt;
     }
     check.images = document.at("images").get<std::size_t>();
-    check.shift.confident = percentiles_from_json(document.at("confident"));
-    check.shift.all = percentiles_from_json(document.at("all"));
-    check.shift.likelihood_change = document.at("likelihood_change").get<double>();
-    if (!plausible(check.shift.confident) || !plausible(check.shift.all)) {
+    read_shift(document, check.shift);
+    const json& video = document.at("video");
+    check.video_frames = video.at("frames").get<std::size_t>();
+    for (const json& entry : video.at("videos")) {
+      check.videos.push_back(
+          {entry.at("file").get<std::string>(), entry.at("bytes").get<std::uintmax_t>()});
+    }
+    read_shift(video, check.video_shift);
+    if (!plausible(check.shift.confident) || !plausible(check.shift.all) ||
+        !plausible(check.video_shift.confident) || !plausible(check.video_shift.all)) {
       why_not = "it is damaged";
       return std::nullopt;
     }
@@ -64,22 +90,65 @@ std::optional<Int8Check> read_check(const fs::path& file, const SnapshotIdentity
 }
 
 void write_check(const fs::path& file, const SnapshotIdentity& snapshot, const Int8Check& check) {
-  write_snapshot_document(
-      file, kFormat, snapshot,
-      {{"method",
-        "int8 against fp32 on the CPU, over the shuffle's labeled frames; confident: keypoints "
-        "with likelihood >= pcutoff in fp32"},
-       {"images", check.images},
-       {"pcutoff", check.pcutoff},
-       {"bounds", {{"median_px", kInt8MedianShiftBound}, {"p99_px", kInt8P99ShiftBound}}},
-       {"passed", check.passed()},
-       {"confident", percentiles_json(check.shift.confident)},
-       {"all", percentiles_json(check.shift.all)},
-       {"likelihood_change", check.shift.likelihood_change}});
+  json videos = json::array();
+  for (const CheckedVideo& video : check.videos)
+    videos.push_back({{"file", video.file}, {"bytes", video.bytes}});
+  json document = {
+      {"method",
+       "int8 against fp32 on the CPU, over the shuffle's labeled frames and over frames of the "
+       "project's videos; confident: keypoints with likelihood >= pcutoff in fp32"},
+      {"images", check.images},
+      {"pcutoff", check.pcutoff},
+      {"bounds", {{"median_px", kInt8MedianShiftBound}, {"p99_px", kInt8P99ShiftBound}}},
+      {"passed", check.passed()}};
+  document.update(shift_json(check.shift));
+  document["video"] = shift_json(check.video_shift);
+  document["video"]["frames"] = check.video_frames;
+  document["video"]["videos"] = videos;
+  write_snapshot_document(file, kFormat, snapshot, document);
 }
 
-// The keypoints of every image in fp32 and in int8, the two networks run image by image.
-Int8Check measure(const AnalysisModel& model, const std::vector<fs::path>& images) {
+std::vector<CheckedVideo> identify_videos(const std::vector<fs::path>& videos) {
+  std::vector<CheckedVideo> identities;
+  for (const fs::path& video : videos) {
+    std::error_code error;
+    const std::uintmax_t bytes = fs::file_size(video, error);
+    identities.push_back({video.filename().string(), error ? 0 : bytes});
+  }
+  return identities;
+}
+
+// The readers of the videos that open (cropped as analysis crops), with a warning for the others.
+std::vector<std::unique_ptr<VideoReader>> open_videos(const std::vector<fs::path>& videos,
+                                                      const AnalysisModel& model) {
+  std::vector<std::unique_ptr<VideoReader>> readers;
+  for (const fs::path& video : videos) {
+    try {
+      readers.push_back(std::make_unique<VideoReader>(
+          video, VideoReaderOptions(PixelOrder::rgb, crop_region(model.crop), 1)));
+    } catch (const Error& error) {
+      if (error.kind() == ErrorKind::interrupted) throw;
+      console::warn("int8 check: leaving out {} ({})", video.string(), error.what());
+    }
+  }
+  return readers;
+}
+
+// The frame of the videos together at `position` (counted over all their frames in order).
+std::pair<VideoReader*, std::int64_t> frame_at(
+    const std::vector<std::unique_ptr<VideoReader>>& readers, std::int64_t position) {
+  for (const auto& reader : readers) {
+    if (position < reader->frame_count()) return {reader.get(), position};
+    position -= reader->frame_count();
+  }
+  LABPOSE_ASSERT(false);
+  return {nullptr, 0};
+}
+
+// The keypoints of the labeled images, then of frames spread evenly over the videos (the middle
+// frame of each of as many equal stretches), in fp32 and in int8, image by image.
+Int8Check measure(const AnalysisModel& model, const std::vector<fs::path>& images,
+                  const std::vector<fs::path>& videos) {
   const auto fp32 = devices::make_backend("cpu", nets::PlanPrecision::fp32);
   const auto int8 = devices::make_backend("cpu", nets::PlanPrecision::int8);
   const auto fp32_net = load_model_network(*fp32, model);
@@ -87,27 +156,50 @@ Int8Check measure(const AnalysisModel& model, const std::vector<fs::path>& image
   const DecodeSettings settings{model.stride, model.locref_stdev, model.location_refinement};
   ImagePredictor fp32_predictor(*fp32, *fp32_net, settings);
   ImagePredictor int8_predictor(*int8, *int8_net, settings);
+  const auto readers = open_videos(videos, model);
+  std::int64_t video_total = 0;
+  for (const auto& reader : readers) video_total += reader->frame_count();
   const std::size_t count = std::min(images.size(), kInt8CheckImages);
-  std::vector<std::vector<KeypointPrediction>> reference, other;
-  Progress progress("int8 check", static_cast<std::int64_t>(count), "images");
+  const auto frames = std::min(static_cast<std::int64_t>(kInt8CheckVideoFrames), video_total);
+  Progress progress("int8 check", static_cast<std::int64_t>(count) + frames, "frames");
+  std::vector<std::vector<KeypointPrediction>> reference, other, video_reference, video_other;
   for (std::size_t k = 0; k < count; ++k) {
     const cv::Mat rgb = load_rgb_image(images[k * images.size() / count]);  // evenly spread
     reference.push_back(fp32_predictor.predict(rgb));
     other.push_back(int8_predictor.predict(rgb));
     progress.advance();
   }
+  for (std::int64_t k = 0; k < frames; ++k) {
+    const auto [reader, index] = frame_at(readers, (2 * k + 1) * video_total / (2 * frames));
+    cv::Mat rgb(reader->height(), reader->width(), CV_8UC3);
+    reader->seek(index);
+    const auto read = reader->read(rgb.data, rgb.step[0]);
+    if (read && read->status != FrameStatus::undecodable) {
+      video_reference.push_back(fp32_predictor.predict(rgb));
+      video_other.push_back(int8_predictor.predict(rgb));
+    }
+    progress.advance();
+  }
   Int8Check check;
   check.images = count;
   check.pcutoff = model.pcutoff;
   check.shift = keypoint_shift(reference, other, model.pcutoff);
+  check.video_frames = video_reference.size();
+  check.videos = identify_videos(videos);
+  if (!video_reference.empty())
+    check.video_shift = keypoint_shift(video_reference, video_other, model.pcutoff);
   return check;
+}
+
+bool within_bounds(const ShiftPercentiles& shift) {
+  return shift.median <= kInt8MedianShiftBound && shift.p99 <= kInt8P99ShiftBound;
 }
 
 }  // namespace
 
 bool Int8Check::passed() const {
-  return shift.confident.keypoints > 0 && shift.confident.median <= kInt8MedianShiftBound &&
-         shift.confident.p99 <= kInt8P99ShiftBound;
+  return shift.confident.keypoints > 0 && within_bounds(shift.confident) &&
+         (video_shift.confident.keypoints == 0 || within_bounds(video_shift.confident));
 }
 
 std::string Int8Check::text() const {
@@ -115,11 +207,22 @@ std::string Int8Check::text() const {
     return fmt::format("no keypoint reached pcutoff ({}) in fp32 on {} labeled frame{}", pcutoff,
                        images, images == 1 ? "" : "s");
   }
-  return fmt::format(
+  std::string text = fmt::format(
       "moved {:.2f} px (median) and {:.2f} px (99th percentile) over the {} keypoints with "
       "likelihood >= pcutoff ({}) on {} labeled frame{}",
       shift.confident.median, shift.confident.p99, shift.confident.keypoints, pcutoff, images,
       images == 1 ? "" : "s");
+  const std::string on_videos =
+      fmt::format("{} frame{} of the project's video{}", video_frames, video_frames == 1 ? "" : "s",
+                  videos.size() == 1 ? "" : "s");
+  if (video_frames > 0 && video_shift.confident.keypoints == 0) {
+    text += fmt::format(", and none reached pcutoff on {}", on_videos);
+  } else if (video_frames > 0) {
+    text +=
+        fmt::format(", and {:.2f} px and {:.2f} px over the {} on {}", video_shift.confident.median,
+                    video_shift.confident.p99, video_shift.confident.keypoints, on_videos);
+  }
+  return text;
 }
 
 fs::path int8_check_file(const fs::path& snapshot) {
@@ -136,17 +239,41 @@ std::vector<fs::path> int8_check_images(const AnalysisModel& model) {
   return images;
 }
 
-Int8Check int8_check(const AnalysisModel& model) {
-  return int8_check(model, {});
+std::vector<fs::path> int8_check_videos(const AnalysisModel& model) {
+  if (model.project.empty()) return {};
+  const auto config = projects::ProjectConfig::load(model.project / "config.yaml");
+  std::vector<fs::path> videos;
+  for (const projects::VideoSet& set : config.values().video_sets) {
+    if (const auto path = projects::resolve_video(config, set.key)) videos.push_back(*path);
+  }
+  // DeepLabCut's example projects ship a placeholder key ("WILL BE AUTOMATICALLY UPDATED BY DEMO
+  // CODE") beside their video: then the videos in the project's videos/ folder.
+  const fs::path folder = model.project / "videos";
+  if (videos.empty() && fs::is_directory(folder)) {
+    try {
+      videos = videos_to_analyze({folder}, 0, 1);
+    } catch (const Error&) {
+      // No video there.
+    }
+  }
+  return videos;
 }
 
-Int8Check int8_check(const AnalysisModel& model, const std::vector<fs::path>& given_images) {
+Int8Check int8_check(const AnalysisModel& model) {
+  return int8_check(model, {}, int8_check_videos(model));
+}
+
+Int8Check int8_check(const AnalysisModel& model, const std::vector<fs::path>& given_images,
+                     const std::vector<fs::path>& videos) {
   const fs::path file = int8_check_file(model.snapshot);
   const SnapshotIdentity identity = identify_snapshot(model.snapshot);
   std::string why_not;
   if (auto check = read_check(file, identity, model.pcutoff, why_not)) {
-    console::info("int8 check: the result in {}", file.string());
-    return std::move(*check);
+    if (videos.empty() || check->videos == identify_videos(videos)) {
+      console::info("int8 check: the result in {}", file.string());
+      return std::move(*check);
+    }
+    why_not = "the project's videos changed";
   }
   const std::vector<fs::path> images =
       given_images.empty() ? int8_check_images(model) : given_images;
@@ -157,9 +284,12 @@ Int8Check int8_check(const AnalysisModel& model, const std::vector<fs::path>& gi
                 "analyze it in the project it was trained in, or choose --precision int8 after "
                 "checking it yourself with labpose evaluate --precision int8");
   }
-  console::info("int8 check: comparing int8 with fp32 on {} labeled frame{} ({}), once",
-                std::min(images.size(), kInt8CheckImages), images.size() == 1 ? "" : "s", why_not);
-  const Int8Check check = measure(model, images);
+  console::info(
+      "int8 check: comparing int8 with fp32 on {} labeled frame{} and on up to {} frames "
+      "of the project's {} video{} ({}), once",
+      std::min(images.size(), kInt8CheckImages), images.size() == 1 ? "" : "s",
+      kInt8CheckVideoFrames, videos.size(), videos.size() == 1 ? "" : "s", why_not);
+  const Int8Check check = measure(model, images, videos);
   try {
     write_check(file, identity, check);
     console::info("int8 check: wrote {}", file.string());

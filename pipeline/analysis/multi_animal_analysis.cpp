@@ -123,13 +123,8 @@ double write_animal_files(const AnimalRun& run, AnimalVideo& video,
 }
 
 VideoReaderOptions reader_options(const AnimalRun& run) {
-  std::optional<PixelRect> region;
-  // x2 and y2 are exclusive, as DeepLabCut slices.
-  if (const auto& crop = run.options.crop ? run.options.crop : run.model.model.crop) {
-    region = PixelRect{crop->x1, crop->y1, crop->x2 - crop->x1, crop->y2 - crop->y1};
-  }
   return analysis_reading(run.backend, run.options.decoder_threads, run.options.decode_on_gpu,
-                          region);
+                          crop_region(run.options.crop ? run.options.crop : run.model.model.crop));
 }
 
 AnimalVideo video_outputs(const AnimalRun& run, const fs::path& video, const fs::path& folder) {

@@ -21,6 +21,11 @@ VideoReaderOptions analysis_reading(const nets::Backend& backend, int threads, b
   return options;
 }
 
+std::optional<PixelRect> crop_region(const std::optional<projects::CropBox>& crop) {
+  if (!crop) return std::nullopt;
+  return PixelRect{crop->x1, crop->y1, crop->x2 - crop->x1, crop->y2 - crop->y1};
+}
+
 FrameBatch::FrameBatch(std::size_t capacity, std::size_t frame_bytes, std::size_t joints)
     : pixels(capacity * frame_bytes), keypoints(capacity * joints) {
   reads.reserve(capacity);

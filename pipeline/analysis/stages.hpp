@@ -15,6 +15,7 @@
 #include "pipeline/analysis/checkpoint.hpp"
 #include "pipeline/pose/decode.hpp"
 #include "pipeline/video/reader.hpp"
+#include "projects/config.hpp"
 
 namespace labpose::pipeline {
 
@@ -24,6 +25,10 @@ namespace labpose::pipeline {
 /// With `on_gpu` (--decode gpu), NVDEC decodes on the backend's GPU (GPU 0 for a host backend).
 VideoReaderOptions analysis_reading(const nets::Backend& backend, int threads, bool on_gpu,
                                     std::optional<PixelRect> crop = std::nullopt);
+
+/// The region of the frame a crop box (config.yaml's or --crop; x2 and y2 exclusive, as DeepLabCut
+/// slices) keeps; nullopt for the whole frame.
+std::optional<PixelRect> crop_region(const std::optional<projects::CropBox>& crop);
 
 /// One batch of frames in flight, allocated once and reused.
 struct FrameBatch {

@@ -188,12 +188,13 @@ ExportResult export_model(const projects::ProjectConfig& config, const ExportOpt
                   calibration_error.what());
   }
   if (result.calibrated) {
-    // And int8's check against fp32 on the project's labeled frames, for --precision auto.
+    // And int8's check against fp32 on the project's labeled frames and videos, for --precision
+    // auto.
     AnalysisModel in_export = model;
     in_export.snapshot = weights;
     in_export.exported_folder = scratch.path();
     try {
-      int8_check(in_export, int8_check_images(model));
+      int8_check(in_export, int8_check_images(model), int8_check_videos(model));
       result.files.push_back(int8_check_file(weights).filename());
     } catch (const Error& check_error) {
       if (check_error.kind() == ErrorKind::interrupted) throw;

@@ -1,7 +1,8 @@
 // --precision auto on the CPU: int8 only where it is clearly faster and the model's int8 check on
-// its labeled frames passes; the check is run only when int8 is faster; a failed or impossible
-// check keeps the other precision and says why. Speeds and checks are made up here: the
-// measurement is devices' PrecisionSpeed.*, the check on a trained model ReducedPrecision.*.
+// its labeled frames and its project's videos passes; the check is run only when int8 is faster; a
+// failed or impossible check keeps the other precision and says why. Speeds and checks are made up
+// here: the measurement is devices' PrecisionSpeed.*, the check on a trained model
+// ReducedPrecision.*.
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
@@ -87,6 +88,30 @@ TEST(AutomaticCpuPrecision, AShiftBeyondEitherBoundKeepsTheOtherPrecision) {
   choice = choose_cpu_analysis_precision(fast, [] { return check_with(0.2, 3.2); });
   EXPECT_EQ(choice.precision, PlanPrecision::bf16);
   EXPECT_NE(choice.why.find("3.20 px (99th percentile)"), std::string::npos) << choice.why;
+  // Within the bounds on the labeled frames, beyond them on the videos' frames: no int8.
+  choice = choose_cpu_analysis_precision(fast, [] {
+    Int8Check check = check_with(0.3, 2.3);
+    check.video_frames = 64;
+    check.videos = {{"m3v1mp4.mp4", 1000}};
+    check.video_shift.confident = {0.47, 3.75, 9.0, 250};
+    return check;
+  });
+  EXPECT_EQ(choice.precision, PlanPrecision::bf16);
+  EXPECT_NE(choice.why.find("and 0.47 px and 3.75 px over the 250 on 64 frames of the project's "
+                            "video, beyond the bound"),
+            std::string::npos)
+      << choice.why;
+  // Videos where nothing reaches pcutoff say nothing about int8: the labeled frames decide.
+  choice = choose_cpu_analysis_precision(fast, [] {
+    Int8Check check = check_with(0.3, 2.3);
+    check.video_frames = 64;
+    check.videos = {{"a.mp4", 1}, {"b.mp4", 2}};
+    return check;
+  });
+  EXPECT_EQ(choice.precision, PlanPrecision::int8);
+  EXPECT_NE(choice.why.find("none reached pcutoff on 64 frames of the project's videos"),
+            std::string::npos)
+      << choice.why;
   // No confident keypoint at all: nothing says int8 is close, so no int8.
   choice = choose_cpu_analysis_precision(fast, [] { return check_with(0.0, 0.0, 0); });
   EXPECT_EQ(choice.precision, PlanPrecision::bf16);

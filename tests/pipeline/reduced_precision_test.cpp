@@ -241,9 +241,9 @@ TEST(Int8Calibration, KeptBesideTheSnapshotAndMeasuredAgainWhenItIsStale) {
   }
 }
 
-// The int8 check: measured once and kept beside the snapshot; read back while it is that
-// snapshot's at that pcutoff, measured again when the snapshot changed, the pcutoff changed or the
-// file is damaged.
+// The int8 check: measured once on the labeled frames and the project's video and kept beside the
+// snapshot; read back while it is that snapshot's at that pcutoff and on those videos, measured
+// again when the snapshot, the pcutoff or the videos changed or the file is damaged.
 TEST(Int8Check, KeptBesideTheSnapshotAndMeasuredAgainWhenItIsStale) {
   if (!nets::cpu::cpu_has_int8()) {
     GTEST_SKIP() << "this CPU has no VNNI (oneDNN uses " << nets::cpu::cpu_instructions() << ")";
@@ -260,6 +260,15 @@ TEST(Int8Check, KeptBesideTheSnapshotAndMeasuredAgainWhenItIsStale) {
   const auto document = nlohmann::json::parse(kept);
   EXPECT_EQ(document["passed"].get<bool>(), measured.passed());
   EXPECT_EQ(document["bounds"]["median_px"].get<double>(), kInt8MedianShiftBound);
+  // And frames of the project's video, which the network never trained on: all 60 of the demo's.
+  const std::vector<fs::path> videos = int8_check_videos(model);
+  ASSERT_EQ(videos.size(), 1u);
+  EXPECT_EQ(measured.video_frames, 60u);
+  ASSERT_EQ(measured.videos.size(), 1u);
+  EXPECT_EQ(measured.videos[0].file, videos[0].filename().string());
+  EXPECT_EQ(measured.videos[0].bytes, fs::file_size(videos[0]));
+  EXPECT_GT(measured.video_shift.all.keypoints, 0u);
+  EXPECT_EQ(document["video"]["frames"].get<std::size_t>(), 60u);
 
   // Read back: the same figures, the file untouched, even with the frames gone.
   const fs::path labeled = config.project_dir() / "labeled-data";
@@ -269,16 +278,32 @@ TEST(Int8Check, KeptBesideTheSnapshotAndMeasuredAgainWhenItIsStale) {
   expect_same(again.shift.confident, measured.shift.confident);
   expect_same(again.shift.all, measured.shift.all);
   EXPECT_EQ(again.images, measured.images);
+  expect_same(again.video_shift.confident, measured.video_shift.confident);
+  expect_same(again.video_shift.all, measured.video_shift.all);
+  EXPECT_EQ(again.video_frames, measured.video_frames);
+  EXPECT_EQ(again.videos, measured.videos);
+  EXPECT_EQ(read_file(file), kept);
+  // Where the project's videos are not found (a copy without them), what the file says stands.
+  const Int8Check without_videos = int8_check(model, {}, {});
+  EXPECT_EQ(without_videos.videos, measured.videos);
   EXPECT_EQ(read_file(file), kept);
 
-  // Damaged, from another snapshot of that name, or another pcutoff: measured again, which needs
+  // Damaged, from another snapshot of that name, measured on other videos or on the labeled
+  // frames alone (before the check read videos), or another pcutoff: measured again, which needs
   // the frames.
   nlohmann::json other = document;
   other["snapshot_sha256"] = std::string(64, '0');
   nlohmann::json damaged = document;
   damaged["confident"]["median_px"] = -1.0;
+  nlohmann::json damaged_video = document;
+  damaged_video["video"]["confident"]["p99_px"] = -1.0;
+  nlohmann::json other_videos = document;
+  other_videos["video"]["videos"][0]["bytes"] = 1;
+  nlohmann::json labeled_only = document;
+  labeled_only.erase("video");
   for (const std::string& stale :
-       {std::string("{\"format\": \"labpose int8"), other.dump(), damaged.dump()}) {
+       {std::string("{\"format\": \"labpose int8"), other.dump(), damaged.dump(),
+        damaged_video.dump(), other_videos.dump(), labeled_only.dump()}) {
     write_file_atomically(file, stale);
     EXPECT_THROW(int8_check(model), Error) << stale.substr(0, 40);
   }
@@ -300,6 +325,33 @@ TEST(Int8Check, KeptBesideTheSnapshotAndMeasuredAgainWhenItIsStale) {
   } catch (const Error& error) {
     EXPECT_NE(std::string(error.what()).find("exported model"), std::string::npos) << error.what();
   }
+}
+
+// The videos the check reads: config.yaml's video_sets; where they name none found here
+// (DeepLabCut's example projects ship a placeholder key), the videos in the project's videos/
+// folder.
+TEST(Int8Check, ReadsTheVideosFolderWhereVideoSetsNamesNoneFoundHere) {
+  const testing::TempDir dir;
+  const fs::path config_file = testing::copy_demo_project(dir.path());
+  AnalysisModel model;
+  model.project = config_file.parent_path();
+  const std::vector<fs::path> named = int8_check_videos(model);
+  ASSERT_EQ(named.size(), 1u);
+  EXPECT_EQ(named[0].filename().string(), "synthetic_mouse.mp4");
+
+  const auto config = projects::ProjectConfig::load(config_file);
+  std::string text = read_file(config_file);
+  const std::string key = config.values().video_sets.at(0).key;
+  text.replace(text.find(key), key.size(), "WILL BE AUTOMATICALLY UPDATED BY DEMO CODE");
+  write_file_atomically(config_file, text);
+  const std::vector<fs::path> found = int8_check_videos(model);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0], model.project / "videos" / "synthetic_mouse.mp4");
+
+  fs::remove_all(model.project / "videos");
+  EXPECT_TRUE(int8_check_videos(model).empty()) << "no video here: the labeled frames decide";
+  model.project.clear();
+  EXPECT_TRUE(int8_check_videos(model).empty()) << "an exported model";
 }
 
 }  // namespace

@@ -71,7 +71,7 @@ std::string cpu_precisions(const devices::PrecisionSpeeds& speeds) {
     notes += fmt::format(
         "; int8 {:.1f}x {}, {}: analysis with --precision auto takes int8 for a model whose "
         "keypoints it moves at most {:.1f} px (median) and {:.1f} px (99th percentile) from "
-        "fp32's on the project's labeled frames",
+        "fp32's on the project's labeled frames and videos",
         int8.ratio, best_name, rounds, pipeline::kInt8MedianShiftBound,
         pipeline::kInt8P99ShiftBound);
   } else if (int8.verdict == Verdict::not_faster) {
