@@ -85,35 +85,32 @@ void normalization_forward(CpuBackend::State& s, bool training, const Tensor& x,
   });
 }
 
-// Batch norm of bf16 values is labpose's own loops (bf16_channel_loops.hpp): oneDNN's reads and
-// writes the values more often than they need, and is a generic loop where C is not a multiple of
-// 16 (EfficientNet-Lite's 24 and 40: 18 ms against 3 for its fp32 kernel).
-bool bf16_values(const Tensor& x) {
-  return x.element() == Element::bf16;
-}
-
-const std::uint16_t* bits_of(const Tensor& t) {
-  return static_cast<const std::uint16_t*>(t.raw());
-}
-std::uint16_t* mutable_bits_of(Tensor& t) {
-  return static_cast<std::uint16_t*>(t.raw());
+// 1 / sqrt(variance + epsilon), per channel.
+std::vector<double> inverse_std(const Tensor& variance, float epsilon) {
+  std::vector<double> inverse(static_cast<std::size_t>(variance.elements()));
+  for (std::size_t c = 0; c < inverse.size(); ++c)
+    inverse[c] = 1.0 / std::sqrt(double{variance.data()[c]} + epsilon);
+  return inverse;
 }
 
 std::int64_t pixels_of(const Shape& s) {
   return s.n() * s.h() * s.w();
 }
 
+// Batch norm of bf16 values is labpose's own loops (bf16_channel_loops.hpp): oneDNN's reads and
+// writes the values more often than they need, and is a generic loop where C is not a multiple of
+// 16 (EfficientNet-Lite's 24 and 40: 18 ms against 3 for its fp32 kernel).
 // y = (x - mean) / sqrt(variance + epsilon) · gamma + beta on bf16 values.
 void normalize_bf16(const Tensor& x, const Tensor& gamma, const Tensor& beta, const Tensor& mean,
                     const Tensor& variance, float epsilon, Tensor& y) {
-  const auto channels = static_cast<std::size_t>(x.shape().c());
-  std::vector<float> scale(channels), offset(channels);
-  for (std::size_t c = 0; c < channels; ++c) {
-    const double k = gamma.data()[c] / std::sqrt(double{variance.data()[c]} + epsilon);
+  const std::vector<double> inverse = inverse_std(variance, epsilon);
+  std::vector<float> scale(inverse.size()), offset(inverse.size());
+  for (std::size_t c = 0; c < inverse.size(); ++c) {
+    const double k = gamma.data()[c] * inverse[c];
     scale[c] = static_cast<float>(k);
     offset[c] = static_cast<float>(beta.data()[c] - k * mean.data()[c]);
   }
-  bf16_channel_affine(bits_of(x), mutable_bits_of(y), pixels_of(x.shape()), x.shape().c(),
+  bf16_channel_affine(bf16_bits_of(x), bf16_bits_of(y), pixels_of(x.shape()), x.shape().c(),
                       scale.data(), offset.data());
 }
 
@@ -124,7 +121,7 @@ void CpuBackend::batch_norm_forward_inference(const Tensor& x, const Tensor& gam
                                               const Tensor& running_var, float epsilon, Tensor& y) {
   check_shape("batch_norm_forward_inference", "y", y.shape(), x.shape());
   check_elements("batch_norm_forward_inference", {&x, &y});
-  if (bf16_values(x)) {
+  if (all_bf16({&x})) {
     normalize_bf16(x, gamma, beta, running_mean, running_var, epsilon, y);
     return;
   }
@@ -137,7 +134,7 @@ void CpuBackend::batch_norm_forward_training(const Tensor& x, const Tensor& gamm
                                              Tensor& running_mean, Tensor& running_var) {
   check_shape("batch_norm_forward_training", "y", y.shape(), x.shape());
   check_elements("batch_norm_forward_training", {&x, &y});
-  if (bf16_values(x)) {
+  if (all_bf16({&x})) {
     batch_norm_statistics(x, saved_mean, saved_variance);
     normalize_bf16(x, gamma, beta, saved_mean, saved_variance, epsilon, y);
   } else {
@@ -161,7 +158,7 @@ void CpuBackend::batch_norm_backward(const Tensor& dy, const Tensor& x, const Te
   check_shape("batch_norm_backward", "dy", dy.shape(), x.shape());
   check_shape("batch_norm_backward", "dx", dx.shape(), x.shape());
   check_elements("batch_norm_backward", {&x, &dy, &dx});
-  if (bf16_values(x)) {
+  if (all_bf16({&x})) {
     batch_norm_backward_reduce(dy, x, mean, variance, epsilon, dgamma, dbeta);
     const std::int64_t count = pixels_of(x.shape());
     if (!constant_statistics) {
@@ -169,12 +166,11 @@ void CpuBackend::batch_norm_backward(const Tensor& dy, const Tensor& x, const Te
       return;
     }
     // Constant statistics: dx = gamma / sqrt(variance + epsilon) · dy.
-    const auto channels = static_cast<std::size_t>(x.shape().c());
-    std::vector<float> scale(channels), zero(channels, 0.0F);
-    for (std::size_t c = 0; c < channels; ++c)
-      scale[c] =
-          static_cast<float>(gamma.data()[c] / std::sqrt(double{variance.data()[c]} + epsilon));
-    bf16_norm_gradient(bits_of(x), bits_of(dy), mutable_bits_of(dx), count, x.shape().c(),
+    const std::vector<double> inverse = inverse_std(variance, epsilon);
+    std::vector<float> scale(inverse.size()), zero(inverse.size(), 0.0F);
+    for (std::size_t c = 0; c < inverse.size(); ++c)
+      scale[c] = static_cast<float>(gamma.data()[c] * inverse[c]);
+    bf16_norm_gradient(bf16_bits_of(x), bf16_bits_of(dy), bf16_bits_of(dx), count, x.shape().c(),
                        scale.data(), zero.data(), mean.data(), zero.data());
     return;
   }
@@ -254,13 +250,6 @@ void channel_sums(std::int64_t pixels, std::int64_t channels, const Terms& terms
   }
 }
 
-std::vector<double> inverse_std(const Tensor& variance, float epsilon) {
-  std::vector<double> inverse(static_cast<std::size_t>(variance.elements()));
-  for (std::size_t c = 0; c < inverse.size(); ++c)
-    inverse[c] = 1.0 / std::sqrt(double{variance.data()[c]} + epsilon);
-  return inverse;
-}
-
 }  // namespace
 
 void CpuBackend::batch_norm_statistics(const Tensor& x, Tensor& mean, Tensor& variance) {
@@ -268,13 +257,14 @@ void CpuBackend::batch_norm_statistics(const Tensor& x, Tensor& mean, Tensor& va
   check_shape("batch_norm_statistics", "mean", mean.shape(), Shape{s.c()});
   check_shape("batch_norm_statistics", "variance", variance.shape(), Shape{s.c()});
   const std::int64_t pixels = s.n() * s.h() * s.w(), channels = s.c();
-  if (bf16_values(x) && pixels > 0) {
+  if (all_bf16({&x})) {
     // Shifted by the first pixel's values, so that the variance keeps its digits.
     const auto width = static_cast<std::size_t>(channels);
     std::vector<float> shift(width);
-    for (std::size_t c = 0; c < width; ++c) shift[c] = bf16_value(bits_of(x)[c]);
+    for (std::size_t c = 0; c < width && pixels > 0; ++c) shift[c] = bf16_value(bf16_bits_of(x)[c]);
     std::vector<double> sums(width), squares(width);
-    bf16_channel_moments(bits_of(x), pixels, channels, shift.data(), sums.data(), squares.data());
+    bf16_channel_moments(bf16_bits_of(x), pixels, channels, shift.data(), sums.data(),
+                         squares.data());
     for (std::size_t c = 0; c < width; ++c) {
       const double offset = sums[c] / static_cast<double>(pixels);
       mean.data()[c] = static_cast<float>(shift[c] + offset);
@@ -284,20 +274,19 @@ void CpuBackend::batch_norm_statistics(const Tensor& x, Tensor& mean, Tensor& va
     return;
   }
   std::vector<double> sum, unused, squares;
-  with_elements(x, [&](auto in) {
-    channel_sums(
-        pixels, channels,
-        [&](std::int64_t p, std::int64_t c, double& a, double&) { a += in.get(p * channels + c); },
-        sum, unused);
-    for (double& v : sum) v /= static_cast<double>(pixels);
-    channel_sums(
-        pixels, channels,
-        [&](std::int64_t p, std::int64_t c, double& a, double&) {
-          const double d = in.get(p * channels + c) - sum[static_cast<std::size_t>(c)];
-          a += d * d;
-        },
-        squares, unused);
-  });
+  const float* in = x.data();
+  channel_sums(
+      pixels, channels,
+      [&](std::int64_t p, std::int64_t c, double& a, double&) { a += in[p * channels + c]; }, sum,
+      unused);
+  for (double& v : sum) v /= static_cast<double>(pixels);
+  channel_sums(
+      pixels, channels,
+      [&](std::int64_t p, std::int64_t c, double& a, double&) {
+        const double d = in[p * channels + c] - sum[static_cast<std::size_t>(c)];
+        a += d * d;
+      },
+      squares, unused);
   for (std::size_t c = 0; c < sum.size(); ++c) {
     mean.data()[c] = static_cast<float>(sum[c]);
     variance.data()[c] = static_cast<float>(squares[c] / static_cast<double>(pixels));
@@ -308,15 +297,16 @@ void CpuBackend::batch_norm_backward_reduce(const Tensor& dy, const Tensor& x, c
                                             const Tensor& variance, float epsilon, Tensor& dgamma,
                                             Tensor& dbeta) {
   check_shape("batch_norm_backward_reduce", "dy", dy.shape(), x.shape());
+  check_elements("batch_norm_backward_reduce", {&x, &dy});
   const Shape& s = x.shape();
   const std::int64_t channels = s.c();
   const std::vector<double> inverse = inverse_std(variance, epsilon);
   const float* average = mean.data();
-  if (bf16_values(x) && bf16_values(dy)) {
+  if (all_bf16({&x, &dy})) {
     const auto width = static_cast<std::size_t>(channels);
     std::vector<double> sum_dy(width), sum_dy_centered(width);
-    bf16_gradient_sums(bits_of(x), bits_of(dy), pixels_of(s), channels, average, sum_dy.data(),
-                       sum_dy_centered.data());
+    bf16_gradient_sums(bf16_bits_of(x), bf16_bits_of(dy), pixels_of(s), channels, average,
+                       sum_dy.data(), sum_dy_centered.data());
     for (std::size_t c = 0; c < width; ++c) {
       dgamma.data()[c] = static_cast<float>(sum_dy_centered[c] * inverse[c]);
       dbeta.data()[c] = static_cast<float>(sum_dy[c]);
@@ -324,19 +314,16 @@ void CpuBackend::batch_norm_backward_reduce(const Tensor& dy, const Tensor& x, c
     return;
   }
   std::vector<double> dy_xhat, dy_sum;
-  with_elements(x, [&](auto in) {
-    with_elements(dy, [&](auto gradient) {
-      channel_sums(
-          s.n() * s.h() * s.w(), channels,
-          [&](std::int64_t p, std::int64_t c, double& a, double& b) {
-            const std::int64_t i = p * channels + c;
-            const double incoming = gradient.get(i);
-            a += incoming * (in.get(i) - average[c]) * inverse[static_cast<std::size_t>(c)];
-            b += incoming;
-          },
-          dy_xhat, dy_sum);
-    });
-  });
+  const float *in = x.data(), *gradient = dy.data();
+  channel_sums(
+      pixels_of(s), channels,
+      [&](std::int64_t p, std::int64_t c, double& a, double& b) {
+        const std::int64_t i = p * channels + c;
+        const double incoming = gradient[i];
+        a += incoming * (in[i] - average[c]) * inverse[static_cast<std::size_t>(c)];
+        b += incoming;
+      },
+      dy_xhat, dy_sum);
   for (std::size_t c = 0; c < dy_sum.size(); ++c) {
     dgamma.data()[c] = static_cast<float>(dy_xhat[c]);
     dbeta.data()[c] = static_cast<float>(dy_sum[c]);
@@ -349,6 +336,7 @@ void CpuBackend::batch_norm_backward_data(const Tensor& dy, const Tensor& x, con
                                           std::int64_t count, Tensor& dx) {
   check_shape("batch_norm_backward_data", "dy", dy.shape(), x.shape());
   check_shape("batch_norm_backward_data", "dx", dx.shape(), x.shape());
+  check_elements("batch_norm_backward_data", {&x, &dy, &dx});
   LABPOSE_ASSERT(count > 0);
   const Shape& s = x.shape();
   const std::int64_t pixels = s.n() * s.h() * s.w(), channels = s.c();
@@ -363,25 +351,21 @@ void CpuBackend::batch_norm_backward_data(const Tensor& dy, const Tensor& x, con
         static_cast<float>(k * inverse[c] * sum_dy_xhat.data()[c] / static_cast<double>(count));
   }
   const float* average = mean.data();
-  if (bf16_values(x) && bf16_values(dy) && bf16_values(dx)) {
-    bf16_norm_gradient(bits_of(x), bits_of(dy), mutable_bits_of(dx), pixels, channels, scale.data(),
-                       shift.data(), average, slope.data());
+  if (all_bf16({&x, &dy, &dx})) {
+    bf16_norm_gradient(bf16_bits_of(x), bf16_bits_of(dy), bf16_bits_of(dx), pixels, channels,
+                       scale.data(), shift.data(), average, slope.data());
     return;
   }
   const float *a = scale.data(), *b = shift.data(), *k = slope.data();
-  with_elements(x, [&](auto in) {
-    with_elements(dy, [&](auto gradient) {
-      with_elements(dx, [&](auto out) {
+  const float *in = x.data(), *gradient = dy.data();
+  float* out = dx.data();
 #pragma omp parallel for schedule(static)
-        for (std::int64_t p = 0; p < pixels; ++p) {
-          for (std::int64_t c = 0; c < channels; ++c) {
-            const std::int64_t i = p * channels + c;
-            out.set(i, a[c] * gradient.get(i) - b[c] - (in.get(i) - average[c]) * k[c]);
-          }
-        }
-      });
-    });
-  });
+  for (std::int64_t p = 0; p < pixels; ++p) {
+    for (std::int64_t c = 0; c < channels; ++c) {
+      const std::int64_t i = p * channels + c;
+      out[i] = a[c] * gradient[i] - b[c] - (in[i] - average[c]) * k[c];
+    }
+  }
 }
 
 }  // namespace labpose::nets::cpu

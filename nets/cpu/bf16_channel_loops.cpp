@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "nets/cpu/elements.hpp"
+#include "nets/cpu/thread_shares.hpp"
 
 namespace labpose::nets::cpu {
 namespace {
@@ -98,18 +99,6 @@ LABPOSE_CLONES void norm_gradient_kernel(const std::uint16_t* x, const std::uint
 
 #undef LABPOSE_CLONES
 
-// Runs body(thread, first pixel, pixels) on each thread's share of the pixels.
-template <typename Body>
-void over_shares(std::int64_t pixels, const Body& body) {
-#pragma omp parallel
-  {
-    const std::int64_t threads = omp_get_num_threads(), thread = omp_get_thread_num();
-    const std::int64_t first = pixels * thread / threads;
-    const std::int64_t last = pixels * (thread + 1) / threads;
-    body(thread, first, last - first);
-  }
-}
-
 // Two per-channel sums: each thread's share into its own doubles (and fp32 runs), then added in
 // thread order into `a` and `b`.
 template <typename Kernel>
@@ -119,7 +108,7 @@ void channel_sums(std::int64_t pixels, std::int64_t channels, double* a, double*
   const auto threads = static_cast<std::size_t>(omp_get_max_threads());
   std::vector<double> sums(threads * 2 * width, 0.0);
   std::vector<float> runs(threads * 2 * width, 0.0F);
-  over_shares(pixels, [&](std::int64_t thread, std::int64_t first, std::int64_t count) {
+  in_thread_shares(pixels, [&](std::int64_t thread, std::int64_t first, std::int64_t count) {
     const auto at = static_cast<std::size_t>(thread) * 2 * width;
     if (count > 0)
       kernel(first, count, runs.data() + at, runs.data() + at + width, sums.data() + at,
@@ -159,7 +148,7 @@ void bf16_gradient_sums(const std::uint16_t* x, const std::uint16_t* dy, std::in
 
 void bf16_channel_affine(const std::uint16_t* x, std::uint16_t* y, std::int64_t pixels,
                          std::int64_t channels, const float* scale, const float* offset) {
-  over_shares(pixels, [&](std::int64_t, std::int64_t first, std::int64_t count) {
+  in_thread_shares(pixels, [&](std::int64_t, std::int64_t first, std::int64_t count) {
     affine_kernel(x + first * channels, y + first * channels, count, channels, scale, offset);
   });
 }
@@ -167,7 +156,7 @@ void bf16_channel_affine(const std::uint16_t* x, std::uint16_t* y, std::int64_t 
 void bf16_norm_gradient(const std::uint16_t* x, const std::uint16_t* dy, std::uint16_t* dx,
                         std::int64_t pixels, std::int64_t channels, const float* scale,
                         const float* offset, const float* mean, const float* slope) {
-  over_shares(pixels, [&](std::int64_t, std::int64_t first, std::int64_t count) {
+  in_thread_shares(pixels, [&](std::int64_t, std::int64_t first, std::int64_t count) {
     norm_gradient_kernel(x + first * channels, dy + first * channels, dx + first * channels, count,
                          channels, scale, offset, mean, slope);
   });

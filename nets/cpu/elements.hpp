@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 
+#include "core/error.hpp"
 #include "nets/tensor.hpp"
 
 namespace labpose::nets::cpu {
@@ -40,6 +42,24 @@ struct Bf16Elements {
   float get(std::int64_t i) const { return bf16_value(values[i]); }
   void set(std::int64_t i, float value) const { values[i] = bf16_bits(value); }
 };
+
+/// Whether every one of `tensors` holds bf16 elements.
+inline bool all_bf16(std::initializer_list<const Tensor*> tensors) {
+  for (const Tensor* tensor : tensors) {
+    if (tensor->element() != Element::bf16) return false;
+  }
+  return true;
+}
+
+/// The 16 bits of each element of a bf16 tensor.
+inline const std::uint16_t* bf16_bits_of(const Tensor& tensor) {
+  LABPOSE_ASSERT(tensor.element() == Element::bf16);
+  return static_cast<const std::uint16_t*>(tensor.raw());
+}
+inline std::uint16_t* bf16_bits_of(Tensor& tensor) {
+  LABPOSE_ASSERT(tensor.element() == Element::bf16);
+  return static_cast<std::uint16_t*>(tensor.raw());
+}
 
 /// Calls `body` with the accessor of `tensor`'s element type.
 template <typename Body>

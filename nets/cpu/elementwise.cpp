@@ -8,6 +8,7 @@
 #include "nets/cpu/dnnl_state.hpp"
 #include "nets/cpu/dnnl_versions.hpp"
 #include "nets/cpu/elements.hpp"
+#include "nets/cpu/thread_shares.hpp"
 #include "nets/peaks.hpp"
 
 namespace labpose::nets::cpu {
@@ -45,29 +46,10 @@ __attribute__((target_clones("arch=skylake-avx512", "avx2", "default"))) void ad
     out[i] = bf16_bits(bf16_value(left[i]) + bf16_value(right[i]));
 }
 
-// Runs kernel(first, count) on each thread's share of `count` elements (the bf16 kernels above
-// are compiled per instruction set, which an OpenMP region inside them would not be).
-template <typename Kernel>
-void in_shares(std::int64_t count, const Kernel& kernel) {
-#pragma omp parallel
-  {
-    const std::int64_t threads = omp_get_num_threads(), thread = omp_get_thread_num();
-    const std::int64_t first = count * thread / threads, last = count * (thread + 1) / threads;
-    if (last > first) kernel(first, last - first);
-  }
-}
-
 // The bits of the bf16 value an fp32 cap clamps to: +inf for none.
 std::int16_t bf16_cap(float cap) {
   return static_cast<std::int16_t>(
       bf16_bits(cap > 0.0F ? cap : std::numeric_limits<float>::infinity()));
-}
-
-bool all_bf16(std::initializer_list<const Tensor*> tensors) {
-  for (const Tensor* t : tensors) {
-    if (t->element() != Element::bf16) return false;
-  }
-  return true;
 }
 
 }  // namespace
@@ -79,7 +61,7 @@ void CpuBackend::relu_forward(const Tensor& x, Tensor& y, float cap) {
     const auto* in = static_cast<const std::int16_t*>(x.raw());
     auto* out = static_cast<std::int16_t*>(y.raw());
     const std::int16_t upper = bf16_cap(cap);
-    in_shares(count, [&](std::int64_t first, std::int64_t n) {
+    in_thread_shares(count, [&](std::int64_t, std::int64_t first, std::int64_t n) {
       relu_bf16(in + first, out + first, n, upper);
     });
     return;
@@ -107,7 +89,7 @@ void CpuBackend::relu_backward(const Tensor& dy, const Tensor& y, Tensor& dx, fl
     const auto* out = static_cast<const std::int16_t*>(y.raw());
     auto* result = static_cast<std::int16_t*>(dx.raw());
     const std::int16_t upper = bf16_cap(cap);
-    in_shares(count, [&](std::int64_t first, std::int64_t n) {
+    in_thread_shares(count, [&](std::int64_t, std::int64_t first, std::int64_t n) {
       relu_backward_bf16(gradient + first, out + first, result + first, n, upper);
     });
     return;
@@ -135,7 +117,7 @@ void CpuBackend::add(const Tensor& a, const Tensor& b, Tensor& y) {
     const auto* left = static_cast<const std::uint16_t*>(a.raw());
     const auto* right = static_cast<const std::uint16_t*>(b.raw());
     auto* out = static_cast<std::uint16_t*>(y.raw());
-    in_shares(count, [&](std::int64_t first, std::int64_t n) {
+    in_thread_shares(count, [&](std::int64_t, std::int64_t first, std::int64_t n) {
       add_bf16(left + first, right + first, out + first, n);
     });
     return;
