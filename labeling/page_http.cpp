@@ -124,6 +124,10 @@ std::string hex_color(const pipeline::Rgb& color) {
   return fmt::format("#{:02x}{:02x}{:02x}", byte(color.r), byte(color.g), byte(color.b));
 }
 
+ConnectionLimits connection_limits(const ServerOptions& options) {
+  return {options.idle_timeout, options.request_timeout, options.max_connections};
+}
+
 int bind_page_server(BoundedServer& server, const std::string& host, int port,
                      int max_connections) {
   // httplib's default also sets SO_REUSEPORT, which lets a second server share a taken port.

@@ -13,6 +13,8 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "labeling/bounded_server.hpp"
+#include "labeling/server.hpp"
 #include "pipeline/plots/colormap.hpp"
 
 namespace httplib {
@@ -21,8 +23,6 @@ struct Response;
 }  // namespace httplib
 
 namespace labpose::labeling {
-
-class BoundedServer;
 
 /// The token and, for POST, the media type. True when the request may go on; otherwise the
 /// response says why (401, 403, 415) or redirects the printed URL to the page (303). `command`
@@ -50,6 +50,9 @@ bool serve_page_asset(const std::string& path, std::string_view index, httplib::
 
 /// "#rrggbb" for a colour.
 std::string hex_color(const pipeline::Rgb& color);
+
+/// The connection limits a page's server enforces, as `options` set them.
+ConnectionLimits connection_limits(const ServerOptions& options);
 
 /// Binds `server` to host:port (port 0: any free one) and returns the port. Throws Error saying
 /// what to do when the port is taken.

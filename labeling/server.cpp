@@ -12,14 +12,6 @@
 #include "labeling/request_handler.hpp"
 
 namespace labpose::labeling {
-namespace {
-
-ConnectionLimits limits_of(const ServerOptions& options) {
-  return {options.idle_timeout, options.request_timeout, options.max_connections};
-}
-
-}  // namespace
-
 std::string random_token() {
   std::random_device source;  // the kernel's random source on Linux
   std::string token;
@@ -35,7 +27,7 @@ struct LabelServer::State {
   State(const projects::ProjectConfig& config, ServerOptions server_options)
       : options(std::move(server_options)),
         store(config, options.refine),
-        server(limits_of(options)) {}
+        server(connection_limits(options)) {}
 
   ServerOptions options;
   LabelStore store;

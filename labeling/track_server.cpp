@@ -87,7 +87,7 @@ struct TrackServer::State {
       : config(project),
         options(std::move(server_options)),
         session(video, tracks_file),
-        server({options.idle_timeout, options.request_timeout, options.max_connections}) {}
+        server(connection_limits(options)) {}
 
   projects::ProjectConfig config;
   ServerOptions options;
