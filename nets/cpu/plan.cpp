@@ -20,6 +20,7 @@
 #include <type_traits>
 
 #include "core/error.hpp"
+#include "nets/cpu/depthwise.hpp"
 #include "nets/cpu/dnnl_state.hpp"
 #include "nets/cpu/dnnl_versions.hpp"
 #include "nets/cpu/value_formats.hpp"
@@ -304,6 +305,8 @@ class CpuPlan final : public InferencePlan {
               add_transpose_as_columns(op, source, in, out, i, last_use);
             } else if (by_winograd(op, source, in, i)) {
               add_winograd(op, source, in, out, i);
+            } else if (by_depthwise(op, source, in, i)) {
+              add_depthwise(op, source, in, out, i);
             } else {
               add_conv(op, source, in, out, i, last_use);
             }
@@ -486,30 +489,56 @@ class CpuPlan final : public InferencePlan {
     }
   }
 
-  // Whether op i (reading `source` of shape `in`) runs as a Winograd convolution: a 3×3 one that
-  // winograd_applies takes, in a bf16 or fp32 plan, reading and writing the plan's type in NHWC,
-  // with no residual.
-  bool by_winograd(const FusedOp& op, const memory& source, const Shape& in, std::size_t i) const {
+  // Whether op i (reading `source` of shape `in`) can run on labpose's own kernels: a convolution
+  // without a residual, in a bf16 or fp32 plan, reading and writing the plan's type in NHWC.
+  bool by_own_kernel(const FusedOp& op, const memory& source, const Shape& in,
+                     std::size_t i) const {
     const dt type = precision_ == PlanPrecision::bf16 ? dt::bf16 : dt::f32;
-    return op.kind == FusedOp::Kind::conv && op.residual < 0 && winograd_enabled() &&
-           winograd_applies(op.weight_shape, op.geometry, precision_) && formats_[i].type == type &&
+    return op.kind == FusedOp::Kind::conv && op.residual < 0 && formats_[i].type == type &&
            formats_[i].scale == 1.0F &&
            source.get_desc() == memory::desc(dims_of(in), type, tag::nhwc);
+  }
+  // A 3×3 convolution that winograd_applies takes.
+  bool by_winograd(const FusedOp& op, const memory& source, const Shape& in, std::size_t i) const {
+    return winograd_enabled() && winograd_applies(op.weight_shape, op.geometry, precision_) &&
+           by_own_kernel(op, source, in, i);
+  }
+  // A depthwise convolution that depthwise_applies takes.
+  bool by_depthwise(const FusedOp& op, const memory& source, const Shape& in, std::size_t i) const {
+    return depthwise_enabled() && depthwise_applies(op.weight_shape, op.geometry, precision_) &&
+           by_own_kernel(op, source, in, i);
+  }
+
+  // Op i's output as labpose's own kernels write it: a buffer of the plan's type, in NHWC.
+  memory own_kernel_output(const Shape& shape, std::size_t i) {
+    const memory::desc desc(dims_of(shape), formats_[i].type, tag::nhwc);
+    set_value(i, desc, acquire(desc.get_size()));
+    return values_[i];
   }
 
   void add_winograd(const FusedOp& op, const memory& source, const Shape& in, const Shape& shape,
                     std::size_t i) {
-    const memory::desc desc(dims_of(shape), formats_[i].type, tag::nhwc);
-    set_value(i, desc, acquire(desc.get_size()));
+    const memory target = own_kernel_output(shape, i);
     auto conv = std::make_shared<WinogradConv>(
         op.weights, op.weight_shape, op.bias, in, shape, op.geometry, op.activation,
         op.activation_after_residual, precision_, omp_get_max_threads());
     // One scratch buffer for all of them, as large as the largest needs.
     if (!winograd_scratch_ || winograd_scratch_->bytes() < conv->scratch_bytes())
       winograd_scratch_ = allocate_host_storage(conv->scratch_bytes());
-    steps_.push_back({primitive(), {}, [this, conv, source, target = values_[i]]() {
+    steps_.push_back({primitive(), {}, [this, conv, source, target]() {
                         conv->run(source.get_data_handle(), target.get_data_handle(),
                                   winograd_scratch_->data());
+                      }});
+  }
+
+  void add_depthwise(const FusedOp& op, const memory& source, const Shape& in, const Shape& shape,
+                     std::size_t i) {
+    const memory target = own_kernel_output(shape, i);
+    auto conv = std::make_shared<DepthwiseConv>(
+        op.weights, op.weight_shape, op.bias, in, shape, op.geometry, op.activation,
+        op.activation_after_residual, precision_, omp_get_max_threads());
+    steps_.push_back({primitive(), {}, [conv, source, target]() {
+                        conv->run(source.get_data_handle(), target.get_data_handle());
                       }});
   }
 

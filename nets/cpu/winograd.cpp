@@ -1,15 +1,5 @@
 #include "nets/cpu/winograd.hpp"
 
-// GCC 12 reports the intrinsics' own deliberately undefined vectors (`__Y = __Y`) as
-// maybe-uninitialized where they are inlined; the warning's location is in this header.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
-#else
-#include <immintrin.h>
-#endif
 #include <omp.h>
 
 #include <algorithm>
@@ -20,14 +10,9 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "nets/cpu/avx512_lanes.hpp"
 #include "nets/cpu/backend.hpp"
 #include "nets/cpu/value_formats.hpp"
-
-// The kernels' instructions: AVX-512 (and, in bf16's functions, its bf16 instructions). The fp32
-// path, which runs on CPUs without bf16, executes none of those: the compiler emits them only for
-// the bf16 intrinsics.
-#define LABPOSE_AVX512_KERNEL \
-  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
 
 namespace labpose::nets::cpu {
 namespace {
@@ -109,12 +94,6 @@ LABPOSE_AVX512_KERNEL inline void input_1d(__m512& d0, __m512& d1, __m512& d2, _
   d1 = t1;
   d2 = t2;
   d3 = t3;
-}
-
-LABPOSE_AVX512_KERNEL inline __m512 activate(__m512 v, float cap) {
-  if (cap < 0) return v;
-  v = _mm512_max_ps(v, _mm512_setzero_ps());
-  return cap > 0 ? _mm512_min_ps(v, _mm512_set1_ps(cap)) : v;
 }
 
 // sums[t][0..31] = Σ_c v[t][c] · u[c][0..31] for kRows tiles: v is kRows rows of `channels`

@@ -3,12 +3,70 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <vector>
 
+#include "nets/cpu/elements.hpp"
 #include "nets/fused_graph.hpp"
 #include "tests/nets/nets_test_support.hpp"
 
 namespace labpose::nets::testing {
+
+/// The float whose bf16 bit pattern is `bits`.
+inline float from_bf16(std::uint16_t bits) {
+  const std::uint32_t wide = std::uint32_t{bits} << 16;
+  float value = 0;
+  std::memcpy(&value, &wide, sizeof value);
+  return value;
+}
+
+/// Activations as a CPU plan holds them, for the tests of its own kernels: bf16 bit patterns
+/// (rounded to nearest) or floats, chosen by the type of the second argument.
+inline std::uint16_t stored(float value, std::uint16_t /*type*/) {
+  return cpu::bf16_bits(value);
+}
+inline float stored(float value, float /*type*/) {
+  return value;
+}
+inline float loaded(std::uint16_t bits) {
+  return from_bf16(bits);
+}
+inline float loaded(float value) {
+  return value;
+}
+
+/// NCHW values of `shape` as a CPU plan's NHWC activations of type T.
+template <typename T>
+std::vector<T> to_nhwc(const std::vector<float>& values, const Shape& shape) {
+  std::vector<T> result(values.size());
+  const std::int64_t pixels = shape.h() * shape.w();
+  for (std::int64_t n = 0; n < shape.n(); ++n) {
+    for (std::int64_t c = 0; c < shape.c(); ++c) {
+      for (std::int64_t p = 0; p < pixels; ++p) {
+        result[static_cast<std::size_t>((n * pixels + p) * shape.c() + c)] =
+            stored(values[static_cast<std::size_t>((n * shape.c() + c) * pixels + p)], T{});
+      }
+    }
+  }
+  return result;
+}
+
+/// NHWC activations of type T and `shape` as NCHW floats.
+template <typename T>
+std::vector<float> from_nhwc(const std::vector<T>& values, const Shape& shape) {
+  std::vector<float> result(values.size());
+  const std::int64_t pixels = shape.h() * shape.w();
+  for (std::int64_t n = 0; n < shape.n(); ++n) {
+    for (std::int64_t c = 0; c < shape.c(); ++c) {
+      for (std::int64_t p = 0; p < pixels; ++p) {
+        result[static_cast<std::size_t>((n * shape.c() + c) * pixels + p)] =
+            loaded(values[static_cast<std::size_t>((n * pixels + p) * shape.c() + c)]);
+      }
+    }
+  }
+  return result;
+}
 
 /// The plan's outputs for `values` (logical NCHW order) of shape `input`.
 inline std::vector<std::vector<float>> run_plan(Backend& backend, const FusedGraph& graph,

@@ -20,10 +20,14 @@
 namespace labpose::nets {
 namespace {
 using testing::conv_op;
+using testing::from_nhwc;
+using testing::loaded;
 using testing::one_op;
 using testing::random_values;
 using testing::relative_l2_error;
 using testing::run_plan;
+using testing::stored;
+using testing::to_nhwc;
 
 constexpr double kUnitRoundOff = 1.0 / 256.0;  // bf16: 8 significant bits, rounding to nearest
 
@@ -31,13 +35,6 @@ constexpr double kUnitRoundOff = 1.0 / 256.0;  // bf16: 8 significant bits, roun
 constexpr double kB[4][4] = {{1, 0, 0, 0}, {0, 1, -1, 1}, {-1, 1, 1, 0}, {0, 0, 0, -1}};
 constexpr double kG[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
 constexpr double kA[4][2] = {{1, 0}, {1, 1}, {1, -1}, {0, -1}};
-
-float from_bf16(std::uint16_t bits) {
-  const std::uint32_t wide = std::uint32_t{bits} << 16;
-  float value = 0;
-  std::memcpy(&value, &wide, sizeof value);
-  return value;
-}
 
 struct Case {
   const char* name;
@@ -117,20 +114,6 @@ std::vector<double> winograd_magnitudes(const Case& c, const std::vector<float>&
   return result;
 }
 
-// Activations as the plan holds them: bf16 bit patterns or floats.
-std::uint16_t stored(float value, std::uint16_t /*type*/) {
-  return cpu::bf16_bits(value);
-}
-float stored(float value, float /*type*/) {
-  return value;
-}
-float loaded(std::uint16_t bits) {
-  return from_bf16(bits);
-}
-float loaded(float value) {
-  return value;
-}
-
 template <typename T>
 void expect_within_winograd_bound(const Case& c) {
   SCOPED_TRACE(c.name);
@@ -154,15 +137,7 @@ void expect_within_winograd_bound(const Case& c) {
   const Shape output{c.n, c.k, out_h, out_w};
   ASSERT_EQ(static_cast<std::int64_t>(expected.size()), output.elements());
 
-  std::vector<T> x_nhwc(static_cast<std::size_t>(input.elements()));
-  for (std::int64_t n = 0; n < c.n; ++n) {
-    for (std::int64_t ch = 0; ch < c.c; ++ch) {
-      for (std::int64_t p = 0; p < c.h * c.w; ++p) {
-        x_nhwc[static_cast<std::size_t>((n * c.h * c.w + p) * c.c + ch)] =
-            stored(x[static_cast<std::size_t>((n * c.c + ch) * c.h * c.w + p)], T{});
-      }
-    }
-  }
+  const std::vector<T> x_nhwc = to_nhwc<T>(x, input);
   std::vector<T> y_nhwc(static_cast<std::size_t>(output.elements()), stored(-1e30F, T{}));
   cpu::WinogradConv conv(op.weights, op.weight_shape, op.bias, Shape{c.n, c.c, c.h, c.w}, output,
                          op.geometry, op.activation, -1.0F, precision, 2);
@@ -174,18 +149,12 @@ void expect_within_winograd_bound(const Case& c) {
   const double u = bf16 ? kUnitRoundOff : 0.0;     // rounding V and U; fp32 does not
   const double out = bf16 ? kUnitRoundOff : fp32;  // rounding the output
   const double arithmetic = static_cast<double>(c.c + 16) * fp32;
-  std::vector<float> actual(expected.size());
+  const std::vector<float> actual = from_nhwc(y_nhwc, output);
   double worst = 0.0;
-  for (std::int64_t n = 0; n < c.n; ++n) {
-    for (std::int64_t k = 0; k < c.k; ++k) {
-      for (std::int64_t p = 0; p < out_h * out_w; ++p) {
-        const auto at = static_cast<std::size_t>((n * c.k + k) * out_h * out_w + p);
-        actual[at] = loaded(y_nhwc[static_cast<std::size_t>((n * out_h * out_w + p) * c.k + k)]);
-        const double allowed = ((2 * u + u * u + arithmetic) * magnitudes[at]) * (1 + out) +
-                               out * std::abs(double{expected[at]}) + 1e-12;
-        worst = std::max(worst, std::abs(double{actual[at]} - double{expected[at]}) / allowed);
-      }
-    }
+  for (std::size_t at = 0; at < expected.size(); ++at) {
+    const double allowed = ((2 * u + u * u + arithmetic) * magnitudes[at]) * (1 + out) +
+                           out * std::abs(double{expected[at]}) + 1e-12;
+    worst = std::max(worst, std::abs(double{actual[at]} - double{expected[at]}) / allowed);
   }
   EXPECT_LE(worst, 1.0) << "the worst output's error, in units of its bound";
   if (bf16) {
