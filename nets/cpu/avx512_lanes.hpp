@@ -1,5 +1,5 @@
 // What labpose's own AVX-512 kernels (Winograd, depthwise) share: the instructions they are
-// compiled for, reading and writing 16 channels of bf16 or fp32 activations as fp32 lanes, and the
+// compiled for, reading and writing 16 channels of bf16 activations as fp32 lanes, and the
 // activations applied to them. Include only from files whose kernels run where cpu_has_avx512()
 // says so: the functions carry their own target attribute, and the rest of the file stays
 // portable.
@@ -32,22 +32,16 @@ inline __mmask16 lanes_of(std::int64_t count) {
                      : static_cast<__mmask16>((1U << static_cast<unsigned>(count)) - 1U);
 }
 
-/// The channels of `lanes` at p as fp32 (the others 0): bf16 bit patterns widened, or floats.
+/// The channels of `lanes` at p, bf16 bit patterns, widened to fp32 (the others 0).
 LABPOSE_AVX512_KERNEL inline __m512 load_lanes(const std::uint16_t* p, __mmask16 lanes) {
   const __m256i half = _mm256_maskz_loadu_epi16(lanes, p);
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(half), 16));
 }
-LABPOSE_AVX512_KERNEL inline __m512 load_lanes(const float* p, __mmask16 lanes) {
-  return _mm512_maskz_loadu_ps(lanes, p);
-}
 
-/// v's `lanes` written to p: rounded to bf16 (to nearest, ties to even), or as floats.
+/// v's `lanes` written to p, rounded to bf16 (to nearest, ties to even).
 LABPOSE_AVX512_KERNEL inline void store_lanes(std::uint16_t* p, __m512 v, __mmask16 lanes) {
   const __m256bh h = _mm512_cvtneps_pbh(v);
   _mm256_mask_storeu_epi16(p, lanes, reinterpret_cast<const __m256i&>(h));
-}
-LABPOSE_AVX512_KERNEL inline void store_lanes(float* p, __m512 v, __mmask16 lanes) {
-  _mm512_mask_storeu_ps(p, lanes, v);
 }
 
 /// The activation `cap` of a fused op: < 0 none, 0 ReLU, > 0 ReLU capped there.

@@ -26,7 +26,7 @@ std::int64_t rounded_to_lanes(std::int64_t channels) {
 // that exist. For each filter row, the inputs under those outputs are read left to right; each
 // is widened once and added, times the filter's tap, into every output whose window holds it
 // (fully unrolled: the tap and output of each input are known when compiled).
-template <int R, int S, int D, typename T>
+template <int R, int S, int D>
 LABPOSE_AVX512_KERNEL void span_kernel(const DepthwiseConv::Rows& r, std::int64_t n,
                                        std::int64_t oy, std::int64_t ox0, std::int64_t c,
                                        __mmask16 lanes) {
@@ -37,14 +37,14 @@ LABPOSE_AVX512_KERNEL void span_kernel(const DepthwiseConv::Rows& r, std::int64_
   const __m512 bias = _mm512_loadu_ps(r.bias + c);
 #pragma GCC unroll 32
   for (int o = 0; o < kSpan; ++o) acc[o] = bias;
-  const T* x = static_cast<const T*>(r.x);
+  const auto* x = static_cast<const std::uint16_t*>(r.x);
   for (int i = 0; i < R; ++i) {
     const std::int64_t iy = oy * S - r.pad_top + i * D;
     if (iy < 0 || iy >= r.h) continue;
     __m512 tap[static_cast<std::size_t>(R)];  // this filter row's
 #pragma GCC unroll 8
     for (int j = 0; j < R; ++j) tap[j] = _mm512_loadu_ps(r.taps + (i * R + j) * stride + c);
-    const T* row = x + (n * r.h + iy) * r.w * r.channels + c;
+    const std::uint16_t* row = x + (n * r.h + iy) * r.w * r.channels + c;
 #pragma GCC unroll 128
     for (int e = 0; e < inputs; ++e) {
       const std::int64_t ix = ix0 + e;
@@ -58,7 +58,8 @@ LABPOSE_AVX512_KERNEL void span_kernel(const DepthwiseConv::Rows& r, std::int64_
       }
     }
   }
-  T* y = static_cast<T*>(r.y) + ((n * r.out_h + oy) * r.out_w + ox0) * r.channels + c;
+  std::uint16_t* y =
+      static_cast<std::uint16_t*>(r.y) + ((n * r.out_h + oy) * r.out_w + ox0) * r.channels + c;
   const int count = static_cast<int>(std::min<std::int64_t>(kSpan, r.out_w - ox0));
 #pragma GCC unroll 32
   for (int o = 0; o < kSpan; ++o) {
@@ -68,35 +69,34 @@ LABPOSE_AVX512_KERNEL void span_kernel(const DepthwiseConv::Rows& r, std::int64_
   }
 }
 
-template <int R, int S, int D, typename T>
+template <int R, int S, int D>
 void row_kernel(const DepthwiseConv::Rows& r, std::int64_t row) {
   const std::int64_t n = row / r.out_h, oy = row % r.out_h;
   for (std::int64_t ox0 = 0; ox0 < r.out_w; ox0 += kSpan) {
     for (std::int64_t c = 0; c < r.channels; c += 16)
-      span_kernel<R, S, D, T>(r, n, oy, ox0, c, lanes_of(r.channels - c));
+      span_kernel<R, S, D>(r, n, oy, ox0, c, lanes_of(r.channels - c));
   }
 }
 
-template <typename T>
 DepthwiseConv::RowKernel kernel_for(int r, int s, int d) {
   const int key = (r == 5 ? 4 : 0) + (s == 2 ? 2 : 0) + (d == 2 ? 1 : 0);
   switch (key) {
     case 0:
-      return row_kernel<3, 1, 1, T>;
+      return row_kernel<3, 1, 1>;
     case 1:
-      return row_kernel<3, 1, 2, T>;
+      return row_kernel<3, 1, 2>;
     case 2:
-      return row_kernel<3, 2, 1, T>;
+      return row_kernel<3, 2, 1>;
     case 3:
-      return row_kernel<3, 2, 2, T>;
+      return row_kernel<3, 2, 2>;
     case 4:
-      return row_kernel<5, 1, 1, T>;
+      return row_kernel<5, 1, 1>;
     case 5:
-      return row_kernel<5, 1, 2, T>;
+      return row_kernel<5, 1, 2>;
     case 6:
-      return row_kernel<5, 2, 1, T>;
+      return row_kernel<5, 2, 1>;
     default:
-      return row_kernel<5, 2, 2, T>;
+      return row_kernel<5, 2, 2>;
   }
 }
 
@@ -104,14 +104,11 @@ DepthwiseConv::RowKernel kernel_for(int r, int s, int d) {
 
 bool depthwise_runs(const Shape& weights, const ConvGeometry& g, PlanPrecision precision,
                     const DepthwiseUnits& units) {
-  const bool instructions = precision == PlanPrecision::bf16   ? units.avx512 && units.bf16
-                            : precision == PlanPrecision::fp32 ? units.avx512
-                                                               : false;
   const auto one_of = [](std::int64_t v) { return v == 1 || v == 2; };
-  return instructions && weights.rank() == 4 && weights[1] == 1 && g.groups == weights[0] &&
-         weights[2] == weights[3] && (weights[2] == 3 || weights[2] == 5) &&
-         g.stride_h == g.stride_w && one_of(g.stride_h) && g.dilation_h == g.dilation_w &&
-         one_of(g.dilation_h);
+  return precision == PlanPrecision::bf16 && units.avx512 && units.bf16 && weights.rank() == 4 &&
+         weights[1] == 1 && g.groups == weights[0] && weights[2] == weights[3] &&
+         (weights[2] == 3 || weights[2] == 5) && g.stride_h == g.stride_w && one_of(g.stride_h) &&
+         g.dilation_h == g.dilation_w && one_of(g.dilation_h);
 }
 
 bool depthwise_applies(const Shape& weights, const ConvGeometry& g, PlanPrecision precision,
@@ -161,9 +158,7 @@ DepthwiseConv::DepthwiseConv(const std::vector<float>& weights, const Shape& wei
            activation_after, taps_.data(), bias_.data()};
   row_count_ = output.n() * output.h();
   const int r = static_cast<int>(weight_shape[2]);
-  kernel_ = precision == PlanPrecision::bf16
-                ? kernel_for<std::uint16_t>(r, g.stride_h, g.dilation_h)
-                : kernel_for<float>(r, g.stride_h, g.dilation_h);
+  kernel_ = kernel_for(r, g.stride_h, g.dilation_h);
   ++made;
 }
 

@@ -1,10 +1,11 @@
 // A depthwise convolution (one 3×3 or 5×5 filter per channel, as MobileNetV2's and
-// EfficientNet-Lite's blocks have) of bf16 or fp32 NHWC activations on AVX-512. Each call computes
-// 24 neighbouring outputs of one row for 16 channels in registers: every input pixel of the row is
-// read and widened to fp32 once and multiplied into each output whose filter covers it, so a 5×5
-// filter reads each input 5 times fewer than it multiplies. oneDNN 2.6's depthwise kernels read
-// the input once per tap; on the dilated 5×5 layers of efficientnet_lite0 (its last stage, at
-// output stride 16) this kernel takes half their time (docs/precision.md).
+// EfficientNet-Lite's blocks have) of bf16 NHWC activations on AVX-512, with fp32 sums. Each call
+// computes 24 neighbouring outputs of one row for 16 channels in registers: every input pixel of
+// the row is read and widened to fp32 once and multiplied into each output whose filter covers
+// it, where oneDNN 2.6's bf16 depthwise kernels read and widen it once per tap. On an AMX Xeon,
+// efficientnet_lite0 in bf16 ran 1.16x (batch 1) and 1.08x (batch 8) the frames/s with it; in fp32,
+// where nothing is widened and twice the bytes move, it was slower than oneDNN's, so fp32 plans
+// keep oneDNN's (docs/precision.md).
 #pragma once
 
 #include <cstdint>
@@ -24,7 +25,7 @@ struct DepthwiseUnits {
 /// Whether DepthwiseConv can compute a convolution with weights `weights` (K, C/groups, R, S) and
 /// geometry `g` in `precision` on a CPU with `units`: one filter per channel (groups = K, one
 /// input channel each), square 3×3 or 5×5, stride 1 or 2 and dilation 1 or 2 (each the same down
-/// and across), bf16 or fp32.
+/// and across), in bf16.
 bool depthwise_runs(const Shape& weights, const ConvGeometry& g, PlanPrecision precision,
                     const DepthwiseUnits& units);
 /// Whether plans use it there: as depthwise_runs, except a 3×3 filter at stride 2, which reads
@@ -46,7 +47,7 @@ std::int64_t depthwise_convolutions_made();
 class DepthwiseConv {
  public:
   /// The convolution of `input`-shaped NHWC activations into `output`-shaped ones, both in
-  /// `precision` (bf16 or fp32), with weights (C, 1, R, R) fp32, bias C, then the activation
+  /// `precision` (bf16), with weights (C, 1, R, R) fp32, bias C, then the activation
   /// `activation` and `activation_after` (each: < 0 none, 0 ReLU, > 0 ReLU capped there);
   /// `threads` OpenMP threads share a run's rows. Requires depthwise_runs on this CPU.
   DepthwiseConv(const std::vector<float>& weights, const Shape& weight_shape,
@@ -56,8 +57,8 @@ class DepthwiseConv {
   DepthwiseConv(const DepthwiseConv&) = delete;  // rows_ points into taps_ and bias_
   DepthwiseConv& operator=(const DepthwiseConv&) = delete;
 
-  /// y = the convolution of x (NHWC, the input shape; bf16 bit patterns or floats) into y (NHWC,
-  /// the output shape, the same type). Every output is written.
+  /// y = the convolution of x (NHWC, the input shape, bf16 bit patterns) into y (NHWC, the
+  /// output shape, bf16). Every output is written.
   void run(const void* x, void* y) const;
 
   /// The geometry and buffers one run's rows share.

@@ -1,15 +1,14 @@
-// The CPU backend's own depthwise convolution in bf16 (a CPU with bf16 units) and fp32 (a CPU
-// with AVX-512), each skipped, saying why, elsewhere: every filter size, stride and dilation it
-// computes against the reference convolution, within the bound its rounding gives, on widths that
-// are not whole spans, channel counts that are not whole vectors and uneven padding; which
-// convolutions plans give it; and plans that take it against the reference.
+// The CPU backend's own depthwise convolution in bf16 (a CPU with AVX-512 and bf16 units; skipped,
+// saying why, elsewhere): every filter size, stride and dilation it computes against the
+// reference convolution, within the bound its rounding gives, on widths that are not whole spans,
+// channel counts that are not whole vectors and uneven padding; which convolutions plans give it;
+// and a plan that takes it against the reference.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "devices/devices.hpp"
@@ -99,11 +98,10 @@ std::vector<double> magnitudes(const FusedOp& op, const std::vector<float>& x, c
   return result;
 }
 
-template <typename T>
 void expect_within_bound(const Case& c, float activation, float activation_after) {
   SCOPED_TRACE(name_of(c));
-  constexpr bool bf16 = std::is_same_v<T, std::uint16_t>;
-  const PlanPrecision precision = bf16 ? PlanPrecision::bf16 : PlanPrecision::fp32;
+  using T = std::uint16_t;  // bf16
+  const PlanPrecision precision = PlanPrecision::bf16;
   ConvGeometry g = c.geometry;
   g.stride_h = g.stride_w = c.stride;
   g.dilation_h = g.dilation_w = c.dilation;
@@ -131,11 +129,11 @@ void expect_within_bound(const Case& c, float activation, float activation_after
   const std::vector<float> actual = from_nhwc(y_nhwc, output);
 
   // fp32 sums of at most 26 terms (each rounding by 2⁻²⁴ of the magnitude), the kernel's and the
-  // reference's, then, in bf16, the output rounded once (2⁻⁸ of its value). The activations only
+  // reference's, then the output rounded to bf16 once (2⁻⁸ of its value). The activations only
   // clamp.
   const std::vector<double> sums = magnitudes(op, x, input, output);
   const double arithmetic = 2 * (c.filter * c.filter + 1) * std::ldexp(1.0, -24);
-  const double out = bf16 ? kUnitRoundOff : 0.0;
+  const double out = kUnitRoundOff;
   double worst = 0.0;
   for (std::size_t at = 0; at < expected.size(); ++at) {
     const double allowed =
@@ -143,10 +141,8 @@ void expect_within_bound(const Case& c, float activation, float activation_after
     worst = std::max(worst, std::abs(double{actual[at]} - double{expected[at]}) / allowed);
   }
   EXPECT_LE(worst, 1.0) << "the worst output's error, in units of its bound";
-  if (bf16) {
-    EXPECT_GT(worst, 0.1) << "the bound should be near the errors seen, or it tests nothing";
-  }
-  EXPECT_LT(relative_l2_error(actual, expected), bf16 ? 2 * kUnitRoundOff : 1e-6);
+  EXPECT_GT(worst, 0.1) << "the bound should be near the errors seen, or it tests nothing";
+  EXPECT_LT(relative_l2_error(actual, expected), 2 * kUnitRoundOff);
   std::cout << name_of(c) << ": worst error " << worst << " of its bound\n";
 }
 
@@ -155,61 +151,52 @@ TEST(Depthwise, Bf16AgreesWithTheReferenceWithinItsRoundOffBound) {
     GTEST_SKIP() << "this CPU has no AVX-512 bf16 units (oneDNN uses " << cpu::cpu_instructions()
                  << "): bf16 plans use oneDNN's depthwise kernels or none here";
   }
-  for (const Case& c : cases()) expect_within_bound<std::uint16_t>(c, 6.0F, -1.0F);
-  expect_within_bound<std::uint16_t>(cases()[5], -1.0F, -1.0F);
-  expect_within_bound<std::uint16_t>(cases()[5], 6.0F, 0.0F);
+  for (const Case& c : cases()) expect_within_bound(c, 6.0F, -1.0F);
+  expect_within_bound(cases()[5], -1.0F, -1.0F);
+  expect_within_bound(cases()[1], 0.0F, 6.0F);
 }
 
-TEST(Depthwise, Fp32AgreesWithTheReferenceWithinItsRoundOffBound) {
-  if (!cpu::cpu_has_avx512()) {
-    GTEST_SKIP() << "this CPU has no AVX-512 (oneDNN uses " << cpu::cpu_instructions()
-                 << "): fp32 plans use oneDNN's depthwise kernels here";
-  }
-  for (const Case& c : cases()) expect_within_bound<float>(c, 0.0F, -1.0F);
-  expect_within_bound<float>(cases()[1], -1.0F, -1.0F);
-}
-
-TEST(Depthwise, TakesDepthwise3x3And5x5ButNot3x3AtStride2) {
+TEST(Depthwise, TakesBf16Depthwise3x3And5x5ButNot3x3AtStride2) {
   const cpu::DepthwiseUnits avx512_bf16{true, true}, avx512{true, false}, avx2{};
   const auto dw = [](std::int64_t filter, int stride, int dilation) {
     return std::pair{Shape{96, 1, filter, filter},
                      ConvGeometry::symmetric(stride, static_cast<int>(filter / 2), dilation, 96)};
   };
-  const auto takes = [](const std::pair<Shape, ConvGeometry>& layer, PlanPrecision precision,
-                        const cpu::DepthwiseUnits& units) {
+  const auto takes = [](const std::pair<Shape, ConvGeometry>& layer,
+                        const cpu::DepthwiseUnits& units,
+                        PlanPrecision precision = PlanPrecision::bf16) {
     return cpu::depthwise_applies(layer.first, layer.second, precision, units);
   };
-  for (const PlanPrecision precision : {PlanPrecision::bf16, PlanPrecision::fp32}) {
-    SCOPED_TRACE(precision_name(precision));
-    EXPECT_TRUE(takes(dw(3, 1, 1), precision, avx512_bf16));
-    EXPECT_TRUE(takes(dw(3, 1, 2), precision, avx512_bf16));
-    EXPECT_TRUE(takes(dw(5, 1, 2), precision, avx512_bf16));
-    EXPECT_TRUE(takes(dw(5, 2, 1), precision, avx512_bf16));
-    EXPECT_FALSE(takes(dw(3, 2, 1), precision, avx512_bf16)) << "oneDNN's is as fast";
-    EXPECT_TRUE(cpu::depthwise_runs(dw(3, 2, 1).first, dw(3, 2, 1).second, precision, avx512_bf16));
-    EXPECT_FALSE(takes(dw(7, 1, 1), precision, avx512_bf16));
-    EXPECT_FALSE(takes(dw(3, 1, 3), precision, avx512_bf16));
-    EXPECT_FALSE(takes(dw(3, 1, 1), precision, avx2)) << "AVX-512 only";
-    EXPECT_FALSE(
-        takes({Shape{96, 2, 3, 3}, ConvGeometry::symmetric(1, 1, 1, 48)}, precision, avx512_bf16))
-        << "two channels per group";
-    EXPECT_FALSE(
-        takes({Shape{96, 96, 3, 3}, ConvGeometry::symmetric(1, 1)}, precision, avx512_bf16))
-        << "dense";
-    auto unequal = dw(3, 1, 1);
-    unequal.second.stride_w = 2;
-    EXPECT_FALSE(takes(unequal, precision, avx512_bf16));
-  }
-  EXPECT_FALSE(takes(dw(3, 1, 1), PlanPrecision::bf16, avx512)) << "bf16 rounds with AVX-512 BF16";
-  EXPECT_TRUE(takes(dw(3, 1, 1), PlanPrecision::fp32, avx512));
-  EXPECT_FALSE(takes(dw(3, 1, 1), PlanPrecision::int8, avx512_bf16));
+  EXPECT_TRUE(takes(dw(3, 1, 1), avx512_bf16));
+  EXPECT_TRUE(takes(dw(3, 1, 2), avx512_bf16));
+  EXPECT_TRUE(takes(dw(5, 1, 2), avx512_bf16));
+  EXPECT_TRUE(takes(dw(5, 2, 1), avx512_bf16));
+  EXPECT_FALSE(takes(dw(3, 2, 1), avx512_bf16)) << "oneDNN's is as fast";
+  EXPECT_TRUE(
+      cpu::depthwise_runs(dw(3, 2, 1).first, dw(3, 2, 1).second, PlanPrecision::bf16, avx512_bf16));
+  EXPECT_FALSE(takes(dw(7, 1, 1), avx512_bf16));
+  EXPECT_FALSE(takes(dw(3, 1, 3), avx512_bf16));
+  EXPECT_FALSE(takes({Shape{96, 2, 3, 3}, ConvGeometry::symmetric(1, 1, 1, 48)}, avx512_bf16))
+      << "two channels per group";
+  EXPECT_FALSE(takes({Shape{96, 96, 3, 3}, ConvGeometry::symmetric(1, 1)}, avx512_bf16)) << "dense";
+  auto unequal = dw(3, 1, 1);
+  unequal.second.stride_w = 2;
+  EXPECT_FALSE(takes(unequal, avx512_bf16));
+  EXPECT_FALSE(takes(dw(3, 1, 1), avx512)) << "rounding to bf16 needs AVX-512 BF16";
+  EXPECT_FALSE(takes(dw(3, 1, 1), avx2)) << "AVX-512 only";
+  EXPECT_FALSE(takes(dw(3, 1, 1), avx512_bf16, PlanPrecision::fp32)) << "oneDNN's is as fast";
+  EXPECT_FALSE(takes(dw(3, 1, 1), avx512_bf16, PlanPrecision::int8));
 }
 
-// An inverted residual's middle as plans see it: a 1×1 expansion, depthwise 5×5 dilated, 3×3, and
-// 3×3 at stride 2 (left to oneDNN), then a 1×1 projection; in bf16 and fp32 plans, against the
-// reference.
-TEST(Depthwise, PlansTakeItForTheirDepthwiseLayersInBf16AndFp32) {
+// An inverted residual's middle as a bf16 plan sees it: a 1×1 expansion, depthwise 5×5 dilated,
+// 3×3, and 3×3 at stride 2 (left to oneDNN), then a 1×1 projection, against the reference.
+TEST(Depthwise, Bf16PlansTakeItForTheirDepthwiseLayers) {
   if (!cpu::depthwise_enabled()) GTEST_SKIP() << "LABPOSE_DEPTHWISE=0 turns this path off";
+  if (!cpu::depthwise_applies(Shape{40, 1, 3, 3}, ConvGeometry::symmetric(1, 1, 1, 40),
+                              PlanPrecision::bf16)) {
+    GTEST_SKIP() << "this CPU has no AVX-512 bf16 units (oneDNN uses " << cpu::cpu_instructions()
+                 << ")";
+  }
   ref::RefBackend ref;
   const auto conv = [](const char* name, const Shape& w, const ConvGeometry& g, int input) {
     FusedOp op = conv_op(FusedOp::Kind::conv, w, g, static_cast<std::uint64_t>(61 + input));
@@ -230,21 +217,11 @@ TEST(Depthwise, PlansTakeItForTheirDepthwiseLayersInBf16AndFp32) {
   const Shape input{2, 8, 17, 30};
   const auto x = random_values(input.elements(), 47, 1.0);
   const auto expected = run_plan(ref, graph, input, x);
-  for (const PlanPrecision precision : {PlanPrecision::bf16, PlanPrecision::fp32}) {
-    SCOPED_TRACE(precision_name(precision));
-    if (!cpu::depthwise_applies(Shape{40, 1, 3, 3}, ConvGeometry::symmetric(1, 1, 1, 40),
-                                precision)) {
-      std::cout << "not checked here: " << precision_name(precision) << " (oneDNN uses "
-                << cpu::cpu_instructions() << ")\n";
-      continue;
-    }
-    const auto backend = devices::make_backend("cpu", precision);
-    const std::int64_t made = cpu::depthwise_convolutions_made();
-    const auto actual = run_plan(*backend, graph, input, x);
-    EXPECT_EQ(cpu::depthwise_convolutions_made() - made, 2) << "the two stride-1 layers";
-    const double error = relative_l2_error(actual[0], expected[0]);
-    EXPECT_LT(error, precision == PlanPrecision::bf16 ? 8 * kUnitRoundOff : 1e-5);
-  }
+  const auto backend = devices::make_backend("cpu", PlanPrecision::bf16);
+  const std::int64_t made = cpu::depthwise_convolutions_made();
+  const auto actual = run_plan(*backend, graph, input, x);
+  EXPECT_EQ(cpu::depthwise_convolutions_made() - made, 2) << "the two stride-1 layers";
+  EXPECT_LT(relative_l2_error(actual[0], expected[0]), 8 * kUnitRoundOff);
 }
 
 }  // namespace
