@@ -422,6 +422,8 @@ TEST(Cli, BenchPrecisionFollowsTheCpu) {
       testing::run("ONEDNN_MAX_CPU_ISA=AVX2 " + binary + bench + "--precision auto --json");
   ASSERT_EQ(hidden.exit_code, 0) << hidden.output;
   EXPECT_EQ(precision_of(hidden.output), "fp32") << hidden.output;
+  EXPECT_TRUE(contains(hidden.output, R"("own_kernels": {"winograd": 0, "depthwise": 0})"))
+      << "labpose's own kernels are AVX-512's: " << hidden.output;
   const CommandResult refused =
       testing::run("ONEDNN_MAX_CPU_ISA=AVX2 " + binary + bench + "--precision bf16");
   EXPECT_EQ(refused.exit_code, 1) << refused.output;
@@ -451,6 +453,9 @@ TEST(Cli, BenchPrecisionFollowsTheCpu) {
     EXPECT_EQ(precision_of(automatic.output), "fp32") << automatic.output;
   } else if (precision_of(automatic.output) == "bf16") {
     EXPECT_TRUE(contains(automatic.output, "--precision auto: inference plans on cpu in bf16"))
+        << automatic.output;
+    // MobileNetV2's stride-1 depthwise layers go to labpose's kernel on AVX-512 with bf16.
+    EXPECT_EQ(contains(automatic.output, R"("depthwise": 0})"), !contains(doctor, "AVX-512"))
         << automatic.output;
   } else {
     EXPECT_EQ(precision_of(automatic.output), "fp32") << automatic.output;

@@ -22,9 +22,11 @@ size and batch. Its outputs are not compared here (tests/python/onnx_reference.p
 
 So that a comparison says what it compared, each case also reports the kernels each engine ran for
 its convolutions: for labpose, oneDNN's implementations from ONEDNN_VERBOSE=1 (for example
-`brgconv:avx512_core_amx` or `jit:avx512_core_bf16`; labpose's own kernels, the Winograd 3x3 layers
-of fp32 and bf16 plans on AVX-512, do not appear there), and for OpenVINO the primitive types of its
-compiled runtime model (for example `brgconv_avx512_amx_bf16`).
+`brgconv:avx512_core_amx` or `jit:avx512_core_bf16`) and the layers its plan gave labpose's own
+AVX-512 kernels (`labpose_winograd`: 3x3 layers of fp32 plans, and of bf16 ones on a CPU without
+AMX; `labpose_depthwise`: depthwise layers of bf16 plans), which `labpose bench --json` counts, and
+for OpenVINO the primitive types of its compiled runtime model (for example
+`brgconv_avx512_amx_bf16`).
 """
 import collections
 import tempfile
@@ -65,10 +67,16 @@ def labpose_kernels(a, net, batch, precision):
                "--precision", precision, "--repeats", "1", "--warmup", "0", "--json"]
     env = dict(os.environ, ONEDNN_VERBOSE="1")
     output = subprocess.run(command, text=True, capture_output=True, check=True, env=env).stdout
+    own, passes = {}, 1
     # The plan's own layers read its type; bench's fp32 calibration pass before an int8 plan does not.
     sources = {"fp32": ("src_f32",), "bf16": ("src_bf16",), "int8": ("src_u8", "src_s8")}[precision]
     kernels = []
     for line in output.splitlines():
+        if line.startswith("{"):
+            result = json.loads(line)
+            own = result.get("own_kernels", {})
+            passes = -(-batch // result.get("frames_per_pass", batch))  # oneDNN's count runs
+            continue
         fields = line.split(",")
         # onednn_verbose,[timestamp,]exec,cpu,convolution,<implementation>,<propagation>,<memory>,...
         if "exec" in fields[:3] and len(fields) > 6:
@@ -76,7 +84,9 @@ def labpose_kernels(a, net, batch, precision):
             if (fields[at + 2] in ("convolution", "deconvolution", "inner_product")
                     and fields[at + 5].startswith(sources)):
                 kernels.append(fields[at + 3])
-    return tally(kernels) or "no oneDNN convolution (labpose's own kernels only)"
+    for name, count in own.items():
+        kernels += [f"labpose_{name}"] * (count * passes)
+    return tally(kernels)
 
 
 OV_KERNELS = """
@@ -259,7 +269,8 @@ def measure(a):
         print("| " + " | ".join(cells) + " |")
     print(f"\nframes/s at {a.size}, {a.threads} threads, median of {a.rounds} round(s) of {a.seconds:g} s "
           "per case and engine")
-    print("\nThe convolution kernels each engine ran (oneDNN's for labpose, OpenVINO's runtime model):")
+    print("\nThe convolution kernels each engine ran (oneDNN's and labpose's own for labpose, "
+          "OpenVINO's runtime model):")
     for row in rows:
         print(f"- {row['net']}, batch {row['batch']}:")
         for engine, kernels in row["kernels"].items():

@@ -18,6 +18,8 @@
 #include "core/error.hpp"
 #include "devices/devices.hpp"
 #include "nets/calibration.hpp"
+#include "nets/cpu/depthwise.hpp"
+#include "nets/cpu/winograd.hpp"
 #include "nets/fused_graph.hpp"
 #include "nets/generic_plan.hpp"
 #include "nets/models/models.hpp"
@@ -116,6 +118,9 @@ void measure(const BenchOptions& options, nets::Backend& backend, nets::Net& net
   std::unique_ptr<nets::InferencePlan> plan;
   std::vector<nets::Tensor> targets, weights, gradients;
   nets::Tensor velocity;
+  // labpose's own CPU kernels the plan takes (oneDNN's verbose output lists only oneDNN's).
+  const std::int64_t winograd_before = nets::cpu::winograd_convolutions_made();
+  const std::int64_t depthwise_before = nets::cpu::depthwise_convolutions_made();
   if (!options.train) {
     plan = backend.compile(graph, input);
     step = [&] {
@@ -180,14 +185,16 @@ void measure(const BenchOptions& options, nets::Backend& backend, nets::Net& net
             R"({{"arch": "{}", "mode": "{}", "width": {}, "height": {}, "batch": {}, "device": "{}", )"
             R"("backend": "{}", "threads": {}, "repeats": {}, "median_s": {:.6f}, "min_s": {:.6f}, )"
             R"("max_s": {:.6f}, "gflop_per_image": {:.3f}, "gflops": {:.2f}, "peak_memory_mib": {:.1f}, )"
-            R"("device_memory_mib": {:.1f}, "precision": "{}", "frames_per_pass": {}, "fps": {:.4f}}})",
+            R"("device_memory_mib": {:.1f}, "precision": "{}", "frames_per_pass": {}, )"
+            R"("own_kernels": {{"winograd": {}, "depthwise": {}}}, "fps": {:.4f}}})",
             options.architecture, options.train ? "train" : "infer", width, height, batch,
             backend.name(), backend.description(), threads, options.repeats, median, times.front(),
             times.back(), gflop_per_image, gflops, peak_memory_mib(),
             static_cast<double>(backend.peak_memory_bytes()) / (1024.0 * 1024.0),
             nets::precision_name(options.train ? backend.training_precision()
                                                : backend.plan_precision()),
-            frames_per_pass, per_second)
+            frames_per_pass, nets::cpu::winograd_convolutions_made() - winograd_before,
+            nets::cpu::depthwise_convolutions_made() - depthwise_before, per_second)
             .c_str());
   } else {
     std::printf(
