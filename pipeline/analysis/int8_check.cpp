@@ -118,31 +118,46 @@ std::vector<CheckedVideo> identify_videos(const std::vector<fs::path>& videos) {
   return identities;
 }
 
-// The readers of the videos that open (cropped as analysis crops), with a warning for the others.
-std::vector<std::unique_ptr<VideoReader>> open_videos(const std::vector<fs::path>& videos,
-                                                      const AnalysisModel& model) {
-  std::vector<std::unique_ptr<VideoReader>> readers;
-  for (const fs::path& video : videos) {
-    try {
-      readers.push_back(std::make_unique<VideoReader>(
-          video, VideoReaderOptions(PixelOrder::rgb, crop_region(model.crop), 1)));
-    } catch (const Error& error) {
-      if (error.kind() == ErrorKind::interrupted) throw;
-      console::warn("int8 check: leaving out {} ({})", video.string(), error.what());
-    }
+// A video of the check and its frame count.
+struct CountedVideo {
+  fs::path file;
+  std::int64_t frames = 0;
+};
+
+// The video's reader, cropped as analysis crops; nullptr, with a warning, where it does not open.
+std::unique_ptr<VideoReader> open_video(const fs::path& video, const AnalysisModel& model) {
+  try {
+    return std::make_unique<VideoReader>(
+        video, VideoReaderOptions(PixelOrder::rgb, crop_region(model.crop), 1));
+  } catch (const Error& error) {
+    if (error.kind() == ErrorKind::interrupted) throw;
+    console::warn("int8 check: leaving out {} ({})", video.string(), error.what());
+    return nullptr;
   }
-  return readers;
 }
 
-// The frame of the videos together at `position` (counted over all their frames in order).
-std::pair<VideoReader*, std::int64_t> frame_at(
-    const std::vector<std::unique_ptr<VideoReader>>& readers, std::int64_t position) {
-  for (const auto& reader : readers) {
-    if (position < reader->frame_count()) return {reader.get(), position};
-    position -= reader->frame_count();
+// The videos that open and their frame counts, each opened and closed in turn (a project may
+// have many videos; only one is open at a time).
+std::vector<CountedVideo> count_frames(const std::vector<fs::path>& videos,
+                                       const AnalysisModel& model) {
+  std::vector<CountedVideo> counted;
+  for (const fs::path& video : videos) {
+    if (const auto reader = open_video(video, model))
+      counted.push_back({video, reader->frame_count()});
+  }
+  return counted;
+}
+
+// The video holding frame `position` of the videos together (counted over all their frames in
+// order), and the frame's index in it.
+std::pair<std::size_t, std::int64_t> frame_at(const std::vector<CountedVideo>& videos,
+                                              std::int64_t position) {
+  for (std::size_t v = 0; v < videos.size(); ++v) {
+    if (position < videos[v].frames) return {v, position};
+    position -= videos[v].frames;
   }
   LABPOSE_ASSERT(false);
-  return {nullptr, 0};
+  return {0, 0};
 }
 
 // The keypoints of the labeled images, then of frames spread evenly over the videos (the middle
@@ -156,9 +171,9 @@ Int8Check measure(const AnalysisModel& model, const std::vector<fs::path>& image
   const DecodeSettings settings{model.stride, model.locref_stdev, model.location_refinement};
   ImagePredictor fp32_predictor(*fp32, *fp32_net, settings);
   ImagePredictor int8_predictor(*int8, *int8_net, settings);
-  const auto readers = open_videos(videos, model);
+  const std::vector<CountedVideo> counted = count_frames(videos, model);
   std::int64_t video_total = 0;
-  for (const auto& reader : readers) video_total += reader->frame_count();
+  for (const CountedVideo& video : counted) video_total += video.frames;
   const std::size_t count = std::min(images.size(), kInt8CheckImages);
   const auto frames = std::min(static_cast<std::int64_t>(kInt8CheckVideoFrames), video_total);
   Progress progress("int8 check", static_cast<std::int64_t>(count) + frames, "frames");
@@ -169,14 +184,23 @@ Int8Check measure(const AnalysisModel& model, const std::vector<fs::path>& image
     other.push_back(int8_predictor.predict(rgb));
     progress.advance();
   }
+  // The frames come in order, so one video is open at a time.
+  std::unique_ptr<VideoReader> reader;
+  std::size_t open = counted.size();  // which video `reader` reads
   for (std::int64_t k = 0; k < frames; ++k) {
-    const auto [reader, index] = frame_at(readers, (2 * k + 1) * video_total / (2 * frames));
-    cv::Mat rgb(reader->height(), reader->width(), CV_8UC3);
-    reader->seek(index);
-    const auto read = reader->read(rgb.data, rgb.step[0]);
-    if (read && read->status != FrameStatus::undecodable) {
-      video_reference.push_back(fp32_predictor.predict(rgb));
-      video_other.push_back(int8_predictor.predict(rgb));
+    const auto [v, index] = frame_at(counted, (2 * k + 1) * video_total / (2 * frames));
+    if (v != open) {
+      reader = open_video(counted[v].file, model);
+      open = v;
+    }
+    if (reader) {
+      cv::Mat rgb(reader->height(), reader->width(), CV_8UC3);
+      reader->seek(index);
+      const auto read = reader->read(rgb.data, rgb.step[0]);
+      if (read && read->status != FrameStatus::undecodable) {
+        video_reference.push_back(fp32_predictor.predict(rgb));
+        video_other.push_back(int8_predictor.predict(rgb));
+      }
     }
     progress.advance();
   }

@@ -315,6 +315,17 @@ TEST(Int8Check, KeptBesideTheSnapshotAndMeasuredAgainWhenItIsStale) {
   EXPECT_EQ(int8_check(model).pcutoff, 0.3);
   EXPECT_EQ(nlohmann::json::parse(read_file(file))["pcutoff"].get<double>(), 0.3);
 
+  // Several videos, one of them unreadable: the 64 frames are spread over the two that open (60
+  // frames each), the other left out; all three are named, so that the check knows them again.
+  const fs::path copy = dir.path() / "copy.mp4", broken = dir.path() / "broken.mp4";
+  fs::copy_file(videos[0], copy);
+  write_file_atomically(broken, "not a video");
+  const Int8Check several = int8_check(model, int8_check_images(model), {videos[0], broken, copy});
+  EXPECT_EQ(several.video_frames, static_cast<std::size_t>(kInt8CheckVideoFrames));
+  ASSERT_EQ(several.videos.size(), 3u);
+  EXPECT_EQ(several.videos[1].file, "broken.mp4");
+  EXPECT_GT(several.video_shift.all.keypoints, measured.video_shift.all.keypoints);
+
   // An exported model carries no labeled frames: no check, said so.
   AnalysisModel exported = model;
   exported.project.clear();
