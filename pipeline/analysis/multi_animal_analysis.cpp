@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/progress.hpp"
+#include "devices/devices.hpp"
 #include "pipeline/analysis/analysis_backend.hpp"
 #include "pipeline/analysis/analysis_metadata.hpp"
 #include "pipeline/analysis/detection_journal.hpp"
@@ -149,6 +150,8 @@ VideoAnalysis analyze_one(const AnimalRun& run, const fs::path& video, const fs:
   const std::int64_t frames = reader.frame_count();
   out.identity = AnalysisIdentity::of_video(video, frames, run.model.model.scorer,
                                             run.model.model.snapshot.filename().string(), crop, 1);
+  // A journal of another precision starts over, as a checkpoint does.
+  out.identity.precision = nets::precision_name(run.backend.plan_precision());
   if (!run.options.overwrite && outputs_exist(run, out)) {
     std::error_code error;
     if (run.multi.track && run.options.csv && !fs::exists(out.files.tracks_csv, error)) {
@@ -196,15 +199,29 @@ VideoAnalysis analyze_one(const AnimalRun& run, const fs::path& video, const fs:
 
 }  // namespace
 
+void check_multi_animal_precision(nets::PlanPrecision precision) {
+  if (precision != nets::PlanPrecision::int8) return;
+  throw UsageError(
+      "--precision int8 is for single-animal projects: its accuracy check measures one animal's "
+      "keypoints against fp32",
+      "--precision bf16 (or auto, which takes bf16 where the CPU's bf16 units are clearly "
+      "faster) runs a multi-animal project's network in reduced precision");
+}
+
+std::unique_ptr<nets::Backend> make_animal_backend(const std::string& device,
+                                                   nets::PlanPrecision precision) {
+  check_multi_animal_precision(precision);
+  return devices::make_backend(device, precision);
+}
+
 void check_multi_animal_options(const AnalyzeOptions& options) {
   const auto refuse = [](const std::string& option) {
     throw UsageError(fmt::format("{} is for single-animal projects: labpose analyzes videos of "
-                                 "several animals frame by frame, in fp32",
+                                 "several animals frame by frame",
                                  option),
                      "leave it out for this project");
   };
-  if (options.precision != nets::PlanPrecision::fp32)
-    refuse(fmt::format("--precision {}", nets::precision_name(options.precision)));
+  check_multi_animal_precision(options.precision);
   if (options.against_fp32) refuse("--against-fp32");
   if (options.batch_size > 0) refuse("--batch-size");
   if (options.slots > 0) refuse("--slots");
@@ -217,17 +234,17 @@ std::vector<VideoAnalysis> analyze_multi_animal_videos(const projects::ProjectCo
   check_multi_animal_options(options);
   const AnimalAnalysisModel model = find_animal_analysis_model(config, options, multi.tracker);
   if (options.dest) create_folder(*options.dest);
-  const auto backend =
-      make_analysis_backend(options.device, nets::PlanPrecision::fp32, model.model);
+  const auto backend = make_animal_backend(options.device, options.precision);
   const auto net = load_snapshot_network(*backend, *model.snapshot, model.model.snapshot);
   AnimalPredictor predictor(*backend, *net, model.animals,
                             static_cast<int>(model.model.bodyparts.size()), model.assembly);
   predictor.use_edges(model.edges);
   console::info(
-      "analyzing {} video{} of {} animals with {} ({}) on {}, frame by frame, {} of {} "
+      "analyzing {} video{} of {} animals with {} ({}) on {} in {}, frame by frame, {} of {} "
       "edges{}",
       videos.size(), videos.size() == 1 ? "" : "s", model.individuals.size(), model.model.scorer,
-      model.model.snapshot.filename().string(), backend->name(), model.edges.size(),
+      model.model.snapshot.filename().string(), backend->name(),
+      nets::precision_name(backend->plan_precision()), model.edges.size(),
       model.animals.graph.size(),
       multi.track ? fmt::format(", {} tracker", tracker_file_code(multi.tracker)) : "");
   const AnimalRun run{model, options, multi, *backend, predictor};

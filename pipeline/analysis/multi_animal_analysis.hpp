@@ -4,13 +4,16 @@
 // paf_best (each keypoint with the individual the identity head favours there, when the network
 // has one), linked into tracklets by the ellipse or box tracker or by the identity votes alone, and
 // stitched into one track per individual, written as DeepLabCut writes them
-// (multi_animal_files.hpp) with the _meta.pickle and _meta.json of single-animal analysis. Not
-// batched, not an exported model.
+// (multi_animal_files.hpp) with the _meta.pickle and _meta.json of single-animal analysis. In fp32
+// or bf16 (not int8); not batched, not an exported model.
 #pragma once
 
 #include <filesystem>
+#include <memory>
+#include <string>
 #include <vector>
 
+#include "nets/backend.hpp"
 #include "pipeline/analysis/analyze.hpp"
 #include "pipeline/tracking/sort_tracker.hpp"
 #include "projects/config.hpp"
@@ -23,8 +26,18 @@ struct MultiAnimalOptions {
   TrackMethod tracker = TrackMethod::ellipse;  // ellipse (_el), box (_bx) or identity (_id)
 };
 
+/// Throws UsageError where a multi-animal analysis (or live run) does not take `precision`:
+/// int8, whose accuracy check measures one animal's keypoints. fp32, bf16, fp16, tf32 and auto
+/// (on the CPU bf16 where its bf16 units are clearly faster, else fp32; fp32 on a GPU) it takes.
+void check_multi_animal_precision(nets::PlanPrecision precision);
+
+/// The backend a multi-animal analysis (or live run) computes on: `device` in `precision`
+/// (check_multi_animal_precision first; auto as devices::make_backend decides it, never int8).
+std::unique_ptr<nets::Backend> make_animal_backend(const std::string& device,
+                                                   nets::PlanPrecision precision);
+
 /// Throws UsageError naming the first of `options` that a multi-animal analysis does not take
-/// (a precision other than fp32, --against-fp32, --batch-size, --slots).
+/// (--precision int8, --against-fp32, --batch-size, --slots).
 void check_multi_animal_options(const AnalyzeOptions& options);
 
 /// Analyzes each video of the multi-animal project `config` (options as analyze_videos takes

@@ -5,14 +5,15 @@
 #include <fmt/core.h>
 #include <opencv2/core.hpp>
 
-#include "pipeline/analysis/analysis_backend.hpp"
+#include "pipeline/analysis/multi_animal_analysis.hpp"
 #include "pipeline/training/snapshot.hpp"
 
 namespace labpose::pipeline {
 
-LiveAnimalModel::LiveAnimalModel(const AnimalAnalysisModel& model, const std::string& device)
+LiveAnimalModel::LiveAnimalModel(const AnimalAnalysisModel& model, const std::string& device,
+                                 nets::PlanPrecision precision)
     : model_(model), tracker_(model.tracker) {
-  backend_ = make_analysis_backend(device, nets::PlanPrecision::fp32, model_.model);
+  backend_ = make_animal_backend(device, precision);
   net_ = load_snapshot_network(*backend_, *model_.snapshot, model_.model.snapshot);
   predictor_ = std::make_unique<AnimalPredictor>(*backend_, *net_, model_.animals,
                                                  static_cast<int>(model_.model.bodyparts.size()),
@@ -49,7 +50,8 @@ int LiveAnimalModel::animal_bodyparts() const {
 }
 
 std::string LiveAnimalModel::device_text() const {
-  return fmt::format("{} in fp32", backend_->name());
+  return fmt::format("{} in {}", backend_->name(),
+                     nets::precision_name(backend_->plan_precision()));
 }
 
 }  // namespace labpose::pipeline

@@ -20,9 +20,11 @@ namespace labpose::pipeline {
 
 class LiveAnimalModel final : public LivePoseModel {
  public:
-  /// Loads `model`'s network onto `device` in fp32 (find_animal_analysis_model() chose it and its
-  /// tracker, model.tracker). Throws Error naming the device or snapshot that cannot be used.
-  LiveAnimalModel(const AnimalAnalysisModel& model, const std::string& device);
+  /// Loads `model`'s network onto `device` in `precision` (find_animal_analysis_model() chose it
+  /// and its tracker, model.tracker; make_animal_backend's precisions). Throws Error naming the
+  /// device or snapshot that cannot be used.
+  LiveAnimalModel(const AnimalAnalysisModel& model, const std::string& device,
+                  nets::PlanPrecision precision = nets::PlanPrecision::fp32);
   ~LiveAnimalModel() override;
   LiveAnimalModel(const LiveAnimalModel&) = delete;
   LiveAnimalModel& operator=(const LiveAnimalModel&) = delete;
@@ -33,7 +35,7 @@ class LiveAnimalModel final : public LivePoseModel {
   /// unique bodyparts (empty when the project has none, NaN when not found).
   void estimate(const std::uint8_t* pixels, int height, int width, LivePose& pose) override;
   int animal_bodyparts() const override;
-  /// "<backend> in fp32".
+  /// "<backend> in <precision>".
   std::string device_text() const;
 
  private:

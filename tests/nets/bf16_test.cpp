@@ -124,16 +124,22 @@ TEST(Bf16Plan, ResidualChainsAgreeWithTheReference) {
 }
 
 // The pose networks, batch norm folded, against the fp32 plan on the same weights; with and
-// without the input normalization (then the plan converts its input to bf16 itself).
+// without the input normalization (then the plan converts its input to bf16 itself); and a
+// multi-animal network, with its PAF and identity channels.
 TEST(Bf16Plan, PoseNetworksAgreeWithFp32) {
   LABPOSE_SKIP_WITHOUT_BF16();
   const auto fp32 = devices::make_backend("cpu");
   const auto bf16 = devices::make_backend("cpu", PlanPrecision::bf16);
   EXPECT_EQ(bf16->plan_precision(), PlanPrecision::bf16);
   EXPECT_NE(bf16->description().find("inference plans in bf16"), std::string::npos);
-  for (const char* architecture : {"mobilenet_v2_0.35", "efficientnet_lite0", "resnet_50"}) {
-    SCOPED_TRACE(architecture);
-    auto net = build_pose_net(*fp32, {architecture, 4, true});
+  const std::vector<std::pair<const char*, MultiAnimalHeads>> networks = {
+      {"mobilenet_v2_0.35", {}},
+      {"efficientnet_lite0", {}},
+      {"resnet_50", {}},
+      {"efficientnet_lite0", {3, 6}}};  // three identities, six limbs
+  for (const auto& [architecture, heads] : networks) {
+    SCOPED_TRACE(std::string(architecture) + (heads.limbs > 0 ? ", multi-animal" : ""));
+    auto net = build_pose_net(*fp32, {architecture, 4, true}, heads);
     initialize_pose_net(*net, 31);
     const Shape input{2, 3, 64, 80};
     for (const bool normalized : {true, false}) {

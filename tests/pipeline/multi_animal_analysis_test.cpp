@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "nets/cpu/backend.hpp"
 #include "pipeline/analysis/multi_animal_analysis.hpp"
 #include "pipeline/analysis/multi_animal_files.hpp"
 #include "pipeline/analysis/multi_animal_tracking.hpp"
@@ -194,15 +195,55 @@ TEST_F(MultiAnimalAnalysis, InterruptedThenResumedGivesTheSameFiles) {
             testing::read_text(second.tracklets_pickle));
 }
 
+// bf16 on a CPU with bf16 units: the _meta.json says so, a journal of fp32 is not resumed in bf16
+// (it starts over), and an interrupted bf16 run resumes to the files of a whole one.
+TEST_F(MultiAnimalAnalysis, Bf16RunsAreTheirOwnAndResumeToTheSameFiles) {
+  if (!nets::cpu::cpu_has_bf16()) {
+    GTEST_SKIP() << "this CPU has no bf16 units (oneDNN uses " << nets::cpu::cpu_instructions()
+                 << ")";
+  }
+  AnalyzeOptions bf16;
+  bf16.precision = nets::PlanPrecision::bf16;
+  const testing::TempDir dir;
+  const VideoAnalysis whole = analyze(dir.path() / "whole", bf16).front();
+  ASSERT_EQ(whole.outcome, VideoAnalysis::Outcome::analyzed) << whole.error;
+  EXPECT_TRUE(contains(testing::read_text(whole.files.meta_json), R"("precision": "bf16")"));
+
+  const fs::path resumed_dir = dir.path() / "resumed";
+  stop_at_frame_15([&](const AnalyzeOptions& stopping) { analyze(resumed_dir, stopping); });
+  const VideoAnalysis other = analyze(resumed_dir, bf16).front();
+  ASSERT_EQ(other.outcome, VideoAnalysis::Outcome::analyzed) << other.error;
+  EXPECT_EQ(other.resumed_from, 0) << "an fp32 journal is not continued in bf16";
+  const fs::path bf16_dir = dir.path() / "bf16";
+  stop_at_frame_15([&](const AnalyzeOptions& stopping) {
+    AnalyzeOptions stopping_bf16 = stopping;
+    stopping_bf16.precision = nets::PlanPrecision::bf16;
+    analyze(bf16_dir, stopping_bf16);
+  });
+  const VideoAnalysis resumed = analyze(bf16_dir, bf16).front();
+  ASSERT_EQ(resumed.outcome, VideoAnalysis::Outcome::analyzed) << resumed.error;
+  EXPECT_EQ(resumed.resumed_from, 15);
+  const MultiAnimalFiles first = files_of(whole), second = files_of(resumed);
+  EXPECT_EQ(testing::read_text(first.full_pickle), testing::read_text(second.full_pickle));
+  EXPECT_EQ(testing::read_text(first.tracks_csv), testing::read_text(second.tracks_csv));
+}
+
 TEST_F(MultiAnimalAnalysis, BadInputIsNamed) {
   AnalyzeOptions batched;
   batched.batch_size = 4;
   EXPECT_TRUE(contains(testing::error_text([&] { check_multi_animal_options(batched); }),
                        "--batch-size is for single-animal projects"));
+  AnalyzeOptions int8;
+  int8.precision = nets::PlanPrecision::int8;
+  const std::string no_int8 = testing::error_text([&] { check_multi_animal_options(int8); });
+  EXPECT_TRUE(contains(no_int8, "--precision int8 is for single-animal projects")) << no_int8;
+  EXPECT_TRUE(contains(no_int8, "--precision bf16")) << no_int8;
   AnalyzeOptions reduced;
-  reduced.precision = nets::PlanPrecision::bf16;
-  EXPECT_TRUE(contains(testing::error_text([&] { check_multi_animal_options(reduced); }),
-                       "--precision bf16 is for single-animal projects"));
+  for (const auto precision : {nets::PlanPrecision::fp32, nets::PlanPrecision::bf16,
+                               nets::PlanPrecision::automatic, nets::PlanPrecision::fp16}) {
+    reduced.precision = precision;
+    EXPECT_NO_THROW(check_multi_animal_options(reduced)) << nets::precision_name(precision);
+  }
 
   // An edge the network's graph does not have (4 bodyparts: edges 0 to 5).
   const fs::path test_config = mice_->model_dir / "test" / "pose_cfg.yaml";

@@ -77,7 +77,7 @@ TEST(MultiAnimalAnalyzeCli, OptionsOfTheOtherKindOfProjectAreUsageErrors) {
   for (const auto& [option, message] : std::vector<std::pair<std::string, std::string>>{
            {"--batch-size 4", "--batch-size is for single-animal projects"},
            {"--slots 2", "--slots is for single-animal projects"},
-           {"--precision bf16", "--precision bf16 is for single-animal projects"},
+           {"--precision int8", "--precision int8 is for single-animal projects"},
            {"--tracker skeleton", "--tracker skeleton is not a tracker"}}) {
     const testing::CommandResult refused =
         testing::run_labpose("analyze " + shell_quote(mice.string()) + " " + video + " " + option);

@@ -109,7 +109,7 @@ TEST(MultiAnimalLiveCli, EachFramesAnimalsAreTheTrackletsOfTrack) {
   }
 
   for (const auto& [option, message] : std::vector<std::pair<std::string, std::string>>{
-           {"--precision bf16", "--precision bf16 is for single-animal projects"},
+           {"--precision int8", "--precision int8 is for single-animal projects"},
            {"--tracker skeleton", "--tracker skeleton is not a tracker"}}) {
     const testing::CommandResult refused =
         testing::run_labpose("live --model " + c + " --video " + v + " " + option);

@@ -186,7 +186,8 @@ Command analyze_command() {
     app.add_option("--precision", options->precision,
                    "the network's arithmetic: fp32 (default); bf16 on a CPU with bf16 units "
                    "(AVX-512 BF16 or AMX) or a GPU of compute capability 8.0+; int8 on a CPU with "
-                   "VNNI (calibrated once on the shuffle's training images); fp16 on a GPU; tf32: "
+                   "VNNI (single-animal projects; calibrated once on the shuffle's training "
+                   "images); fp16 on a GPU; tf32: "
                    "fp32 with TF32 convolutions on a GPU of compute capability 8.0+; auto: bf16 "
                    "where the CPU has bf16 units, else fp32");
     app.add_flag("--against-fp32", options->analyze.against_fp32,

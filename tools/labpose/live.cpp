@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "devices/devices.hpp"
+#include "pipeline/analysis/multi_animal_analysis.hpp"
 #include "pipeline/export/exported_model.hpp"
 #include "pipeline/live/live.hpp"
 #include "pipeline/live/live_animals.hpp"
@@ -53,12 +54,8 @@ struct LiveModel {
 // A multi-animal project's model, tracked by --tracker, else config.yaml's default_track_method,
 // else the ellipse tracker.
 LiveModel animal_model(const projects::ProjectConfig& config, const LiveCommandOptions& options) {
-  if (devices::parse_plan_precision(options.precision) != nets::PlanPrecision::fp32) {
-    throw UsageError(fmt::format("--precision {} is for single-animal projects: labpose runs the "
-                                 "network of several animals in fp32",
-                                 options.precision),
-                     "leave --precision out for this project");
-  }
+  const nets::PlanPrecision precision = devices::parse_plan_precision(options.precision);
+  pipeline::check_multi_animal_precision(precision);
   const pipeline::TrackMethod tracker =
       options.tracker.empty()
           ? parse_tracker(config.values().default_track_method,
@@ -81,7 +78,7 @@ LiveModel animal_model(const projects::ProjectConfig& config, const LiveCommandO
   model.animal_bodyparts = chosen.multi_bodyparts.size();
   model.pcutoff = chosen.model.pcutoff;
   model.tracker = tracker_name(tracker);
-  model.animals = std::make_unique<pipeline::LiveAnimalModel>(chosen, options.device);
+  model.animals = std::make_unique<pipeline::LiveAnimalModel>(chosen, options.device, precision);
   model.device_text = model.animals->device_text();
   return model;
 }
@@ -162,8 +159,9 @@ Command live_command() {
     app.add_option("--size", options->size, "the camera's frame size, WIDTHxHEIGHT");
     app.add_option("--fps", options->fps, "the camera's frame rate")->check(CLI::PositiveNumber);
     app.add_option("--device", options->device, "cpu (default), auto, cuda or cuda:N");
-    app.add_option("--precision", options->precision,
-                   "fp32 (default), bf16, int8 (CPU), fp16 (GPU) or auto, as for analyze");
+    app.add_option(
+        "--precision", options->precision,
+        "fp32 (default), bf16, int8 (CPU, one animal), fp16 (GPU) or auto, as for analyze");
     app.add_option("--output", options->output,
                    "write the poses as a DeepLabCut tracks .csv, with timestamp and latency "
                    "columns (seconds); several animals: one row per animal, with its track id");
