@@ -9,10 +9,11 @@ PAF graph evaluate chose. With --test-frames F, the demo also renders a tracking
 frames (other paths, the same mice) with its ground truth; `labpose analyze` tracks it and
 labpose-bench-tracks (beside --labpose) scores the tracks as issue 45 asks: MOTA, IDF1, identity
 switches per 1000 frames, the share of frames where every animal is on its own track, and the
-share of analysis time that linking and stitching took.
+share of analysis time that linking and stitching took; with --precisions, once per precision
+(`analyze --precision`, each into its own folder), for the speed and the tracks of each.
 
     /usr/bin/python3 tools/bench/multi_animal.py --labpose build/tools/labpose --minutes 20 \
-        [--test-frames 3000]
+        [--test-frames 3000] [--precisions fp32,bf16]
 
 The demo trains efficientnet_lite0 from its ImageNet weights when `labpose weights` has them cached
 (`labpose weights fetch efficientnet_lite0`), else mobilenet_v2_0.35 from scratch; the output says
@@ -63,18 +64,21 @@ def per_bodypart_errors(project):
     return {row[0]: dict(zip(names, (float(value or "nan") for value in row[1:]))) for row in rows[1:]}
 
 
-def score_tracking(args, config, project):
-    """Analyzes the test video, then scores its tracks against the truth; prints both."""
+def score_tracking(args, config, project, precision):
+    """Analyzes the test video in `precision` (into a folder of its own), then scores its tracks
+    against the truth; prints both."""
     video = os.path.join(project, "videos", "test_mice.mp4")
     truth = os.path.join(project, "videos", "test_mice_truth.h5")
+    dest = os.path.join(project, f"test-tracks-{precision}")
     start = time.monotonic()
-    done = subprocess.run([args.labpose, "analyze", config, video], capture_output=True, text=True)
+    done = subprocess.run([args.labpose, "analyze", config, video, "--precision", precision,
+                           "--dest", dest], capture_output=True, text=True)
     seconds = time.monotonic() - start
     if done.returncode != 0:
         sys.exit(f"labpose analyze {video} failed:\n{done.stdout}\n{done.stderr}")
     tracks = [line for line in done.stdout.splitlines() if line.endswith(".h5")]
     tracking = re.search(r"tracking took ([0-9.]+) s", done.stderr)
-    print(f"test video: {args.test_frames} frames analyzed and tracked in {seconds:.0f} s "
+    print(f"test video in {precision}: {args.test_frames} frames analyzed and tracked in {seconds:.0f} s "
           f"({args.test_frames / seconds:.1f} frames/s)"
           + (f"; linking and stitching {100 * float(tracking.group(1)) / seconds:.1f} % of it"
              if tracking else ""))
@@ -93,6 +97,8 @@ def main():
     parser.add_argument("--frames", type=int, help="frames in the video (the demo's default)")
     parser.add_argument("--work", help="where the project goes (default: a new temporary folder)")
     parser.add_argument("--test-frames", type=int, help="also track a test video of this many frames")
+    parser.add_argument("--precisions", default="fp32",
+                        help="analyze the test video in each of these (default fp32), in turn")
     args = parser.parse_args()
     work = args.work or tempfile.mkdtemp(prefix="labpose-multi-animal-")
     os.makedirs(work, exist_ok=True)
@@ -122,7 +128,8 @@ def main():
     print(f"test purity {number(r'purity ([0-9.]+|nan)', out):.3f}, "
           f"whole animals {number(r'whole animals ([0-9.]+|nan)', out):.3f}")
     if args.test_frames:
-        score_tracking(args, config, project)
+        for precision in args.precisions.split(","):
+            score_tracking(args, config, project, precision)
     print(f"project: {project}")
 
 
