@@ -379,7 +379,7 @@ TEST(Cli, BenchPrintsFiguresAndJson) {
       "bench --arch mobilenet_v2_0.35 --size 64x48 --batch 2 --train --repeats 1 --warmup 0 "
       "--json");
   ASSERT_EQ(result.exit_code, 0) << result.output;
-  const std::string last = result.output.substr(result.output.rfind('{'));
+  const std::string last = result.output.substr(result.output.rfind("{\"arch\""));
   EXPECT_TRUE(contains(last, "\"mode\": \"train\"")) << last;
   EXPECT_TRUE(contains(last, "\"fps\": ")) << last;
   // Analysis's whole path, with two slots at once.
@@ -387,7 +387,7 @@ TEST(Cli, BenchPrintsFiguresAndJson) {
       "bench --arch mobilenet_v2_0.35 --size 64x48 --batch 2 --pipeline --slots 2 --repeats 3 "
       "--json");
   ASSERT_EQ(result.exit_code, 0) << result.output;
-  const std::string pipeline = result.output.substr(result.output.rfind('{'));
+  const std::string pipeline = result.output.substr(result.output.rfind("{\"arch\""));
   EXPECT_TRUE(contains(pipeline, "\"mode\": \"pipeline\"")) << pipeline;
   EXPECT_TRUE(contains(pipeline, "\"slots\": 2, \"video\": \"\"")) << pipeline;
   // ... and on a video's frames, decoding included, beside decoding alone.
