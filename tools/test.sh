@@ -19,7 +19,11 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLABPOSE_WARNINGS_AS_ER
 cmake --build "$build" -j "$jobs"
 # The pandas/ruamel interoperability checks must run here, not skip: the packages were just installed.
 export LABPOSE_REQUIRE_INTEROP_PYTHON=1
-(cd "$build" && ctest --output-on-failure -j "$jobs" "$@")
+# One test at a time: each test's networks already use every core (oneDNN's OpenMP threads), and two
+# at once on the same cores make each layer's threads wait at its barrier for a thread the other
+# test holds. On 2 cores the whole suite took 754 s one at a time and 1123 s two at a time; a test
+# training a network took 53 s alone and 290 s beside the others (docs/reliability.md).
+(cd "$build" && ctest --output-on-failure -j 1 "$@")
 
 # The other oneDNN (docs/nets.md#onednn-versions): oneDNN 3.2 from PyPI in a prefix under the checkout,
 # and the op and plan tests of every backend (backend_tests) built against it.
