@@ -58,6 +58,15 @@ struct Group {
   }
 };
 
+// The first of the highest total affinity.
+std::vector<Group>::iterator strongest(std::vector<Group>& groups) {
+  auto best = groups.begin();
+  for (auto g = groups.begin(); g != groups.end(); ++g) {
+    if (g->affinity_sum > best->affinity_sum) best = g;
+  }
+  return best;
+}
+
 class Assembler {
  public:
   Assembler(const Candidates& candidates, int multi_bodyparts, const AssemblySettings& settings)
@@ -314,17 +323,26 @@ double Assembler::intersection(const Group& a, const Group& b) const {
 }
 
 std::vector<Group> Assembler::prune(std::vector<Group> groups) const {
-  std::erase_if(groups, [this](const Group& g) {
+  std::erase_if(groups, [](const Group& g) { return g.size == 0; });
+  const auto too_few_links = [this](const Group& g) {
     const auto n = static_cast<int>(g.links.size());
-    return (n > 0 && n < settings_.min_links) || g.size == 0;
-  });
-  if (settings_.max_overlap > 0.0 && settings_.max_overlap < 1.0) {
+    return n > 0 && n < settings_.min_links;
+  };
+  // Set aside, not dropped, with keep_partial: they may still fill the places of hidden animals.
+  std::vector<Group> partial, whole;
+  for (Group& g : groups) {
+    if (!too_few_links(g)) {
+      whole.push_back(std::move(g));
+    } else if (settings_.keep_partial) {
+      partial.push_back(std::move(g));
+    }
+  }
+  groups = std::move(whole);
+  const bool suppress = settings_.max_overlap > 0.0 && settings_.max_overlap < 1.0;
+  if (suppress) {
     std::vector<Group> kept;
     while (!groups.empty()) {
-      auto best = groups.begin();  // the first of the highest total affinity
-      for (auto g = groups.begin(); g != groups.end(); ++g) {
-        if (g->affinity_sum > best->affinity_sum) best = g;
-      }
+      auto best = strongest(groups);
       kept.push_back(std::move(*best));
       groups.erase(best);
       std::erase_if(groups, [&](const Group& g) {
@@ -337,6 +355,16 @@ std::vector<Group> Assembler::prune(std::vector<Group> groups) const {
     std::stable_sort(groups.begin(), groups.end(),
                      [](const Group& a, const Group& b) { return a.size > b.size; });
     groups.erase(groups.begin() + settings_.max_individuals, groups.end());
+  }
+  // The places still free go to the partial animals, strongest first, that overlap no kept one.
+  while (!partial.empty() && groups.size() < at(settings_.max_individuals)) {
+    auto best = strongest(partial);
+    const bool overlaps =
+        suppress && std::any_of(groups.begin(), groups.end(), [&](const Group& g) {
+          return intersection(g, *best) >= settings_.max_overlap;
+        });
+    if (!overlaps) groups.push_back(std::move(*best));
+    partial.erase(best);
   }
   return groups;
 }

@@ -18,6 +18,7 @@
 // 5. animals with 1 to min_links - 1 links are dropped. Pose NMS, by total affinity: an animal
 //    with max_overlap or more of its keypoints in the box shared with a better one is dropped. If
 //    more than max_individuals remain, those with the most keypoints are kept (ties: NMS order).
+//    With keep_partial (labpose's), the dropped animals then fill the places still free.
 // Special cases as in DeepLabCut: one multi-animal bodypart makes every candidate at or above
 // pcutoff its own animal; max_individuals = 1 takes the best candidate of each bodypart.
 // Differences: ties between equal affinities may be broken in another order (SciPy's assignment,
@@ -52,6 +53,10 @@ struct AssemblySettings {
   int min_links = 2;         // `minimalnumberofconnections` (Assembler default; projects get J / 2)
   double max_overlap = 0.8;  // pose NMS; 0 or 1 turns it off
   bool greedy = false;       // per edge: false = optimal assignment, true = greedy by affinity
+  // labpose's: an animal with 1 to min_links - 1 links is kept where the image has fewer than
+  // max_individuals animals without it (an animal partly hidden by another), strongest first,
+  // unless it overlaps a kept one as pose NMS counts (DeepLabCut drops it)
+  bool keep_partial = false;
 };
 
 /// One animal (or the `single` pseudo-animal of unique bodyparts).

@@ -18,6 +18,7 @@ MapAssemblySettings project_assembly_settings(const MultiAnimalModel& model,
   settings.assembly.max_individuals = static_cast<int>(model.individuals.size());
   settings.assembly.pcutoff = kProjectDetectionThreshold;
   settings.assembly.min_affinity = kProjectPafThreshold;
+  settings.assembly.keep_partial = true;  // animals partly hidden by others (assemble.hpp)
   return settings;
 }
 

@@ -488,6 +488,38 @@ TEST(Assembly, TooFewLinksIsDropped) {
   EXPECT_EQ(kept_both.animals.size(), 2u);
 }
 
+TEST(Assembly, PartialAnimalsFillThePlacesOfHiddenOnesWithKeepPartial) {
+  // Three animals, the third half hidden: two bodyparts, one link, fewer than min_links (2).
+  Scene scene(40, 48, 3, 3);
+  scene.animal({{4, 4}, {8, 8}, {12, 4}});
+  scene.animal({{4, 30}, {8, 34}, {12, 30}});
+  scene.animal({{28, 16}, {32, 20}, {-1, -1}});
+  AssemblySettings settings;
+  settings.max_individuals = 3;
+  const std::set<std::vector<int>> whole{{4, 4, 8, 8, 12, 4}, {4, 30, 8, 34, 12, 30}};
+  EXPECT_EQ(animal_cells(assemble_scene(scene, complete_graph(3), 3, settings)), whole)
+      << "DeepLabCut drops it";
+  settings.keep_partial = true;
+  const Assemblies kept = assemble_scene(scene, complete_graph(3), 3, settings);
+  std::set<std::vector<int>> all = whole;
+  all.insert({28, 16, 32, 20, -1, -1});
+  EXPECT_EQ(animal_cells(kept), all);
+  ASSERT_EQ(kept.animals.size(), 3u);
+  EXPECT_EQ(kept.animals[2].links, 1) << "after the whole ones";
+
+  // Two partial animals whose boxes overlap (crossing limbs): the stronger fills the one place
+  // free; the other falls to the pose NMS, as a whole animal would.
+  Scene crossing(26, 30, 2, 1);
+  crossing.animal({{4, 24}, {20, 4}}, 0.9f, 0.8f);
+  crossing.animal({{4, 4}, {20, 24}});
+  AssemblySettings two = two_animals();
+  two.keep_partial = true;
+  EXPECT_EQ(animal_cells(assemble_scene(crossing, complete_graph(2), 2, two)),
+            (std::set<std::vector<int>>{{4, 4, 20, 24}}));
+  two.keep_partial = false;
+  EXPECT_TRUE(assemble_scene(crossing, complete_graph(2), 2, two).animals.empty());
+}
+
 TEST(Assembly, WeakCandidatesAreNeverLinked) {
   Scene scene(32, 40, 3, 3);
   scene.animal({{4, 4}, {8, 8}, {12, 4}});
