@@ -12,11 +12,15 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
 fuzz_build="${FUZZ_BUILD_DIR:-$root/build-fuzz}"
 jobs="${JOBS:-$(nproc)}"
+# Where the time goes, for keeping CI short: each step's end, in seconds since the start.
+step_done() { echo "tools/test.sh: $1 done at ${SECONDS} s"; }
 
 "$root/tools/install-deps.sh" --tests
 "$root/tools/format.sh" --check
+step_done "installing and the format check"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLABPOSE_WARNINGS_AS_ERRORS=ON
 cmake --build "$build" -j "$jobs"
+step_done "the build"
 # The pandas/ruamel interoperability checks must run here, not skip: the packages were just installed.
 export LABPOSE_REQUIRE_INTEROP_PYTHON=1
 # One test at a time: each test's networks already use every core (oneDNN's OpenMP threads), and two
@@ -24,6 +28,7 @@ export LABPOSE_REQUIRE_INTEROP_PYTHON=1
 # test holds. On 2 cores the whole suite took 754 s one at a time and 1123 s two at a time; a test
 # training a network took 53 s alone and 290 s beside the others (docs/reliability.md).
 (cd "$build" && ctest --output-on-failure -j 1 "$@")
+step_done "the tests"
 
 # The other oneDNN (docs/nets.md#onednn-versions): oneDNN 3.2 from PyPI in a prefix under the checkout,
 # and the op and plan tests of every backend (backend_tests) built against it.
@@ -33,6 +38,7 @@ cmake -S "$root" -B "$onednn3_build" -DCMAKE_BUILD_TYPE=Release -DLABPOSE_WARNIN
   -DLABPOSE_WITH_CUDA=OFF -DLABPOSE_ONEDNN_PREFIX="$root/.deps/onednn-3.2"
 cmake --build "$onednn3_build" -j "$jobs" --target backend_tests
 "$onednn3_build/tests/backend_tests" --gtest_brief=1
+step_done "oneDNN 3.2's build and backend tests"
 
 # Fuzzing: a Clang build of the harnesses with ASan+UBSan, each fuzzed for 20 s with a fixed seed.
 CC=clang CXX=clang++ cmake -S "$root" -B "$fuzz_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -40,3 +46,4 @@ CC=clang CXX=clang++ cmake -S "$root" -B "$fuzz_build" -DCMAKE_BUILD_TYPE=RelWit
 cmake --build "$fuzz_build" -j "$jobs" --target fuzzers
 source "$root/tests/sanitizers/options.sh"
 (cd "$fuzz_build" && ctest --output-on-failure -j "$jobs" -L fuzz)
+step_done "the fuzzers' build and runs"

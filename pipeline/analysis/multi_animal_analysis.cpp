@@ -13,7 +13,6 @@
 #include "core/interrupt.hpp"
 #include "core/progress.hpp"
 #include "devices/devices.hpp"
-#include "pipeline/analysis/analysis_backend.hpp"
 #include "pipeline/analysis/analysis_metadata.hpp"
 #include "pipeline/analysis/detection_journal.hpp"
 #include "pipeline/analysis/multi_animal_files.hpp"
