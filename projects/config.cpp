@@ -832,6 +832,14 @@ void ProjectConfig::set_default_net_type(const std::string& net_type) {
   validate();
 }
 
+void ProjectConfig::set_identity(bool identity) {
+  if (!values_.multi_animal) {
+    throw Error(fmt::format("{}: identity is a key of multi-animal projects", file_.string()));
+  }
+  set_scalar("identity", yaml_text::plain_node(identity ? "true" : "false"));
+  validate();
+}
+
 void ProjectConfig::set_numframes2pick(int frames) {
   if (frames < 0 || frames > kMaxCount) {
     throw Error(fmt::format("numframes2pick must be a whole number from 0 to {} (found {})",

@@ -135,6 +135,9 @@ class ProjectConfig {
   void set_training_fraction(const std::vector<double>& fractions);
   /// Sets default_net_type, the network of new shuffles.
   void set_default_net_type(const std::string& net_type);
+  /// Sets a multi-animal project's identity (an identity head learns the individuals). Throws
+  /// Error for a single-animal project.
+  void set_identity(bool identity);
   /// Sets numframes2pick, the frames extract-frames picks per video.
   void set_numframes2pick(int frames);
 

@@ -90,6 +90,7 @@ void render_video(const DemoProjectOptions& options, const fs::path& file, DemoP
 void describe_keypoints(const DemoProjectOptions& options, projects::ProjectConfig& config) {
   if (several(options)) {
     config.set_multi_animal_bodyparts(synthetic_bodyparts(), {});
+    if (options.identity) config.set_identity(true);
   } else {
     config.set_bodyparts(synthetic_bodyparts());
   }

@@ -23,6 +23,7 @@ struct DemoProjectOptions {
   // mice (individuals mouse1, mouse2, ...), demo_mice-labpose-<date>/.
   int animals = 1;
   bool distinct_shades = false;  // several animals: each mouse a slightly different shade
+  bool identity = false;         // several animals: config.yaml's identity: true (an identity head)
 };
 
 struct DemoProject {

@@ -176,10 +176,19 @@ TEST(MultiAnimalProject, ItsBodypartsAreSetTogetherOrNotAtAll) {
   EXPECT_TRUE(testing::contains(config.to_yaml(), "uniquebodyparts: []\n")) << config.to_yaml();
   EXPECT_THROW(config.set_bodyparts({"snout"}), Error) << "bodyparts stays MULTI!";
 
+  // identity: in place, the rest of the text unchanged.
+  const std::string before = config.to_yaml();
+  config.set_identity(true);
+  EXPECT_EQ(config.values().identity, true);
+  std::string expected = before;
+  expected.replace(expected.find("identity: false"), 15, "identity: true");
+  EXPECT_EQ(config.to_yaml(), expected);
+
   settings.multi_animal = false;
   ProjectConfig single =
       ProjectConfig::new_project(settings, "/data/mice-Ana-2026-11-29/config.yaml");
   EXPECT_THROW(single.set_multi_animal_bodyparts({"snout"}, {}), Error);
+  EXPECT_THROW(single.set_identity(true), Error);
 }
 
 TEST(MultiAnimalProject, IndividualsAreCheckedBeforeAnythingIsMade) {

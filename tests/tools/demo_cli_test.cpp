@@ -86,5 +86,22 @@ TEST(DemoCli, ATestVideoNeedsSeveralMice) {
   EXPECT_TRUE(fs::is_empty(dir.path())) << "nothing made";
 }
 
+TEST(DemoCli, IdentityMakesAProjectWhoseNetworkTellsTheMiceApart) {
+  const TempDir dir;
+  const std::string demo = shell_quote(testing::labpose_binary()) + " demo --project-only --dir " +
+                           shell_quote(dir.path().string());
+  const auto refused = testing::run(demo + " --identity");
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_TRUE(testing::contains(refused.output, "--identity tells several mice apart"))
+      << refused.output;
+  EXPECT_TRUE(fs::is_empty(dir.path())) << "nothing made";
+
+  const auto made = testing::run(demo + " --animals 2 --identity --frames 20 --labeled-frames 4");
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  const fs::path project = fs::directory_iterator(dir.path())->path();  // demo_mice-labpose-<date>
+  const std::string text = testing::read_text(project / "config.yaml");
+  EXPECT_TRUE(testing::contains(text, "\nmultianimalproject: true\nidentity: true\n")) << text;
+}
+
 }  // namespace
 }  // namespace labpose

@@ -40,6 +40,8 @@ def run_demo(args, work):
         command += ["--frames", str(args.frames)]
     if args.test_frames:
         command += ["--test-frames", str(args.test_frames)]
+    if args.identity:
+        command += ["--identity"]
     start = time.monotonic()
     done = subprocess.run(command, capture_output=True, text=True)
     seconds = time.monotonic() - start
@@ -97,6 +99,8 @@ def main():
     parser.add_argument("--frames", type=int, help="frames in the video (the demo's default)")
     parser.add_argument("--work", help="where the project goes (default: a new temporary folder)")
     parser.add_argument("--test-frames", type=int, help="also track a test video of this many frames")
+    parser.add_argument("--identity", action="store_true",
+                        help="mice of distinct shades and an identity head (demo --identity)")
     parser.add_argument("--precisions", default="fp32",
                         help="analyze the test video in each of these (default fp32), in turn")
     args = parser.parse_args()
@@ -107,7 +111,8 @@ def main():
     project = os.path.dirname(config)
     trained = re.search(r"== train: (.*)", err)
     iterations = re.search(r"trained (\d+) iterations in ([0-9:]+)", err)
-    print(f"labpose demo --animals {args.animals} --minutes {args.minutes:g} --seed {args.seed}: "
+    print(f"labpose demo --animals {args.animals} --minutes {args.minutes:g} --seed {args.seed}"
+          f"{' --identity' if args.identity else ''}: "
           f"{seconds / 60:.1f} min end to end")
     print(f"network: {trained.group(1) if trained else '?'}"
           + (f"; {iterations.group(1)} iterations in {iterations.group(2)}" if iterations else ""))

@@ -1,9 +1,10 @@
 // labpose demo [--dir D] [--seed S] [--frames N] [--labeled-frames K] [--minutes M] [--device D]
-//   [--project-only] [--animals N [--shades]]: the whole loop on a synthetic project whose labels
-// are exact - make the project (pipeline/synthetic), create the training set, train on the CPU for
-// a few minutes, evaluate, print the test error, analyze the video and compare the tracks with the
-// ground truth. With --project-only it stops after making the project; with --animals 2 or more
-// (a multi-animal project) after creating the training set, until multi-animal training lands here.
+//   [--project-only] [--animals N [--shades] [--identity]]: the whole loop on a synthetic project
+// whose labels are exact - make the project (pipeline/synthetic), create the training set, train on
+// the CPU for a few minutes, evaluate, print the test error, analyze the video and compare the
+// tracks with the ground truth. With --project-only it stops after making the project; with
+// --animals 2 or more (a multi-animal project) after creating the training set, until multi-animal
+// training lands here.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -317,6 +318,9 @@ Command demo_command() {
                    "the size of DeepLabCut's tri-mouse frames); the mice scale with it");
     app.add_flag("--shades", options->project.distinct_shades,
                  "with --animals: give each mouse a slightly different fur shade");
+    app.add_flag("--identity", options->project.identity,
+                 "with --animals: identity: true in config.yaml, so that the network also learns "
+                 "which mouse is which from its shade (implies --shades)");
     app.add_option("--test-frames", options->test_frames,
                    "with --animals: also render a tracking test video of this many frames "
                    "(videos/test_mice.mp4: other paths, the same mice) and its ground truth "
@@ -351,6 +355,12 @@ Command demo_command() {
       if (options->test_frames > 0 && options->project.animals < 2) {
         throw UsageError("--test-frames renders a tracking test video of several mice",
                          "add --animals N (2 or more)");
+      }
+      if (options->project.identity) {
+        if (options->project.animals < 2) {
+          throw UsageError("--identity tells several mice apart", "add --animals N (2 or more)");
+        }
+        options->project.distinct_shades = true;
       }
       auto& video = options->project.video;
       if (!options->size.empty()) {
