@@ -4,7 +4,8 @@
 # fuzz harnesses with Clang (libFuzzer, ASan+UBSan) and runs each for 20 s over its corpus.
 # Usage: tools/test.sh [ctest arguments]   (they apply to the main ctest run)
 # Environment: BUILD_DIR (default build), FUZZ_BUILD_DIR (default build-fuzz), ONEDNN3_BUILD_DIR (default
-# build-onednn3), JOBS (default: all cores).
+# build-onednn3), JOBS (default: all cores; the builds and the fuzzers, while the main suite runs one
+# test at a time, as explained below).
 # The longer checks (every unit test under ASan+UBSan and TSan, 15-minute fuzzing, clang-tidy) are
 # tools/check.sh.
 set -euo pipefail

@@ -2,9 +2,11 @@
 //   [--project-only] [--animals N [--shades] [--identity]]: the whole loop on a synthetic project
 // whose labels are exact - make the project (pipeline/synthetic), create the training set, train on
 // the CPU for a few minutes, evaluate, print the test error, analyze the video and compare the
-// tracks with the ground truth. With --project-only it stops after making the project; with
-// --animals 2 or more (a multi-animal project) after creating the training set, until multi-animal
-// training lands here.
+// tracks with the ground truth. With --project-only it stops after making the project. With
+// --animals 2 or more the project is a multi-animal one: trained with its part affinity fields and
+// evaluated with its animals scored too, it stops before the analysis and prints the commands that
+// analyze and score the videos; --shades gives the mice slightly different coats and --identity
+// adds the identity head.
 #include <fmt/core.h>
 
 #include <algorithm>
