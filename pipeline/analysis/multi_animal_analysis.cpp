@@ -20,6 +20,7 @@
 #include "pipeline/analysis/multi_animal_tracking.hpp"
 #include "pipeline/analysis/stages.hpp"
 #include "pipeline/assembly/identity.hpp"
+#include "pipeline/assembly/temporal_prior.hpp"
 #include "pipeline/pose/animal_predictor.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "pipeline/video/reader.hpp"
@@ -90,6 +91,8 @@ void detect_frames(const AnimalRun& run, VideoReader& reader, DetectionJournal& 
   journal.close();
 }
 
+const std::vector<Assembly> kNoAnimals;
+
 // The pickles from the journal (and the bad frames of every run into the result), then the
 // tracklets and the tracks.
 // Returns the seconds that linking and stitching took.
@@ -99,15 +102,23 @@ double write_animal_files(const AnimalRun& run, AnimalVideo& video,
   const AnimalFileHeader header = animal_file_header(model, video.result.frames);
   std::vector<Assemblies> assembled(static_cast<std::size_t>(video.result.frames));
   FullPickleWriter full(video.files.full_pickle, header);
+  MapAssemblySettings settings = model.assembly;
+  settings.temporal.enabled = settings.temporal.enabled && run.multi.temporal_prior;
+  std::int64_t previous = -1;  // the last frame assembled
   journal.for_each([&](const JournalFrame& frame) {
     if (frame.status == kRowDamaged) video.result.damaged_frames.push_back(frame.index);
     if (frame.status == kRowUndecodable) video.result.undecodable_frames.push_back(frame.index);
     if (frame.status == kRowUndecodable || frame.index >= video.result.frames) return;
     full.add(frame.index, frame.detections);
     Assemblies& animals = assembled[static_cast<std::size_t>(frame.index)];
-    animals =
-        assemble_edges(frame.detections, model.animals.graph, model.edges,
-                       static_cast<int>(model.multi_bodyparts.size()), model.assembly.assembly);
+    // the animals of the frame before, where it was read (the temporal prior's)
+    const std::vector<Assembly>& before =
+        frame.index > 0 && frame.index - 1 == previous
+            ? assembled[static_cast<std::size_t>(previous)].animals
+            : kNoAnimals;
+    animals = assemble_after(frame.detections, model.animals.graph, model.edges,
+                             static_cast<int>(model.multi_bodyparts.size()), settings, before);
+    previous = frame.index;
     attach_identities(animals, frame.detections);
   });
   full.commit();
@@ -240,11 +251,11 @@ std::vector<VideoAnalysis> analyze_multi_animal_videos(const projects::ProjectCo
   predictor.use_edges(model.edges);
   console::info(
       "analyzing {} video{} of {} animals with {} ({}) on {} in {}, frame by frame, {} of {} "
-      "edges{}",
+      "edges{}{}",
       videos.size(), videos.size() == 1 ? "" : "s", model.individuals.size(), model.model.scorer,
       model.model.snapshot.filename().string(), backend->name(),
       nets::precision_name(backend->plan_precision()), model.edges.size(),
-      model.animals.graph.size(),
+      model.animals.graph.size(), multi.temporal_prior ? "" : ", each frame assembled alone",
       multi.track ? fmt::format(", {} tracker", tracker_file_code(multi.tracker)) : "");
   const AnimalRun run{model, options, multi, *backend, predictor};
   std::vector<VideoAnalysis> results;

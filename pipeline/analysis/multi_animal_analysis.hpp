@@ -24,6 +24,8 @@ namespace labpose::pipeline {
 struct MultiAnimalOptions {
   bool track = true;                           // false: --no-track (auto_track=False)
   TrackMethod tracker = TrackMethod::ellipse;  // ellipse (_el), box (_bx) or identity (_id)
+  // false: --no-temporal-prior, every frame assembled alone as DeepLabCut does (temporal_prior.hpp)
+  bool temporal_prior = true;
 };
 
 /// Throws UsageError where a multi-animal analysis (or live run) does not take `precision`:

@@ -40,6 +40,7 @@ struct EdgeCosts {
 
   double affinity_at(int s, int t) const { return affinity[index(s, t)]; }
   double length_at(int s, int t) const { return length[index(s, t)]; }
+  void set_affinity(int s, int t, double value) { affinity[index(s, t)] = value; }
 
  private:
   std::size_t index(int s, int t) const {

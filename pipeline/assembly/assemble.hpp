@@ -1,7 +1,8 @@
 // Bottom-up assembly of animals from candidates and edge costs, after DeepLabCut's Assembler
 // (deeplabcut/core/inferenceutils.py, `_assemble` with its defaults: no calibration, no
 // identity_only, no temporal window, add_discarded and force_fusion off). Not tracking across
-// frames.
+// frames; labpose's temporal prior for the frames of a video weakens the edge costs before
+// assembly (temporal_prior.hpp).
 //
 // What labpose does, in DeepLabCut's order:
 // 1. unique bodyparts: the best candidate of each, dropped at or below pcutoff, form `single`.
@@ -59,6 +60,21 @@ struct AssemblySettings {
   bool keep_partial = false;
 };
 
+/// labpose's temporal prior for the frames of a video (temporal_prior.hpp): the links that the
+/// previous frame's animals place across two animals are weakened.
+struct TemporalPrior {
+  bool enabled = false;
+  // a candidate belongs to a previous animal when each is the other's nearest (its keypoint of the
+  // candidate's bodypart) by at least this factor over the next nearest
+  double margin = 2.0;
+  // and when it is within this fraction of the animal's size (the largest distance between two of
+  // its keypoints) of that keypoint
+  double max_shift = 0.5;
+  // the affinity of a link between candidates of two different previous animals is multiplied by
+  // this
+  double factor = 0.5;
+};
+
 /// One animal (or the `single` pseudo-animal of unique bodyparts).
 struct Assembly {
   std::vector<int> candidate;                 // per bodypart: its index in Candidates, -1 = none
@@ -93,6 +109,7 @@ struct MapAssemblySettings {
   CandidateSettings candidates;
   AffinitySettings affinity;
   AssemblySettings assembly;
+  TemporalPrior temporal;  // frames of a video only (evaluate's images are independent)
 };
 
 /// What a multi-animal network found in one image before assembly: the candidates of every

@@ -31,7 +31,9 @@ void LiveAnimalModel::prepare(int height, int width) {
 void LiveAnimalModel::estimate(const std::uint8_t* pixels, int height, int width, LivePose& pose) {
   // The predictor only reads the frame.
   const cv::Mat rgb(height, width, CV_8UC3, const_cast<std::uint8_t*>(pixels));
-  const Assemblies assemblies = predictor_->predict(rgb);
+  // The animals of the last frame estimated are the temporal prior of this one's.
+  const Assemblies assemblies = predictor_->assemble(predictor_->detect(rgb), previous_);
+  previous_ = assemblies.animals;
   pose.animals.clear();
   // As tracking a video does (link_tracklets): a frame without animals leaves the tracker as it is.
   if (!assemblies.animals.empty()) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "nets/backend.hpp"
 #include "nets/net.hpp"
@@ -44,6 +45,7 @@ class LiveAnimalModel final : public LivePoseModel {
   std::unique_ptr<nets::Net> net_;
   std::unique_ptr<AnimalPredictor> predictor_;
   SortTracker tracker_;
+  std::vector<Assembly> previous_;  // the animals of the last frame estimated
 };
 
 }  // namespace labpose::pipeline

@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "nets/fused_graph.hpp"
 #include "pipeline/assembly/identity.hpp"
+#include "pipeline/assembly/temporal_prior.hpp"
 
 namespace labpose::pipeline {
 
@@ -19,6 +20,7 @@ MapAssemblySettings project_assembly_settings(const MultiAnimalModel& model,
   settings.assembly.pcutoff = kProjectDetectionThreshold;
   settings.assembly.min_affinity = kProjectPafThreshold;
   settings.assembly.keep_partial = true;  // animals partly hidden by others (assemble.hpp)
+  settings.temporal.enabled = true;       // video frames only (temporal_prior.hpp)
   return settings;
 }
 
@@ -62,8 +64,13 @@ Assemblies AnimalPredictor::predict(const cv::Mat& rgb) {
 }
 
 Assemblies AnimalPredictor::assemble(const ImageDetections& detections) const {
+  return assemble(detections, {});
+}
+
+Assemblies AnimalPredictor::assemble(const ImageDetections& detections,
+                                     const std::vector<Assembly>& previous) const {
   Assemblies assemblies =
-      assemble_edges(detections, model_.graph, edges_, multi_bodyparts(), settings_.assembly);
+      assemble_after(detections, model_.graph, edges_, multi_bodyparts(), settings_, previous);
   attach_identities(assemblies, detections);
   return assemblies;
 }

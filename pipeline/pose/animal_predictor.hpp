@@ -2,7 +2,8 @@
 // network run by an inference plan compiled once per image size, its score maps (through the
 // sigmoid), location refinement and part-affinity fields copied back whole and assembled into
 // animals (pipeline/assembly), with the identity head's votes when the network has one. For
-// evaluation and the test error during training; not video analysis, and not identities over time.
+// evaluation, the test error during training, and the frames of video analysis and live (which
+// pass the animals of the frame before, for the temporal prior); not identities over time.
 #pragma once
 
 #include <map>
@@ -45,6 +46,11 @@ class AnimalPredictor {
   /// The animals of detect()'s result, linked through the edges use_edges() chose, with their
   /// keypoints' identities (attach_identities).
   Assemblies assemble(const ImageDetections& detections) const;
+  /// assemble() for a frame of a video: with the settings' temporal prior, `previous` (the
+  /// animals of the frame before; empty: none) weakens the links across its animals
+  /// (temporal_prior.hpp).
+  Assemblies assemble(const ImageDetections& detections,
+                      const std::vector<Assembly>& previous) const;
   /// Assembles through these edges of the model's graph only (DeepLabCut's `paf_best`); every
   /// edge until called. Throws Error for an index outside the graph.
   void use_edges(std::vector<int> edges);

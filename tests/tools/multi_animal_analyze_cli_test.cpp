@@ -88,7 +88,7 @@ TEST(MultiAnimalAnalyzeCli, OptionsOfTheOtherKindOfProjectAreUsageErrors) {
   const fs::path mouse = testing::demo_project_from_cli(dir.path() / "mouse", 30, 4);
   const std::string one_video =
       shell_quote((mouse.parent_path() / "videos" / "synthetic_mouse.mp4").string());
-  for (const std::string option : {"--tracker box", "--no-track"}) {
+  for (const std::string option : {"--tracker box", "--no-track", "--no-temporal-prior"}) {
     const testing::CommandResult refused = testing::run_labpose(
         "analyze " + shell_quote(mouse.string()) + " " + one_video + " " + option);
     EXPECT_EQ(refused.exit_code, 2) << option << "\n" << refused.output;

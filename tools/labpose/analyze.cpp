@@ -1,7 +1,7 @@
 // labpose analyze <config> <video|folder>... [--shuffle K] [--training-fraction F] [--snapshot S]
 //   [--device D] [--precision P] [--against-fp32] [--batch-size B] [--csv] [--dest D]
 //   [--crop x1,x2,y1,y2] [--shard i/n] [--overwrite]
-//   multi-animal projects: [--tracker ellipse|box|identity] [--no-track]
+//   multi-animal projects: [--tracker ellipse|box|identity] [--no-track] [--no-temporal-prior]
 // labpose analyze --model <exported folder> <video|folder>... [the same options]
 #include <fmt/core.h>
 
@@ -48,16 +48,18 @@ projects::CropBox parse_crop_option(const std::string& text) {
   return *crop;
 }
 
-// --tracker and --no-track, for a multi-animal project; refused for a single-animal one.
+// --tracker, --no-track and --no-temporal-prior, for a multi-animal project; refused for a
+// single-animal one.
 pipeline::MultiAnimalOptions multi_animal_options(const std::string& tracker, bool no_track,
-                                                  bool multi_animal) {
-  if (!multi_animal && (!tracker.empty() || no_track)) {
-    throw UsageError(
-        fmt::format("{} is for multi-animal projects", no_track ? "--no-track" : "--tracker"),
-        "a single-animal project has one animal per frame: leave it out");
+                                                  bool no_prior, bool multi_animal) {
+  if (!multi_animal && (!tracker.empty() || no_track || no_prior)) {
+    const char* option = no_track ? "--no-track" : no_prior ? "--no-temporal-prior" : "--tracker";
+    throw UsageError(fmt::format("{} is for multi-animal projects", option),
+                     "a single-animal project has one animal per frame: leave it out");
   }
   pipeline::MultiAnimalOptions multi;
   multi.track = !no_track;
+  multi.temporal_prior = !no_prior;
   multi.tracker = parse_tracker(tracker);
   return multi;
 }
@@ -65,7 +67,7 @@ pipeline::MultiAnimalOptions multi_animal_options(const std::string& tracker, bo
 // What `analyze` was given on its command line.
 struct AnalyzeCliOptions {
   std::string config, crop, shard, dest, precision = "fp32", model_folder, tracker;
-  bool no_track = false;
+  bool no_track = false, no_temporal_prior = false;
   std::vector<std::string> videos;
   ModelOptions model;
   pipeline::AnalyzeOptions analyze;
@@ -95,8 +97,8 @@ int run_analyze(const AnalyzeCliOptions& options) {
     config.emplace(load_project_config(options.config));
   }
   const bool multi_animal = config && config->values().multi_animal;
-  const pipeline::MultiAnimalOptions multi =
-      multi_animal_options(options.tracker, options.no_track, multi_animal);
+  const pipeline::MultiAnimalOptions multi = multi_animal_options(
+      options.tracker, options.no_track, options.no_temporal_prior, multi_animal);
   if (multi_animal) pipeline::check_multi_animal_options(analyze);
   if (config) {
     std::tie(analyze.shuffle, analyze.training_fraction) = options.model.chosen_shuffle(*config);
@@ -218,6 +220,10 @@ Command analyze_command() {
                  "multi-animal projects: write the detections and assemblies only "
                  "(_full.pickle, _assemblies.pickle), no tracklets or tracks (DeepLabCut's "
                  "auto_track=False)");
+    app.add_flag("--no-temporal-prior", options->no_temporal_prior,
+                 "multi-animal projects: assemble every frame on its own, as DeepLabCut does. "
+                 "By default a link between two bodyparts that the previous frame put in two "
+                 "different animals is weakened (docs/analysis.md)");
     app.add_option("--slots", options->analyze.slots,
                    "batches on the device at once, each with its own copy of the network (default: "
                    "3 on a GPU, so that uploads and downloads overlap the network; 1 on the CPU)")

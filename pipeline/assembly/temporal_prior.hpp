@@ -1,0 +1,42 @@
+// labpose's temporal prior for assembling the frames of a video: the animals of the previous frame
+// say which candidates are unlikely to belong to one animal. DeepLabCut assembles each frame alone
+// (its Assembler's `window_size` is 0 unless asked). Where two animals touch, a limb's field can
+// then join one animal's head to the other's tail, and the tracker follows the wrong body.
+//
+// A candidate belongs to a previous animal when the two are each other's nearest (the candidate
+// among the bodypart's candidates, the animal's keypoint of that bodypart among the animals') by
+// the factor `margin` over the next nearest, and within `max_shift` of the animal's size. A link
+// between candidates that belong to two different previous animals has its affinity multiplied by
+// `factor`. Links with a candidate that belongs to no animal (a new, uncertain or crowded one) stay
+// as they are. The prior only ever weakens a link, and needs no identity head. Weakening rather
+// than cutting matters: an animal assembled wrongly in one frame would otherwise hold the next
+// frames to the same mistake. TemporalPrior (assemble.hpp) holds the settings.
+#pragma once
+
+#include <vector>
+
+#include "pipeline/assembly/assemble.hpp"
+
+namespace labpose::pipeline {
+
+/// Per multi-animal bodypart, per candidate: the index in `previous` of the animal it belongs to,
+/// or -1 (all -1 when the prior is off).
+std::vector<std::vector<int>> previous_owners(const Candidates& candidates, int multi_bodyparts,
+                                              const std::vector<Assembly>& previous,
+                                              const TemporalPrior& prior);
+
+/// Multiplies by prior.factor the affinity of every pair whose two candidates belong to different
+/// previous animals; `costs` are edge_costs(...) for `graph` (over multi-animal bodyparts).
+/// Nothing changes when the prior is off or `previous` is empty.
+void weaken_links_across_animals(std::vector<EdgeCosts>& costs, const PafGraph& graph,
+                                 const Candidates& candidates, int multi_bodyparts,
+                                 const std::vector<Assembly>& previous, const TemporalPrior& prior);
+
+/// assemble_edges after weaken_links_across_animals: one frame of a video, `previous` being the
+/// animals of the frame before (empty for the first frame, or after a frame that was not read).
+Assemblies assemble_after(const ImageDetections& detections, const PafGraph& graph,
+                          const std::vector<int>& edges, int multi_bodyparts,
+                          const MapAssemblySettings& settings,
+                          const std::vector<Assembly>& previous);
+
+}  // namespace labpose::pipeline
