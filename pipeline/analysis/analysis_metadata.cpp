@@ -1,11 +1,14 @@
 // The metadata files of a finished analysis, and the names of a video's outputs.
 #include "pipeline/analysis/analysis_metadata.hpp"
 
+#include <fmt/core.h>
+
 #include <chrono>
 #include <ctime>
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.hpp"
+#include "core/error.hpp"
 #include "projects/layout.hpp"
 #include "projects/pickle.hpp"
 
@@ -140,6 +143,16 @@ bool analysis_complete(const AnalysisFiles& files, const AnalysisIdentity& ident
   return !meta.is_discarded() && meta.is_object() && meta.value("format", "") == kMetaFormat &&
          meta.value("complete", false) && meta.contains("identity") &&
          identity.matches(meta["identity"], false);
+}
+
+void forget_analysis(const AnalysisFiles& files, const fs::path& journal) {
+  std::error_code error;
+  fs::remove(journal, error);
+  fs::remove(files.meta_json, error);
+  if (error) {
+    throw Error(fmt::format("cannot remove {}: {}", files.meta_json.string(), error.message()),
+                "check that its folder is writable, then run the command again");
+  }
 }
 
 AnalysisFiles analysis_files(const fs::path& folder, const std::string& video_stem,

@@ -50,4 +50,9 @@ std::optional<std::int64_t> analyzed_frame_count(const AnalysisFiles& files,
 /// the batch size).
 bool analysis_complete(const AnalysisFiles& files, const AnalysisIdentity& identity);
 
+/// Before a video is analyzed again (--overwrite): removes its checkpoint (or journal) and the
+/// _meta.json that says its outputs are complete. The outputs stay until the new ones replace
+/// them, and an interrupted run resumes when the command runs again instead of looking finished.
+void forget_analysis(const AnalysisFiles& files, const std::filesystem::path& journal);
+
 }  // namespace labpose::pipeline

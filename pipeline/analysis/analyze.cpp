@@ -184,8 +184,7 @@ VideoAnalysis analyze_one(const VideoRun& run, const fs::path& video, const fs::
     result.frames = frames;
     return result;
   }
-  std::error_code error;
-  if (run.options.overwrite) fs::remove(result.files.checkpoint, error);
+  if (run.options.overwrite) forget_analysis(result.files, result.files.checkpoint);
 
   Checkpoint checkpoint(result.files.checkpoint, 3 * run.model.bodyparts.size());
   result.resumed_from = checkpoint.open(identity);

@@ -174,8 +174,7 @@ VideoAnalysis analyze_one(const AnimalRun& run, const fs::path& video, const fs:
     result.frames = frames;
     return result;
   }
-  std::error_code error;
-  if (run.options.overwrite) fs::remove(out.files.journal, error);
+  if (run.options.overwrite) forget_analysis(result.files, out.files.journal);
   DetectionJournal journal(
       out.files.journal,
       {static_cast<int>(run.model.model.bodyparts.size()), run.model.edges,
@@ -203,6 +202,7 @@ VideoAnalysis analyze_one(const AnimalRun& run, const fs::path& video, const fs:
       finished_run(run.backend, run.model.model.iteration, 1, run.options.csv && run.multi.track,
                    result.seconds, started_text);
   write_analysis_metadata(run.model.model, result, reader.info(), out.identity, record);
+  std::error_code error;
   fs::remove(out.files.journal, error);
   return result;
 }

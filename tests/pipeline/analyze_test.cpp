@@ -186,6 +186,36 @@ TEST(Analyze, AnInterruptedVideoResumesToTheSameTable) {
   EXPECT_FALSE(fs::exists(resumed.front().files.checkpoint));
 }
 
+TEST(Analyze, AnInterruptedOverwriteResumesInsteadOfLookingFinished) {
+  const AnalysisFixture fixture;
+  AnalyzeOptions options;
+  options.batch_size = 4;
+  options.dest = fixture.dir / "out";
+  const auto whole = analyze_videos(*fixture.config, {fixture.video}, options);
+  ASSERT_EQ(whole.front().outcome, VideoAnalysis::Outcome::analyzed);
+  const std::string table = read_file(whole.front().files.h5);
+
+  options.overwrite = true;
+  options.on_batch = [](std::int64_t rows) {
+    if (rows >= 20) request_interrupt();
+  };
+  {
+    const InterruptHandler handler;
+    const std::string message =
+        testing::error_text([&] { analyze_videos(*fixture.config, {fixture.video}, options); });
+    EXPECT_NE(message.find("analysis stopped by request"), std::string::npos) << message;
+  }
+  EXPECT_EQ(read_file(whole.front().files.h5), table) << "the old table stays until replaced";
+  EXPECT_FALSE(fs::exists(whole.front().files.meta_json)) << "but no longer looks finished";
+
+  options.overwrite = false;
+  options.on_batch = nullptr;
+  const auto resumed = analyze_videos(*fixture.config, {fixture.video}, options);
+  ASSERT_EQ(resumed.front().outcome, VideoAnalysis::Outcome::analyzed) << resumed.front().error;
+  EXPECT_GE(resumed.front().resumed_from, 20);
+  EXPECT_TRUE(fs::exists(resumed.front().files.meta_json));
+}
+
 TEST(Analyze, UndecodableFramesAreNaNRowsAtExactlyTheirIndices) {
   const AnalysisFixture fixture;
   // The demo video re-encoded as MJPEG in AVI, whose frames can be damaged one by one.

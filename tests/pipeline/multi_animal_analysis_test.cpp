@@ -195,6 +195,29 @@ TEST_F(MultiAnimalAnalysis, InterruptedThenResumedGivesTheSameFiles) {
             testing::read_text(second.tracklets_pickle));
 }
 
+// An interrupted --overwrite keeps the old files, which no longer look finished: the next run
+// without --overwrite resumes the new analysis instead of skipping the video.
+TEST_F(MultiAnimalAnalysis, AnInterruptedOverwriteResumesInsteadOfLookingFinished) {
+  const testing::TempDir dir;
+  const VideoAnalysis whole = analyze(dir.path()).front();
+  ASSERT_EQ(whole.outcome, VideoAnalysis::Outcome::analyzed) << whole.error;
+  const std::string tracks = testing::read_text(files_of(whole).tracks_h5);
+  const projects::Table table = projects::read_table_hdf5(files_of(whole).tracks_h5, "tracks");
+  stop_at_frame_15([&](const AnalyzeOptions& stopping) {
+    AnalyzeOptions again = stopping;
+    again.overwrite = true;
+    analyze(dir.path(), again);
+  });
+  EXPECT_EQ(testing::read_text(files_of(whole).tracks_h5), tracks);
+  EXPECT_FALSE(fs::exists(whole.files.meta_json));
+  const VideoAnalysis resumed = analyze(dir.path()).front();
+  ASSERT_EQ(resumed.outcome, VideoAnalysis::Outcome::analyzed) << resumed.error;
+  EXPECT_EQ(resumed.resumed_from, 15);
+  EXPECT_TRUE(
+      projects::same_table(table, projects::read_table_hdf5(files_of(resumed).tracks_h5, "tracks")))
+      << "the same video again";
+}
+
 // bf16 on a CPU with bf16 units: the _meta.json says so, a journal of fp32 is not resumed in bf16
 // (it starts over), and an interrupted bf16 run resumes to the files of a whole one.
 TEST_F(MultiAnimalAnalysis, Bf16RunsAreTheirOwnAndResumeToTheSameFiles) {
