@@ -20,10 +20,6 @@ std::size_t at(int index) {
   return static_cast<std::size_t>(index);
 }
 
-bool present(const KeypointPrediction& point) {
-  return std::isfinite(point.x) && std::isfinite(point.y);
-}
-
 // The largest distance between two keypoints of the animal; 0 with fewer than two.
 double animal_size(const Assembly& animal, int multi_bodyparts) {
   double largest = 0.0;

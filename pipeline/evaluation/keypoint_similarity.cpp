@@ -11,10 +11,6 @@ namespace {
 
 constexpr double kEpsilon = std::numeric_limits<double>::epsilon();  // numpy's spacing(1)
 
-bool present(const KeypointPrediction& p) {
-  return !std::isnan(p.x) && !std::isnan(p.y);
-}
-
 // The OKS of each match, in DeepLabCut's order; adds the labeled animals left over to `misses`.
 std::vector<double> match_image(const ImageAnimals& image, double sigma, std::size_t& misses) {
   std::vector<std::size_t> order(image.predicted.size());

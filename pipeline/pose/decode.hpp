@@ -20,6 +20,11 @@ struct KeypointPrediction {
   double likelihood = 0.0;
 };
 
+/// Whether a keypoint was found: a missing one has NaN coordinates.
+inline bool present(const KeypointPrediction& keypoint) {
+  return std::isfinite(keypoint.x) && std::isfinite(keypoint.y);
+}
+
 /// The keypoint of a peak found by Backend::find_peaks: `cell` (row * width + column) of a map
 /// `width` cells wide, the score there and the raw location-refinement values dx, dy there.
 KeypointPrediction keypoint_at(std::int64_t cell, float score, float dx, float dy, int width,

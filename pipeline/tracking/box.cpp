@@ -10,7 +10,7 @@ std::optional<Box> keypoint_box(const std::vector<KeypointPrediction>& keypoints
   bool any = false;
   Box box{INFINITY, INFINITY, -INFINITY, -INFINITY};
   for (const auto& keypoint : keypoints) {
-    if (!std::isfinite(keypoint.x) || !std::isfinite(keypoint.y)) continue;
+    if (!present(keypoint)) continue;
     any = true;
     box.x1 = std::min(box.x1, keypoint.x);
     box.y1 = std::min(box.y1, keypoint.y);

@@ -11,7 +11,7 @@ std::optional<Ellipse> fit_ellipse(const std::vector<KeypointPrediction>& keypoi
   double sum_x = 0.0, sum_y = 0.0;
   int count = 0;
   for (const auto& keypoint : keypoints) {
-    if (!std::isfinite(keypoint.x) || !std::isfinite(keypoint.y)) continue;
+    if (!present(keypoint)) continue;
     sum_x += keypoint.x;
     sum_y += keypoint.y;
     ++count;
@@ -20,7 +20,7 @@ std::optional<Ellipse> fit_ellipse(const std::vector<KeypointPrediction>& keypoi
   const double mean_x = sum_x / count, mean_y = sum_y / count;
   double xx = 0.0, xy = 0.0, yy = 0.0;
   for (const auto& keypoint : keypoints) {
-    if (!std::isfinite(keypoint.x) || !std::isfinite(keypoint.y)) continue;
+    if (!present(keypoint)) continue;
     xx += (keypoint.x - mean_x) * (keypoint.x - mean_x);
     xy += (keypoint.x - mean_x) * (keypoint.y - mean_y);
     yy += (keypoint.y - mean_y) * (keypoint.y - mean_y);

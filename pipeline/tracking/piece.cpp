@@ -10,16 +10,12 @@
 namespace labpose::pipeline {
 namespace {
 
-bool finite_point(const KeypointPrediction& keypoint) {
-  return std::isfinite(keypoint.x) && std::isfinite(keypoint.y);
-}
-
 // nansum(xy * likelihood) / nansum(likelihood); the plain mean where no likelihood is positive.
 std::array<double, 2> centroid_of(const TrackedAnimal& animal) {
   double x = 0.0, y = 0.0, weight = 0.0, plain_x = 0.0, plain_y = 0.0;
   int count = 0;
   for (const auto& keypoint : animal.keypoints) {
-    if (!finite_point(keypoint)) continue;
+    if (!present(keypoint)) continue;
     plain_x += keypoint.x;
     plain_y += keypoint.y;
     ++count;
@@ -59,7 +55,9 @@ Piece piece_of(const Tracklet& tracklet) {
   std::vector<int> frames;
   std::vector<TrackedAnimal> animals;
   for (const auto& [frame, animal] : tracklet) {
-    if (std::none_of(animal.keypoints.begin(), animal.keypoints.end(), finite_point)) continue;
+    if (std::none_of(animal.keypoints.begin(), animal.keypoints.end(),
+                     [](const KeypointPrediction& keypoint) { return present(keypoint); }))
+      continue;
     frames.push_back(frame);
     animals.push_back(animal);
   }
