@@ -3,6 +3,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include "core/atomic_file.hpp"
 #include "core/console.hpp"
 #include "core/error.hpp"
@@ -10,6 +12,7 @@
 #include "pipeline/analysis/track_refinement.hpp"
 #include "pipeline/analysis/tracklet_files.hpp"
 #include "pipeline/assembly/identity.hpp"
+#include "pipeline/tracking/identity_reliability.hpp"
 #include "pipeline/tracking/link.hpp"
 #include "pipeline/video/reader.hpp"
 #include "projects/layout.hpp"
@@ -54,6 +57,29 @@ std::vector<std::vector<double>> frame_votes(const Assemblies& frame, int indivi
   }
   if (!any) votes.clear();
   return votes;
+}
+
+// The weight of identity votes in linking: how often they agree with tracklets that the same
+// tracker links by motion alone. Without votes, or with the box tracker (which ignores them), the
+// settings as they are.
+TrackerSettings weigh_identity_votes(const std::vector<FrameAnimals>& frames,
+                                     TrackerSettings settings, int individuals,
+                                     const fs::path& file) {
+  const bool voted = std::any_of(frames.begin(), frames.end(), [](const FrameAnimals& frame) {
+    return !frame.identity_votes.empty();
+  });
+  if (!voted || settings.method != TrackMethod::ellipse) return settings;
+  TrackerSettings by_motion = settings;
+  by_motion.identity_weight = 0.0;
+  const auto reliability = identity_reliability(link_tracklets(frames, by_motion), individuals);
+  if (!reliability) return settings;
+  settings.identity_weight = reliability->weight;
+  console::info(
+      "{}: the identity votes agree with their tracklet in {:.0f} % of {} frames ({:.0f} % by "
+      "chance), so they weigh {:.2f} (1: votes that always agree)",
+      file.filename().string(), 100.0 * reliability->agreement, reliability->frames,
+      100.0 * reliability->chance, settings.identity_weight);
+  return settings;
 }
 
 // What both steps share for one video: the model's names and settings, the files, the frames.
@@ -121,7 +147,8 @@ Tracklets track_assemblies(const std::vector<Assemblies>& assembled,
     frames[i].assemblies = assembled[i];
     frames[i].identity_votes = frame_votes(assembled[i], individuals, static_cast<int>(i));
   }
-  Tracklets tracklets = link_tracklets(frames, settings);
+  Tracklets tracklets =
+      link_tracklets(frames, weigh_identity_votes(frames, settings, individuals, file));
   write_tracklets_pickle(file, tracklets, header);
   return tracklets;
 }
@@ -129,8 +156,11 @@ Tracklets track_assemblies(const std::vector<Assemblies>& assembled,
 void stitch_into_tracks(const Tracklets& tracklets, const StitchSettings& settings,
                         const AnimalFileHeader& header, const MultiAnimalFiles& files, bool csv,
                         const std::string& video_name) {
+  StitchSettings weighed = settings;
+  if (const auto reliability = identity_reliability(tracklets, header.identity_channels))
+    weighed.identity_weight = reliability->weight;
   const projects::Table table =
-      tracks_table(stitched_tracks(tracklets, settings, files, video_name), header);
+      tracks_table(stitched_tracks(tracklets, weighed, files, video_name), header);
   projects::write_table_hdf5(table, files.tracks_h5, "tracks");
   if (csv) projects::write_table_csv(table, files.tracks_csv);
   // refine-tracks' backups were of the tracks just replaced.

@@ -76,6 +76,10 @@ void check_tracker_settings(const TrackerSettings& settings) {
   if (!(settings.ellipse_sd > 0.0))
     throw Error("tracking: the ellipse size must be a positive number of standard deviations",
                 hint);
+  if (!(settings.identity_weight >= 0.0 && settings.identity_weight <= 1.0))
+    throw Error("tracking: the weight of identity votes must lie in [0, 1] (found " +
+                    std::to_string(settings.identity_weight) + ")",
+                hint);
 }
 
 SortTracker::SortTracker(const TrackerSettings& settings) : settings_(settings) {
@@ -144,7 +148,8 @@ std::vector<TrackHypothesis> SortTracker::track(const std::vector<Assembly>& ani
     for (std::size_t j = 0; j < cols; ++j) {
       double weight = similarity(detections[i], targets_[j]);
       const auto animal = static_cast<std::size_t>(detections[i].animal);
-      if (with_identity && identities[animal] == targets_[j].identity) weight *= 2.0;
+      if (with_identity && identities[animal] == targets_[j].identity)
+        weight *= 1.0 + settings_.identity_weight;
       weights[i * cols + j] = weight;
     }
   }

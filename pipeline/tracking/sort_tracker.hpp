@@ -26,6 +26,10 @@ struct TrackerSettings {
   double iou_threshold = 0.2;       // weakest similarity (ellipse) or IoU (box) that matches
   double bounding_box_slack = 0.0;  // `boundingboxslack`, pixels around keypoint boxes
   double ellipse_sd = 2.0;          // the ellipse's size in standard deviations
+  // Ellipse tracker with identity votes: a match of the same individual counts (1 + this) times,
+  // double at 1 as in DeepLabCut's SORTEllipse. track_assemblies sets it from the votes' measured
+  // reliability.
+  double identity_weight = 1.0;
 };
 
 /// Throws Error when a setting is out of range.
@@ -46,7 +50,7 @@ class SortTracker {
   /// Predicts every target, matches the frame's animals to them and returns the targets seen in
   /// this frame that have been matched min_hits times in a row (or all in the first min_hits
   /// frames). identities: empty, or per animal the individual its votes favour; a match of the
-  /// same individual counts double (ellipse tracker only, as in DeepLabCut).
+  /// same individual counts (1 + identity_weight) times (ellipse tracker only).
   std::vector<TrackHypothesis> track(const std::vector<Assembly>& animals,
                                      const std::vector<int>& identities);
 

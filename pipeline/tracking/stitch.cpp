@@ -32,6 +32,10 @@ void check_stitch_settings(const StitchSettings& settings) {
     throw Error("stitching: max_gap must be 0 (automatic) or a number of frames (found " +
                     std::to_string(settings.max_gap) + ")",
                 kStitchHint);
+  if (!(settings.identity_weight >= 0.0 && settings.identity_weight <= 1.0))
+    throw Error("stitching: the weight of identity votes must lie in [0, 1] (found " +
+                    std::to_string(settings.identity_weight) + ")",
+                kStitchHint);
 }
 
 namespace {
@@ -71,9 +75,11 @@ int automatic_max_gap(const std::vector<Piece>& pieces) {
 }
 
 std::vector<PieceLink> links_between(const std::vector<Piece>& pieces, int max_gap,
-                                     bool use_identity) {
+                                     const StitchSettings& settings) {
   std::vector<int> identity;
-  for (const auto& piece : pieces) identity.push_back(use_identity ? piece_identity(piece) : -1);
+  for (const auto& piece : pieces)
+    identity.push_back(settings.use_identity ? piece_identity(piece) : -1);
+  const double same_identity = std::pow(0.01, settings.identity_weight);
   const bool with_identity =
       std::any_of(identity.begin(), identity.end(), [](int value) { return value != -1; });
   std::vector<PieceLink> links;
@@ -83,7 +89,7 @@ std::vector<PieceLink> links_between(const std::vector<Piece>& pieces, int max_g
       if (gap > max_gap) break;
       if (gap <= 0) continue;
       double weight = centroid_distance(pieces[i], pieces[j]);
-      if (with_identity && identity[i] == identity[j]) weight *= 0.01;
+      if (with_identity && identity[i] == identity[j]) weight *= same_identity;
       // DeepLabCut's int(100 * weight), bounded so that no sum of costs overflows.
       const double scaled = std::isfinite(weight) ? std::min(100.0 * weight, 1e9) : 1e9;
       links.push_back({i, j, static_cast<long long>(scaled)});
@@ -96,7 +102,7 @@ std::vector<PieceLink> links_between(const std::vector<Piece>& pieces, int max_g
 std::vector<Piece> chain_pieces(std::vector<Piece>& pieces, std::vector<Piece>& residuals,
                                 const StitchSettings& settings) {
   const int max_gap = settings.max_gap > 0 ? settings.max_gap : automatic_max_gap(pieces);
-  const auto links = links_between(pieces, max_gap, settings.use_identity);
+  const auto links = links_between(pieces, max_gap, settings);
   auto paths = cover_with_paths(pieces.size(), links, settings.n_tracks);
   if (!paths) {
     // More pieces at once than tracks, or fewer pieces than tracks: keep the n_tracks chains that

@@ -15,6 +15,8 @@
 #include "pipeline/analysis/multi_animal_tracking.hpp"
 #include "pipeline/analysis/track_refinement.hpp"
 #include "pipeline/analysis/tracklet_files.hpp"
+#include "pipeline/assembly/identity.hpp"
+#include "pipeline/tracking/link.hpp"
 #include "projects/table.hpp"
 #include "tests/pipeline/tracking_fixture.hpp"
 #include "tests/support/test_support.hpp"
@@ -156,6 +158,55 @@ TEST(MultiAnimalTracking, MissingDamagedAndUnsafePicklesAreNamed) {
 
 // labpose track and stitch take a video's frame count from its analysis's _meta.json, so that the
 // video's packets are not read again; only while the video is the one analyzed (path and size).
+// Two mice walking side by side, 6 px apart, whose identity votes are right in even frames and
+// swapped in odd ones: votes at chance.
+std::vector<Assemblies> side_by_side_voting_at_chance() {
+  std::vector<Assemblies> frames(30);
+  for (int i = 0; i < 30; ++i) {
+    for (int mouse = 0; mouse < 2; ++mouse) {
+      Assembly walker = animal(Point{100.0 + 2.0 * i, 100.0 + 6.0 * mouse});
+      walker.identity.assign(walker.keypoints.size(), i % 2 == 0 ? mouse : 1 - mouse);
+      frames[static_cast<std::size_t>(i)].animals.push_back(walker);
+    }
+  }
+  return frames;
+}
+
+// Whether a tracklet changes mice: its y moves by more than 3 px from one frame to the next.
+bool changes_mice(const Tracklets& tracklets) {
+  for (const auto& [id, tracklet] : tracklets.by_id) {
+    for (auto it = tracklet.begin(); std::next(it) != tracklet.end(); ++it) {
+      if (std::abs(tracking_test::centre_of(std::next(it)->second).y -
+                   tracking_test::centre_of(it->second).y) > 3.0)
+        return true;
+    }
+  }
+  return false;
+}
+
+TEST(MultiAnimalTracking, IdentityVotesCountAsMuchAsTheyAgreeWithTheTracklets) {
+  const testing::TempDir dir;
+  AnimalFileHeader header = two_mice_header();
+  header.unique_bodyparts.clear();
+  header.identity_channels = 2;
+  header.frames = 30;
+  const auto assembled = side_by_side_voting_at_chance();
+  // At full weight (a same-individual match counts double) the votes pull the tracklets across.
+  std::vector<FrameAnimals> frames(assembled.size());
+  for (std::size_t i = 0; i < assembled.size(); ++i) {
+    frames[i].assemblies = assembled[i];
+    for (const Assembly& walker : assembled[i].animals)
+      frames[i].identity_votes.push_back(identity_votes(walker, 2));
+  }
+  EXPECT_TRUE(changes_mice(link_tracklets(frames, ellipse_tracker())));
+  // Measured, these votes agree with their tracklets half the time, as chance does: weight 0.
+  const Tracklets tracklets =
+      track_assemblies(assembled, ellipse_tracker(), header, dir.path() / "mice_el.pickle");
+  ASSERT_EQ(tracklets.by_id.size(), 2u);
+  EXPECT_FALSE(changes_mice(tracklets));
+  for (const auto& [id, tracklet] : tracklets.by_id) EXPECT_EQ(tracklet.size(), 30u);
+}
+
 TEST(MultiAnimalTracking, TheStepsTakeTheFrameCountTheAnalysisRecorded) {
   const testing::TempDir dir;
   const fs::path video = dir.path() / "mice.mp4";

@@ -192,6 +192,41 @@ TEST(IdentityLinking, VotesPutEachAnimalInItsIndividualsTracklet) {
     EXPECT_NEAR(centre_of(tracked).y, 100.0, 1e-9) << "frame " << frame;
 }
 
+TEST(EllipseTracker, TheWeightOfIdentityVotesDecidesWhetherWrongVotesSwapTwoAnimals) {
+  // Two animals walk side by side, GAP px apart. Their votes are right for 10 frames, then each
+  // votes for the other: DeepLabCut's double weight of a same-identity match takes each tracklet
+  // to the other animal; with the votes weighed 0 the tracker follows the motion.
+  constexpr double kGap = 6.0;
+  auto frames = video(30, {[](int f) {
+                             return Point{100.0 + 2.0 * f, 100.0};
+                           },
+                           [](int f) {
+                             return Point{100.0 + 2.0 * f, 100.0 + kGap};
+                           }});
+  for (std::size_t f = 0; f < frames.size(); ++f) {
+    const bool wrong = f >= 10;
+    frames[f].identity_votes = {wrong ? std::vector<double>{0.2, 0.8} : std::vector{0.8, 0.2},
+                                wrong ? std::vector<double>{0.8, 0.2} : std::vector{0.2, 0.8}};
+  }
+  const auto ends_on = [](const Tracklets& tracklets, int id) {
+    return centre_of(tracklets.by_id.at(id).rbegin()->second).y;
+  };
+  TrackerSettings settings;  // identity_weight 1: DeepLabCut's
+  auto tracklets = link_tracklets(frames, settings);
+  ASSERT_EQ(tracklets.by_id.size(), 2u);
+  EXPECT_NEAR(centre_of(tracklets.by_id.at(0).begin()->second).y, 100.0, 1e-9);
+  EXPECT_NEAR(ends_on(tracklets, 0), 100.0 + kGap, 1e-9) << "the votes swap the animals";
+  settings.identity_weight = 0.0;
+  tracklets = link_tracklets(frames, settings);
+  ASSERT_EQ(tracklets.by_id.size(), 2u);
+  EXPECT_NEAR(ends_on(tracklets, 0), 100.0, 1e-9) << "motion alone keeps them";
+  EXPECT_NEAR(ends_on(tracklets, 1), 100.0 + kGap, 1e-9);
+  expect_no_jumps(tracklets, 3.0);
+  settings.identity_weight = 1.5;
+  EXPECT_THAT([&] { link_tracklets(frames, settings); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("weight of identity votes")));
+}
+
 TEST(Linking, EmptyVideoAndUniqueBodyparts) {
   EXPECT_TRUE(link_tracklets({}, TrackerSettings{}).by_id.empty());
   std::vector<FrameAnimals> frames(3);

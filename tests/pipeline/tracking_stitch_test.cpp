@@ -128,6 +128,15 @@ TEST(Stitching, IdentityVotesDecideASwapThatDistanceGetsWrong) {
   expect_on_path(tracks.tracks[a_first ? 0 : 1], cross_a, "A");
   expect_on_path(tracks.tracks[a_first ? 1 : 0], cross_b, "B");
   for (const auto& [frame, animal] : tracks.tracks[a_first ? 0 : 1]) EXPECT_EQ(animal.identity, 0);
+  // Votes weighed 0 (votes at chance) leave the links to distance: the same swap as without votes.
+  auto unweighed = two_tracks();
+  unweighed.identity_weight = 0.0;
+  tracks = stitch_tracklets(crossing(true), unweighed);
+  for (const auto& track : tracks.tracks) {
+    const double y0 = centre_of(track.begin()->second).y;
+    const double y1 = centre_of(track.rbegin()->second).y;
+    EXPECT_LT(std::abs(y1 - y0), 50.0);
+  }
 }
 
 TEST(Stitching, MoreTrackletsAtOnceThanTracksKeepsTheLongest) {
@@ -194,6 +203,9 @@ TEST(Stitching, SettingsAndTrackletsThatCannotBeStitched) {
               ::testing::ThrowsMessage<Error>(HasSubstr("min_length must be 3 frames or more")));
   settings.min_length = 3;
   EXPECT_EQ(stitch_tracklets(tracklets, settings).tracks[0].size(), 6u);
+  settings.identity_weight = -0.5;
+  EXPECT_THAT([&] { stitch_tracklets(tracklets, settings); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("weight of identity votes must lie in")));
 }
 
 }  // namespace
