@@ -99,17 +99,19 @@ std::vector<std::vector<int>> previous_owners(const Candidates& candidates, int 
 }
 
 void weaken_links_across_animals(std::vector<EdgeCosts>& costs, const PafGraph& graph,
-                                 const Candidates& candidates, int multi_bodyparts,
-                                 const std::vector<Assembly>& previous,
+                                 const std::vector<int>& edges, const Candidates& candidates,
+                                 int multi_bodyparts, const std::vector<Assembly>& previous,
                                  const TemporalPrior& prior) {
   if (!prior.enabled || previous.empty()) return;
   if (costs.size() != graph.size()) {
     throw Error(fmt::format("the costs of {} edges for a graph of {}", costs.size(), graph.size()));
   }
   const auto owners = previous_owners(candidates, multi_bodyparts, previous, prior);
-  for (std::size_t e = 0; e < graph.size(); ++e) {
-    const GraphEdge& ends = graph[e];
-    EdgeCosts& edge = costs[e];
+  for (const int e : edges) {
+    if (e < 0 || at(e) >= graph.size())
+      throw Error(fmt::format("edge {} is not in the graph of {} edges", e, graph.size()));
+    const GraphEdge& ends = graph[at(e)];
+    EdgeCosts& edge = costs[at(e)];
     if (std::max(ends.source, ends.target) >= multi_bodyparts ||
         std::min(ends.source, ends.target) < 0 ||
         at(edge.sources) != owners[at(ends.source)].size() ||
@@ -138,8 +140,8 @@ Assemblies assemble_after(const ImageDetections& detections, const PafGraph& gra
   }
   check_made_for(detections, graph);
   ImageDetections weakened = detections;
-  weaken_links_across_animals(weakened.costs, graph, weakened.candidates, multi_bodyparts, previous,
-                              settings.temporal);
+  weaken_links_across_animals(weakened.costs, graph, edges, weakened.candidates, multi_bodyparts,
+                              previous, settings.temporal);
   return assemble_edges(weakened, graph, edges, multi_bodyparts, settings.assembly);
 }
 

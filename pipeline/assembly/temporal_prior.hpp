@@ -25,12 +25,15 @@ std::vector<std::vector<int>> previous_owners(const Candidates& candidates, int 
                                               const std::vector<Assembly>& previous,
                                               const TemporalPrior& prior);
 
-/// Multiplies by prior.factor the affinity of every pair whose two candidates belong to different
-/// previous animals; `costs` are edge_costs(...) for `graph` (over multi-animal bodyparts).
-/// Nothing changes when the prior is off or `previous` is empty.
+/// Multiplies by prior.factor the affinity of every pair of the edges in use (`edges`, indices into
+/// `graph`) whose two candidates belong to different previous animals; `costs` are
+/// edge_costs(...) for `graph` (over multi-animal bodyparts). The costs of edges not in use are
+/// neither read nor changed: an analysis keeps only those in use. Nothing changes when the prior
+/// is off or `previous` is empty.
 void weaken_links_across_animals(std::vector<EdgeCosts>& costs, const PafGraph& graph,
-                                 const Candidates& candidates, int multi_bodyparts,
-                                 const std::vector<Assembly>& previous, const TemporalPrior& prior);
+                                 const std::vector<int>& edges, const Candidates& candidates,
+                                 int multi_bodyparts, const std::vector<Assembly>& previous,
+                                 const TemporalPrior& prior);
 
 /// assemble_edges after weaken_links_across_animals: one frame of a video, `previous` being the
 /// animals of the frame before (empty for the first frame, or after a frame that was not read).

@@ -163,6 +163,21 @@ TEST_F(MultiAnimalAnalysis, NoTrackWritesDetectionsAndAssembliesOnly) {
   EXPECT_EQ(checked.exit_code, 0) << checked.output;
 }
 
+TEST_F(MultiAnimalAnalysis, AGraphOfSomeOfTheEdgesIsAssembledWithThePriorToo) {
+  // evaluate keeps the best edges (paf_best), and the journal the costs of those only; the
+  // temporal prior must weaken those and leave the others, whose costs it has not.
+  const fs::path test_config = mice_->model_dir / "test" / "pose_cfg.yaml";
+  const std::string kept = testing::read_text(test_config);
+  write_paf_best(test_config, {0, 1, 2, 3, 4});
+  const testing::TempDir dir;
+  const std::vector<VideoAnalysis> results = analyze(dir.path());
+  testing::write_text(test_config, kept);
+  ASSERT_EQ(results.size(), 1u);
+  ASSERT_EQ(results.front().outcome, VideoAnalysis::Outcome::analyzed) << results.front().error;
+  const projects::Table tracks = projects::read_table_hdf5(results.front().files.h5, "tracks");
+  EXPECT_EQ(tracks.row_count(), static_cast<std::size_t>(kFrames));
+}
+
 // Runs `analyze` with options that stop it, as Ctrl-C does, after frame 15.
 void stop_at_frame_15(const std::function<void(const AnalyzeOptions&)>& analyze) {
   AnalyzeOptions stopping;

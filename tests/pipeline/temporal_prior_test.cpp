@@ -74,12 +74,36 @@ TEST(TemporalPrior, CandidatesBelongToTheAnimalTheyFollow) {
   EXPECT_EQ(owners, (std::vector<std::vector<int>>{{0, 1}, {0, 1}}));
 }
 
+TEST(TemporalPrior, EdgesNotInUseAreLeftAlone) {
+  // An analysis keeps the costs of the edges in use only: here edge 1 is not, and its costs are
+  // empty although both its bodyparts have candidates.
+  TwoAnimals scene;
+  scene.graph.push_back({0, 1});
+  scene.costs.push_back(EdgeCosts{});
+  weaken_links_across_animals(scene.costs, scene.graph, {0}, scene.candidates, 2, scene.previous,
+                              on());
+  EXPECT_EQ(scene.costs[0].affinity, (std::vector<double>{0.5, 0.45, 0.45, 0.5}));
+  EXPECT_TRUE(scene.costs[1].affinity.empty());
+  ImageDetections detections;
+  detections.candidates = scene.candidates;
+  detections.costs = scene.costs;
+  MapAssemblySettings settings;
+  settings.assembly = two_individuals();
+  settings.temporal = on();
+  EXPECT_EQ(animals_by_x(assemble_after(detections, scene.graph, {0}, 2, settings, scene.previous)),
+            (std::set<std::pair<double, double>>{{12, 12}, {62, 62}}));
+  EXPECT_THROW(weaken_links_across_animals(scene.costs, scene.graph, {2}, scene.candidates, 2,
+                                           scene.previous, on()),
+               Error);
+}
+
 TEST(TemporalPrior, CrossingLimbsOfTheFieldAreWeakened) {
   TwoAnimals scene;
   const Assemblies before =
       assemble(scene.candidates, scene.costs, scene.graph, 2, two_individuals());
   EXPECT_EQ(animals_by_x(before), (std::set<std::pair<double, double>>{{12, 62}, {62, 12}}));
-  weaken_links_across_animals(scene.costs, scene.graph, scene.candidates, 2, scene.previous, on());
+  weaken_links_across_animals(scene.costs, scene.graph, {0}, scene.candidates, 2, scene.previous,
+                              on());
   EXPECT_EQ(scene.costs[0].affinity, (std::vector<double>{0.5, 0.45, 0.45, 0.5}));
   const Assemblies after =
       assemble(scene.candidates, scene.costs, scene.graph, 2, two_individuals());
@@ -89,10 +113,10 @@ TEST(TemporalPrior, CrossingLimbsOfTheFieldAreWeakened) {
 TEST(TemporalPrior, OffOrWithoutAPreviousFrameChangesNothing) {
   TwoAnimals scene;
   const std::vector<double> affinity = scene.costs[0].affinity;
-  weaken_links_across_animals(scene.costs, scene.graph, scene.candidates, 2, scene.previous,
+  weaken_links_across_animals(scene.costs, scene.graph, {0}, scene.candidates, 2, scene.previous,
                               TemporalPrior{});
   EXPECT_EQ(scene.costs[0].affinity, affinity);
-  weaken_links_across_animals(scene.costs, scene.graph, scene.candidates, 2, {}, on());
+  weaken_links_across_animals(scene.costs, scene.graph, {0}, scene.candidates, 2, {}, on());
   EXPECT_EQ(scene.costs[0].affinity, affinity);
 }
 
@@ -120,7 +144,8 @@ TEST(TemporalPrior, AMistakeOfThePreviousFrameIsNotKept) {
   // The previous frame crossed the two animals; this frame's field clearly says otherwise.
   scene.previous = {animal_at({{10, 10}, {60, 50}}), animal_at({{60, 10}, {10, 50}})};
   scene.costs[0].affinity = {0.9, 0.1, 0.1, 0.9};
-  weaken_links_across_animals(scene.costs, scene.graph, scene.candidates, 2, scene.previous, on());
+  weaken_links_across_animals(scene.costs, scene.graph, {0}, scene.candidates, 2, scene.previous,
+                              on());
   EXPECT_EQ(scene.costs[0].affinity, (std::vector<double>{0.45, 0.1, 0.1, 0.45}));
   const Assemblies found =
       assemble(scene.candidates, scene.costs, scene.graph, 2, two_individuals());
@@ -152,13 +177,13 @@ TEST(TemporalPrior, InputsThatDisagreeAreErrors) {
   EXPECT_THROW(previous_owners(scene.candidates, 3, {}, on()), Error);
   TwoAnimals misfit;
   misfit.costs[0] = {3, 2, std::vector<double>(6, 0.5), std::vector<double>(6, 5.0)};
-  EXPECT_THROW(weaken_links_across_animals(misfit.costs, misfit.graph, misfit.candidates, 2,
+  EXPECT_THROW(weaken_links_across_animals(misfit.costs, misfit.graph, {0}, misfit.candidates, 2,
                                            misfit.previous, on()),
                Error);
   TwoAnimals two_edges;
   two_edges.graph.push_back({0, 1});
-  EXPECT_THROW(weaken_links_across_animals(two_edges.costs, two_edges.graph, two_edges.candidates,
-                                           2, two_edges.previous, on()),
+  EXPECT_THROW(weaken_links_across_animals(two_edges.costs, two_edges.graph, {0, 1},
+                                           two_edges.candidates, 2, two_edges.previous, on()),
                Error);
 }
 
