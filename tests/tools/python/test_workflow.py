@@ -219,9 +219,10 @@ def test_multi_animal_training_set_takes_deeplabcuts_paf_graph(tmp_path):
                                                    weight_init="none", paf_graph=[[0, 1]])
 
 
-def test_tracking_steps_give_the_single_pass_files(tmp_path):
+def test_tracking_steps_give_the_single_pass_files(tmp_path, capfd):
     """analyze_videos(auto_track=False), convert_detections2tracklets and stitch_tracklets write the
-    files analyze_videos writes in one pass; arguments labpose cannot honour are refused."""
+    files analyze_videos writes in one pass; temporal_prior=False assembles each frame alone;
+    arguments labpose cannot honour are refused."""
     config = cli("demo", "--project-only", "--animals", 3, "--dir", tmp_path, "--frames", 12,
                  "--labeled-frames", 6).strip().splitlines()[-1]
     labpose.create_multianimaltraining_dataset(config, Shuffles=[1], net_type="mobilenet_v2_0.35",
@@ -243,6 +244,11 @@ def test_tracking_steps_give_the_single_pass_files(tmp_path):
                            device="cpu")
     assert glob.glob(str(tmp_path / "steps" / "*_assemblies.pickle"))
     assert not glob.glob(str(tmp_path / "steps" / "*_el.pickle"))
+    assert "each frame assembled alone" not in capfd.readouterr().err
+    labpose.analyze_videos(config, [video], destfolder=tmp_path / "alone", auto_track=False,
+                           device="cpu", temporal_prior=False)
+    assert "each frame assembled alone" in capfd.readouterr().err
+    assert glob.glob(str(tmp_path / "alone" / "*_assemblies.pickle"))
     labpose.convert_detections2tracklets(config, [video], destfolder=tmp_path / "steps")
     labpose.stitch_tracklets(config, [video], destfolder=tmp_path / "steps", save_as_csv=True)
     for suffix in ("_el.pickle", "_el.csv"):

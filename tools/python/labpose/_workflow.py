@@ -316,10 +316,11 @@ def analyze_videos(config, videos, videotype="", shuffle=1, trainingsetindex=0, 
                    cropping=None, TFGPUinference=True, dynamic=(False, 0.5, 10), modelprefix="",
                    robust_nframes=False, allow_growth=False, use_shelve=False, auto_track=True,
                    n_tracks=None, calibrate=False, identity_only=False, use_openvino=None,
-                   snapshot=None, device=None, precision=None):
+                   snapshot=None, device=None, precision=None, temporal_prior=True):
     """Tracks the bodyparts in the videos (or the folders' videos of `videotype`), writing
     DeepLabCut's <video>DLC_....h5 (and .csv with save_as_csv=True) beside each video or in
-    destfolder. Returns the scorer name (DeepLabCut's DLCscorer)."""
+    destfolder. Returns the scorer name (DeepLabCut's DLCscorer). In a multi-animal project,
+    temporal_prior=False assembles each frame alone, as DeepLabCut does."""
     _refuse("analyze_videos",
             dynamic=(tuple(dynamic)[0], False, "labpose analyzes whole frames, or a fixed crop "
                                                "(cropping=[x1, x2, y1, y2])"),
@@ -347,6 +348,8 @@ def analyze_videos(config, videos, videotype="", shuffle=1, trainingsetindex=0, 
         arguments += ["--precision", precision]
     if not auto_track:
         arguments.append("--no-track")
+    if not temporal_prior:
+        arguments.append("--no-temporal-prior")
     _output.run(arguments)
     index, best = _snapshot_choice(snapshot)
     return _output.call(_labpose.scorer, _path(config), int(shuffle), fraction, index, best)
