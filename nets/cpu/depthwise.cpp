@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "nets/cpu/avx512_lanes.hpp"
 #include "nets/cpu/backend.hpp"
+#include "nets/cpu/kernel_switch.hpp"
 
 namespace labpose::nets::cpu {
 namespace {
@@ -122,10 +123,7 @@ bool depthwise_applies(const Shape& weights, const ConvGeometry& g, PlanPrecisio
 }
 
 bool depthwise_enabled() {
-  static const bool enabled = [] {
-    const char* value = std::getenv("LABPOSE_DEPTHWISE");
-    return value == nullptr || std::string(value) != "0";
-  }();
+  static const bool enabled = switched_on("LABPOSE_DEPTHWISE");
   return enabled;
 }
 

@@ -21,6 +21,7 @@
 
 #include "core/error.hpp"
 #include "nets/cpu/depthwise.hpp"
+#include "nets/cpu/dilated_phases.hpp"
 #include "nets/cpu/dnnl_state.hpp"
 #include "nets/cpu/dnnl_versions.hpp"
 #include "nets/cpu/value_formats.hpp"
@@ -307,6 +308,8 @@ class CpuPlan final : public InferencePlan {
               add_winograd(op, source, in, out, i);
             } else if (by_depthwise(op, source, in, i)) {
               add_depthwise(op, source, in, out, i);
+            } else if (by_phases(op, source, in, i)) {
+              add_dilated_by_phases(op, source, in, out, i, last_use);
             } else {
               add_conv(op, source, in, out, i, last_use);
             }
@@ -509,6 +512,12 @@ class CpuPlan final : public InferencePlan {
            by_own_kernel(op, source, in, i);
   }
 
+  // A dilated convolution that phases_apply takes.
+  bool by_phases(const FusedOp& op, const memory& source, const Shape& in, std::size_t i) const {
+    return phases_enabled() && phases_apply(op.weight_shape, op.geometry, precision_) &&
+           by_own_kernel(op, source, in, i);
+  }
+
   // Op i's output as labpose's own kernels write it: a buffer of the plan's type, in NHWC.
   memory own_kernel_output(const Shape& shape, std::size_t i) {
     const memory::desc desc(dims_of(shape), formats_[i].type, tag::nhwc);
@@ -562,6 +571,41 @@ class CpuPlan final : public InferencePlan {
                                     static_cast<float*>(out.get_data_handle()), in, shape, w, g,
                                     bias, before, after);
                       }});
+  }
+
+  // by_phases: the input split into its phases, one undilated convolution of them all, the phases
+  // merged into the output (dilated_phases.hpp).
+  void add_dilated_by_phases(const FusedOp& op, const memory& source, const Shape& in,
+                             const Shape& shape, std::size_t i,
+                             const std::vector<std::size_t>& last_use) {
+    const PhaseSplit split_in{in.n(), in.h(), in.w(), in.c(), op.geometry.dilation_h};
+    const PhaseSplit split_out{shape.n(), shape.h(), shape.w(), shape.c(), op.geometry.dilation_h};
+    const Shape phases_in{split_in.phase_images(), in.c(), split_in.phase_height(),
+                          split_in.phase_width()};
+    const Shape phases_out{split_in.phase_images(), shape.c(), split_in.phase_height(),
+                           split_in.phase_width()};
+    const memory::desc in_desc(dims_of(phases_in), formats_[i].type, tag::nhwc);
+    const int in_buffer = acquire(in_desc.get_size());
+    const memory phases(in_desc, state_.engine,
+                        buffers_[static_cast<std::size_t>(in_buffer)]->data());
+    const std::size_t bytes = element_bytes(formats_[i].type);
+    steps_.push_back({primitive(), {}, [source, phases, split_in, bytes]() {
+                        split_into_phases(source.get_data_handle(), phases.get_data_handle(),
+                                          split_in, bytes);
+                      }});
+    FusedOp undilated = op;
+    undilated.geometry = phase_geometry(op.geometry);
+    add_conv(undilated, phases, phases_in, phases_out, i, last_use, tag::nhwc);
+    const memory convolved = values_[i];
+    const int convolved_buffer = buffer_of_[i];
+    release(in_buffer);  // read by the convolution, before the output below is written
+    const memory target = own_kernel_output(shape, i);
+    release(convolved_buffer);
+    steps_.push_back({primitive(), {}, [convolved, target, split_out, bytes]() {
+                        merge_phases(convolved.get_data_handle(), target.get_data_handle(),
+                                     split_out, bytes);
+                      }});
+    count_convolution_by_phases();
   }
 
   void add_conv(const FusedOp& op, const memory& source, const Shape& in, const Shape& shape,

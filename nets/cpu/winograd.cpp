@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "nets/cpu/avx512_lanes.hpp"
 #include "nets/cpu/backend.hpp"
+#include "nets/cpu/kernel_switch.hpp"
 #include "nets/cpu/value_formats.hpp"
 
 namespace labpose::nets::cpu {
@@ -231,10 +232,7 @@ bool winograd_applies(const Shape& weights, const ConvGeometry& g, PlanPrecision
 }
 
 bool winograd_enabled() {
-  static const bool enabled = [] {
-    const char* value = std::getenv("LABPOSE_WINOGRAD");
-    return value == nullptr || std::string(value) != "0";
-  }();
+  static const bool enabled = switched_on("LABPOSE_WINOGRAD");
   return enabled;
 }
 
