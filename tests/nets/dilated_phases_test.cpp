@@ -103,8 +103,8 @@ TEST(DilatedPhases, PlansWithDilatedConvolutionsGiveTheReferenceOutputs) {
     graph.ops.push_back(dilated);
     // A 1x1 convolution after it, as in resnet_50's blocks: a plan's outputs are fp32, the values
     // between its layers in the plan's precision.
-    FusedOp after = conv_op(FusedOp::Kind::conv, {8, c.weights[0], 1, 1},
-                            ConvGeometry::symmetric(1, 0), 74);
+    FusedOp after =
+        conv_op(FusedOp::Kind::conv, {8, c.weights[0], 1, 1}, ConvGeometry::symmetric(1, 0), 74);
     after.input = 1;
     graph.ops.push_back(after);
     graph.outputs = {2};
