@@ -29,8 +29,6 @@ inline void end_run(const float* run_a, const float* run_b, double* a, double* b
   }
 }
 
-#define LABPOSE_CLONES __attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
-
 LABPOSE_CLONES void moments_kernel(const std::uint16_t* x, std::int64_t pixels,
                                    std::int64_t channels, const float* shift, float* run_a,
                                    float* run_b, double* sum, double* squares) {

@@ -16,6 +16,7 @@
 #include "nets/cpu/dnnl_state.hpp"
 #include "nets/cpu/dnnl_versions.hpp"
 #include "nets/cpu/elements.hpp"
+#include "nets/cpu/thread_shares.hpp"
 
 namespace labpose::nets::cpu {
 namespace {
@@ -287,8 +288,8 @@ struct DepthwiseGradientBuffers : CacheEntry {
 
 // Channels [first, first + count) of every pixel of the NHWC tensor t, as floats, 16 per pixel in
 // `out` (the channels past `count` keep what they held: each channel's sums read only its own).
-__attribute__((target_clones("arch=skylake-avx512", "avx2", "default"))) void gather_bf16_block(
-    const std::uint16_t* in, std::int64_t channels, std::int64_t pixels, float* out) {
+LABPOSE_CLONES void gather_bf16_block(const std::uint16_t* in, std::int64_t channels,
+                                      std::int64_t pixels, float* out) {
   for (std::int64_t p = 0; p < pixels; ++p) {
     for (std::int64_t k = 0; k < kChannelBlock; ++k)
       out[p * kChannelBlock + k] = bf16_value(in[p * channels + k]);

@@ -12,8 +12,10 @@
 
 namespace labpose::nets::cpu {
 
-/// `value` rounded to the nearest bf16 (ties to even), as its 16 bits; NaN stays NaN.
-inline std::uint16_t bf16_bits(float value) {
+/// `value` rounded to the nearest bf16 (ties to even), as its 16 bits; NaN stays NaN. Always
+/// inlined, also into kernels compiled for another CPU (target_clones), where GCC would otherwise
+/// call it once per value.
+inline __attribute__((always_inline)) std::uint16_t bf16_bits(float value) {
   std::uint32_t bits = 0;
   std::memcpy(&bits, &value, sizeof bits);
   const std::uint32_t rounded = (bits + 0x7fffU + ((bits >> 16) & 1U)) >> 16;

@@ -18,8 +18,8 @@ namespace {
 // The loops of the layers' bf16 values (a net training in bf16), on the 16 bits themselves where
 // they can be: a bf16 ReLU is a compare of integers (positive bf16 order as their bits do), with no
 // conversion. Compiled for AVX-512, AVX2 and the baseline, chosen when the program loads.
-__attribute__((target_clones("arch=skylake-avx512", "avx2", "default"))) void relu_bf16(
-    const std::int16_t* in, std::int16_t* out, std::int64_t count, std::int16_t upper) {
+LABPOSE_CLONES void relu_bf16(const std::int16_t* in, std::int16_t* out, std::int64_t count,
+                              std::int16_t upper) {
 #pragma omp simd
   for (std::int64_t i = 0; i < count; ++i) {
     const std::int16_t value = in[i];
@@ -29,9 +29,9 @@ __attribute__((target_clones("arch=skylake-avx512", "avx2", "default"))) void re
   }
 }
 
-__attribute__((target_clones("arch=skylake-avx512", "avx2", "default"))) void relu_backward_bf16(
-    const std::int16_t* gradient, const std::int16_t* out, std::int16_t* result, std::int64_t count,
-    std::int16_t upper) {
+LABPOSE_CLONES void relu_backward_bf16(const std::int16_t* gradient, const std::int16_t* out,
+                                       std::int16_t* result, std::int64_t count,
+                                       std::int16_t upper) {
 #pragma omp simd
   for (std::int64_t i = 0; i < count; ++i) {
     const std::int16_t value = out[i], incoming = gradient[i];  // NaN: above upper, so 0
@@ -39,8 +39,8 @@ __attribute__((target_clones("arch=skylake-avx512", "avx2", "default"))) void re
   }
 }
 
-__attribute__((target_clones("arch=skylake-avx512", "avx2", "default"))) void add_bf16(
-    const std::uint16_t* left, const std::uint16_t* right, std::uint16_t* out, std::int64_t count) {
+LABPOSE_CLONES void add_bf16(const std::uint16_t* left, const std::uint16_t* right,
+                             std::uint16_t* out, std::int64_t count) {
 #pragma omp simd
   for (std::int64_t i = 0; i < count; ++i)
     out[i] = bf16_bits(bf16_value(left[i]) + bf16_value(right[i]));

@@ -7,6 +7,12 @@
 
 #include <cstdint>
 
+/// A kernel compiled for AVX-512 (x86-64-v4: F, BW, VL, DQ, CD), AVX2 and the baseline, the CPU
+/// picking one by its instructions when the program starts. (`arch=skylake-avx512` would pick by
+/// the CPU's model: GCC's resolver then takes the AVX-512 clone on Skylake-SP alone, and on
+/// Sapphire Rapids or Zen 4 runs the AVX2 one.)
+#define LABPOSE_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+
 namespace labpose::nets::cpu {
 
 /// Runs body(thread, first, n) on each OpenMP thread's share of `count` items: contiguous, in
