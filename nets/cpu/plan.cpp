@@ -17,13 +17,13 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
-#include <type_traits>
 
 #include "core/error.hpp"
 #include "nets/cpu/depthwise.hpp"
 #include "nets/cpu/dilated_phases.hpp"
 #include "nets/cpu/dnnl_state.hpp"
 #include "nets/cpu/dnnl_versions.hpp"
+#include "nets/cpu/pixel_normalization.hpp"
 #include "nets/cpu/value_formats.hpp"
 #include "nets/cpu/winograd.hpp"
 #include "nets/fused_graph.hpp"
@@ -35,30 +35,6 @@ namespace {
 using namespace dnnl;
 using tag = memory::format_tag;
 using dt = memory::data_type;
-
-// y[p, c] = x[p, c] * scale[c] + shift[c] over NHWC pixels, written as float, as bf16 bits, or as
-// int8 steps of `step` (rounded to nearest, saturated).
-template <typename Out>
-void normalize_pixels(const float* in, Out* out, std::int64_t pixels, std::int64_t channels,
-                      const std::vector<float>& scale, const std::vector<float>& shift,
-                      float step) {
-  const float per_step = 1.0F / step;
-#pragma omp parallel for schedule(static)
-  for (std::int64_t p = 0; p < pixels; ++p) {
-    for (std::int64_t c = 0; c < channels; ++c) {
-      const float y = in[p * channels + c] * scale[static_cast<std::size_t>(c)] +
-                      shift[static_cast<std::size_t>(c)];
-      if constexpr (std::is_same_v<Out, float>) {
-        out[p * channels + c] = y;
-      } else if constexpr (std::is_same_v<Out, std::uint16_t>) {
-        out[p * channels + c] = bf16_bits(y);
-      } else {
-        out[p * channels + c] =
-            static_cast<std::int8_t>(std::clamp(std::nearbyint(y * per_step), -128.0F, 127.0F));
-      }
-    }
-  }
-}
 
 // Bytes of one element of `type`.
 std::size_t element_bytes(dt type) {
@@ -449,27 +425,17 @@ class CpuPlan final : public InferencePlan {
     const memory::desc desc(dims_of(shape), format.type, tag::nhwc);
     set_value(i, desc, acquire(desc.get_size()));
     memory target = values_[i];
-    const std::int64_t pixels = shape.n() * shape.h() * shape.w(), channels = shape.c();
-    steps_.push_back(
-        {primitive(),
-         {},
-         [source, target, pixels, channels, format, scale = op.scale, shift = op.shift]() {
-           const auto* in = static_cast<const float*>(source.get_data_handle());
-           void* out = target.get_data_handle();
-           switch (format.type) {
-             case dt::bf16:
-               normalize_pixels(in, static_cast<std::uint16_t*>(out), pixels, channels, scale,
-                                shift, format.scale);
-               break;
-             case dt::s8:
-               normalize_pixels(in, static_cast<std::int8_t*>(out), pixels, channels, scale, shift,
-                                format.scale);
-               break;
-             default:
-               normalize_pixels(in, static_cast<float*>(out), pixels, channels, scale, shift,
-                                format.scale);
-           }
-         }});
+    const std::int64_t pixels = shape.n() * shape.h() * shape.w();
+    LABPOSE_ASSERT(static_cast<std::int64_t>(op.scale.size()) == shape.c());
+    const NormalizedType type = format.type == dt::bf16 ? NormalizedType::bf16
+                                : format.type == dt::s8 ? NormalizedType::s8
+                                                        : NormalizedType::f32;
+    auto normalization =
+        std::make_shared<PixelNormalization>(op.scale, op.shift, type, format.scale);
+    steps_.push_back({primitive(), {}, [source, target, pixels, normalization]() {
+                        normalization->run(static_cast<const float*>(source.get_data_handle()),
+                                           target.get_data_handle(), pixels);
+                      }});
   }
 
   void add_pool(const FusedOp& op, const memory& source, const Shape& shape, std::size_t i) {
