@@ -26,10 +26,9 @@ struct Run {
   float per_step;  // s8: 1 / the step
 };
 
-// v as Out: fp32, bf16 bits, or int8 steps (always inlined: the clones below are compiled for
-// other CPUs than a plain inline function, which GCC would then call).
+// v as Out: fp32, bf16 bits, or int8 steps.
 template <typename Out>
-inline __attribute__((always_inline)) Out converted(float v, float per_step) {
+LABPOSE_INLINE Out converted(float v, float per_step) {
   if constexpr (std::is_same_v<Out, float>) {
     return v;
   } else if constexpr (std::is_same_v<Out, std::uint16_t>) {
@@ -48,8 +47,7 @@ inline __attribute__((always_inline)) Out converted(float v, float per_step) {
 }
 
 template <typename Out>
-inline __attribute__((always_inline)) void blocks(const Run& r, std::int64_t first,
-                                                  std::int64_t count) {
+LABPOSE_INLINE void blocks(const Run& r, std::int64_t first, std::int64_t count) {
   for (std::int64_t b = first; b < first + count; ++b) {
     const std::int64_t start = b * r.block;
     const std::int64_t n = r.values - start < r.block ? r.values - start : r.block;

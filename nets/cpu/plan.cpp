@@ -23,6 +23,7 @@
 #include "nets/cpu/dilated_phases.hpp"
 #include "nets/cpu/dnnl_state.hpp"
 #include "nets/cpu/dnnl_versions.hpp"
+#include "nets/cpu/max_pool.hpp"
 #include "nets/cpu/pixel_normalization.hpp"
 #include "nets/cpu/value_formats.hpp"
 #include "nets/cpu/winograd.hpp"
@@ -271,7 +272,9 @@ class CpuPlan final : public InferencePlan {
             add_normalize(op, source, shapes[i], i);
             break;
           case FusedOp::Kind::max_pool:
-            add_pool(op, source, shapes[i], i);
+            add_pool(op, source,
+                     op.input < 0 ? pass_shape_ : shapes[static_cast<std::size_t>(op.input)],
+                     shapes[i], i);
             break;
           case FusedOp::Kind::conv:
           case FusedOp::Kind::conv_transpose: {
@@ -438,14 +441,32 @@ class CpuPlan final : public InferencePlan {
                       }});
   }
 
-  void add_pool(const FusedOp& op, const memory& source, const Shape& shape, std::size_t i) {
+  void add_pool(const FusedOp& op, const memory& source, const Shape& in, const Shape& shape,
+                std::size_t i) {
     const auto& g = op.pool;
+    if (by_own_pool(source, in, i)) {
+      const memory target = own_kernel_output(shape, i);
+      steps_.push_back({primitive(), {}, [source, target, in, shape, g]() {
+                          max_pool_bf16(static_cast<const std::uint16_t*>(source.get_data_handle()),
+                                        static_cast<std::uint16_t*>(target.get_data_handle()), in,
+                                        shape, g);
+                        }});
+      count_own_max_pool();
+      return;
+    }
     const auto pd = max_pool_forward_pd(
         state_.engine, prop_kind::forward_inference, source.get_desc(),
         memory::desc(dims_of(shape), formats_[i].type, tag::any), pool_window(g));
     set_value(i, pd.dst_desc(), acquire(pd.dst_desc().get_size()));
     steps_.push_back(
         {pooling_forward(pd), {{DNNL_ARG_SRC, source}, {DNNL_ARG_DST, values_[i]}}, {}});
+  }
+
+  // Whether max_pool_bf16 pools op i: bf16 NHWC activations in (a pool's value has its input's
+  // type: value_formats.hpp).
+  bool by_own_pool(const memory& source, const Shape& in, std::size_t i) const {
+    return own_max_pool_enabled() && formats_[i].type == dt::bf16 &&
+           source.get_desc() == memory::desc(dims_of(in), dt::bf16, tag::nhwc);
   }
 
   // ReLU (cap 0) or ReLU capped at `cap`, on values counted in steps of `step`.

@@ -12,6 +12,9 @@
 /// the CPU's model: GCC's resolver then takes the AVX-512 clone on Skylake-SP alone, and on
 /// Sapphire Rapids or Zen 4 runs the AVX2 one.)
 #define LABPOSE_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+/// What a clone calls: always inlined, as GCC inlines no plain inline function into a clone for
+/// another architecture and would call it per value.
+#define LABPOSE_INLINE inline __attribute__((always_inline))
 
 namespace labpose::nets::cpu {
 
