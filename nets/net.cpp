@@ -31,20 +31,23 @@ void Net::set_outputs(std::vector<int> nodes, std::vector<std::string> names) {
   output_names_ = std::move(names);
 }
 
-void Net::finalize() {
-  LABPOSE_ASSERT(!finalized_ && !outputs_.empty());
-  // Collect declarations: trainable parameters first (definition order), then state.
-  std::vector<std::vector<std::size_t>> owned(nodes_.size());
-  for (int pass = 0; pass < 2; ++pass) {
-    for (std::size_t n = 0; n < nodes_.size(); ++n) {
-      if (pass == 0) owned[n].clear();
-      const auto declared = nodes_[n].layer->declare_parameters();
-      for (const auto& parameter : declared) {
-        if (parameter.trainable != (pass == 0)) continue;
-        parameters_.push_back(std::make_unique<Parameter>(parameter));
+std::vector<Parameter> Net::declared_parameters() const {
+  // Trainable parameters first (definition order), then state.
+  std::vector<Parameter> declared;
+  for (const bool trainable : {true, false}) {
+    for (const auto& node : nodes_) {
+      for (auto& parameter : node.layer->declare_parameters()) {
+        if (parameter.trainable == trainable) declared.push_back(std::move(parameter));
       }
     }
   }
+  return declared;
+}
+
+void Net::finalize() {
+  LABPOSE_ASSERT(!finalized_ && !outputs_.empty());
+  for (auto& parameter : declared_parameters())
+    parameters_.push_back(std::make_unique<Parameter>(std::move(parameter)));
   std::int64_t trainable = 0, state = 0;
   for (const auto& parameter : parameters_)
     (parameter->trainable ? trainable : state) += parameter->shape.elements();

@@ -36,6 +36,9 @@ class Net {
 
   Backend& backend() const { return *backend_; }
   const std::vector<std::unique_ptr<Parameter>>& parameters() const { return parameters_; }
+  /// The parameters the layers declare (names, shapes, trainable; no values), in finalize()'s
+  /// order: trainable ones first, then state. Allocates nothing, before finalize() or after.
+  std::vector<Parameter> declared_parameters() const;
   /// The parameter called `name`, or null.
   Parameter* find_parameter(const std::string& name) const;
   /// All trainable values / their gradients as one flat tensor each (optimizer steps).

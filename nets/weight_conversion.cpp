@@ -12,7 +12,6 @@
 
 #include "core/error.hpp"
 #include "nets/models/models.hpp"
-#include "nets/ref/backend.hpp"
 
 namespace labpose::nets {
 namespace {
@@ -69,12 +68,10 @@ std::string some(const std::vector<std::string>& names) {
 
 std::map<std::string, std::vector<std::int64_t>> backbone_shapes(const std::string& architecture) {
   backbone(architecture);  // an unknown name is a usage error listing the known ones
-  ref::RefBackend backend;
-  const auto net = build_pose_net(backend, {architecture, 1, true});
   std::map<std::string, std::vector<std::int64_t>> shapes;
-  for (const auto& parameter : net->parameters()) {
-    if (parameter->name.starts_with("head.")) continue;
-    shapes[parameter->name] = parameter->shape.dims();
+  for (const auto& parameter : pose_net_parameters({architecture, 1, true})) {
+    if (parameter.name.starts_with("head.")) continue;
+    shapes[parameter.name] = parameter.shape.dims();
   }
   return shapes;
 }

@@ -52,6 +52,9 @@ struct MultiAnimalHeads {
 std::unique_ptr<Net> build_pose_net(Backend& backend, const PoseNetSpec& spec,
                                     const MultiAnimalHeads& heads);
 std::unique_ptr<Net> build_pose_net(Backend& backend, const PoseNetSpec& spec);
+/// The parameters build_pose_net(spec) makes (names, shapes, trainable; no values), without
+/// allocating them: what checks of weight files compare with.
+std::vector<Parameter> pose_net_parameters(const PoseNetSpec& spec);
 
 /// torchvision's initialization (Kaiming-normal convolutions, batch norm 1/0) and DeepLabCut's head
 /// initialization (normal, std 0.001, zero bias), deterministic from `seed`.

@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "nets/models/models.hpp"
 #include "nets/random.hpp"
+#include "nets/ref/backend.hpp"
 
 namespace labpose::nets {
 
@@ -30,8 +31,10 @@ std::unique_ptr<Net> build_pose_net(Backend& backend, const PoseNetSpec& spec) {
   return build_pose_net(backend, spec, MultiAnimalHeads{});
 }
 
-std::unique_ptr<Net> build_pose_net(Backend& backend, const PoseNetSpec& spec,
-                                    const MultiAnimalHeads& heads) {
+namespace {
+
+// The layers of build_pose_net, added to `net`.
+void add_pose_layers(Net& net, const PoseNetSpec& spec, const MultiAnimalHeads& heads) {
   const Backbone& row = backbone(spec.architecture);
   if (spec.bodyparts < 1)
     throw UsageError(
@@ -40,33 +43,47 @@ std::unique_ptr<Net> build_pose_net(Backend& backend, const PoseNetSpec& spec,
     throw UsageError(fmt::format("a pose network cannot have {} identity channels and {} limbs",
                                  heads.identity, heads.limbs));
   }
-  auto net = std::make_unique<Net>(backend);
   int x = Net::kInput;
   if (spec.normalize_input) {
     auto [mean, stddev] = input_normalization(spec.architecture);
-    x = net->add(std::make_unique<Normalize>("normalize", mean, stddev), {x});
+    x = net.add(std::make_unique<Normalize>("normalize", mean, stddev), {x});
   }
-  x = row.build(*net, x);
+  x = row.build(net, x);
   const int channels = row.feature_channels;
   ConvGeometry head = ConvGeometry::symmetric(2, 1);
   head.output_pad_h = head.output_pad_w = 1;  // exactly doubles the size: stride 16 -> 8
   const int score =
-      net->add(std::make_unique<ConvTranspose2d>("head.score", channels,
-                                                 spec.bodyparts + heads.identity, 3, head, true),
-               {x});
-  const int locref = net->add(
+      net.add(std::make_unique<ConvTranspose2d>("head.score", channels,
+                                                spec.bodyparts + heads.identity, 3, head, true),
+              {x});
+  const int locref = net.add(
       std::make_unique<ConvTranspose2d>("head.locref", channels, 2 * spec.bodyparts, 3, head, true),
       {x});
   if (heads.limbs == 0) {
-    net->set_outputs({score, locref}, {"scoremap", "locref"});
+    net.set_outputs({score, locref}, {"scoremap", "locref"});
   } else {
-    const int paf = net->add(
+    const int paf = net.add(
         std::make_unique<ConvTranspose2d>("head.paf", channels, 2 * heads.limbs, 3, head, true),
         {x});
-    net->set_outputs({score, locref, paf}, {"scoremap", "locref", "paf"});
+    net.set_outputs({score, locref, paf}, {"scoremap", "locref", "paf"});
   }
+}
+
+}  // namespace
+
+std::unique_ptr<Net> build_pose_net(Backend& backend, const PoseNetSpec& spec,
+                                    const MultiAnimalHeads& heads) {
+  auto net = std::make_unique<Net>(backend);
+  add_pose_layers(*net, spec, heads);
   net->finalize();
   return net;
+}
+
+std::vector<Parameter> pose_net_parameters(const PoseNetSpec& spec) {
+  ref::RefBackend backend;  // holds nothing: no parameter is allocated
+  Net net(backend);
+  add_pose_layers(net, spec, {});
+  return net.declared_parameters();
 }
 
 void initialize_pose_net(Net& net, std::uint64_t seed) {

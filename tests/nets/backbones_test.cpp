@@ -34,6 +34,26 @@ TEST(Backbones, EveryRowBuildsFeaturesOfItsChannelCountAtStride16) {
   }
 }
 
+// What weight files are checked against (pose_net_parameters) is what a built network holds, name
+// for name and shape for shape, in order, without allocating a value.
+TEST(Backbones, DeclaredParametersAreTheBuiltNetworksOnes) {
+  for (const Backbone& row : backbones()) {
+    SCOPED_TRACE(std::string(row.name));
+    const PoseNetSpec spec{std::string(row.name), 3, true};
+    const std::vector<Parameter> declared = pose_net_parameters(spec);
+    ref::RefBackend backend;
+    const auto net = build_pose_net(backend, spec);
+    ASSERT_EQ(declared.size(), net->parameters().size());
+    for (std::size_t k = 0; k < declared.size(); ++k) {
+      const Parameter& built = *net->parameters()[k];
+      EXPECT_EQ(declared[k].name, built.name);
+      EXPECT_EQ(declared[k].shape, built.shape) << built.name;
+      EXPECT_EQ(declared[k].trainable, built.trainable) << built.name;
+      EXPECT_TRUE(declared[k].value.empty()) << built.name << " holds values";
+    }
+  }
+}
+
 TEST(Backbones, EveryParameterIsInOneOfItsRowsStages) {
   ref::RefBackend backend;
   for (const Backbone& row : backbones()) {
