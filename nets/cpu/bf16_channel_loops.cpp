@@ -95,8 +95,6 @@ LABPOSE_CLONES void norm_gradient_kernel(const std::uint16_t* x, const std::uint
   }
 }
 
-#undef LABPOSE_CLONES
-
 // Two per-channel sums: each thread's share into its own doubles (and fp32 runs), then added in
 // thread order into `a` and `b`.
 template <typename Kernel>

@@ -66,8 +66,7 @@ LABPOSE_CLONES void pool_rows(const Rows& r, std::int64_t first, std::int64_t co
 void max_pool_bf16(const std::uint16_t* x, std::uint16_t* y, const Shape& in, const Shape& out,
                    const PoolGeometry& g) {
   LABPOSE_ASSERT(max_pool_output_shape(in, g) == out);
-  LABPOSE_ASSERT(g.pad_top < g.kernel_h && g.pad_bottom < g.kernel_h && g.pad_left < g.kernel_w &&
-                 g.pad_right < g.kernel_w);
+  LABPOSE_ASSERT(max_pool_bf16_applies(g));
   const Rows r{reinterpret_cast<const std::int16_t*>(x),
                reinterpret_cast<std::int16_t*>(y),
                in.c(),
@@ -79,6 +78,11 @@ void max_pool_bf16(const std::uint16_t* x, std::uint16_t* y, const Shape& in, co
   in_thread_shares(out.n() * out.h(), [&](std::int64_t, std::int64_t first, std::int64_t count) {
     pool_rows(r, first, count);
   });
+}
+
+bool max_pool_bf16_applies(const PoolGeometry& g) {
+  return g.pad_top < g.kernel_h && g.pad_bottom < g.kernel_h && g.pad_left < g.kernel_w &&
+         g.pad_right < g.kernel_w;
 }
 
 bool own_max_pool_enabled() {

@@ -15,12 +15,15 @@ namespace labpose::nets::cpu {
 
 /// The maximum over each window of `g` (padding excluded, as PyTorch's MaxPool2d) of NHWC bf16
 /// activations x (bit patterns) of shape `in` into y of shape `out` (max_pool_output_shape),
-/// shared by the OpenMP threads over output rows. Every window must hold a pixel of the input
-/// (padding less than the window). NaN: a positive NaN wins over every number, a negative one
-/// loses to them. (int8 plans keep oneDNN's kernel, which pools u8 at 0.19 ms there against this
-/// loop's 0.23.)
+/// shared by the OpenMP threads over output rows. Requires max_pool_bf16_applies(g): every
+/// window then holds a pixel of the input. NaN: a positive NaN wins over every number, a negative
+/// one loses to them. (int8 plans keep oneDNN's kernel, which pools u8 at 0.19 ms there against
+/// this loop's 0.23.)
 void max_pool_bf16(const std::uint16_t* x, std::uint16_t* y, const Shape& in, const Shape& out,
                    const PoolGeometry& g);
+
+/// Whether max_pool_bf16 takes windows of `g`: each padding less than the window.
+bool max_pool_bf16_applies(const PoolGeometry& g);
 
 /// Whether plans pool with max_pool: yes, unless the environment variable LABPOSE_MAX_POOL is 0 (to
 /// compare with oneDNN's kernel in one run).

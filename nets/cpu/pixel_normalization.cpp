@@ -1,5 +1,5 @@
-// Built with -ffp-contract=off (nets/CMakeLists.txt): the AVX-512 and AVX2 clones would otherwise
-// fuse the product and the sum into one rounding, and write other values than the baseline.
+// Built with -ffp-contract=off (nets/CMakeLists.txt): the AVX-512 clone would otherwise fuse the
+// product and the sum into one rounding, and write other values than the AVX2 and baseline ones.
 #include "nets/cpu/pixel_normalization.hpp"
 
 #include <cstdint>

@@ -444,7 +444,7 @@ class CpuPlan final : public InferencePlan {
   void add_pool(const FusedOp& op, const memory& source, const Shape& in, const Shape& shape,
                 std::size_t i) {
     const auto& g = op.pool;
-    if (by_own_pool(source, in, i)) {
+    if (by_own_pool(op, source, in, i)) {
       const memory target = own_kernel_output(shape, i);
       steps_.push_back({primitive(), {}, [source, target, in, shape, g]() {
                           max_pool_bf16(static_cast<const std::uint16_t*>(source.get_data_handle()),
@@ -464,8 +464,9 @@ class CpuPlan final : public InferencePlan {
 
   // Whether max_pool_bf16 pools op i: bf16 NHWC activations in (a pool's value has its input's
   // type: value_formats.hpp).
-  bool by_own_pool(const memory& source, const Shape& in, std::size_t i) const {
-    return own_max_pool_enabled() && formats_[i].type == dt::bf16 &&
+  bool by_own_pool(const FusedOp& op, const memory& source, const Shape& in, std::size_t i) const {
+    return own_max_pool_enabled() && max_pool_bf16_applies(op.pool) &&
+           formats_[i].type == dt::bf16 &&
            source.get_desc() == memory::desc(dims_of(in), dt::bf16, tag::nhwc);
   }
 

@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cstdint>
 #include <cstdlib>
+#include <exception>
 #include <memory>
 #include <new>
 #include <optional>
@@ -22,6 +23,9 @@ namespace labpose::pipeline {
 namespace {
 
 constexpr long kMaxRedirects = 5;
+// The largest body held: ten times resnet_101's checkpoint (171 MB). A server that says or sends
+// more is refused before it can fill the memory.
+constexpr curl_off_t kMaxBytes = curl_off_t{2} << 30;
 constexpr int kDefaultStallSeconds = 60;
 
 // curl_global_init once per process, before the first handle (it is not thread-safe itself).
@@ -35,24 +39,30 @@ void initialize_curl() {
 struct CurlDeleter {
   void operator()(CURL* handle) const { curl_easy_cleanup(handle); }
 };
-// What the callbacks share: the body so far, whether memory ran out, the progress bar (made once
-// the size is known, or at the first byte when the server does not say it).
+// What the callbacks share: the body so far, the progress bar (made once the size is known, or at
+// the first byte when the server does not say it), and what stopped the transfer from inside a
+// callback (no exception may cross libcurl's C frames).
 struct Transfer {
   CURL* handle = nullptr;
   std::string body;
-  bool out_of_memory = false;
   std::string label;
   std::optional<Progress> progress;
+  bool too_large = false;
+  std::exception_ptr failure;
 };
 
 std::size_t write_body(char* data, std::size_t size, std::size_t count, void* user) {
   auto& transfer = *static_cast<Transfer*>(user);
   const std::size_t bytes = size * count;
+  if (transfer.body.size() + bytes > static_cast<std::size_t>(kMaxBytes)) {
+    transfer.too_large = true;
+    return 0;  // curl stops with CURLE_WRITE_ERROR
+  }
   try {
     transfer.body.append(data, bytes);
-  } catch (const std::bad_alloc&) {
-    transfer.out_of_memory = true;
-    return 0;  // curl stops with CURLE_WRITE_ERROR
+  } catch (...) {
+    transfer.failure = std::current_exception();
+    return 0;
   }
   return bytes;
 }
@@ -62,25 +72,29 @@ std::int64_t megabytes(curl_off_t bytes) {
   return static_cast<std::int64_t>((bytes + 999'999) / 1'000'000);
 }
 
-// Progress in megabytes. Non-zero aborts the transfer.
+// Progress in megabytes; the body's block reserved once its size is known. Non-zero aborts the
+// transfer.
 int on_progress(void* user, curl_off_t total, curl_off_t now, curl_off_t, curl_off_t) {
   auto& transfer = *static_cast<Transfer*>(user);
   long status = 0;  // no bar for redirects and error pages
   curl_easy_getinfo(transfer.handle, CURLINFO_RESPONSE_CODE, &status);
-  if (!transfer.progress && (total > 0 || now > 0) && status >= 200 && status < 300)
-    transfer.progress.emplace(transfer.label, megabytes(total), "MB");
-  if (total > 0 && static_cast<std::uint64_t>(total) > transfer.body.capacity() && status >= 200 &&
-      status < 300) {
-    try {
-      transfer.body.reserve(static_cast<std::size_t>(total));  // one block, no copies on the way
-    } catch (const std::bad_alloc&) {
-      transfer.out_of_memory = true;
-      return 1;
-    }
+  const bool body = status >= 200 && status < 300;
+  if (body && total > kMaxBytes) {
+    transfer.too_large = true;
+    return 1;
   }
-  if (transfer.progress) {
-    if (total > 0) transfer.progress->set_total(megabytes(total));
-    transfer.progress->set_done(megabytes(now));
+  try {
+    if (body && total > 0 && static_cast<std::size_t>(total) > transfer.body.capacity())
+      transfer.body.reserve(static_cast<std::size_t>(total));  // one block, no copies on the way
+    if (!transfer.progress && (total > 0 || now > 0) && body)
+      transfer.progress.emplace(transfer.label, megabytes(total), "MB");
+    if (transfer.progress) {
+      if (total > 0) transfer.progress->set_total(megabytes(total));
+      transfer.progress->set_done(megabytes(now));
+    }
+  } catch (...) {
+    transfer.failure = std::current_exception();
+    return 1;
   }
   return interrupt_requested() ? 1 : 0;
 }
@@ -158,11 +172,21 @@ std::string download(const std::string& url, const std::string& label) {
   set_option(curl, CURLOPT_NOPROGRESS, 0L);
   const CURLcode code = curl_easy_perform(curl);
   if (transfer.progress) transfer.progress->finish();
-  if (transfer.out_of_memory) {
-    throw Error(fmt::format("cannot download {}: this machine has not the memory to hold it ({} MB "
-                            "so far)",
-                            url, megabytes(static_cast<curl_off_t>(transfer.body.size()))),
-                "close other programs and run the same command again");
+  if (transfer.too_large) {
+    throw Error(fmt::format("cannot download {}: the server sends more than {} MB, more than any "
+                            "checkpoint labpose fetches",
+                            url, megabytes(kMaxBytes)),
+                "check the URL (--url, LABPOSE_WEIGHTS_URL): it does not serve a checkpoint");
+  }
+  if (transfer.failure) {
+    try {
+      std::rethrow_exception(transfer.failure);
+    } catch (const std::bad_alloc&) {
+      throw Error(fmt::format("cannot download {}: this machine has not the memory to hold it "
+                              "({} MB so far)",
+                              url, megabytes(static_cast<curl_off_t>(transfer.body.size()))),
+                  "close other programs and run the same command again");
+    }
   }
   if (code == CURLE_ABORTED_BY_CALLBACK && interrupt_requested()) {
     throw Error(fmt::format("the download of {} was stopped by {}", url, interrupt_reason()),

@@ -52,6 +52,21 @@ TEST(Backbones, DeclaredParametersAreTheBuiltNetworksOnes) {
       EXPECT_TRUE(declared[k].value.empty()) << built.name << " holds values";
     }
   }
+  // The order snapshots and optimizers rely on, in definition order: trainable ones, then state.
+  const std::vector<Parameter> resnet = pose_net_parameters({"resnet_50", 3, true});
+  std::vector<std::string> first_trainable, first_state;
+  bool state_seen = false;
+  for (const Parameter& parameter : resnet) {
+    if (!parameter.trainable) state_seen = true;
+    EXPECT_FALSE(state_seen && parameter.trainable) << parameter.name << " after state";
+    auto& names = parameter.trainable ? first_trainable : first_state;
+    if (names.size() < 4) names.push_back(parameter.name);
+  }
+  EXPECT_EQ(first_trainable, (std::vector<std::string>{"conv1.weight", "bn1.weight", "bn1.bias",
+                                                       "layer1.0.conv1.weight"}));
+  EXPECT_EQ(first_state,
+            (std::vector<std::string>{"bn1.running_mean", "bn1.running_var",
+                                      "layer1.0.bn1.running_mean", "layer1.0.bn1.running_var"}));
 }
 
 TEST(Backbones, EveryParameterIsInOneOfItsRowsStages) {

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -112,6 +113,28 @@ TEST(OwnMaxPool, Bf16PlansPoolWithItAndGiveTheReferenceOutputs) {
   EXPECT_EQ(cpu::own_max_pools_made() - before, cpu::own_max_pool_enabled() ? 1 : 0);
   ASSERT_EQ(actual.size(), 1u);
   EXPECT_LT(testing::relative_l2_error(actual[0], expected[0]), 2e-2);
+}
+
+TEST(OwnMaxPool, APositiveNanWinsItsWindowsAndANegativeOneLoses) {
+  const Shape in{1, 2, 3, 3};
+  const PoolGeometry g{3, 3, 1, 1, 1, 1, 1, 1};
+  const Shape out = max_pool_output_shape(in, g);
+  // Channel 0: 1..9 with a positive NaN at the centre; channel 1: -1..-9 with a negative NaN there.
+  std::vector<std::uint16_t> x(18);
+  for (int p = 0; p < 9; ++p) {
+    x[static_cast<std::size_t>(2 * p)] = cpu::bf16_bits(static_cast<float>(p + 1));
+    x[static_cast<std::size_t>(2 * p + 1)] = cpu::bf16_bits(-static_cast<float>(p + 1));
+  }
+  x[8] = 0x7fc0;  // pixel 4, channel 0
+  x[9] = 0xffc0;  // pixel 4, channel 1
+  std::vector<std::uint16_t> y(static_cast<std::size_t>(out.elements()));
+  cpu::max_pool_bf16(x.data(), y.data(), in, out, g);
+  for (int p = 0; p < 9; ++p) {
+    SCOPED_TRACE(p);
+    EXPECT_EQ(y[static_cast<std::size_t>(2 * p)], 0x7fc0) << "every window holds the centre";
+    EXPECT_FALSE(std::isnan(testing::from_bf16(y[static_cast<std::size_t>(2 * p + 1)])));
+  }
+  EXPECT_EQ(testing::from_bf16(y[1]), -1.0F);  // the corner window: -1, -2, -4 and the NaN
 }
 
 }  // namespace

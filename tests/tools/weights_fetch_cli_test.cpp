@@ -30,7 +30,7 @@ constexpr const char* kPinnedName = "mobilenet_v2-b0353104.pth";
 
 // Serves `folder` on 127.0.0.1: /files/<name> as it is, /moved/<name> redirected there,
 // /short/<name> cut off halfway through, /stall/<name> stopping after its first kilobyte until the
-// server ends; anything else is a 404.
+// server ends, /huge/<name> announcing an exabyte of zeros; anything else is a 404.
 class LoopbackServer {
  public:
   explicit LoopbackServer(fs::path folder) : folder_(std::move(folder)) {
@@ -72,6 +72,14 @@ class LoopbackServer {
                 return false;
               });
         });
+    server_.Get("/huge/(.+)", [](const httplib::Request&, httplib::Response& response) {
+      response.set_content_provider(std::size_t{1} << 60, "application/octet-stream",
+                                    [](std::size_t, std::size_t, httplib::DataSink& sink) {
+                                      static const std::string zeros(1 << 16, '\0');
+                                      return sink.is_writable() &&
+                                             sink.write(zeros.data(), zeros.size());
+                                    });
+    });
     port_ = server_.bind_to_any_port("127.0.0.1");  // listening from here on
     if (port_ <= 0) throw std::runtime_error("cannot bind a loopback port");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
@@ -228,6 +236,12 @@ TEST_F(WeightsFetch, EveryBadServerEndsInAClearErrorWithNothingStored) {
   result = fetch("/short/mobilenet_v2.pth", sha_);
   EXPECT_EQ(result.exit_code, 1) << result.output;
   EXPECT_TRUE(contains(result.output, "the download was cut short")) << result.output;
+  EXPECT_TRUE(leftovers(cache()).empty());
+
+  // A server that announces more than any checkpoint: refused before the memory fills.
+  result = fetch("/huge/mobilenet_v2.pth", sha_);
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_TRUE(contains(result.output, "the server sends more than 2148 MB")) << result.output;
   EXPECT_TRUE(leftovers(cache()).empty());
 
   // A server that stops sending: given up after LABPOSE_DOWNLOAD_STALL_SECONDS (2 s here).
