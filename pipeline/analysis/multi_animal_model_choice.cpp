@@ -1,5 +1,6 @@
 // The snapshot, graph and settings of a multi-animal analysis.
 #include "pipeline/analysis/multi_animal_model_choice.hpp"
+#include "pipeline/pose/candidate_keys.hpp"
 
 #include <fmt/core.h>
 
@@ -102,6 +103,7 @@ AnimalAnalysisModel find_animal_analysis_model(const projects::ProjectConfig& co
   chosen.assembly = project_assembly_settings(
       chosen.animals, DecodeSettings{chosen.model.stride, chosen.model.locref_stdev,
                                      chosen.model.location_refinement});
+  read_candidate_keys(test_dir / "pose_cfg.yaml", chosen.assembly.candidates);
   chosen.assembly.assembly.max_individuals = static_cast<int>(chosen.individuals.size());
   chosen.assembly.assembly.min_links =
       project_min_links(static_cast<int>(chosen.multi_bodyparts.size()));

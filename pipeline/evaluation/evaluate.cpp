@@ -1,5 +1,6 @@
 // Evaluating snapshots on the labeled images.
 #include "pipeline/evaluation/evaluate.hpp"
+#include "pipeline/pose/candidate_keys.hpp"
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
@@ -59,9 +60,10 @@ Predictions predict_all(nets::Backend& backend, const LoadedSnapshot& loaded,
   const auto& model = loaded.metadata.multi_animal;
   ImagePredictor predictor(backend, *net, settings);
   std::unique_ptr<AnimalPredictor> animals;
-  const MapAssemblySettings assembly =
+  MapAssemblySettings assembly =
       model ? project_assembly_settings(*model, settings) : MapAssemblySettings{};
   if (model) {
+    read_candidate_keys(test_pose_cfg_of(snapshot), assembly.candidates);
     animals = std::make_unique<AnimalPredictor>(
         backend, *net, *model, static_cast<int>(loaded.metadata.bodyparts.size()), assembly);
   }

@@ -3,6 +3,7 @@
 // the learning rates (schedule.hpp), the optimizers and parameter ranges (parameter_groups.hpp) or
 // learning_stats.csv's format (learning_stats.hpp).
 #include "pipeline/training/trainer.hpp"
+#include "pipeline/pose/candidate_keys.hpp"
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
@@ -697,8 +698,11 @@ double Trainer::measure_test_error() {
   decode.location_refinement = pose_.location_refinement;
   std::vector<std::vector<KeypointPrediction>> predictions;
   if (const auto model = multi_animal_model(pose_)) {
+    MapAssemblySettings settings = project_assembly_settings(*model, decode);
+    read_candidate_keys(test_pose_cfg_of(options_.train_dir / "pose_cfg.yaml"),
+                        settings.candidates);
     AnimalPredictor predictor(*backend_, *net_, *model, static_cast<int>(pose_.bodyparts.size()),
-                              project_assembly_settings(*model, decode));
+                              settings);
     predictions = predict_animal_slots(predictor, dataset_, held_out_, options_.project);
   } else {
     ImagePredictor predictor(*backend_, *net_, decode);  // compiled from the current parameters

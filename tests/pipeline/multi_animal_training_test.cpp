@@ -16,6 +16,7 @@
 #include "pipeline/evaluation/errors.hpp"
 #include "pipeline/evaluation/evaluate.hpp"
 #include "pipeline/evaluation/keypoint_similarity.hpp"
+#include "pipeline/pose/candidate_keys.hpp"
 #include "pipeline/pose/paf_best.hpp"
 #include "pipeline/training/augment.hpp"
 #include "pipeline/training/loader.hpp"
@@ -372,6 +373,38 @@ TEST(PafBest, ReplacesDeepLabCutsBlockListAndRefusesBadEdges) {
   }
   testing::write_text(file, "paf_best: [1, 1]\n");
   EXPECT_THROW(read_paf_best(file, 3), Error);
+}
+
+TEST(CandidateKeys, DeepLabCutsKeysOfTestPoseCfgSetTheCandidates) {
+  testing::TempDir dir;
+  const fs::path file = dir.path() / "test" / "pose_cfg.yaml";
+  EXPECT_EQ(test_pose_cfg_of(dir.path() / "train" / "snapshot-100.safetensors"), file);
+  CandidateSettings settings;
+  read_candidate_keys(file, settings);  // no file: DeepLabCut's template values
+  EXPECT_EQ(settings.nms_radius, 5);
+  EXPECT_EQ(settings.min_confidence, 0.01);
+  EXPECT_EQ(settings.smoothing_sigma, 1.0);
+  fs::create_directories(file.parent_path());
+  testing::write_text(file, "stride: 8.0\nnmsradius: 3.0\nminconfidence: 0.05\nsigma: 0\n");
+  read_candidate_keys(file, settings);
+  EXPECT_EQ(settings.nms_radius, 3);
+  EXPECT_EQ(settings.min_confidence, 0.05);
+  EXPECT_EQ(settings.smoothing_sigma, 0.0);
+  testing::write_text(file, "stride: 8.0\nnmsradius: 4\n");  // the others as they were
+  read_candidate_keys(file, settings);
+  EXPECT_EQ(settings.nms_radius, 4);
+  EXPECT_EQ(settings.min_confidence, 0.05);
+  for (const char* bad : {"nmsradius: 2.5\n", "nmsradius: 0\n", "minconfidence: 1.5\n",
+                          "sigma: -1\n", "minconfidence: high\n"}) {
+    SCOPED_TRACE(bad);
+    testing::write_text(file, std::string("stride: 8.0\n") + bad);
+    try {
+      read_candidate_keys(file, settings);
+      FAIL() << "accepted";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("pose_cfg.yaml:2:"));
+    }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,40 @@
+// Reading DeepLabCut's candidate keys (nmsradius, minconfidence, sigma) of test/pose_cfg.yaml.
+#include "pipeline/pose/candidate_keys.hpp"
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <system_error>
+
+#include "core/atomic_file.hpp"
+#include "projects/yaml_reader.hpp"
+
+namespace labpose::pipeline {
+namespace fs = std::filesystem;
+
+fs::path test_pose_cfg_of(const fs::path& train_dir_file) {
+  return train_dir_file.parent_path().parent_path() / "test" / "pose_cfg.yaml";
+}
+
+void read_candidate_keys(const fs::path& file, CandidateSettings& settings) {
+  std::error_code error;
+  if (!fs::exists(file, error)) return;
+  const YAML::Node root = projects::parse_yaml(read_file(file), file, "pose_cfg.yaml");
+  const projects::YamlMapReader reader(file, root);
+  // DeepLabCut's template writes 5.0: a whole number, in either spelling.
+  if (const auto radius = reader.optional_number("nmsradius", 1.0, 100.0)) {
+    if (*radius != std::floor(*radius)) {
+      reader.fail(
+          "nmsradius", reader.value("nmsradius"),
+          fmt::format("nmsradius must be a whole number of score-map cells (found {})", *radius),
+          "DeepLabCut's template has nmsradius: 5.0");
+    }
+    settings.nms_radius = static_cast<int>(*radius);
+  }
+  settings.min_confidence =
+      reader.optional_number("minconfidence", 0.0, 1.0).value_or(settings.min_confidence);
+  settings.smoothing_sigma =
+      reader.optional_number("sigma", 0.0, 100.0).value_or(settings.smoothing_sigma);
+}
+
+}  // namespace labpose::pipeline
