@@ -265,6 +265,7 @@ class CpuPlan final : public InferencePlan {
       const memory source = op.input >= 0 ? values_[static_cast<std::size_t>(op.input)]
                             : op.kind == FusedOp::Kind::normalize ? input_memory_
                                                                   : network_input();
+      const Shape& in = op.input < 0 ? pass_shape_ : shapes[static_cast<std::size_t>(op.input)];
       std::string where = fmt::format("{} at input {}", op.name, pass_shape_.text());
       with_dnnl_errors("compiling an inference plan", where, [&] {
         switch (op.kind) {
@@ -272,14 +273,10 @@ class CpuPlan final : public InferencePlan {
             add_normalize(op, source, shapes[i], i);
             break;
           case FusedOp::Kind::max_pool:
-            add_pool(op, source,
-                     op.input < 0 ? pass_shape_ : shapes[static_cast<std::size_t>(op.input)],
-                     shapes[i], i);
+            add_pool(op, source, in, shapes[i], i);
             break;
           case FusedOp::Kind::conv:
           case FusedOp::Kind::conv_transpose: {
-            const Shape& in =
-                op.input < 0 ? pass_shape_ : shapes[static_cast<std::size_t>(op.input)];
             const Shape out = set_at[i].empty() ? shapes[i] : merged_shape(shapes, set_at[i]);
             if (as_columns(op, formats_[i])) {
               add_transpose_as_columns(op, source, in, out, i, last_use);

@@ -1,6 +1,5 @@
 // The snapshot, graph and settings of a multi-animal analysis.
 #include "pipeline/analysis/multi_animal_model_choice.hpp"
-#include "pipeline/pose/candidate_keys.hpp"
 
 #include <fmt/core.h>
 
@@ -8,6 +7,7 @@
 #include "core/console.hpp"
 #include "core/error.hpp"
 #include "pipeline/pose/animal_predictor.hpp"
+#include "pipeline/pose/candidate_keys.hpp"
 #include "pipeline/pose/paf_best.hpp"
 #include "projects/yaml_reader.hpp"
 

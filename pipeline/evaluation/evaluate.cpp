@@ -1,6 +1,5 @@
 // Evaluating snapshots on the labeled images.
 #include "pipeline/evaluation/evaluate.hpp"
-#include "pipeline/pose/candidate_keys.hpp"
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
@@ -25,6 +24,7 @@
 #include "pipeline/plots/colormap.hpp"
 #include "pipeline/plots/markers.hpp"
 #include "pipeline/pose/animal_predictor.hpp"
+#include "pipeline/pose/candidate_keys.hpp"
 #include "pipeline/pose/int8_calibration.hpp"
 #include "pipeline/pose/paf_best.hpp"
 #include "pipeline/training/pose_config.hpp"

@@ -3,7 +3,6 @@
 // the learning rates (schedule.hpp), the optimizers and parameter ranges (parameter_groups.hpp) or
 // learning_stats.csv's format (learning_stats.hpp).
 #include "pipeline/training/trainer.hpp"
-#include "pipeline/pose/candidate_keys.hpp"
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
@@ -29,6 +28,7 @@
 #include "pipeline/evaluation/animal_matching.hpp"
 #include "pipeline/evaluation/errors.hpp"
 #include "pipeline/pose/animal_predictor.hpp"
+#include "pipeline/pose/candidate_keys.hpp"
 #include "pipeline/pose/int8_calibration.hpp"
 #include "pipeline/pose/predict.hpp"
 #include "pipeline/training/best_snapshot.hpp"

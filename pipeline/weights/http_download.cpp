@@ -23,8 +23,8 @@ namespace labpose::pipeline {
 namespace {
 
 constexpr long kMaxRedirects = 5;
-// The largest body held: ten times resnet_101's checkpoint (171 MB). A server that says or sends
-// more is refused before it can fill the memory.
+// The largest body held: 2 GiB, over ten times resnet_101's checkpoint (171 MB). A server that says
+// or sends more is refused before it can fill the memory.
 constexpr curl_off_t kMaxBytes = curl_off_t{2} << 30;
 constexpr int kDefaultStallSeconds = 60;
 
