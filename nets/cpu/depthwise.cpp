@@ -10,7 +10,6 @@
 #include "core/error.hpp"
 #include "nets/cpu/avx512_lanes.hpp"
 #include "nets/cpu/backend.hpp"
-#include "nets/cpu/kernel_switch.hpp"
 
 namespace labpose::nets::cpu {
 namespace {
@@ -114,17 +113,17 @@ bool depthwise_runs(const Shape& weights, const ConvGeometry& g, PlanPrecision p
 
 bool depthwise_applies(const Shape& weights, const ConvGeometry& g, PlanPrecision precision,
                        const DepthwiseUnits& units) {
-  return depthwise_runs(weights, g, precision, units) && !(weights[2] == 3 && g.stride_h == 2);
+  return units.amx && depthwise_runs(weights, g, precision, units) &&
+         !(weights[2] == 3 && g.stride_h == 2);
 }
 
-bool depthwise_applies(const Shape& weights, const ConvGeometry& g, PlanPrecision precision) {
-  static const DepthwiseUnits units{cpu_has_avx512(), cpu_has_bf16()};
+bool depthwise_planned(const Shape& weights, const ConvGeometry& g, PlanPrecision precision) {
+  const char* value = std::getenv("LABPOSE_DEPTHWISE");
+  const std::string choice = value == nullptr ? "" : value;
+  if (choice == "0") return false;
+  // With 1, every CPU where it runs counts as one where it was measured faster.
+  const DepthwiseUnits units{cpu_has_avx512(), cpu_has_bf16(), cpu_has_amx() || choice == "1"};
   return depthwise_applies(weights, g, precision, units);
-}
-
-bool depthwise_enabled() {
-  static const bool enabled = switched_on("LABPOSE_DEPTHWISE");
-  return enabled;
 }
 
 std::int64_t depthwise_convolutions_made() {

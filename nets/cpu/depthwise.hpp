@@ -3,9 +3,10 @@
 // computes 24 neighbouring outputs of one row for 16 channels in registers: every input pixel of
 // the row is read and widened to fp32 once and multiplied into each output whose filter covers
 // it, where oneDNN 2.6's bf16 depthwise kernels read and widen it once per tap. On an AMX Xeon,
-// efficientnet_lite0 in bf16 ran 1.16x (batch 1) and 1.08x (batch 8) the frames/s with it; in fp32,
-// where nothing is widened and twice the bytes move, it was slower than oneDNN's, so fp32 plans
-// keep oneDNN's (docs/precision.md).
+// efficientnet_lite0 in bf16 ran 1.16x (batch 1) and 1.08x (batch 8) the frames/s with it; on a
+// Zen 5 EPYC (AVX-512 BF16, no AMX) 0.93x and 0.95x, and mobilenet_v2_0.35 0.95-0.97x: plans
+// take it on CPUs with AMX only. In fp32, where nothing is widened and twice the bytes move, it was
+// slower than oneDNN's, so fp32 plans keep oneDNN's (docs/precision.md).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,7 @@ namespace labpose::nets::cpu {
 struct DepthwiseUnits {
   bool avx512 = false;  // AVX-512 F, BW, VL, DQ
   bool bf16 = false;    // AVX-512 BF16: rounding fp32 sums to bf16
+  bool amx = false;     // AMX: the CPUs where it was measured faster than oneDNN's
 };
 
 /// Whether DepthwiseConv can compute a convolution with weights `weights` (K, C/groups, R, S) and
@@ -28,17 +30,16 @@ struct DepthwiseUnits {
 /// and across), in bf16.
 bool depthwise_runs(const Shape& weights, const ConvGeometry& g, PlanPrecision precision,
                     const DepthwiseUnits& units);
-/// Whether plans use it there: as depthwise_runs, except a 3×3 filter at stride 2, which reads
-/// each input pixel for one or two outputs only and ran no faster than oneDNN's kernel (the
-/// large early layers, whose time is the memory's).
+/// Whether plans use it there: as depthwise_runs on a CPU with AMX, except a 3×3 filter at
+/// stride 2, which reads each input pixel for one or two outputs only and ran no faster than
+/// oneDNN's kernel (the large early layers, whose time is the memory's).
 bool depthwise_applies(const Shape& weights, const ConvGeometry& g, PlanPrecision precision,
                        const DepthwiseUnits& units);
-/// The same on this CPU, as oneDNN sees its instructions (ONEDNN_MAX_CPU_ISA lowers them).
-bool depthwise_applies(const Shape& weights, const ConvGeometry& g, PlanPrecision precision);
-
-/// Whether plans use DepthwiseConv where it applies: yes, unless the environment variable
-/// LABPOSE_DEPTHWISE is 0 (to compare with oneDNN's kernels in one run).
-bool depthwise_enabled();
+/// Whether plans on this CPU (as oneDNN sees its instructions: ONEDNN_MAX_CPU_ISA lowers them)
+/// use it for such a layer. The environment variable LABPOSE_DEPTHWISE, read each time, chooses:
+/// unset, where depthwise_applies; 1, also on a CPU without AMX where it runs (to compare it with
+/// oneDNN's there); 0, nowhere.
+bool depthwise_planned(const Shape& weights, const ConvGeometry& g, PlanPrecision precision);
 
 /// How many DepthwiseConv objects this process has made: what tests observe to know that a plan
 /// took this path.

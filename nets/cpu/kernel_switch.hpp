@@ -1,5 +1,6 @@
 // The environment switches that turn one of labpose's own CPU paths off, to compare it with
-// oneDNN's in one run (LABPOSE_WINOGRAD, LABPOSE_DEPTHWISE, LABPOSE_DILATED_PHASES).
+// oneDNN's in one run (LABPOSE_WINOGRAD, LABPOSE_MAX_POOL,
+// LABPOSE_DILATED_PHASES; LABPOSE_DEPTHWISE has a third value: nets/cpu/depthwise.hpp).
 #pragma once
 
 #include <cstdlib>

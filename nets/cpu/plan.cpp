@@ -491,9 +491,9 @@ class CpuPlan final : public InferencePlan {
     return winograd_enabled() && winograd_applies(op.weight_shape, op.geometry, precision_) &&
            by_own_kernel(op, source, in, i);
   }
-  // A depthwise convolution that depthwise_applies takes.
+  // A depthwise convolution that depthwise_planned takes.
   bool by_depthwise(const FusedOp& op, const memory& source, const Shape& in, std::size_t i) const {
-    return depthwise_enabled() && depthwise_applies(op.weight_shape, op.geometry, precision_) &&
+    return depthwise_planned(op.weight_shape, op.geometry, precision_) &&
            by_own_kernel(op, source, in, i);
   }
 

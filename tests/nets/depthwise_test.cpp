@@ -16,6 +16,7 @@
 #include "nets/cpu/depthwise.hpp"
 #include "nets/ref/backend.hpp"
 #include "tests/nets/plan_test_support.hpp"
+#include "tests/support/test_support.hpp"
 
 namespace labpose::nets {
 namespace {
@@ -156,8 +157,9 @@ TEST(Depthwise, Bf16AgreesWithTheReferenceWithinItsRoundOffBound) {
   expect_within_bound(cases()[1], 0.0F, 6.0F);
 }
 
-TEST(Depthwise, TakesBf16Depthwise3x3And5x5ButNot3x3AtStride2) {
-  const cpu::DepthwiseUnits avx512_bf16{true, true}, avx512{true, false}, avx2{};
+TEST(Depthwise, TakesBf16Depthwise3x3And5x5ButNot3x3AtStride2OnAmxCpus) {
+  const cpu::DepthwiseUnits avx512_bf16{true, true, true}, avx512{true, false, true}, avx2{};
+  const cpu::DepthwiseUnits without_amx{true, true, false};
   const auto dw = [](std::int64_t filter, int stride, int dilation) {
     return std::pair{Shape{96, 1, filter, filter},
                      ConvGeometry::symmetric(stride, static_cast<int>(filter / 2), dilation, 96)};
@@ -182,6 +184,9 @@ TEST(Depthwise, TakesBf16Depthwise3x3And5x5ButNot3x3AtStride2) {
   auto unequal = dw(3, 1, 1);
   unequal.second.stride_w = 2;
   EXPECT_FALSE(takes(unequal, avx512_bf16));
+  EXPECT_FALSE(takes(dw(3, 1, 1), without_amx)) << "oneDNN's is faster on a Zen 5 EPYC";
+  EXPECT_TRUE(
+      cpu::depthwise_runs(dw(3, 1, 1).first, dw(3, 1, 1).second, PlanPrecision::bf16, without_amx));
   EXPECT_FALSE(takes(dw(3, 1, 1), avx512)) << "rounding to bf16 needs AVX-512 BF16";
   EXPECT_FALSE(takes(dw(3, 1, 1), avx2)) << "AVX-512 only";
   EXPECT_FALSE(takes(dw(3, 1, 1), avx512_bf16, PlanPrecision::fp32)) << "oneDNN's is as fast";
@@ -189,10 +194,11 @@ TEST(Depthwise, TakesBf16Depthwise3x3And5x5ButNot3x3AtStride2) {
 }
 
 // An inverted residual's middle as a bf16 plan sees it: a 1×1 expansion, depthwise 5×5 dilated,
-// 3×3, and 3×3 at stride 2 (left to oneDNN), then a 1×1 projection, against the reference.
+// 3×3, and 3×3 at stride 2 (left to oneDNN), then a 1×1 projection, against the reference. With
+// LABPOSE_DEPTHWISE=1, so that a CPU without AMX takes the kernel too.
 TEST(Depthwise, Bf16PlansTakeItForTheirDepthwiseLayers) {
-  if (!cpu::depthwise_enabled()) GTEST_SKIP() << "LABPOSE_DEPTHWISE=0 turns this path off";
-  if (!cpu::depthwise_applies(Shape{40, 1, 3, 3}, ConvGeometry::symmetric(1, 1, 1, 40),
+  const labpose::testing::ScopedEnvironment everywhere("LABPOSE_DEPTHWISE", "1");
+  if (!cpu::depthwise_planned(Shape{40, 1, 3, 3}, ConvGeometry::symmetric(1, 1, 1, 40),
                               PlanPrecision::bf16)) {
     GTEST_SKIP() << "this CPU has no AVX-512 bf16 units (oneDNN uses " << cpu::cpu_instructions()
                  << ")";
@@ -222,6 +228,23 @@ TEST(Depthwise, Bf16PlansTakeItForTheirDepthwiseLayers) {
   const auto actual = run_plan(*backend, graph, input, x);
   EXPECT_EQ(cpu::depthwise_convolutions_made() - made, 2) << "the two stride-1 layers";
   EXPECT_LT(relative_l2_error(actual[0], expected[0]), 8 * kUnitRoundOff);
+}
+
+TEST(Depthwise, TheEnvironmentChoosesWherePlansTakeIt) {
+  const Shape weights{40, 1, 3, 3};
+  const ConvGeometry g = ConvGeometry::symmetric(1, 1, 1, 40);
+  const bool runs = cpu::depthwise_runs(weights, g, PlanPrecision::bf16,
+                                        {cpu::cpu_has_avx512(), cpu::cpu_has_bf16(), true});
+  {
+    const labpose::testing::ScopedEnvironment unset("LABPOSE_DEPTHWISE", nullptr);
+    EXPECT_EQ(cpu::depthwise_planned(weights, g, PlanPrecision::bf16), runs && cpu::cpu_has_amx());
+  }
+  {
+    const labpose::testing::ScopedEnvironment everywhere("LABPOSE_DEPTHWISE", "1");
+    EXPECT_EQ(cpu::depthwise_planned(weights, g, PlanPrecision::bf16), runs);
+  }
+  const labpose::testing::ScopedEnvironment off("LABPOSE_DEPTHWISE", "0");
+  EXPECT_FALSE(cpu::depthwise_planned(weights, g, PlanPrecision::bf16));
 }
 
 }  // namespace

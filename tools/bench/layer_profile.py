@@ -3,7 +3,8 @@
 plan under ONEDNN_VERBOSE=1 (oneDNN's own time of every primitive it runs; labpose's own kernels,
 which oneDNN does not see, are the difference to the frame time printed) and OpenVINO's default
 precision with PERF_COUNT on the same network from ../shared/bench (its ONNX, made by
-infer_peers.py). Both: random weights, 4 bodyparts, 2 threads.
+infer_peers.py; for a network it has no definition of, efficientnet_lite0-4, labpose's own ONNX
+export, as tools/bench/precision_peers.py times it). Both: random weights, 4 bodyparts, 2 threads.
 
     /usr/bin/python3 tools/bench/layer_profile.py --peers-python PEERS_VENV/bin/python \\
         [--net resnet_50] [--batch 1] [--size 640x480] [--precision bf16] [--repeats 20]
@@ -19,6 +20,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import precision_peers  # noqa: E402  (exported_onnx: labpose's export of a network)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PEER_NAMES = {"resnet_50": "resnet50", "mobilenet_v2_0.35": "mnv2_035",
               "mobilenet_v2_1.0": "mnv2_100"}
@@ -29,9 +33,16 @@ import numpy as np, openvino as ov
 onnx_file, threads, repeats = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 core = ov.Core()
 config = {"INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY", "PERF_COUNT": True}
-model = core.compile_model(core.read_model(onnx_file), "CPU", config)
+network = core.read_model(onnx_file)
+if len(sys.argv) > 4:  # a labpose export: (batch, height, width, 3) uint8 frames, made static
+    network.reshape([int(v) for v in sys.argv[4].split(",")])
+model = core.compile_model(network, "CPU", config)
 request = model.create_infer_request()
-x = np.random.default_rng(0).standard_normal(tuple(model.input(0).shape)).astype(np.float32)
+shape = tuple(model.input(0).shape)
+if model.input(0).element_type == ov.Type.u8:
+    x = np.random.default_rng(0).integers(0, 256, shape, dtype=np.uint8)
+else:
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
 for _ in range(3):
     request.infer({0: x})
 layers = collections.defaultdict(list)
@@ -85,12 +96,15 @@ def labpose_layers(a):
 
 def openvino_layers(a):
     """(frame ms, {(name, type, exec type): ms per frame}) of OpenVINO's default precision."""
-    if a.net not in PEER_NAMES:
-        sys.exit(f"error: ../shared/bench has no PyTorch definition of {a.net}")
     workdir = a.workdir or tempfile.mkdtemp(prefix="layer_profile_")
     w, h = a.size.lower().split("x")
-    case = f"{PEER_NAMES[a.net]}_b{a.batch}_{w}x{h}"
-    onnx_file = os.path.join(workdir, case + ".onnx")
+    extra = []
+    if a.net not in PEER_NAMES:  # no PyTorch definition in ../shared/bench: labpose's export
+        a.workdir = workdir
+        onnx_file = precision_peers.exported_onnx(a, a.net)
+        extra = [f"{a.batch},{h},{w},3"]
+    else:
+        onnx_file = os.path.join(workdir, f"{PEER_NAMES[a.net]}_b{a.batch}_{w}x{h}.onnx")
     if not os.path.exists(onnx_file):
         subprocess.run([a.peers_python, os.path.join(ROOT, "..", "shared", "bench",
                                                      "infer_peers.py"),
@@ -98,7 +112,7 @@ def openvino_layers(a):
                         "ov_default", "--size", a.size, "--seconds", "1", "--threads",
                         str(a.threads), "--workdir", workdir], check=True, capture_output=True)
     result = subprocess.run([a.peers_python, "-c", OV_PROFILE, onnx_file, str(a.threads),
-                             str(a.repeats)], text=True, capture_output=True)
+                             str(a.repeats), *extra], text=True, capture_output=True)
     if result.returncode != 0:
         sys.exit(f"error: OpenVINO's profile failed:\n{result.stderr}")
     import json

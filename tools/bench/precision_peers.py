@@ -24,8 +24,8 @@ So that a comparison says what it compared, each case also reports the kernels e
 its convolutions: for labpose, oneDNN's implementations from ONEDNN_VERBOSE=1 (for example
 `brgconv:avx512_core_amx` or `jit:avx512_core_bf16`) and the layers its plan gave labpose's own
 AVX-512 kernels (`labpose_winograd`: 3x3 layers of fp32 plans, and of bf16 ones on a CPU without
-AMX; `labpose_depthwise`: depthwise layers of bf16 plans), which `labpose bench --json` counts, and
-for OpenVINO the primitive types of its compiled runtime model (for example
+AMX; `labpose_depthwise`: depthwise layers of bf16 plans on a CPU with AMX), which `labpose bench
+--json` counts, and for OpenVINO the primitive types of its compiled runtime model (for example
 `brgconv_avx512_amx_bf16`).
 """
 import collections
