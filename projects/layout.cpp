@@ -175,6 +175,26 @@ fs::path ProjectLayout::model_dir(int iteration, std::string_view task, std::str
          shuffle_folder_name(task, date, fraction, shuffle);
 }
 
+fs::path model_train_dir(const fs::path& model_dir) {
+  return model_dir / "train";
+}
+
+fs::path model_test_dir(const fs::path& model_dir) {
+  return model_dir / "test";
+}
+
+fs::path test_dir_beside(const fs::path& train_dir) {
+  return model_test_dir(train_dir.parent_path());
+}
+
+fs::path pose_cfg_in(const fs::path& folder) {
+  return folder / "pose_cfg.yaml";
+}
+
+fs::path inference_cfg_in(const fs::path& test_dir) {
+  return test_dir / "inference_cfg.yaml";
+}
+
 fs::path ProjectLayout::evaluation_iteration_dir(int iteration) const {
   return root_ / "labpose-evaluation-results" / fmt::format("iteration-{}", iteration);
 }

@@ -120,6 +120,20 @@ std::string split_file_name(double fraction, int shuffle);
 /// "snapshot-<iteration>.safetensors" and "snapshot-best-<iteration>.safetensors".
 std::string snapshot_file_name(std::int64_t iteration, bool best = false);
 
+// A shuffle's model folder (ProjectLayout::model_dir) as DeepLabCut lays it out: train/ (the
+// training's pose_cfg.yaml and the snapshots) and test/ (the pose_cfg.yaml of inference and, in a
+// multi-animal project, inference_cfg.yaml).
+/// "<model dir>/train".
+std::filesystem::path model_train_dir(const std::filesystem::path& model_dir);
+/// "<model dir>/test".
+std::filesystem::path model_test_dir(const std::filesystem::path& model_dir);
+/// "<train dir>/../test": the test folder beside a train folder.
+std::filesystem::path test_dir_beside(const std::filesystem::path& train_dir);
+/// "<folder>/pose_cfg.yaml": in train/ or test/, and beside an exported model's snapshot.
+std::filesystem::path pose_cfg_in(const std::filesystem::path& folder);
+/// "<test dir>/inference_cfg.yaml": a multi-animal model's assembly and tracking settings.
+std::filesystem::path inference_cfg_in(const std::filesystem::path& test_dir);
+
 /// "metadata.yaml": DeepLabCut 3's registry of the shuffles of a training-set folder.
 std::string training_set_metadata_name();
 

@@ -23,6 +23,7 @@
 #include "pipeline/pose/snapshot_document.hpp"
 #include "pipeline/training/pose_config.hpp"
 #include "pipeline/video/reader.hpp"
+#include "projects/layout.hpp"
 #include "projects/project.hpp"
 
 namespace labpose::pipeline {
@@ -255,7 +256,7 @@ fs::path int8_check_file(const fs::path& snapshot) {
 
 std::vector<fs::path> int8_check_images(const AnalysisModel& model) {
   if (model.project.empty()) return {};
-  const PoseConfig pose = read_pose_config(model.snapshot.parent_path() / "pose_cfg.yaml");
+  const PoseConfig pose = read_pose_config(projects::pose_cfg_in(model.snapshot.parent_path()));
   const Split split = read_split(model.project / pose.split);
   std::vector<fs::path> images;
   for (const auto* list : {&split.train, &split.test})

@@ -21,14 +21,14 @@ namespace {
 fs::path made_train_dir(const projects::ProjectConfig& config, int shuffle, double fraction) {
   const projects::ConfigValues& values = config.values();
   const projects::ProjectLayout layout(config.project_dir());
-  const fs::path train_dir =
-      layout.model_dir(values.iteration, values.task, values.date, fraction, shuffle) / "train";
+  const fs::path train_dir = projects::model_train_dir(
+      layout.model_dir(values.iteration, values.task, values.date, fraction, shuffle));
   std::error_code error;
-  if (!fs::exists(train_dir / "pose_cfg.yaml", error)) {
+  if (!fs::exists(projects::pose_cfg_in(train_dir), error)) {
     throw Error(
         fmt::format("shuffle {} of trainset{} (iteration {}) was never made: {} does not exist",
                     shuffle, projects::training_fraction_percent(fraction), values.iteration,
-                    (train_dir / "pose_cfg.yaml").string()),
+                    projects::pose_cfg_in(train_dir).string()),
         fmt::format("make and train it first: labpose create-dataset {0} --shuffle {1}, then "
                     "labpose train {0} --shuffle {1} (or pick another with --shuffle / "
                     "--training-fraction)",
@@ -92,7 +92,7 @@ AnalysisModel find_shuffle_model(const projects::ProjectConfig& config, int shuf
   const fs::path train_dir = made_train_dir(config, shuffle, chosen_fraction);
   const SnapshotFile chosen = choose_snapshot(config, train_dir, shuffle, snapshot_index, best);
   std::vector<std::string> warnings;
-  const PoseConfig pose = read_pose_config(train_dir / "pose_cfg.yaml", &warnings);
+  const PoseConfig pose = read_pose_config(projects::pose_cfg_in(train_dir), &warnings);
   for (const auto& warning : warnings) console::warn("{}", warning);
 
   AnalysisModel model;

@@ -9,6 +9,7 @@
 #include "pipeline/pose/animal_predictor.hpp"
 #include "pipeline/pose/candidate_keys.hpp"
 #include "pipeline/pose/paf_best.hpp"
+#include "projects/layout.hpp"
 #include "projects/yaml_reader.hpp"
 
 namespace labpose::pipeline {
@@ -97,18 +98,18 @@ AnimalAnalysisModel find_animal_analysis_model(const projects::ProjectConfig& co
     throw Error(fmt::format("{}: individuals is empty", config.file().string()),
                 "list the animals' names under individuals, as the network was trained with");
   }
-  const fs::path test_dir = chosen.model.snapshot.parent_path().parent_path() / "test";
-  chosen.edges = chosen_edges(test_dir / "pose_cfg.yaml", chosen.animals.graph);
+  const fs::path test_dir = projects::test_dir_beside(chosen.model.snapshot.parent_path());
+  chosen.edges = chosen_edges(projects::pose_cfg_in(test_dir), chosen.animals.graph);
 
   chosen.assembly = project_assembly_settings(
       chosen.animals, DecodeSettings{chosen.model.stride, chosen.model.locref_stdev,
                                      chosen.model.location_refinement});
-  read_candidate_keys(test_dir / "pose_cfg.yaml", chosen.assembly.candidates);
+  read_candidate_keys(projects::pose_cfg_in(test_dir), chosen.assembly.candidates);
   chosen.assembly.assembly.max_individuals = static_cast<int>(chosen.individuals.size());
   chosen.assembly.assembly.min_links =
       project_min_links(static_cast<int>(chosen.multi_bodyparts.size()));
   chosen.tracker.method = tracker;
-  const fs::path inference = test_dir / "inference_cfg.yaml";
+  const fs::path inference = projects::inference_cfg_in(test_dir);
   std::error_code error;
   if (fs::exists(inference, error)) {
     read_inference_settings(inference, chosen);

@@ -472,9 +472,9 @@ void prepare_pose_config(ShufflePlan& plan, const Context& context, const std::s
         values.identity.value_or(false) ? static_cast<int>(values.individuals.size()) : 0;
   }
   pose.mirror = !pose.symmetric_pairs.empty();
-  const fs::path train_config = context.layout.model_dir(values.iteration, values.task, values.date,
-                                                         plan.fraction, plan.shuffle) /
-                                "train" / "pose_cfg.yaml";
+  const fs::path train_config =
+      projects::pose_cfg_in(projects::model_train_dir(context.layout.model_dir(
+          values.iteration, values.task, values.date, plan.fraction, plan.shuffle)));
   std::error_code error;
   if (context.options.force || !fs::exists(train_config, error) ||
       read_file(train_config) == pose_config_text(pose)) {
@@ -510,7 +510,7 @@ void write_multi_animal_files(const Context& context, const ShufflePlan& plan,
       multi_animal_training_pickle(context.dataset,
                                    indices_of(context.dataset, plan.split.train, split_file)));
   wrote(training_set);
-  const fs::path inference = model_dir / "test" / "inference_cfg.yaml";
+  const fs::path inference = projects::inference_cfg_in(projects::model_test_dir(model_dir));
   write_file_atomically(
       inference, inference_config_text(context.dataset.multi_bodyparts, values.individuals.size(),
                                        values.identity.value_or(false)));
@@ -760,16 +760,17 @@ CreatedDataset create_training_dataset(const projects::ProjectConfig& config,
     made.pose_config_kept = plan.keep_pose;
     made.model_dir =
         layout.model_dir(values.iteration, values.task, values.date, plan.fraction, plan.shuffle);
-    make_folder(made.model_dir / "train");
-    make_folder(made.model_dir / "test");
+    make_folder(projects::model_train_dir(made.model_dir));
+    make_folder(projects::model_test_dir(made.model_dir));
     if (!plan.keep_pose) {
-      write_pose_config(plan.pose, made.model_dir / "train" / "pose_cfg.yaml");
-      wrote(made.model_dir / "train" / "pose_cfg.yaml");
+      write_pose_config(plan.pose,
+                        projects::pose_cfg_in(projects::model_train_dir(made.model_dir)));
+      wrote(projects::pose_cfg_in(projects::model_train_dir(made.model_dir)));
     }
     if (!plan.keep_pose || plan.kept) {
       write_test_pose_config(plan.kept ? *plan.kept : plan.pose,
-                             made.model_dir / "test" / "pose_cfg.yaml");
-      wrote(made.model_dir / "test" / "pose_cfg.yaml");
+                             projects::pose_cfg_in(projects::model_test_dir(made.model_dir)));
+      wrote(projects::pose_cfg_in(projects::model_test_dir(made.model_dir)));
     }
     if (dataset.multi_animal()) write_multi_animal_files(context, plan, made.model_dir, wrote);
     result.shuffles.push_back(made);

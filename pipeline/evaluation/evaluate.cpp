@@ -174,7 +174,7 @@ std::vector<TrainedShuffle> find_trained_shuffles(const projects::ProjectConfig&
   for (const double fraction : fractions) {
     const fs::path model_dir =
         layout.model_dir(values.iteration, values.task, values.date, fraction, options.shuffle);
-    const fs::path train_config = model_dir / "train" / "pose_cfg.yaml";
+    const fs::path train_config = projects::pose_cfg_in(projects::model_train_dir(model_dir));
     std::error_code error;
     if (!fs::exists(train_config, error)) {
       throw Error(
@@ -186,7 +186,7 @@ std::vector<TrainedShuffle> find_trained_shuffles(const projects::ProjectConfig&
     }
     TrainedShuffle shuffle;
     shuffle.fraction = fraction;
-    shuffle.train_dir = model_dir / "train";
+    shuffle.train_dir = projects::model_train_dir(model_dir);
     const auto snapshots = list_snapshots(shuffle.train_dir);
     if (snapshots.empty()) {
       untrained.push_back(shuffle.train_dir.string());
@@ -380,7 +380,7 @@ std::vector<SnapshotEvaluation> evaluate_network(const projects::ProjectConfig& 
             keypoint_shift(predictions.slots, other.slots, values.pcutoff)};
       }
       write_results(values, images, predictions, project, options.plot, combined,
-                    shuffle.train_dir.parent_path() / "test" / "pose_cfg.yaml", result);
+                    projects::pose_cfg_in(projects::test_dir_beside(shuffle.train_dir)), result);
       results.push_back(std::move(result));
     }
   }

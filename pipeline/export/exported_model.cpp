@@ -9,6 +9,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "projects/layout.hpp"
 #include "projects/yaml_reader.hpp"
 #include "projects/yaml_text.hpp"
 
@@ -53,7 +54,7 @@ fs::path exported_weights_file(const fs::path& folder) {
   return folder / "model.safetensors";
 }
 fs::path exported_pose_config_file(const fs::path& folder) {
-  return folder / "pose_cfg.yaml";
+  return projects::pose_cfg_in(folder);
 }
 fs::path exported_onnx_file(const fs::path& folder) {
   return folder / "model.onnx";

@@ -7,13 +7,14 @@
 #include <system_error>
 
 #include "core/atomic_file.hpp"
+#include "projects/layout.hpp"
 #include "projects/yaml_reader.hpp"
 
 namespace labpose::pipeline {
 namespace fs = std::filesystem;
 
 fs::path test_pose_cfg_of(const fs::path& train_dir_file) {
-  return train_dir_file.parent_path().parent_path() / "test" / "pose_cfg.yaml";
+  return projects::pose_cfg_in(projects::test_dir_beside(train_dir_file.parent_path()));
 }
 
 void read_candidate_keys(const fs::path& file, CandidateSettings& settings) {

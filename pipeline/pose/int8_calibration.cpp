@@ -19,6 +19,7 @@
 #include "pipeline/pose/predict.hpp"
 #include "pipeline/pose/snapshot_document.hpp"
 #include "pipeline/training/pose_config.hpp"
+#include "projects/layout.hpp"
 
 namespace labpose::pipeline {
 namespace fs = std::filesystem;
@@ -100,7 +101,7 @@ void write_calibration(const fs::path& file, const SnapshotIdentity& snapshot,
 }  // namespace
 
 std::vector<fs::path> calibration_images(const fs::path& snapshot, const fs::path& project) {
-  const PoseConfig pose = read_pose_config(snapshot.parent_path() / "pose_cfg.yaml");
+  const PoseConfig pose = read_pose_config(projects::pose_cfg_in(snapshot.parent_path()));
   std::vector<fs::path> images;
   for (const std::string& image : read_split(project / pose.split).train)
     images.push_back(project / image);

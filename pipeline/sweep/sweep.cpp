@@ -338,9 +338,9 @@ void check_same_sweep(const SweepState& state, const SweepOptions& options) {
 // labpose-models/.../<Task><date>-trainset<P>shuffle<S>/train of a trial.
 fs::path trial_train_dir(const projects::ProjectConfig& config, double fraction, int shuffle) {
   const auto& values = config.values();
-  return projects::ProjectLayout(config.project_dir())
-             .model_dir(values.iteration, values.task, values.date, fraction, shuffle) /
-         "train";
+  return projects::model_train_dir(
+      projects::ProjectLayout(config.project_dir())
+          .model_dir(values.iteration, values.task, values.date, fraction, shuffle));
 }
 
 // A job this process holds: the trial (as claimed) and its lock.
@@ -729,7 +729,7 @@ Promotion promote_sweep_trial(projects::ProjectConfig& config, const std::string
   }
   const TrialRecord& trial = trial_by_id(state, *state.chosen);
   const fs::path pose_file =
-      trial_train_dir(config, state.training_fraction, trial.shuffle) / "pose_cfg.yaml";
+      projects::pose_cfg_in(trial_train_dir(config, state.training_fraction, trial.shuffle));
   const PoseConfig pose = read_pose_config(pose_file);
   Promotion promotion;
   promotion.model = {trial.shuffle, state.training_fraction, name, trial.id};

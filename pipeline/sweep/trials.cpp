@@ -23,10 +23,9 @@ SweepBase read_sweep_base(const projects::ProjectConfig& config, int shuffle,
   SweepBase base;
   base.shuffle = shuffle;
   base.training_fraction = training_fraction;
-  base.train_dir = projects::ProjectLayout(project).model_dir(
-                       values.iteration, values.task, values.date, training_fraction, shuffle) /
-                   "train";
-  const fs::path pose_file = base.train_dir / "pose_cfg.yaml";
+  base.train_dir = projects::model_train_dir(projects::ProjectLayout(project).model_dir(
+      values.iteration, values.task, values.date, training_fraction, shuffle));
+  const fs::path pose_file = projects::pose_cfg_in(base.train_dir);
   std::error_code error;
   if (!fs::exists(pose_file, error)) {
     throw Error(fmt::format("{} does not exist: shuffle {} with TrainingFraction {} has no "
@@ -112,12 +111,12 @@ std::vector<fs::path> write_trial_shuffles(const projects::ProjectConfig& config
     split.shuffle = trial.shuffle;
     const fs::path folder = layout.model_dir(values.iteration, values.task, values.date,
                                              base.training_fraction, trial.shuffle);
-    create_folder(folder / "train");
-    create_folder(folder / "test");
+    create_folder(projects::model_train_dir(folder));
+    create_folder(projects::model_test_dir(folder));
     write_split(split, split_file);
     write_file_atomically(pickle_file, pickle);
-    write_pose_config(pose, folder / "train" / "pose_cfg.yaml");
-    write_test_pose_config(pose, folder / "test" / "pose_cfg.yaml");
+    write_pose_config(pose, projects::pose_cfg_in(projects::model_train_dir(folder)));
+    write_test_pose_config(pose, projects::pose_cfg_in(projects::model_test_dir(folder)));
     RegisteredShuffle entry;
     entry.name = projects::shuffle_folder_name(values.task, values.date, base.training_fraction,
                                                trial.shuffle);

@@ -282,7 +282,7 @@ void Trainer::start_exchange() {
 
 // pose_cfg.yaml with the command line's overrides.
 void Trainer::read_settings() {
-  const fs::path pose_file = options_.train_dir / "pose_cfg.yaml";
+  const fs::path pose_file = projects::pose_cfg_in(options_.train_dir);
   std::vector<std::string> warnings;
   pose_ = read_pose_config(pose_file, &warnings);
   for (const auto& warning : warnings) console::warn("{}", warning);
@@ -314,7 +314,7 @@ void Trainer::read_training_set() {
   if (dataset_.bodyparts != pose_.bodyparts || !same_individuals(dataset_, pose_)) {
     throw Error(fmt::format("{} lists other bodyparts or individuals than {}",
                             (project / pose_.dataset).string(),
-                            (options_.train_dir / "pose_cfg.yaml").string()),
+                            projects::pose_cfg_in(options_.train_dir).string()),
                 "make the training set again: labpose create-dataset <config.yaml>");
   }
   const fs::path split_file = project / pose_.split;
@@ -406,8 +406,8 @@ void Trainer::set_schedule(const std::optional<LoadedSnapshot>& resumed, const f
     throw UsageError(
         fmt::format("{}: unfreeze_backbone_after ({}) must be at most max_iters ({}) with "
                     "schedule: time, which reads it as a fraction of max_iters",
-                    (options_.train_dir / "pose_cfg.yaml").string(), pose_.unfreeze_backbone_after,
-                    pose_.max_iters),
+                    projects::pose_cfg_in(options_.train_dir).string(),
+                    pose_.unfreeze_backbone_after, pose_.max_iters),
         "lower unfreeze_backbone_after, or use schedule: iterations");
   }
 }
@@ -699,7 +699,7 @@ double Trainer::measure_test_error() {
   std::vector<std::vector<KeypointPrediction>> predictions;
   if (const auto model = multi_animal_model(pose_)) {
     MapAssemblySettings settings = project_assembly_settings(*model, decode);
-    read_candidate_keys(test_pose_cfg_of(options_.train_dir / "pose_cfg.yaml"),
+    read_candidate_keys(test_pose_cfg_of(projects::pose_cfg_in(options_.train_dir)),
                         settings.candidates);
     AnimalPredictor predictor(*backend_, *net_, *model, static_cast<int>(pose_.bodyparts.size()),
                               settings);

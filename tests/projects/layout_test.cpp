@@ -49,6 +49,17 @@ TEST(Layout, TrainingSetModelAndEvaluationFolders) {
   EXPECT_EQ(snapshot_file_name(200, true), "snapshot-best-200.safetensors");
 }
 
+TEST(Layout, AModelFoldersTrainAndTestFilesAreDeepLabCuts) {
+  const std::filesystem::path model =
+      "/p/labpose-models/iteration-0/openfieldOct30-trainset95shuffle1";
+  EXPECT_EQ(model_train_dir(model), model / "train");
+  EXPECT_EQ(model_test_dir(model), model / "test");
+  EXPECT_EQ(test_dir_beside(model / "train"), model / "test");
+  EXPECT_EQ(pose_cfg_in(model_train_dir(model)), model / "train" / "pose_cfg.yaml");
+  EXPECT_EQ(pose_cfg_in(model_test_dir(model)), model / "test" / "pose_cfg.yaml");
+  EXPECT_EQ(inference_cfg_in(model_test_dir(model)), model / "test" / "inference_cfg.yaml");
+}
+
 TEST(Layout, ScorerAndEvaluationNamesAreDeepLabCutsTensorFlowOnes) {
   EXPECT_EQ(scorer_net_name("resnet_50"), "resnet50");
   EXPECT_EQ(scorer_net_name("resnet_101"), "resnet101");

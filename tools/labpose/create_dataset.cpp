@@ -146,7 +146,7 @@ Command create_dataset_command() {
           console::warn(
               "{} differs from what create-dataset writes (edited?): kept as it is; --force "
               "overwrites it",
-              (shuffle.model_dir / "train" / "pose_cfg.yaml").string());
+              projects::pose_cfg_in(projects::model_train_dir(shuffle.model_dir)).string());
         }
         if (std::find(shuffles.begin(), shuffles.end(), shuffle.shuffle) == shuffles.end())
           shuffles.push_back(shuffle.shuffle);

@@ -30,6 +30,7 @@
 #include "pipeline/training/trainer.hpp"
 #include "pipeline/weights/weight_cache.hpp"
 #include "projects/config.hpp"
+#include "projects/layout.hpp"
 #include "projects/table.hpp"
 #include "tools/labpose/command.hpp"
 #include "tools/labpose/size_option.hpp"
@@ -208,8 +209,8 @@ std::filesystem::path create_demo_dataset(projects::ProjectConfig& config,
   const auto& shuffle = created.shuffles.front();
   console::info("{} training and {} test images ({} frames without a visible keypoint left out)",
                 shuffle.train_images, shuffle.test_images, report.skipped.size());
-  const std::filesystem::path train_dir = shuffle.model_dir / "train";
-  use_demo_recipe(train_dir / "pose_cfg.yaml");
+  const std::filesystem::path train_dir = projects::model_train_dir(shuffle.model_dir);
+  use_demo_recipe(projects::pose_cfg_in(train_dir));
   return train_dir;
 }
 

@@ -44,15 +44,14 @@ int train_rank(const TrainCommandOptions& options, nets::Communicator& world) {
     const double fraction =
         options.training_fraction ? *options.training_fraction : values.training_fraction.front();
     run.project = config.project_dir();
-    run.train_dir =
+    run.train_dir = projects::model_train_dir(
         projects::ProjectLayout(run.project)
-            .model_dir(values.iteration, values.task, values.date, fraction, options.shuffle) /
-        "train";
+            .model_dir(values.iteration, values.task, values.date, fraction, options.shuffle));
     pcutoff = values.pcutoff;
-    if (!std::filesystem::exists(run.train_dir / "pose_cfg.yaml")) {
+    if (!std::filesystem::exists(projects::pose_cfg_in(run.train_dir))) {
       throw Error(
           fmt::format("{} does not exist: shuffle {} with TrainingFraction {} has no training set",
-                      (run.train_dir / "pose_cfg.yaml").string(), options.shuffle, fraction),
+                      projects::pose_cfg_in(run.train_dir).string(), options.shuffle, fraction),
           fmt::format("make it first: labpose create-dataset {} --shuffle {}", options.config,
                       options.shuffle));
     }
