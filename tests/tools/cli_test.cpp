@@ -454,8 +454,9 @@ TEST(Cli, BenchPrecisionFollowsTheCpu) {
   } else if (precision_of(automatic.output) == "bf16") {
     EXPECT_TRUE(contains(automatic.output, "--precision auto: inference plans on cpu in bf16"))
         << automatic.output;
-    // MobileNetV2's stride-1 depthwise layers go to labpose's kernel on AVX-512 with bf16.
-    EXPECT_EQ(contains(automatic.output, R"("depthwise": 0})"), !contains(doctor, "AVX-512"))
+    // MobileNetV2's stride-1 depthwise layers go to labpose's kernel on a CPU with AMX, where it
+    // was measured faster than oneDNN's (not on Zen 5's AVX-512 BF16 without AMX).
+    EXPECT_EQ(contains(automatic.output, R"("depthwise": 0})"), !contains(doctor, "+ AMX"))
         << automatic.output;
   } else {
     EXPECT_EQ(precision_of(automatic.output), "fp32") << automatic.output;
