@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <string_view>
 
 namespace labpose::nets::cpu {
 
@@ -83,8 +84,17 @@ dnnl::deconvolution_forward::primitive_desc deconvolution_forward_pd(
     const dnnl::engine& engine, prop_kind kind, const memory::desc& src,
     const memory::desc& weights, const memory::desc& bias, const memory::desc& dst,
     const DnnlWindow& w, const dnnl::primitive_attr& attributes) {
-  return forward<dnnl::deconvolution_forward>(engine, kind, algorithm::deconvolution_direct, src,
-                                              weights, bias, dst, w, attributes);
+  auto pd = forward<dnnl::deconvolution_forward>(engine, kind, algorithm::deconvolution_direct, src,
+                                                 weights, bias, dst, w, attributes);
+#if DNNL_VERSION_MAJOR >= 3
+  // oneDNN 3.2's brgemm deconvolution ("brg_conv:...+brgconv_strided") computes wrong sums on a
+  // Zen 5 EPYC (AVX-512, 2048 input channels, stride 2: Conformance.ConvTranspose2dAllDirections);
+  // the implementations after it (a convolution's backward data, "conv:any+...") are right.
+  // 2.6 has no brgemm deconvolution.
+  while (std::string_view(pd.impl_info_str()).starts_with("brg_conv:") && pd.next_impl()) {
+  }
+#endif
+  return pd;
 }
 
 dnnl::convolution_backward_data::primitive_desc convolution_backward_data_pd(
