@@ -24,8 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import precision_peers  # noqa: E402  (exported_onnx: labpose's export of a network)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PEER_NAMES = {"resnet_50": "resnet50", "mobilenet_v2_0.35": "mnv2_035",
-              "mobilenet_v2_1.0": "mnv2_100"}
+PEER_NAMES = precision_peers.PEER_NAMES  # labpose's network names -> ../shared/bench's
 
 OV_PROFILE = """
 import collections, json, sys, time
