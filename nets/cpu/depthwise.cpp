@@ -6,10 +6,12 @@
 #include <atomic>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 
 #include "core/error.hpp"
 #include "nets/cpu/avx512_lanes.hpp"
 #include "nets/cpu/backend.hpp"
+#include "nets/cpu/kernel_switch.hpp"
 
 namespace labpose::nets::cpu {
 namespace {
@@ -118,11 +120,13 @@ bool depthwise_applies(const Shape& weights, const ConvGeometry& g, PlanPrecisio
 }
 
 bool depthwise_planned(const Shape& weights, const ConvGeometry& g, PlanPrecision precision) {
-  const char* value = std::getenv("LABPOSE_DEPTHWISE");
-  const std::string choice = value == nullptr ? "" : value;
-  if (choice == "0") return false;
+  constexpr const char* kVariable = "LABPOSE_DEPTHWISE";
+  if (!switched_on(kVariable)) return false;
   // With 1, every CPU where it runs counts as one where it was measured faster.
-  const DepthwiseUnits units{cpu_has_avx512(), cpu_has_bf16(), cpu_has_amx() || choice == "1"};
+  const char* value = std::getenv(kVariable);
+  const bool everywhere = value != nullptr && std::string_view(value) == "1";
+  static const DepthwiseUnits cpu{cpu_has_avx512(), cpu_has_bf16(), cpu_has_amx()};
+  const DepthwiseUnits units{cpu.avx512, cpu.bf16, cpu.amx || everywhere};
   return depthwise_applies(weights, g, precision, units);
 }
 
