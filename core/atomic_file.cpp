@@ -187,23 +187,33 @@ void AtomicFile::commit() {
   fsync_path(folder_of(target_), true, target_);
 }
 
-void write_file_atomically(const fs::path& target, std::string_view contents) {
+void write_pieces_atomically(const fs::path& target,
+                             const std::function<void(const PieceSink&)>& produce) {
   AtomicFile file(target);
   const int fd = ::open(file.temp_path().c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
   if (fd < 0) throw write_error(target, errno);
-  std::size_t written = 0;
-  while (written < contents.size()) {
-    const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int saved = errno;
-      ::close(fd);
-      throw write_error(target, saved);
-    }
-    written += static_cast<std::size_t>(n);
+  try {
+    produce([&](std::string_view piece) {
+      std::size_t written = 0;
+      while (written < piece.size()) {
+        const ssize_t n = ::write(fd, piece.data() + written, piece.size() - written);
+        if (n < 0) {
+          if (errno == EINTR) continue;
+          throw write_error(target, errno);
+        }
+        written += static_cast<std::size_t>(n);
+      }
+    });
+  } catch (...) {
+    ::close(fd);
+    throw;
   }
   if (::close(fd) != 0) throw write_error(target, errno);
   file.commit();
+}
+
+void write_file_atomically(const fs::path& target, std::string_view contents) {
+  write_pieces_atomically(target, [&](const PieceSink& sink) { sink(contents); });
 }
 
 std::string read_file(const fs::path& path) {

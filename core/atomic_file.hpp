@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -35,6 +36,14 @@ class AtomicFile {
 
 /// Replaces `target` with `contents` atomically.
 void write_file_atomically(const std::filesystem::path& target, std::string_view contents);
+
+/// Where a writer puts its pieces, in order.
+using PieceSink = std::function<void(std::string_view piece)>;
+/// Replaces `target` atomically with the pieces `produce` hands to its sink, each written as it
+/// comes: for files built from parts that need not be joined in memory first (a checkpoint's
+/// tensors). An exception from `produce` leaves the old file as it was.
+void write_pieces_atomically(const std::filesystem::path& target,
+                             const std::function<void(const PieceSink&)>& produce);
 
 /// Reads a whole file; errors name the path.
 std::string read_file(const std::filesystem::path& path);

@@ -285,7 +285,8 @@ SafetensorsFile parse_safetensors(std::string_view bytes, const std::string& nam
   return out;
 }
 
-std::string safetensors_bytes(const SafetensorsFile& contents) {
+void safetensors_pieces(const SafetensorsFile& contents,
+                        const std::function<void(std::string_view)>& sink) {
   static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian");
   nlohmann::json header = nlohmann::json::object();
   std::uint64_t offset = 0;
@@ -298,20 +299,30 @@ std::string safetensors_bytes(const SafetensorsFile& contents) {
   if (!contents.metadata.empty()) header["__metadata__"] = contents.metadata;
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');
-  std::string out(8, '\0');
+  std::string start(8, '\0');
   for (int i = 0; i < 8; ++i)
-    out[static_cast<std::size_t>(i)] = static_cast<char>((text.size() >> (8 * i)) & 0xFF);
-  out += text;
-  out.reserve(out.size() + offset);
+    start[static_cast<std::size_t>(i)] = static_cast<char>((text.size() >> (8 * i)) & 0xFF);
+  start += text;
+  sink(start);
   for (const auto& [key, tensor] : contents.tensors) {
-    out.append(reinterpret_cast<const char*>(tensor.values.data()),
-               tensor.values.size() * sizeof(float));
+    sink(std::string_view(reinterpret_cast<const char*>(tensor.values.data()),
+                          tensor.values.size() * sizeof(float)));
   }
+}
+
+std::string safetensors_bytes(const SafetensorsFile& contents) {
+  std::size_t values = 0;
+  for (const auto& entry : contents.tensors) values += entry.second.values.size() * sizeof(float);
+  std::string out;
+  safetensors_pieces(contents, [&](std::string_view piece) {
+    if (out.empty()) out.reserve(piece.size() + values);  // the header comes first
+    out += piece;
+  });
   return out;
 }
 
 void write_safetensors(const SafetensorsFile& contents, const fs::path& file) {
-  write_file_atomically(file, safetensors_bytes(contents));
+  write_pieces_atomically(file, [&](const PieceSink& sink) { safetensors_pieces(contents, sink); });
 }
 
 SafetensorsFile net_weights(const Net& net) {

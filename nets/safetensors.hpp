@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -41,6 +42,10 @@ SafetensorsFile read_safetensors(const std::filesystem::path& file);
 SafetensorsFile parse_safetensors(std::string_view bytes, const std::string& name);
 /// The bytes of a safetensors file holding `contents`: tensors in name order, float32.
 std::string safetensors_bytes(const SafetensorsFile& contents);
+/// The same bytes handed to `sink` in pieces, in order: the header, then each tensor's values from
+/// where they are, never joined into one block (a snapshot or a backbone is written as it is).
+void safetensors_pieces(const SafetensorsFile& contents,
+                        const std::function<void(std::string_view)>& sink);
 /// Writes atomically (temp file + rename), tensors in name order, float32.
 void write_safetensors(const SafetensorsFile& contents, const std::filesystem::path& file);
 

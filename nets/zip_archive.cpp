@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <system_error>
 #include <vector>
 
 #include "core/error.hpp"
@@ -29,8 +30,10 @@ std::string archive_message(zip* archive) {
   return zip_error_strerror(zip_get_error(archive));
 }
 
-constexpr std::uint64_t kReserveAtMost = std::uint64_t{64} << 20;
-constexpr std::size_t kChunkBytes = std::size_t{1} << 16;
+// What read() sets aside before reading, at most: the declared size, but no more than the archive's
+// own size or this, whichever is larger. A deflated entry may hold more than its archive and grows
+// by doubling as its bytes come.
+constexpr std::uint64_t kReserveAtLeast = std::uint64_t{1} << 20;
 
 // Open files are checked for consistency (central directory against local headers).
 constexpr int kOpenFlags = ZIP_RDONLY | ZIP_CHECKCONS;
@@ -42,6 +45,8 @@ struct EntryCloser {
 }  // namespace
 
 ZipArchive::ZipArchive(const std::filesystem::path& file) : name_(file.string()) {
+  std::error_code error;
+  archive_bytes_ = std::filesystem::file_size(file, error);  // 0 when unknown: libzip says why
   int code = 0;
   archive_ = zip_open(name_.c_str(), kOpenFlags, &code);
   if (archive_ == nullptr) {
@@ -50,7 +55,8 @@ ZipArchive::ZipArchive(const std::filesystem::path& file) : name_(file.string())
   }
 }
 
-ZipArchive::ZipArchive(std::string_view bytes, std::string name) : name_(std::move(name)) {
+ZipArchive::ZipArchive(std::string_view bytes, std::string name)
+    : name_(std::move(name)), archive_bytes_(bytes.size()) {
   zip_error_t error;
   zip_error_init(&error);
   zip_source_t* source = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);
@@ -111,26 +117,40 @@ std::string ZipArchive::read(const std::string& entry, std::uint64_t max_bytes) 
     throw Error(fmt::format("{} cannot be opened ({})", place, archive_message(archive_)),
                 kDamagedHint);
   }
-  // The declared size is only a header field: memory grows with what is really read (a small file
-  // may declare gigabytes), and reading to the end is what makes libzip check the CRC.
-  std::string content;
-  content.reserve(static_cast<std::size_t>(std::min(stat.size, kReserveAtMost)));
-  std::vector<char> chunk(kChunkBytes);
-  zip_int64_t got = 0;
-  while ((got = zip_fread(file.get(), chunk.data(), chunk.size())) > 0) {
-    if (static_cast<std::uint64_t>(got) > stat.size - content.size()) {
+  // The declared size is only a header field: a small file may declare gigabytes, so memory is set
+  // aside up to the archive's own size and then grows with what is really read. The bytes go
+  // straight into the content (no chunk in between), and reading to the end is what makes libzip
+  // check the CRC.
+  std::string content(
+      static_cast<std::size_t>(std::min(stat.size, std::max(archive_bytes_, kReserveAtLeast))),
+      '\0');
+  std::size_t filled = 0;
+  const auto read_failed = [&] {
+    return Error(fmt::format("{} cannot be read ({})", place,
+                             zip_error_strerror(zip_file_get_error(file.get()))),
+                 kDamagedHint);
+  };
+  for (;;) {
+    if (filled == content.size()) {
+      if (content.size() == stat.size) break;
+      content.resize(static_cast<std::size_t>(
+          std::min<std::uint64_t>(stat.size, std::max<std::uint64_t>(2 * content.size(), 1))));
+    }
+    const zip_int64_t got = zip_fread(file.get(), content.data() + filled, content.size() - filled);
+    if (got < 0) throw read_failed();
+    if (got == 0) break;
+    filled += static_cast<std::size_t>(got);
+  }
+  if (filled == stat.size) {
+    char beyond = 0;  // the end must come at the declared size
+    const zip_int64_t more = zip_fread(file.get(), &beyond, 1);
+    if (more < 0) throw read_failed();
+    if (more > 0) {
       throw Error(fmt::format("{} holds more than the {} bytes it declares", place, stat.size),
                   kDamagedHint);
     }
-    content.append(chunk.data(), static_cast<std::size_t>(got));
-  }
-  if (got < 0) {
-    throw Error(fmt::format("{} cannot be read ({})", place,
-                            zip_error_strerror(zip_file_get_error(file.get()))),
-                kDamagedHint);
-  }
-  if (content.size() != stat.size) {
-    throw Error(fmt::format("{} holds {} bytes but declares {}", place, content.size(), stat.size),
+  } else {
+    throw Error(fmt::format("{} holds {} bytes but declares {}", place, filled, stat.size),
                 kDamagedHint);
   }
   return content;

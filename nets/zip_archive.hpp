@@ -39,6 +39,7 @@ class ZipArchive {
  private:
   zip* archive_ = nullptr;
   std::string name_;
+  std::uint64_t archive_bytes_ = 0;  // the archive's own size: what read() may set aside at once
 };
 
 }  // namespace labpose::nets

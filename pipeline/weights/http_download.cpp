@@ -18,6 +18,7 @@
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/progress.hpp"
+#include "pipeline/weights/sha256.hpp"
 
 namespace labpose::pipeline {
 namespace {
@@ -39,12 +40,15 @@ void initialize_curl() {
 struct CurlDeleter {
   void operator()(CURL* handle) const { curl_easy_cleanup(handle); }
 };
-// What the callbacks share: the body so far, the progress bar (made once the size is known, or at
-// the first byte when the server does not say it), and what stopped the transfer from inside a
-// callback (no exception may cross libcurl's C frames).
+// What the callbacks share: the body so far and its hash, the progress bar (made once the size is
+// known, or at the first byte when the server does not say it), and what stopped the transfer from
+// inside a callback (no exception may cross libcurl's C frames).
 struct Transfer {
   CURL* handle = nullptr;
   std::string body;
+  // Hashed as it arrives, while curl waits on the network, so the hash adds no time of its own;
+  // it covers exactly the bytes that `body` keeps.
+  Sha256 hash;
   std::string label;
   std::optional<Progress> progress;
   bool too_large = false;
@@ -60,6 +64,7 @@ std::size_t write_body(char* data, std::size_t size, std::size_t count, void* us
   }
   try {
     transfer.body.append(data, bytes);
+    transfer.hash.update(std::string_view(data, bytes));
   } catch (...) {
     transfer.failure = std::current_exception();
     return 0;
@@ -143,7 +148,7 @@ int download_stall_seconds() {
   return seconds;
 }
 
-std::string download(const std::string& url, const std::string& label) {
+DownloadedBody download(const std::string& url, const std::string& label) {
   const int stall_seconds = download_stall_seconds();
   initialize_curl();
   const std::unique_ptr<CURL, CurlDeleter> handle(curl_easy_init());
@@ -198,7 +203,7 @@ std::string download(const std::string& url, const std::string& label) {
     throw Error(fmt::format("cannot download {}: {}", url,
                             failure_text(code, message, status, stall_seconds)));
   }
-  return std::move(transfer.body);
+  return {std::move(transfer.body), transfer.hash.hex()};
 }
 
 }  // namespace labpose::pipeline

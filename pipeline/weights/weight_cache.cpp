@@ -1,5 +1,5 @@
-// The note is JSON so that it can grow; the SHA-256 comes from FFmpeg's libavutil, which labpose
-// links anyway. A lock file in the folder serializes writers (two `weights fetch` at once).
+// The note is JSON so that it can grow. A lock file in the folder serializes writers (two `weights
+// fetch` at once).
 #include "pipeline/weights/weight_cache.hpp"
 
 #include <fcntl.h>
@@ -7,7 +7,6 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -120,15 +119,24 @@ CachedWeights store_cached_weights(const fs::path& folder, const std::string& ar
   if (error) throw write_error(folder, error.value());
   const FolderLock lock(folder);
   const fs::path file = cached_weights_file(folder, architecture);
-  const std::string bytes = nets::safetensors_bytes(weights);
-  CachedWeights entry{architecture, file, sha256_hex(bytes), source, utc_now(), bytes.size(), {}};
+  // The old note goes first: between the two renames the file has no note (absent, not wrong).
+  fs::remove(note_file(file), error);
+  // The file is written from the tensors piece by piece and hashed on the way: no second copy of
+  // the weights in memory, and no second pass over them.
+  Sha256 hash;
+  std::uintmax_t bytes = 0;
+  write_pieces_atomically(file, [&](const PieceSink& sink) {
+    nets::safetensors_pieces(weights, [&](std::string_view piece) {
+      hash.update(piece);
+      bytes += piece.size();
+      sink(piece);
+    });
+  });
+  CachedWeights entry{architecture, file, hash.hex(), source, utc_now(), bytes, {}};
   const nlohmann::json note = {{"architecture", architecture},
                                {"sha256", entry.sha256},
                                {"source", source},
                                {"created", entry.created}};
-  // The old note goes first: between the two renames the file has no note (absent, not wrong).
-  fs::remove(note_file(file), error);
-  write_file_atomically(file, bytes);
   write_file_atomically(note_file(file), note.dump(2) + "\n");
   return entry;
 }
@@ -154,20 +162,6 @@ std::optional<CachedWeights> find_cached_weights(const fs::path& folder,
   std::error_code error;
   if (!fs::exists(file, error)) return std::nullopt;
   return checked_entry(file, architecture);
-}
-
-std::string sha256_hex(std::string_view bytes) {
-  // OpenSSL's digest uses the CPU's SHA extensions or vector code: 4-5 times FFmpeg's av_sha.
-  std::uint8_t digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr) != 1 ||
-      length != 32) {
-    throw Error("OpenSSL could not compute a SHA-256", "check the installation of libssl");
-  }
-  std::string hex;
-  hex.reserve(64);
-  for (unsigned int i = 0; i < length; ++i) hex += fmt::format("{:02x}", digest[i]);
-  return hex;
 }
 
 }  // namespace labpose::pipeline

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "nets/safetensors.hpp"
+#include "pipeline/weights/sha256.hpp"  // sha256_hex, which the notes record
 
 namespace labpose::pipeline {
 
@@ -47,8 +48,5 @@ std::vector<CachedWeights> list_cached_weights(const std::filesystem::path& fold
 /// entry is returned with `problem` set.
 std::optional<CachedWeights> find_cached_weights(const std::filesystem::path& folder,
                                                  const std::string& architecture);
-
-/// The SHA-256 of bytes, as 64 lower-case hex digits.
-std::string sha256_hex(std::string_view bytes);
 
 }  // namespace labpose::pipeline

@@ -182,12 +182,13 @@ Downloaded download_checkpoint(const nets::Backbone& backbone, const FetchOption
   Downloaded downloaded{file_name_of(url), url, {}, {}};
   console::info("downloading the ImageNet weights of {} from {}", backbone.name, url);
   try {
-    downloaded.bytes = download(url, "download " + downloaded.name.string());
+    DownloadedBody body = download(url, "download " + downloaded.name.string());
+    downloaded.bytes = std::move(body.bytes);
+    downloaded.sha256 = std::move(body.sha256);
   } catch (const Error& problem) {
     if (problem.kind() == ErrorKind::interrupted) throw;
     throw Error(problem.what(), offline_way(backbone, url));
   }
-  downloaded.sha256 = sha256_hex(downloaded.bytes);
   check_sha256(downloaded.name, downloaded.sha256, expected_sha256(backbone, options), url);
   return downloaded;
 }

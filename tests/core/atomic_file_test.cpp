@@ -56,6 +56,27 @@ TEST(AtomicFile, AbandonedWriteLeavesThePreviousVersionAndNoTemp) {
   EXPECT_EQ(entries(dir.path()), 1u);
 }
 
+TEST(AtomicFile, PiecesAreWrittenInOrderOrNotAtAll) {
+  const TempDir dir;
+  const fs::path target = dir / "snapshot-100.safetensors";
+  write_pieces_atomically(target, [](const PieceSink& sink) {
+    sink("header;");
+    sink("");
+    sink(std::string(100000, 'w'));
+    sink(";end");
+  });
+  EXPECT_EQ(read_text(target), "header;" + std::string(100000, 'w') + ";end");
+  // A producer that fails halfway leaves the previous file whole and no temp file.
+  EXPECT_THROW(write_pieces_atomically(target,
+                                       [](const PieceSink& sink) {
+                                         sink("half of a new ");
+                                         throw Error("the tensors ran out");
+                                       }),
+               Error);
+  EXPECT_EQ(read_text(target), "header;" + std::string(100000, 'w') + ";end");
+  EXPECT_EQ(entries(dir.path()), 1u);
+}
+
 TEST(AtomicFile, KeepsTheTargetsPermissions) {
   const TempDir dir;
   const fs::path target = dir / "script.sh";

@@ -412,10 +412,18 @@ TEST(ZipArchive, ListsAndReadsDeflatedEntriesWithinTheirCap) {
   LABPOSE_REQUIRE_CHECKPOINTS(files);
   const ZipArchive archive(files.dir / "deflated.zip");
   EXPECT_EQ(archive.entry_names(),
-            (std::vector<std::string>{"package/__init__.py", "package/models/weights.bin"}));
+            (std::vector<std::string>{"package/__init__.py", "package/models/weights.bin",
+                                      "package/models/repeated.bin"}));
   const std::string weights = archive.read("package/models/weights.bin");
   ASSERT_EQ(weights.size(), 256U * 64U);
   EXPECT_EQ(static_cast<unsigned char>(weights[300]), 300U % 256U);
+  // Many times the archive's size: read by growing the buffer, every byte in its place.
+  const std::string repeated = archive.read("package/models/repeated.bin");
+  const std::size_t repeats = 3U * 1024U * 1024U / 251U + 1U;
+  ASSERT_EQ(repeated.size(), 251U * repeats);
+  for (std::size_t at :
+       {std::size_t{0}, std::size_t{250}, std::size_t{251} * 4000U + 17U, repeated.size() - 1U})
+    EXPECT_EQ(static_cast<unsigned char>(repeated[at]), at % 251U) << at;
   const std::string bytes = file_bytes(files.dir / "deflated.zip");
   const ZipArchive in_memory(bytes, "wheel.whl");
   std::string init;

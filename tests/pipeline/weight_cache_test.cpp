@@ -2,10 +2,12 @@
 // and SHA-256 against known values.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 
 #include "core/error.hpp"
+#include "pipeline/weights/sha256.hpp"
 #include "pipeline/weights/weight_cache.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -92,6 +94,15 @@ TEST(WeightCache, Sha256MatchesKnownDigests) {
   EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   EXPECT_EQ(sha256_hex(std::string(1000000, 'a')),
             "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  // Fed in pieces of every size (as a download or a file being written), the same digest.
+  Sha256 pieces;
+  std::size_t given = 0;
+  for (std::size_t size = 0; given < 1000000; ++size) {
+    const std::size_t piece = std::min<std::size_t>(size * 37 % 70001, 1000000 - given);
+    pieces.update(std::string(piece, 'a'));
+    given += piece;
+  }
+  EXPECT_EQ(pieces.hex(), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
 }  // namespace

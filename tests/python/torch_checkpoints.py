@@ -274,10 +274,12 @@ buffer = io.BytesIO()
 torch.save({"w": torch.tensor([1.0, 1e300, -1e300], dtype=torch.float64), "b": torch.tensor([float("nan")])}, buffer)
 add_hostile("not_numbers.pth", buffer.getvalue())
 
-# A zip with deflated entries, as wheels are, for the ZipArchive tests.
+# A zip with deflated entries, as wheels are, for the ZipArchive tests; the last entry holds 3 MiB
+# in a few kilobytes of archive, so the reader grows its buffer as the bytes come.
 with zipfile.ZipFile(os.path.join(out, "deflated.zip"), "w", zipfile.ZIP_DEFLATED) as archive:
     archive.writestr("package/__init__.py", "# empty\n" * 100)
     archive.writestr("package/models/weights.bin", bytes(range(256)) * 64)
+    archive.writestr("package/models/repeated.bin", bytes(range(251)) * (3 * 1024 * 1024 // 251 + 1))
 
 with open(os.path.join(out, "manifest.json"), "w") as handle:
     json.dump(manifest, handle, indent=1)

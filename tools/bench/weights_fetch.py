@@ -2,13 +2,15 @@
 """How fast `labpose weights fetch` stores a published-size checkpoint: torchvision's resnet_50
 (random weights, 97.8 MB, saved by torch.save as torchvision publishes it) served from a loopback HTTP
 server, downloaded with libcurl, checked against its SHA-256, unpickled by the restricted reader,
-converted and written atomically into an empty cache. Beside it, in the same run: curl fetching the
-same file to disk (what the loopback and the disk give), `cp` + sync of the file (the disk), and
-sha256sum (the hash alone). Prints each time and the fetch's rate against curl's.
+converted and written atomically into an empty cache. Beside it, in the same run: labpose starting
+and stopping (`--version`), curl fetching the same file to disk (what the loopback and the disk
+give), `cp` + sync of the file (the disk), sha256sum and OpenSSL's SHA-256 (the hash alone), and
+the same file stored by hand: curl to disk, sync, then its SHA-256 checked with OpenSSL. Prints
+each time and the fetch's time against curl's and against the file stored by hand.
 
     /usr/bin/python3 tools/bench/weights_fetch.py --labpose build/tools/labpose [--repeats 3]
 
-Needs Debian's python3-torch and python3-torchvision (for the checkpoint) and curl.
+Needs Debian's python3-torch and python3-torchvision (for the checkpoint), curl and openssl.
 """
 import argparse
 import functools
@@ -70,7 +72,9 @@ def main():
             sha = hashlib.sha256(f.read()).hexdigest()
         server = serve(served)
         url = f"http://127.0.0.1:{server.server_address[1]}/{os.path.basename(checkpoint)}"
-        times = {"labpose weights fetch": [], "curl to disk": [], "cp + sync": [], "sha256sum": []}
+        times = {"labpose weights fetch": [], "labpose --version": [], "curl to disk": [],
+                 "cp + sync": [], "sha256sum": [], "openssl sha256": [],
+                 "by hand: curl, sync, sha": []}
         for repeat in range(args.repeats):
             cache = os.path.join(work, f"cache{repeat}")
             env = dict(os.environ, LABPOSE_WEIGHTS_DIR=cache)
@@ -82,7 +86,13 @@ def main():
             copy = os.path.join(work, f"copy{repeat}.pth")
             times["cp + sync"].append(timed(["sh", "-c", f"cp '{checkpoint}' '{copy}' && sync"]))
             times["sha256sum"].append(timed(["sha256sum", checkpoint]))
-            for path in (target, copy):
+            times["labpose --version"].append(timed([args.labpose, "--version"]))
+            times["openssl sha256"].append(timed(["openssl", "dgst", "-sha256", checkpoint]))
+            by_hand = os.path.join(work, f"by_hand{repeat}.pth")
+            times["by hand: curl, sync, sha"].append(timed(
+                ["sh", "-c", f"curl -sS -o '{by_hand}' '{url}' && sync && "
+                             f"openssl dgst -sha256 '{by_hand}'"]))
+            for path in (target, copy, by_hand):
                 os.remove(path)
             shutil.rmtree(cache)
         server.shutdown()
@@ -94,8 +104,11 @@ def main():
                   f"(median of {len(values)}; {', '.join(f'{v:.2f}' for v in values)})")
         fetch = statistics.median(times["labpose weights fetch"])
         curl = statistics.median(times["curl to disk"])
+        by_hand = statistics.median(times["by hand: curl, sync, sha"])
         print(f"fetch / curl: {fetch / curl:.2f}x the time (download + SHA-256 + unpickle + "
               f"convert + atomic write, against the download alone)")
+        print(f"fetch / by hand: {fetch / by_hand:.2f}x the time (checked, converted and stored, "
+              f"against the file downloaded, synced and hashed)")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
