@@ -17,7 +17,9 @@ namespace {
 
 }  // namespace
 
-void Sha256::Free::operator()(evp_md_ctx_st* context) const { EVP_MD_CTX_free(context); }
+void Sha256::Free::operator()(evp_md_ctx_st* context) const {
+  EVP_MD_CTX_free(context);
+}
 
 Sha256::Sha256() : context_(EVP_MD_CTX_new()) {
   if (!context_ || EVP_DigestInit_ex(context_.get(), EVP_sha256(), nullptr) != 1) openssl_failed();
