@@ -85,7 +85,8 @@ class Assembler {
 
   const std::vector<Joint>& joints() const { return joints_; }
 
-  void add_links(const std::vector<CandidateLink>& links, const PafGraph& graph);
+  void add_links(const std::vector<CandidateLink>& links, const PafGraph& graph,
+                 const PreviousOwners& owners);
   std::vector<Group> build();
   std::vector<Group> prune(std::vector<Group> groups) const;
 
@@ -95,6 +96,9 @@ class Assembler {
   void fill(Group& group);
   void take_complete_components(std::vector<Group>& groups);
   void fuse_superfluous(std::vector<Group>& groups) const;
+  void grow(const std::vector<int>& order, std::vector<Group>& groups);
+  // A link in play: not taken out, and not held back (across two previous animals) while holding.
+  bool active(int link) const { return !removed_[at(link)] && !(holding_ && held_[at(link)]); }
   void mark_assembled(const Group& group);
   double intersection(const Group& a, const Group& b) const;
 
@@ -105,12 +109,20 @@ class Assembler {
   std::vector<Link> links_;
   std::vector<std::vector<std::pair<int, int>>> lookup_;  // per joint: (other joint, link number)
   std::vector<char> removed_;                             // per link: taken out of the lookup
-  std::vector<char> assembled_;                           // per joint
+  std::vector<char> held_;  // per link: its candidates belong to two different previous animals
+  bool holding_ = false;    // held links are out of play (the first pass of build())
+  std::vector<char> assembled_;  // per joint
 };
 
-void Assembler::add_links(const std::vector<CandidateLink>& links, const PafGraph& graph) {
+void Assembler::add_links(const std::vector<CandidateLink>& links, const PafGraph& graph,
+                          const PreviousOwners& owners) {
+  const auto owner = [&owners](int bodypart, int candidate) {
+    return owners.empty() ? -1 : owners[at(bodypart)][at(candidate)];
+  };
   for (const CandidateLink& link : links) {
     const GraphEdge& edge = graph[at(link.edge)];
+    const int from = owner(edge.source, link.source), to = owner(edge.target, link.target);
+    held_.push_back(from >= 0 && to >= 0 && from != to);
     const int source = first_joint_[at(edge.source)] + link.source;
     const int target = first_joint_[at(edge.target)] + link.target;
     const auto number = static_cast<int>(links_.size());
@@ -171,7 +183,7 @@ void Assembler::fill(Group& group) {
   long pushed = 0;
   const auto push_links_of = [&](int joint) {
     for (const auto& [other, link] : lookup_[at(joint)]) {
-      if (removed_[at(link)] || group.has(other) || visited[at(link)]) continue;
+      if (!active(link) || group.has(other) || visited[at(link)]) continue;
       stack.push({links_[at(link)].affinity, pushed++, link});
       visited[at(link)] = 1;
     }
@@ -198,11 +210,14 @@ void Assembler::fill(Group& group) {
 }
 
 // Connected groups of links holding as many joints as there are bodyparts become animals as they
-// are (networkx.connected_components, nodes in the order the links name them).
+// are (networkx.connected_components, nodes in the order the links name them). Held links join
+// nothing while they are held.
 void Assembler::take_complete_components(std::vector<Group>& groups) {
   std::vector<int> nodes;
   std::vector<char> named(joints_.size(), 0);
-  for (const Link& l : links_) {
+  for (std::size_t link = 0; link < links_.size(); ++link) {
+    if (!active(static_cast<int>(link))) continue;
+    const Link& l = links_[link];
     for (const int joint : {l.source, l.target}) {
       if (!named[at(joint)]) nodes.push_back(joint);
       named[at(joint)] = 1;
@@ -217,7 +232,7 @@ void Assembler::take_complete_components(std::vector<Group>& groups) {
     component_of[at(start)] = components;
     for (std::size_t k = 0; k < queue.size(); ++k) {
       for (const auto& [other, link] : lookup_[at(queue[k])]) {
-        if (component_of[at(other)] == -1) {
+        if (active(link) && component_of[at(other)] == -1) {
           component_of[at(other)] = components;
           queue.push_back(other);
         }
@@ -230,7 +245,7 @@ void Assembler::take_complete_components(std::vector<Group>& groups) {
     if (sizes[at(c)] != multi_) continue;
     Group group(multi_);
     for (std::size_t link = 0; link < links_.size(); ++link) {
-      if (component_of[at(links_[link].source)] != c) continue;
+      if (!active(static_cast<int>(link)) || component_of[at(links_[link].source)] != c) continue;
       if (add_link(group, static_cast<int>(link))) removed_[link] = 1;
     }
     mark_assembled(group);
@@ -264,17 +279,11 @@ void Assembler::fuse_superfluous(std::vector<Group>& groups) const {
   std::erase_if(groups, [](const Group& g) { return !g.alive; });
 }
 
-std::vector<Group> Assembler::build() {
-  std::vector<Group> groups;
-  take_complete_components(groups);
-  if (groups.size() == at(settings_.max_individuals)) return groups;
-  std::vector<int> order(links_.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [this](int a, int b) {
-    return links_[at(a)].affinity > links_[at(b)].affinity;
-  });
+// A new animal from each link, strongest first, whose two joints are still free, grown by fill().
+void Assembler::grow(const std::vector<int>& order, std::vector<Group>& groups) {
   for (const int link : order) {
-    if (assembled_[at(links_[at(link)].source)] || assembled_[at(links_[at(link)].target)]) {
+    if (!active(link) || assembled_[at(links_[at(link)].source)] ||
+        assembled_[at(links_[at(link)].target)]) {
       continue;
     }
     Group group(multi_);
@@ -283,6 +292,27 @@ std::vector<Group> Assembler::build() {
     for (const int l : group.links) removed_[at(l)] = 1;
     mark_assembled(group);
     groups.push_back(std::move(group));
+  }
+}
+
+// DeepLabCut's build, in two passes when the temporal prior holds links back: first without the
+// links across two previous animals, so that each animal of the previous frame is rebuilt from its
+// own links before a neighbour can take its joints by a weaker one; then with them, for joints and
+// animals still unjoined, and to fuse surplus animals.
+std::vector<Group> Assembler::build() {
+  std::vector<Group> groups;
+  holding_ = std::find(held_.begin(), held_.end(), 1) != held_.end();
+  take_complete_components(groups);
+  if (groups.size() == at(settings_.max_individuals)) return groups;
+  std::vector<int> by_affinity(links_.size());
+  std::iota(by_affinity.begin(), by_affinity.end(), 0);
+  std::stable_sort(by_affinity.begin(), by_affinity.end(), [this](int a, int b) {
+    return links_[at(a)].affinity > links_[at(b)].affinity;
+  });
+  grow(by_affinity, groups);
+  if (holding_) {
+    holding_ = false;
+    grow(by_affinity, groups);
   }
   if (groups.size() > at(settings_.max_individuals)) fuse_superfluous(groups);
   for (Group& group : groups) {  // a second chance for incomplete animals
@@ -404,6 +434,19 @@ void check_inputs(const Candidates& candidates, const std::vector<EdgeCosts>& co
   }
 }
 
+void check_owners(const PreviousOwners& owners, const Candidates& candidates, int multi_bodyparts) {
+  if (owners.empty()) return;
+  bool fits = owners.size() == at(multi_bodyparts);
+  for (std::size_t b = 0; fits && b < owners.size(); ++b)
+    fits = owners[b].size() == candidates[b].size();
+  if (!fits) {
+    throw Error(fmt::format("the previous frame's owners cover {} bodyparts, not the {} "
+                            "multi-animal bodyparts and their candidates",
+                            owners.size(), multi_bodyparts),
+                "compute them with previous_owners on the same candidates");
+  }
+}
+
 Assembly make_assembly(int bodyparts) {
   Assembly assembly;
   assembly.candidate.assign(at(bodyparts), -1);
@@ -483,8 +526,10 @@ double Assembly::confidence() const {
 }
 
 Assemblies assemble(const Candidates& candidates, const std::vector<EdgeCosts>& costs,
-                    const PafGraph& graph, int multi_bodyparts, const AssemblySettings& settings) {
+                    const PafGraph& graph, int multi_bodyparts, const AssemblySettings& settings,
+                    const PreviousOwners& owners) {
   check_inputs(candidates, costs, graph, multi_bodyparts, settings);
+  check_owners(owners, candidates, multi_bodyparts);
   Assemblies result;
   result.single = unique_assembly(candidates, multi_bodyparts, settings.pcutoff);
   const bool any = std::any_of(candidates.begin(), candidates.begin() + multi_bodyparts,
@@ -495,7 +540,7 @@ Assemblies assemble(const Candidates& candidates, const std::vector<EdgeCosts>& 
     return result;
   }
   Assembler assembler(candidates, multi_bodyparts, settings);
-  assembler.add_links(select_links(candidates, costs, graph, settings), graph);
+  assembler.add_links(select_links(candidates, costs, graph, settings), graph, owners);
   const std::vector<Group> groups = assembler.prune(assembler.build());
   for (const Group& group : groups) {
     Assembly animal = make_assembly(multi_bodyparts);
@@ -538,11 +583,12 @@ void check_made_for(const ImageDetections& detections, const PafGraph& graph) {
 
 Assemblies assemble_edges(const ImageDetections& detections, const PafGraph& graph,
                           const std::vector<int>& edges, int multi_bodyparts,
-                          const AssemblySettings& settings) {
+                          const AssemblySettings& settings, const PreviousOwners& owners) {
   check_made_for(detections, graph);
   std::vector<EdgeCosts> costs;
   for (const int e : edges) costs.push_back(detections.costs.at(static_cast<std::size_t>(e)));
-  return assemble(detections.candidates, costs, subgraph(graph, edges), multi_bodyparts, settings);
+  return assemble(detections.candidates, costs, subgraph(graph, edges), multi_bodyparts, settings,
+                  owners);
 }
 
 Assemblies assemble_maps(const MapStack& scores, const MapStack& locref, const MapStack& pafs,

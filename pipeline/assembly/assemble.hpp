@@ -61,7 +61,8 @@ struct AssemblySettings {
 };
 
 /// labpose's temporal prior for the frames of a video (temporal_prior.hpp): the links that the
-/// previous frame's animals place across two animals are weakened.
+/// previous frame's animals place across two animals are weakened, and held back while the animals
+/// are built.
 struct TemporalPrior {
   bool enabled = false;
   // a candidate belongs to a previous animal when each is the other's nearest (its keypoint of the
@@ -98,12 +99,19 @@ struct Assemblies {
   std::optional<Assembly> single;  // over the unique bodyparts; absent when none was found
 };
 
+/// Per multi-animal bodypart, per candidate: the index of the previous frame's animal it belongs
+/// to, or -1 (temporal_prior.hpp's previous_owners). Empty: no previous frame.
+using PreviousOwners = std::vector<std::vector<int>>;
+
 /// The animals of one image. candidates: J bodyparts, the first `multi_bodyparts` per animal, the
 /// rest unique; costs: edge_costs(...) for `graph` (whose edges index multi-animal bodyparts).
-/// Throws Error when the inputs disagree (costs vs graph vs candidates) or a setting is out of
-/// range.
+/// With `owners` (a frame of a video), links between candidates of two different previous animals
+/// are held back until the other links have built what they can (temporal_prior.hpp).
+/// Throws Error when the inputs disagree (costs vs graph vs candidates vs owners) or a setting is
+/// out of range.
 Assemblies assemble(const Candidates& candidates, const std::vector<EdgeCosts>& costs,
-                    const PafGraph& graph, int multi_bodyparts, const AssemblySettings& settings);
+                    const PafGraph& graph, int multi_bodyparts, const AssemblySettings& settings,
+                    const PreviousOwners& owners = {});
 
 struct MapAssemblySettings {
   CandidateSettings candidates;
@@ -135,7 +143,7 @@ ImageDetections detect_maps(const MapStack& scores, const MapStack& locref, cons
 /// for) only: DeepLabCut's `paf_best`.
 Assemblies assemble_edges(const ImageDetections& detections, const PafGraph& graph,
                           const std::vector<int>& edges, int multi_bodyparts,
-                          const AssemblySettings& settings);
+                          const AssemblySettings& settings, const PreviousOwners& owners = {});
 
 /// detect_maps, then assemble with every edge of `graph`.
 Assemblies assemble_maps(const MapStack& scores, const MapStack& locref, const MapStack& pafs,

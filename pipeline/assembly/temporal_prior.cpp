@@ -54,9 +54,8 @@ struct Nearest {
 
 }  // namespace
 
-std::vector<std::vector<int>> previous_owners(const Candidates& candidates, int multi_bodyparts,
-                                              const std::vector<Assembly>& previous,
-                                              const TemporalPrior& prior) {
+PreviousOwners previous_owners(const Candidates& candidates, int multi_bodyparts,
+                               const std::vector<Assembly>& previous, const TemporalPrior& prior) {
   if (multi_bodyparts < 0 || candidates.size() < at(multi_bodyparts)) {
     throw Error(fmt::format("{} multi-animal bodyparts asked for, but the candidates have {}",
                             multi_bodyparts, candidates.size()));
@@ -98,15 +97,15 @@ std::vector<std::vector<int>> previous_owners(const Candidates& candidates, int 
   return owners;
 }
 
-void weaken_links_across_animals(std::vector<EdgeCosts>& costs, const PafGraph& graph,
-                                 const std::vector<int>& edges, const Candidates& candidates,
-                                 int multi_bodyparts, const std::vector<Assembly>& previous,
-                                 const TemporalPrior& prior) {
-  if (!prior.enabled || previous.empty()) return;
+namespace {
+
+// weaken_links_across_animals with the owners already known.
+void weaken_across_owners(std::vector<EdgeCosts>& costs, const PafGraph& graph,
+                          const std::vector<int>& edges, int multi_bodyparts,
+                          const PreviousOwners& owners, double factor) {
   if (costs.size() != graph.size()) {
     throw Error(fmt::format("the costs of {} edges for a graph of {}", costs.size(), graph.size()));
   }
-  const auto owners = previous_owners(candidates, multi_bodyparts, previous, prior);
   for (const int e : edges) {
     if (e < 0 || at(e) >= graph.size())
       throw Error(fmt::format("edge {} is not in the graph of {} edges", e, graph.size()));
@@ -125,10 +124,21 @@ void weaken_links_across_animals(std::vector<EdgeCosts>& costs, const PafGraph& 
       if (from < 0) continue;
       for (int t = 0; t < edge.targets; ++t) {
         const int to = targets[at(t)];
-        if (to >= 0 && to != from) edge.set_affinity(s, t, edge.affinity_at(s, t) * prior.factor);
+        if (to >= 0 && to != from) edge.set_affinity(s, t, edge.affinity_at(s, t) * factor);
       }
     }
   }
+}
+
+}  // namespace
+
+void weaken_links_across_animals(std::vector<EdgeCosts>& costs, const PafGraph& graph,
+                                 const std::vector<int>& edges, const Candidates& candidates,
+                                 int multi_bodyparts, const std::vector<Assembly>& previous,
+                                 const TemporalPrior& prior) {
+  if (!prior.enabled || previous.empty()) return;
+  weaken_across_owners(costs, graph, edges, multi_bodyparts,
+                       previous_owners(candidates, multi_bodyparts, previous, prior), prior.factor);
 }
 
 Assemblies assemble_after(const ImageDetections& detections, const PafGraph& graph,
@@ -139,10 +149,12 @@ Assemblies assemble_after(const ImageDetections& detections, const PafGraph& gra
     return assemble_edges(detections, graph, edges, multi_bodyparts, settings.assembly);
   }
   check_made_for(detections, graph);
+  const PreviousOwners owners =
+      previous_owners(detections.candidates, multi_bodyparts, previous, settings.temporal);
   ImageDetections weakened = detections;
-  weaken_links_across_animals(weakened.costs, graph, edges, weakened.candidates, multi_bodyparts,
-                              previous, settings.temporal);
-  return assemble_edges(weakened, graph, edges, multi_bodyparts, settings.assembly);
+  weaken_across_owners(weakened.costs, graph, edges, multi_bodyparts, owners,
+                       settings.temporal.factor);
+  return assemble_edges(weakened, graph, edges, multi_bodyparts, settings.assembly, owners);
 }
 
 }  // namespace labpose::pipeline

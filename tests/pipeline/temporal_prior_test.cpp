@@ -1,9 +1,11 @@
 // The temporal prior of video assembly: which candidates belong to which animal of the previous
-// frame, and that a limb's field joining two animals no longer joins them where the animals' own
-// limbs are nearly as strong.
+// frame, that a limb's field joining two animals no longer joins them where the animals' own
+// limbs are nearly as strong, and that an animal whose strongest link comes first cannot take a
+// neighbour's joints by a weaker one.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <set>
 #include <utility>
 #include <vector>
@@ -184,6 +186,105 @@ TEST(TemporalPrior, InputsThatDisagreeAreErrors) {
   two_edges.graph.push_back({0, 1});
   EXPECT_THROW(weaken_links_across_animals(two_edges.costs, two_edges.graph, {0, 1},
                                            two_edges.candidates, 2, two_edges.previous, on()),
+               Error);
+}
+
+// Two mice in one frame, four bodyparts (snout, left ear, right ear, tail base) and every pair an
+// edge, as in the three-mice demo at frame 2316 of its test video: mouse A shows only its snout
+// and left ear (the rest is under mouse B), mouse B shows all four. A's field points from its
+// snout to where its hidden right ear is, which is where B's right ear lies (0.36), more than B's
+// own snout-to-ear limb (0.17).
+struct HiddenEars {
+  std::vector<Assembly> previous;
+  Candidates candidates{{candidate_at(0, 465, 166), candidate_at(0, 441, 195)},  // snouts: A, B
+                        {candidate_at(1, 422, 167), candidate_at(1, 442, 233)},  // left ears: A, B
+                        {candidate_at(2, 472, 209)},                             // right ear: B
+                        {candidate_at(3, 507, 280)}};                            // tail base: B
+  PafGraph graph{{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
+  std::vector<EdgeCosts> costs{{2, 2, {0.59, 0.17, 0.04, 0.19}, {5, 5, 5, 5}},
+                               {2, 1, {0.36, 0.17}, {5, 5}},
+                               {2, 1, {0.24, 0.32}, {9, 9}},
+                               {2, 1, {0.19, 0.31}, {5, 5}},
+                               {2, 1, {0.17, 0.43}, {9, 9}},
+                               {1, 1, {0.54}, {9}}};
+  constexpr static double kNone = std::numeric_limits<double>::quiet_NaN();
+
+  HiddenEars() {
+    previous = {animal_at({{464, 167}, {423, 169}, {kNone, kNone}, {kNone, kNone}}),
+                animal_at({{440, 197}, {443, 235}, {470, 210}, {510, 280}})};
+  }
+  Assemblies assembled(const TemporalPrior& prior) const {
+    ImageDetections detections;
+    detections.candidates = candidates;
+    detections.costs = costs;
+    MapAssemblySettings settings;
+    settings.assembly = two_individuals();
+    settings.temporal = prior;
+    return assemble_after(detections, graph, {0, 1, 2, 3, 4, 5}, 4, settings, previous);
+  }
+};
+
+// Each animal as its keypoints' x, in bodypart order (NaN where absent), sorted.
+std::set<std::vector<double>> animals_as_x(const Assemblies& found) {
+  std::set<std::vector<double>> out;
+  for (const Assembly& a : found.animals) {
+    std::vector<double> xs;
+    for (const auto& keypoint : a.keypoints) xs.push_back(std::isnan(keypoint.x) ? -1 : keypoint.x);
+    out.insert(xs);
+  }
+  return out;
+}
+
+TEST(TemporalPrior, AnAnimalIsRebuiltFromItsOwnLinksBeforeANeighbourTakesItsJoints) {
+  const HiddenEars scene;
+  const std::set<std::vector<double>> right{{465, 422, -1, -1}, {441, 442, 472, 507}};
+  // Each frame alone (DeepLabCut's way): A's strongest link comes first and A grows by its weaker
+  // link into B's right ear, then B's tail base; B keeps its snout and left ear.
+  EXPECT_EQ(animals_as_x(scene.assembled(TemporalPrior{})),
+            (std::set<std::vector<double>>{{465, 422, 472, 507}, {441, 442, -1, -1}}));
+  // Weakened only, the link across the two previous animals (0.18) still outweighs B's own (0.17)
+  // where the snout-to-right-ear edge pairs its candidates.
+  std::vector<EdgeCosts> weakened = scene.costs;
+  weaken_links_across_animals(weakened, scene.graph, {0, 1, 2, 3, 4, 5}, scene.candidates, 4,
+                              scene.previous, on());
+  EXPECT_DOUBLE_EQ(weakened[1].affinity[0], 0.18);
+  EXPECT_EQ(animals_as_x(assemble(scene.candidates, weakened, scene.graph, 4, two_individuals())),
+            (std::set<std::vector<double>>{{465, 422, 472, 507}, {441, 442, -1, -1}}));
+  // Held back as well: B is rebuilt from its own links first, and A keeps what it shows.
+  EXPECT_EQ(animals_as_x(scene.assembled(on())), right);
+  const PreviousOwners owners = previous_owners(scene.candidates, 4, scene.previous, on());
+  EXPECT_EQ(owners, (PreviousOwners{{0, 1}, {0, 1}, {1}, {1}}));
+  EXPECT_EQ(
+      animals_as_x(assemble(scene.candidates, weakened, scene.graph, 4, two_individuals(), owners)),
+      right);
+}
+
+TEST(TemporalPrior, HeldLinksStillMendAnAnimalTheFrameBeforeGotWrong) {
+  // The previous frame joined A's head to B's right ear and tail base, and left B's head alone.
+  HiddenEars scene;
+  scene.previous = {animal_at({{464, 167}, {423, 169}, {470, 210}, {510, 280}}),
+                    animal_at({{440, 197},
+                               {443, 235},
+                               {HiddenEars::kNone, HiddenEars::kNone},
+                               {HiddenEars::kNone, HiddenEars::kNone}})};
+  // Now A's field no longer reaches B's right ear or tail base.
+  scene.costs[1].affinity = {0.10, 0.30};
+  scene.costs[2].affinity = {0.05, 0.32};
+  scene.costs[3].affinity = {0.05, 0.31};
+  scene.costs[4].affinity = {0.05, 0.43};
+  // B's own limbs cross the previous animals and are held; built without them, B's head and B's
+  // back are two animals, one too many. Fused across the strongest held link, B is whole again.
+  EXPECT_EQ(animals_as_x(scene.assembled(on())),
+            (std::set<std::vector<double>>{{465, 422, -1, -1}, {441, 442, 472, 507}}));
+}
+
+TEST(TemporalPrior, OwnersThatDoNotFitTheCandidatesAreRefused) {
+  const HiddenEars scene;
+  EXPECT_THROW(assemble(scene.candidates, scene.costs, scene.graph, 4, two_individuals(),
+                        PreviousOwners{{0, 1}, {0, 1}, {1}}),
+               Error);
+  EXPECT_THROW(assemble(scene.candidates, scene.costs, scene.graph, 4, two_individuals(),
+                        PreviousOwners{{0, 1}, {0, 1}, {1}, {1, 0}}),
                Error);
 }
 
