@@ -223,7 +223,8 @@ Command analyze_command() {
     app.add_flag("--no-temporal-prior", options->no_temporal_prior,
                  "multi-animal projects: assemble every frame on its own, as DeepLabCut does. "
                  "By default a link between two bodyparts that the previous frame put in two "
-                 "different animals is weakened (docs/analysis.md)");
+                 "different animals is weakened, and waits until each previous animal has been "
+                 "rebuilt from its own links (docs/analysis.md)");
     app.add_option("--slots", options->analyze.slots,
                    "batches on the device at once, each with its own copy of the network (default: "
                    "3 on a GPU, so that uploads and downloads overlap the network; 1 on the CPU)")
