@@ -97,14 +97,15 @@ PreviousOwners previous_owners(const Candidates& candidates, int multi_bodyparts
   return owners;
 }
 
-namespace {
-
-// weaken_links_across_animals with the owners already known.
-void weaken_across_owners(std::vector<EdgeCosts>& costs, const PafGraph& graph,
-                          const std::vector<int>& edges, int multi_bodyparts,
-                          const PreviousOwners& owners, double factor) {
+void weaken_links_across_animals(std::vector<EdgeCosts>& costs, const PafGraph& graph,
+                                 const std::vector<int>& edges, int multi_bodyparts,
+                                 const PreviousOwners& owners, const TemporalPrior& prior) {
   if (costs.size() != graph.size()) {
     throw Error(fmt::format("the costs of {} edges for a graph of {}", costs.size(), graph.size()));
+  }
+  if (owners.size() != at(multi_bodyparts)) {
+    throw Error(fmt::format("the owners of {} bodyparts for {} multi-animal bodyparts",
+                            owners.size(), multi_bodyparts));
   }
   for (const int e : edges) {
     if (e < 0 || at(e) >= graph.size())
@@ -124,21 +125,10 @@ void weaken_across_owners(std::vector<EdgeCosts>& costs, const PafGraph& graph,
       if (from < 0) continue;
       for (int t = 0; t < edge.targets; ++t) {
         const int to = targets[at(t)];
-        if (to >= 0 && to != from) edge.set_affinity(s, t, edge.affinity_at(s, t) * factor);
+        if (to >= 0 && to != from) edge.set_affinity(s, t, edge.affinity_at(s, t) * prior.factor);
       }
     }
   }
-}
-
-}  // namespace
-
-void weaken_links_across_animals(std::vector<EdgeCosts>& costs, const PafGraph& graph,
-                                 const std::vector<int>& edges, const Candidates& candidates,
-                                 int multi_bodyparts, const std::vector<Assembly>& previous,
-                                 const TemporalPrior& prior) {
-  if (!prior.enabled || previous.empty()) return;
-  weaken_across_owners(costs, graph, edges, multi_bodyparts,
-                       previous_owners(candidates, multi_bodyparts, previous, prior), prior.factor);
 }
 
 Assemblies assemble_after(const ImageDetections& detections, const PafGraph& graph,
@@ -152,8 +142,8 @@ Assemblies assemble_after(const ImageDetections& detections, const PafGraph& gra
   const PreviousOwners owners =
       previous_owners(detections.candidates, multi_bodyparts, previous, settings.temporal);
   ImageDetections weakened = detections;
-  weaken_across_owners(weakened.costs, graph, edges, multi_bodyparts, owners,
-                       settings.temporal.factor);
+  weaken_links_across_animals(weakened.costs, graph, edges, multi_bodyparts, owners,
+                              settings.temporal);
   return assemble_edges(weakened, graph, edges, multi_bodyparts, settings.assembly, owners);
 }
 

@@ -30,14 +30,13 @@ PreviousOwners previous_owners(const Candidates& candidates, int multi_bodyparts
                                const std::vector<Assembly>& previous, const TemporalPrior& prior);
 
 /// Multiplies by prior.factor the affinity of every pair of the edges in use (`edges`, indices into
-/// `graph`) whose two candidates belong to different previous animals; `costs` are
-/// edge_costs(...) for `graph` (over multi-animal bodyparts). The costs of edges not in use are
-/// neither read nor changed: an analysis keeps only those in use. Nothing changes when the prior
-/// is off or `previous` is empty.
+/// `graph`) whose two candidates belong to different previous animals (`owners`, from
+/// previous_owners); `costs` are edge_costs(...) for `graph` (over multi-animal bodyparts). The
+/// costs of edges not in use are neither read nor changed: an analysis keeps only those in use.
+/// Nothing changes when no candidate has an owner (the prior off, or no previous frame).
 void weaken_links_across_animals(std::vector<EdgeCosts>& costs, const PafGraph& graph,
-                                 const std::vector<int>& edges, const Candidates& candidates,
-                                 int multi_bodyparts, const std::vector<Assembly>& previous,
-                                 const TemporalPrior& prior);
+                                 const std::vector<int>& edges, int multi_bodyparts,
+                                 const PreviousOwners& owners, const TemporalPrior& prior);
 
 /// assemble_edges after weaken_links_across_animals, with the links across previous animals held
 /// back: one frame of a video, `previous` being the animals of the frame before (empty for the

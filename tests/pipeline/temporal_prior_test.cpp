@@ -46,6 +46,14 @@ TemporalPrior on() {
   return prior;
 }
 
+// The prior's weakening of `costs` by the owners of `candidates` among the animals `previous`.
+void weaken(std::vector<EdgeCosts>& costs, const PafGraph& graph, const std::vector<int>& edges,
+            const Candidates& candidates, int multi_bodyparts,
+            const std::vector<Assembly>& previous, const TemporalPrior& prior) {
+  weaken_links_across_animals(costs, graph, edges, multi_bodyparts,
+                              previous_owners(candidates, multi_bodyparts, previous, prior), prior);
+}
+
 // Two animals of two bodyparts, 50 px apart; each moved 2 px since the previous frame.
 struct TwoAnimals {
   std::vector<Assembly> previous{animal_at({{10, 10}, {10, 50}}), animal_at({{60, 10}, {60, 50}})};
@@ -82,8 +90,7 @@ TEST(TemporalPrior, EdgesNotInUseAreLeftAlone) {
   TwoAnimals scene;
   scene.graph.push_back({0, 1});
   scene.costs.push_back(EdgeCosts{});
-  weaken_links_across_animals(scene.costs, scene.graph, {0}, scene.candidates, 2, scene.previous,
-                              on());
+  weaken(scene.costs, scene.graph, {0}, scene.candidates, 2, scene.previous, on());
   EXPECT_EQ(scene.costs[0].affinity, (std::vector<double>{0.5, 0.45, 0.45, 0.5}));
   EXPECT_TRUE(scene.costs[1].affinity.empty());
   ImageDetections detections;
@@ -94,8 +101,7 @@ TEST(TemporalPrior, EdgesNotInUseAreLeftAlone) {
   settings.temporal = on();
   EXPECT_EQ(animals_by_x(assemble_after(detections, scene.graph, {0}, 2, settings, scene.previous)),
             (std::set<std::pair<double, double>>{{12, 12}, {62, 62}}));
-  EXPECT_THROW(weaken_links_across_animals(scene.costs, scene.graph, {2}, scene.candidates, 2,
-                                           scene.previous, on()),
+  EXPECT_THROW(weaken(scene.costs, scene.graph, {2}, scene.candidates, 2, scene.previous, on()),
                Error);
 }
 
@@ -104,8 +110,7 @@ TEST(TemporalPrior, CrossingLimbsOfTheFieldAreWeakened) {
   const Assemblies before =
       assemble(scene.candidates, scene.costs, scene.graph, 2, two_individuals());
   EXPECT_EQ(animals_by_x(before), (std::set<std::pair<double, double>>{{12, 62}, {62, 12}}));
-  weaken_links_across_animals(scene.costs, scene.graph, {0}, scene.candidates, 2, scene.previous,
-                              on());
+  weaken(scene.costs, scene.graph, {0}, scene.candidates, 2, scene.previous, on());
   EXPECT_EQ(scene.costs[0].affinity, (std::vector<double>{0.5, 0.45, 0.45, 0.5}));
   const Assemblies after =
       assemble(scene.candidates, scene.costs, scene.graph, 2, two_individuals());
@@ -115,10 +120,9 @@ TEST(TemporalPrior, CrossingLimbsOfTheFieldAreWeakened) {
 TEST(TemporalPrior, OffOrWithoutAPreviousFrameChangesNothing) {
   TwoAnimals scene;
   const std::vector<double> affinity = scene.costs[0].affinity;
-  weaken_links_across_animals(scene.costs, scene.graph, {0}, scene.candidates, 2, scene.previous,
-                              TemporalPrior{});
+  weaken(scene.costs, scene.graph, {0}, scene.candidates, 2, scene.previous, TemporalPrior{});
   EXPECT_EQ(scene.costs[0].affinity, affinity);
-  weaken_links_across_animals(scene.costs, scene.graph, {0}, scene.candidates, 2, {}, on());
+  weaken(scene.costs, scene.graph, {0}, scene.candidates, 2, {}, on());
   EXPECT_EQ(scene.costs[0].affinity, affinity);
 }
 
@@ -146,8 +150,7 @@ TEST(TemporalPrior, AMistakeOfThePreviousFrameIsNotKept) {
   // The previous frame crossed the two animals; this frame's field clearly says otherwise.
   scene.previous = {animal_at({{10, 10}, {60, 50}}), animal_at({{60, 10}, {10, 50}})};
   scene.costs[0].affinity = {0.9, 0.1, 0.1, 0.9};
-  weaken_links_across_animals(scene.costs, scene.graph, {0}, scene.candidates, 2, scene.previous,
-                              on());
+  weaken(scene.costs, scene.graph, {0}, scene.candidates, 2, scene.previous, on());
   EXPECT_EQ(scene.costs[0].affinity, (std::vector<double>{0.45, 0.1, 0.1, 0.45}));
   const Assemblies found =
       assemble(scene.candidates, scene.costs, scene.graph, 2, two_individuals());
@@ -179,13 +182,16 @@ TEST(TemporalPrior, InputsThatDisagreeAreErrors) {
   EXPECT_THROW(previous_owners(scene.candidates, 3, {}, on()), Error);
   TwoAnimals misfit;
   misfit.costs[0] = {3, 2, std::vector<double>(6, 0.5), std::vector<double>(6, 5.0)};
-  EXPECT_THROW(weaken_links_across_animals(misfit.costs, misfit.graph, {0}, misfit.candidates, 2,
-                                           misfit.previous, on()),
+  EXPECT_THROW(weaken(misfit.costs, misfit.graph, {0}, misfit.candidates, 2, misfit.previous, on()),
                Error);
   TwoAnimals two_edges;
   two_edges.graph.push_back({0, 1});
-  EXPECT_THROW(weaken_links_across_animals(two_edges.costs, two_edges.graph, {0, 1},
-                                           two_edges.candidates, 2, two_edges.previous, on()),
+  EXPECT_THROW(weaken(two_edges.costs, two_edges.graph, {0, 1}, two_edges.candidates, 2,
+                      two_edges.previous, on()),
+               Error);
+  TwoAnimals few_owners;  // the owners of one bodypart for two
+  EXPECT_THROW(weaken_links_across_animals(few_owners.costs, few_owners.graph, {0}, 2,
+                                           PreviousOwners{{0, 1}}, on()),
                Error);
 }
 
@@ -245,8 +251,7 @@ TEST(TemporalPrior, AnAnimalIsRebuiltFromItsOwnLinksBeforeANeighbourTakesItsJoin
   // Weakened only, the link across the two previous animals (0.18) still outweighs B's own (0.17)
   // where the snout-to-right-ear edge pairs its candidates.
   std::vector<EdgeCosts> weakened = scene.costs;
-  weaken_links_across_animals(weakened, scene.graph, {0, 1, 2, 3, 4, 5}, scene.candidates, 4,
-                              scene.previous, on());
+  weaken(weakened, scene.graph, {0, 1, 2, 3, 4, 5}, scene.candidates, 4, scene.previous, on());
   EXPECT_DOUBLE_EQ(weakened[1].affinity[0], 0.18);
   EXPECT_EQ(animals_as_x(assemble(scene.candidates, weakened, scene.graph, 4, two_individuals())),
             (std::set<std::vector<double>>{{465, 422, 472, 507}, {441, 442, -1, -1}}));
