@@ -1,9 +1,10 @@
 // The CUDA backend: the Backend interface on one NVIDIA GPU, cuDNN for convolutions (transposed
-// ones through the same three primitives) and batch norm, own kernels for the rest; NHWC float32
-// activations, inference plans in fp32, fp16 or bf16, fp32 convolutions strict or in TF32
-// (CudaOptions). All work goes to one stream in order; methods return before the GPU is done
-// unless they hand values to the host. Not thread-safe: one training loop or one plan runner per
-// backend object (analysis runs several backends on one GPU, one per thread).
+// ones through the same three primitives) and batch norm, own kernels for the rest; NHWC
+// activations, float32 or, for a net training in bf16, bfloat16 (allocate_activation); inference
+// plans in fp32, fp16 or bf16, fp32 convolutions strict or in TF32 (CudaOptions). All work goes to
+// one stream in order; methods return before the GPU is done unless they hand values to the host.
+// Not thread-safe: one training loop or one plan runner per backend object (analysis runs several
+// backends on one GPU, one per thread).
 #pragma once
 
 #include <memory>
@@ -16,8 +17,10 @@
 namespace labpose::cuda {
 
 struct CudaOptions {
-  int device = 0;                           // the N of cuda:N
-  DataType plan_precision = DataType::f32;  // the arithmetic of compile()d inference plans
+  int device = 0;  // the N of cuda:N
+  // The arithmetic of compile()d inference plans; bf16 also trains in mixed precision (bf16
+  // activations and convolutions, fp32 parameters and sums), as PyTorch's AMP does.
+  DataType plan_precision = DataType::f32;
   // fp32 convolutions (the training ops' and fp32 plans') on TF32 tensor cores; refused before
   // compute capability 8.0 (devices/ asks for it only where the GPU has them).
   bool tf32 = false;
@@ -37,7 +40,8 @@ class CudaBackend final : public nets::Backend {
   std::string description() const override;
   /// fp16 or bf16 plans; else tf32 when fp32 convolutions use TF32, else fp32.
   nets::PlanPrecision plan_precision() const override;
-  /// tf32 when fp32 convolutions use TF32, else fp32 (the training ops keep fp32 tensors).
+  /// bf16 for a bf16 backend (mixed precision), else tf32 when fp32 convolutions use TF32, else
+  /// fp32. fp16 backends train in fp32 (the trainer refuses that pairing).
   nets::PlanPrecision training_precision() const override;
   bool host_memory() const override { return false; }
   /// cuDNN's tensors hold at most 2^31 - 1 values (their sizes and strides are int).
@@ -48,6 +52,8 @@ class CudaBackend final : public nets::Backend {
 
   nets::Tensor allocate(const nets::Shape& shape) override;
   nets::Tensor allocate_flat(std::int64_t count) override;
+  /// bf16 images (NHWC) on a backend training in bf16, else allocate().
+  nets::Tensor allocate_activation(const nets::Shape& shape) override;
   void copy_from_host(const float* host, nets::Tensor& t) override;
   void copy_all_from_host(std::span<const HostCopy> copies) override;
   std::unique_ptr<nets::HostReadback> make_readback(std::int64_t count) override;

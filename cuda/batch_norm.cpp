@@ -2,11 +2,14 @@
 // running statistics with the unbiased variance, as PyTorch does) and the gradient with batch
 // statistics; cuDNN saves 1 / sqrt(variance + eps) where the interface keeps the biased variance,
 // so small kernels convert between the two. The gradient with constant statistics (frozen layers)
-// and the pieces of batch norm over several ranks are own kernels: cuDNN has none.
+// and the pieces of batch norm over several ranks are own kernels: cuDNN has none. Batch norm of
+// bf16 activations (a net training in bf16) is own kernels too: statistics summed in double, then
+// one affine map per channel (op_math.hpp batch_norm_affine).
 #include <fmt/core.h>
 
 #include "core/error.hpp"
 #include "cuda/kernels.hpp"
+#include "cuda/operands.hpp"
 #include "cuda/state.hpp"
 
 namespace labpose::cuda {
@@ -45,6 +48,31 @@ std::shared_ptr<nets::Storage> reduction_scratch(State& s, const Shape& shape) {
                    sizeof(double));
 }
 
+bool all_fp32(std::initializer_list<const Tensor*> tensors) {
+  for (const Tensor* t : tensors) {
+    if (data_type(*t) != DataType::f32) return false;
+  }
+  return true;
+}
+
+std::int64_t rows_of(const Shape& shape) {
+  return shape.n() * shape.h() * shape.w();
+}
+
+// y = x * scale + shift per channel, with batch norm's scale and shift from gamma, beta and the
+// statistics (mean, biased variance): the arithmetic of bf16 batch norm, forward.
+void normalize(State& s, const Tensor& x, const Tensor& gamma, const Tensor& beta,
+               const float* mean, const float* variance, float epsilon, Tensor& y) {
+  const Shape& shape = x.shape();
+  const auto affine = s.scratch(static_cast<std::size_t>(2 * shape.c()) * sizeof(float));
+  float* scale = affine->data();
+  float* shift = scale + shape.c();
+  kernels::batch_norm_affine(device_data(gamma), device_data(beta), mean, variance, epsilon, scale,
+                             shift, shape.c(), s.queue());
+  kernels::channel_affine(data_type(x), device_bytes(x), data_type(y), device_bytes(y), scale,
+                          shift, rows_of(shape), shape.c(), s.queue());
+}
+
 }  // namespace
 
 void CudaBackend::batch_norm_forward_inference(const Tensor& x, const Tensor& gamma,
@@ -55,6 +83,10 @@ void CudaBackend::batch_norm_forward_inference(const Tensor& x, const Tensor& ga
   const std::string context = fmt::format("batch_norm_forward_inference ({})", x.shape().text());
   State& s = state();
   s.activate();
+  if (!all_fp32({&x, &y})) {
+    normalize(s, x, gamma, beta, device_data(running_mean), device_data(running_var), epsilon, y);
+    return;
+  }
   const NormEntry& e = norm_descriptors(s, x.shape(), context);
   const float one = 1.0F, zero = 0.0F;
   LABPOSE_CUDNN_CHECK(
@@ -73,6 +105,18 @@ void CudaBackend::batch_norm_forward_training(const Tensor& x, const Tensor& gam
   const std::string context = fmt::format("batch_norm_forward_training ({})", x.shape().text());
   State& s = state();
   s.activate();
+  if (!all_fp32({&x, &y})) {
+    const Shape& shape = x.shape();
+    const auto scratch = reduction_scratch(s, shape);
+    kernels::batch_norm_statistics(data_type(x), device_bytes(x), device_data(saved_mean),
+                                   device_data(saved_variance), rows_of(shape), shape.c(),
+                                   reinterpret_cast<double*>(scratch->data()), s.queue());
+    kernels::update_running_statistics(device_data(saved_mean), device_data(saved_variance),
+                                       device_data(running_mean), device_data(running_var),
+                                       rows_of(shape), momentum, shape.c(), s.queue());
+    normalize(s, x, gamma, beta, device_data(saved_mean), device_data(saved_variance), epsilon, y);
+    return;
+  }
   const NormEntry& e = norm_descriptors(s, x.shape(), context);
   const auto inverse = channel_scratch(s, x.shape());
   const float one = 1.0F, zero = 0.0F;
@@ -99,13 +143,29 @@ void CudaBackend::batch_norm_backward(const Tensor& dy, const Tensor& x, const T
   const Shape& shape = x.shape();
   const auto inverse = channel_scratch(s, shape);
   kernels::inverse_std(device_data(variance), inverse->data(), shape.c(), epsilon, s.queue());
-  if (constant_statistics) {
-    const std::int64_t rows = shape.n() * shape.h() * shape.w();
+  const DataType type = data_type(x);
+  if (constant_statistics || !all_fp32({&dy, &x, &dx})) {
+    const InputAs gradient(s, dy, type);
+    OutputAs input_gradient(s, dx, type);
     const auto scratch = reduction_scratch(s, shape);
-    kernels::batch_norm_frozen_backward(device_data(dy), device_data(x), device_data(gamma),
-                                        device_data(mean), inverse->data(), device_data(dx),
-                                        device_data(dgamma), device_data(dbeta), rows, shape.c(),
+    if (constant_statistics) {
+      kernels::batch_norm_frozen_backward(
+          type, gradient.data(), device_bytes(x), device_data(gamma), device_data(mean),
+          inverse->data(), input_gradient.data(), device_data(dgamma), device_data(dbeta),
+          rows_of(shape), shape.c(), reinterpret_cast<double*>(scratch->data()), s.queue());
+    } else {
+      // dgamma and dbeta are the sums of dy * xhat and dy the input gradient needs.
+      kernels::batch_norm_gradient_sums(type, gradient.data(), device_bytes(x), device_data(mean),
+                                        inverse->data(), device_data(dgamma), device_data(dbeta),
+                                        rows_of(shape), shape.c(),
                                         reinterpret_cast<double*>(scratch->data()), s.queue());
+      kernels::batch_norm_backward_data(type, gradient.data(), device_bytes(x), device_data(gamma),
+                                        device_data(mean), inverse->data(), device_data(dgamma),
+                                        device_data(dbeta), static_cast<float>(rows_of(shape)),
+                                        input_gradient.data(), rows_of(shape), shape.c(),
+                                        s.queue());
+    }
+    input_gradient.finish();
     return;
   }
   const NormEntry& e = norm_descriptors(s, shape, context);
@@ -125,10 +185,10 @@ void CudaBackend::batch_norm_statistics(const Tensor& x, Tensor& mean, Tensor& v
   check_shape("batch_norm_statistics", "variance", variance.shape(), Shape{shape.c()});
   State& s = state();
   s.activate();
-  const std::int64_t rows = shape.n() * shape.h() * shape.w();
   const auto scratch = reduction_scratch(s, shape);
-  kernels::batch_norm_statistics(device_data(x), device_data(mean), device_data(variance), rows,
-                                 shape.c(), reinterpret_cast<double*>(scratch->data()), s.queue());
+  kernels::batch_norm_statistics(data_type(x), device_bytes(x), device_data(mean),
+                                 device_data(variance), rows_of(shape), shape.c(),
+                                 reinterpret_cast<double*>(scratch->data()), s.queue());
 }
 
 void CudaBackend::batch_norm_backward_reduce(const Tensor& dy, const Tensor& x, const Tensor& mean,
@@ -141,9 +201,10 @@ void CudaBackend::batch_norm_backward_reduce(const Tensor& dy, const Tensor& x, 
   const auto inverse = channel_scratch(s, shape);
   kernels::inverse_std(device_data(variance), inverse->data(), shape.c(), epsilon, s.queue());
   const auto scratch = reduction_scratch(s, shape);
-  kernels::batch_norm_gradient_sums(device_data(dy), device_data(x), device_data(mean),
-                                    inverse->data(), device_data(dgamma), device_data(dbeta),
-                                    shape.n() * shape.h() * shape.w(), shape.c(),
+  const InputAs gradient(s, dy, data_type(x));
+  kernels::batch_norm_gradient_sums(data_type(x), gradient.data(), device_bytes(x),
+                                    device_data(mean), inverse->data(), device_data(dgamma),
+                                    device_data(dbeta), rows_of(shape), shape.c(),
                                     reinterpret_cast<double*>(scratch->data()), s.queue());
 }
 
@@ -159,10 +220,14 @@ void CudaBackend::batch_norm_backward_data(const Tensor& dy, const Tensor& x, co
   const Shape& shape = x.shape();
   const auto inverse = channel_scratch(s, shape);
   kernels::inverse_std(device_data(variance), inverse->data(), shape.c(), epsilon, s.queue());
-  kernels::batch_norm_backward_data(device_data(dy), device_data(x), device_data(gamma),
+  const DataType type = data_type(x);
+  const InputAs gradient(s, dy, type);
+  OutputAs input_gradient(s, dx, type);
+  kernels::batch_norm_backward_data(type, gradient.data(), device_bytes(x), device_data(gamma),
                                     device_data(mean), inverse->data(), device_data(sum_dy_xhat),
-                                    device_data(sum_dy), static_cast<float>(count), device_data(dx),
-                                    shape.n() * shape.h() * shape.w(), shape.c(), s.queue());
+                                    device_data(sum_dy), static_cast<float>(count),
+                                    input_gradient.data(), rows_of(shape), shape.c(), s.queue());
+  input_gradient.finish();
 }
 
 }  // namespace labpose::cuda

@@ -1,13 +1,17 @@
-// CUDA convolution and transposed convolution on cuDNN (fp32, strict or TF32). A transposed
+// CUDA convolution and transposed convolution on cuDNN (fp32, strict or TF32; or bf16 with fp32
+// sums on a backend training in bf16, whose weights are narrowed as they are reordered and whose
+// weight gradients are widened back). A transposed
 // convolution is its forward convolution run backwards (forward = backward data, backward data =
 // forward, backward weights = backward filter with the operands swapped). Weights are reordered
 // from PyTorch's (K, C/g, R, S) to cuDNN's (K, R, S, C/g) on every call, asymmetric padding becomes
 // an explicit pad or crop (conv_geometry.hpp), bias gradients are an own deterministic channel sum.
 #include <fmt/core.h>
 
+#include "core/console.hpp"
 #include "core/error.hpp"
 #include "cuda/cudnn_conv.hpp"
 #include "cuda/kernels.hpp"
+#include "cuda/operands.hpp"
 #include "cuda/state.hpp"
 
 namespace labpose::cuda {
@@ -29,21 +33,30 @@ std::string geometry_key(const ConvGeometry& g) {
                      g.output_pad_h, g.output_pad_w);
 }
 
-std::size_t bytes_of_floats(const Shape& shape) {
-  return static_cast<std::size_t>(shape.elements()) * sizeof(float);
+std::size_t bytes_in(const Shape& shape, DataType type) {
+  return static_cast<std::size_t>(shape.elements()) * bytes_of(type);
 }
 
-// The cached fp32 cuDNN primitive for this geometry, in the backend's fp32 math (its algorithm may
-// change once to a fallback, hence not const).
-CudnnConv& fp32_conv(State& s, ConvPrimitive primitive, const CudnnConvGeometry& geometry,
-                     const std::string& context) {
+// The cached cuDNN primitive for this geometry in the backend's training type (fp32 in its fp32
+// math). Where cuDNN has no bf16 algorithm for a shape, that layer computes in fp32, said once.
+// conv.type is what the operands must be; the algorithm may change once to a fallback, hence not
+// const.
+CudnnConv& training_conv(State& s, ConvPrimitive primitive, const CudnnConvGeometry& geometry,
+                         const std::string& context) {
   const std::string key = fmt::format("conv{}|{}|{}|{}|{}", static_cast<int>(primitive),
                                       geometry.padded_in.text(), geometry.conv_out.text(),
                                       geometry.filter.text(), geometry_key(geometry.symmetric));
   return *s.cached<ConvEntry>(key, [&] {
              auto entry = std::make_unique<ConvEntry>();
-             entry->conv = make_cudnn_conv(s.cudnn.get(), geometry, s.conv_settings(DataType::f32),
-                                           primitive, context);
+             try {
+               entry->conv = make_cudnn_conv(s.cudnn.get(), geometry,
+                                             s.conv_settings(s.training_type), primitive, context);
+             } catch (const Error& error) {
+               if (s.training_type == DataType::f32) throw;
+               console::warn("{}; this layer computes in fp32", error.what());
+               entry->conv = make_cudnn_conv(s.cudnn.get(), geometry,
+                                             s.conv_settings(DataType::f32), primitive, context);
+             }
              return entry;
            }).conv;
 }
@@ -53,76 +66,92 @@ WorkspaceFor training_workspace(State& s) {
   return [&s](std::size_t bytes) { return s.workspace(bytes); };
 }
 
-// w: (K, C/g, R, S) -> a scratch copy in cuDNN's filter order (K, R, S, C/g).
-std::shared_ptr<Storage> cudnn_filter(State& s, const Tensor& w) {
+// w: (K, C/g, R, S) floats -> a scratch copy in cuDNN's filter order (K, R, S, C/g) and `type`.
+std::shared_ptr<Storage> cudnn_filter(State& s, const Tensor& w, DataType type) {
   LABPOSE_ASSERT(w.layout() == nets::Layout::flat && w.shape().rank() == 4);
   const Shape& ws = w.shape();
-  auto filter = s.scratch(bytes_of_floats(ws));
-  kernels::nchw_to_nhwc(device_data(w), filter->data(), ws[0], ws[1], ws[2] * ws[3], s.queue());
+  auto filter = s.scratch(bytes_in(ws, type));
+  kernels::nchw_to_nhwc(device_data(w), type, filter->data(), ws[0], ws[1], ws[2] * ws[3],
+                        s.queue());
   return filter;
 }
 
-// conv_in as cuDNN reads it: the tensor itself, or a padded copy kept alive by `keep`.
-const float* padded_input(State& s, const CudnnConvGeometry& g, const Tensor& conv_in,
-                          std::shared_ptr<Storage>& keep) {
-  if (!g.explicit_padding()) return device_data(conv_in);
-  keep = s.scratch(bytes_of_floats(g.padded_in));
-  kernels::window_copy(DataType::f32, device_data(conv_in), keep->data(), g.conv_in.n(), g.pad(),
-                       s.queue());
-  return keep->data();
-}
+// conv_in as cuDNN reads it in `type`: the tensor itself, or a converted or padded copy.
+class PaddedInput {
+ public:
+  PaddedInput(State& s, const CudnnConvGeometry& g, const Tensor& conv_in, DataType type)
+      : input_(s, conv_in, type) {
+    data_ = input_.data();
+    if (!g.explicit_padding()) return;
+    padded_ = s.scratch(bytes_in(g.padded_in, type));
+    kernels::window_copy(type, input_.data(), padded_->data(), g.conv_in.n(), g.pad(), s.queue());
+    data_ = padded_->data();
+  }
+  const void* data() const { return data_; }
 
-// conv_out = conv(conv_in, w).
+ private:
+  InputAs input_;
+  std::shared_ptr<Storage> padded_;
+  const void* data_ = nullptr;
+};
+
+// conv_out = conv(conv_in, w), computed in the backend's training type.
 void forward_convolution(State& s, const CudnnConvGeometry& g, const Tensor& conv_in,
                          const Tensor& w, Tensor& conv_out, const std::string& context) {
-  CudnnConv& conv = fp32_conv(s, ConvPrimitive::forward, g, context);
-  std::shared_ptr<Storage> padded;
-  const float* in = padded_input(s, g, conv_in, padded);
-  const auto filter = cudnn_filter(s, w);
-  run_forward(s.cudnn.get(), conv, in, filter->data(), device_data(conv_out), training_workspace(s),
+  CudnnConv& conv = training_conv(s, ConvPrimitive::forward, g, context);
+  const DataType type = conv.type;
+  const PaddedInput in(s, g, conv_in, type);
+  const auto filter = cudnn_filter(s, w, type);
+  OutputAs out(s, conv_out, type);
+  run_forward(s.cudnn.get(), conv, in.data(), filter->data(), out.data(), training_workspace(s),
               context);
+  out.finish();
 }
 
 // conv_in_gradient = conv^T(conv_out_gradient, w).
 void backward_data_convolution(State& s, const CudnnConvGeometry& g,
                                const Tensor& conv_out_gradient, const Tensor& w,
                                Tensor& conv_in_gradient, const std::string& context) {
-  CudnnConv& conv = fp32_conv(s, ConvPrimitive::backward_data, g, context);
-  const auto filter = cudnn_filter(s, w);
+  CudnnConv& conv = training_conv(s, ConvPrimitive::backward_data, g, context);
+  const DataType type = conv.type;
+  const auto filter = cudnn_filter(s, w, type);
+  const InputAs out_gradient(s, conv_out_gradient, type);
+  OutputAs in_gradient(s, conv_in_gradient, type);
   std::shared_ptr<Storage> padded;
-  float* target = device_data(conv_in_gradient);
+  void* target = in_gradient.data();
   if (g.explicit_padding()) {
-    padded = s.scratch(bytes_of_floats(g.padded_in));
+    padded = s.scratch(bytes_in(g.padded_in, type));
     target = padded->data();
   }
-  run_backward_data(s.cudnn.get(), conv, device_data(conv_out_gradient), filter->data(), target,
+  run_backward_data(s.cudnn.get(), conv, out_gradient.data(), filter->data(), target,
                     training_workspace(s), context);
   if (g.explicit_padding()) {
-    kernels::window_copy(DataType::f32, target, device_data(conv_in_gradient), g.conv_in.n(),
-                         g.crop(), s.queue());
+    kernels::window_copy(type, target, in_gradient.data(), g.conv_in.n(), g.crop(), s.queue());
   }
+  in_gradient.finish();
 }
 
-// dw (K, C/g, R, S) = the filter gradient of conv_out = conv(conv_in, w).
+// dw (K, C/g, R, S) floats = the filter gradient of conv_out = conv(conv_in, w).
 void backward_filter_convolution(State& s, const CudnnConvGeometry& g, const Tensor& conv_in,
                                  const Tensor& conv_out_gradient, Tensor& dw,
                                  const std::string& context) {
   LABPOSE_ASSERT(dw.layout() == nets::Layout::flat);
-  CudnnConv& conv = fp32_conv(s, ConvPrimitive::backward_filter, g, context);
-  std::shared_ptr<Storage> padded;
-  const float* in = padded_input(s, g, conv_in, padded);
+  CudnnConv& conv = training_conv(s, ConvPrimitive::backward_filter, g, context);
+  const DataType type = conv.type;
+  const PaddedInput in(s, g, conv_in, type);
+  const InputAs out_gradient(s, conv_out_gradient, type);
   const Shape& ws = dw.shape();
-  const auto filter_gradient = s.scratch(bytes_of_floats(ws));
-  run_backward_filter(s.cudnn.get(), conv, in, device_data(conv_out_gradient),
-                      filter_gradient->data(), training_workspace(s), context);
-  kernels::nhwc_to_nchw(filter_gradient->data(), device_data(dw), ws[0], ws[1], ws[2] * ws[3],
+  const auto filter_gradient = s.scratch(bytes_in(ws, type));
+  run_backward_filter(s.cudnn.get(), conv, in.data(), out_gradient.data(), filter_gradient->data(),
+                      training_workspace(s), context);
+  kernels::nhwc_to_nchw(type, filter_gradient->data(), device_data(dw), ws[0], ws[1], ws[2] * ws[3],
                         s.queue());
 }
 
 void add_bias(State& s, const Tensor& bias, Tensor& y) {
   if (bias.empty()) return;
   const Shape& ys = y.shape();
-  kernels::bias_activation(DataType::f32, device_data(y), device_data(bias), nullptr,
+  kernels::bias_activation(data_type(y), device_bytes(y), device_data(bias), nullptr,
                            ys.n() * ys.h() * ys.w(), ys.c(), -1.0F, -1.0F, s.queue());
 }
 
@@ -133,7 +162,7 @@ void bias_gradient(State& s, const Tensor& dy, Tensor& dbias) {
   const auto scratch =
       s.scratch(static_cast<std::size_t>(kernels::channel_reduction_scratch_count(rows, ys.c())) *
                 sizeof(double));
-  kernels::bias_gradient(device_data(dy), device_data(dbias), rows, ys.c(),
+  kernels::bias_gradient(data_type(dy), device_bytes(dy), device_data(dbias), rows, ys.c(),
                          reinterpret_cast<double*>(scratch->data()), s.queue());
 }
 

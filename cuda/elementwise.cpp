@@ -1,11 +1,13 @@
 // CUDA ReLU, max pooling, addition and per-channel affine maps: own kernels (elementwise.cu) with
 // the reference backend's exact rules (ReLU6 boundaries, the first maximum of a pooling window
 // receives its gradient, asymmetric pooling padding), which cuDNN's activations and pooling do not
-// promise.
+// promise. Each computes in its output's element type (fp32, or bf16 for the activations of a net
+// training in bf16), converting an input of the other type first.
 #include <fmt/core.h>
 
 #include "core/error.hpp"
 #include "cuda/kernels.hpp"
+#include "cuda/operands.hpp"
 #include "cuda/state.hpp"
 
 namespace labpose::cuda {
@@ -50,7 +52,9 @@ void CudaBackend::relu_forward(const Tensor& x, Tensor& y, float cap) {
   check_same_layout("relu_forward", x, y);
   State& s = state();
   s.activate();
-  kernels::relu_forward(device_data(x), device_data(y), x.elements(), cap, s.queue());
+  const DataType type = data_type(y);
+  const InputAs in(s, x, type);
+  kernels::relu_forward(type, in.data(), device_bytes(y), x.elements(), cap, s.queue());
 }
 
 void CudaBackend::relu_backward(const Tensor& dy, const Tensor& y, Tensor& dx, float cap) {
@@ -59,7 +63,9 @@ void CudaBackend::relu_backward(const Tensor& dy, const Tensor& y, Tensor& dx, f
   check_same_layout("relu_backward", dy, y);
   State& s = state();
   s.activate();
-  kernels::relu_backward(device_data(dy), device_data(y), device_data(dx), y.elements(), cap,
+  const DataType type = data_type(dx);
+  const InputAs gradient(s, dy, type), output(s, y, type);
+  kernels::relu_backward(type, gradient.data(), output.data(), device_bytes(dx), y.elements(), cap,
                          s.queue());
 }
 
@@ -67,7 +73,9 @@ void CudaBackend::max_pool_forward(const Tensor& x, Tensor& y, const PoolGeometr
   check_shape("max_pool_forward", "y", y.shape(), max_pool_output_shape(x.shape(), g));
   State& s = state();
   s.activate();
-  kernels::max_pool_forward(DataType::f32, device_data(x), device_data(y),
+  const DataType type = data_type(y);
+  const InputAs in(s, x, type);
+  kernels::max_pool_forward(type, in.data(), device_bytes(y),
                             make_pool_shape(x.shape(), y.shape(), g), s.queue());
 }
 
@@ -77,7 +85,9 @@ void CudaBackend::max_pool_backward(const Tensor& dy, const Tensor& x, Tensor& d
   check_shape("max_pool_backward", "dx", dx.shape(), x.shape());
   State& s = state();
   s.activate();
-  kernels::max_pool_backward(device_data(dy), device_data(x), device_data(dx),
+  const DataType type = data_type(dx);
+  const InputAs gradient(s, dy, type), input(s, x, type);
+  kernels::max_pool_backward(type, gradient.data(), input.data(), device_bytes(dx),
                              make_pool_shape(x.shape(), dy.shape(), g), s.queue());
 }
 
@@ -88,7 +98,9 @@ void CudaBackend::add(const Tensor& a, const Tensor& b, Tensor& y) {
   check_same_layout("add", a, y);
   State& s = state();
   s.activate();
-  kernels::add(device_data(a), device_data(b), device_data(y), a.elements(), s.queue());
+  const DataType type = data_type(y);
+  const InputAs first(s, a, type), second(s, b, type);
+  kernels::add(type, first.data(), second.data(), device_bytes(y), a.elements(), s.queue());
 }
 
 void CudaBackend::channel_affine(const Tensor& x, const std::vector<float>& scale,
@@ -101,7 +113,7 @@ void CudaBackend::channel_affine(const Tensor& x, const std::vector<float>& scal
   State& s = state();
   s.activate();
   const std::string context = fmt::format("channel_affine ({})", shape.text());
-  kernels::channel_affine(DataType::f32, device_data(x), DataType::f32, device_data(y),
+  kernels::channel_affine(data_type(x), device_bytes(x), data_type(y), device_bytes(y),
                           s.constant(scale, context), s.constant(shift, context),
                           shape.n() * shape.h() * shape.w(), shape.c(), s.queue());
 }

@@ -9,22 +9,29 @@
 namespace labpose::cuda::kernels {
 namespace {
 
-__global__ void fill_kernel(float* data, std::int64_t count, float value) {
-  for (std::int64_t i = first_index(); i < count; i += grid_stride()) data[i] = value;
+template <typename T>
+__global__ void fill_kernel(T* data, std::int64_t count, float value) {
+  const T v = from_float<T>(value);
+  for (std::int64_t i = first_index(); i < count; i += grid_stride()) data[i] = v;
 }
 
-__global__ void relu_forward_kernel(const float* x, float* y, std::int64_t count, float cap) {
-  for (std::int64_t i = first_index(); i < count; i += grid_stride()) y[i] = relu_value(x[i], cap);
+template <typename T>
+__global__ void relu_forward_kernel(const T* x, T* y, std::int64_t count, float cap) {
+  for (std::int64_t i = first_index(); i < count; i += grid_stride())
+    y[i] = from_float<T>(relu_value(to_float(x[i]), cap));
 }
 
-__global__ void relu_backward_kernel(const float* dy, const float* y, float* dx, std::int64_t count,
+template <typename T>
+__global__ void relu_backward_kernel(const T* dy, const T* y, T* dx, std::int64_t count,
                                      float cap) {
   for (std::int64_t i = first_index(); i < count; i += grid_stride())
-    dx[i] = relu_gradient(dy[i], y[i], cap);
+    dx[i] = from_float<T>(relu_gradient(to_float(dy[i]), to_float(y[i]), cap));
 }
 
-__global__ void add_kernel(const float* a, const float* b, float* y, std::int64_t count) {
-  for (std::int64_t i = first_index(); i < count; i += grid_stride()) y[i] = a[i] + b[i];
+template <typename T>
+__global__ void add_kernel(const T* a, const T* b, T* y, std::int64_t count) {
+  for (std::int64_t i = first_index(); i < count; i += grid_stride())
+    y[i] = from_float<T>(to_float(a[i]) + to_float(b[i]));
 }
 
 template <typename In, typename Out>
@@ -56,11 +63,12 @@ __global__ void max_pool_forward_kernel(const T* x, T* y, std::int64_t count, Po
   }
 }
 
-__global__ void max_pool_backward_kernel(const float* dy, const float* x, float* dx,
-                                         std::int64_t count, PoolShape s) {
-  const Loader<float> load_dy{dy}, load_x{x};
+template <typename T>
+__global__ void max_pool_backward_kernel(const T* dy, const T* x, T* dx, std::int64_t count,
+                                         PoolShape s) {
+  const Loader<T> load_dy{dy}, load_x{x};
   for (std::int64_t i = first_index(); i < count; i += grid_stride())
-    dx[i] = max_pool_input_gradient(load_dy, load_x, s, i);
+    dx[i] = from_float<T>(max_pool_input_gradient(load_dy, load_x, s, i));
 }
 
 // ---- per-channel reductions over (rows, C)
@@ -129,30 +137,34 @@ void channel_sums_finish(const double* partials, std::int64_t rows, std::int64_t
   check_kernel_launch("channel_sums_finish");
 }
 
+template <typename T>
 struct BiasTerms {
-  const float* dy;
+  const T* dy;
   std::int64_t channels;
   __device__ void operator()(std::int64_t row, std::int64_t c, double& a, double&) const {
-    a += dy[row * channels + c];
+    a += to_float(dy[row * channels + c]);
   }
 };
 
+template <typename T>
 struct FrozenNormTerms {
-  const float *dy, *x, *mean, *inverse;
+  const T *dy, *x;
+  const float *mean, *inverse;
   std::int64_t channels;
   __device__ void operator()(std::int64_t row, std::int64_t c, double& a, double& b) const {
-    const float gradient = dy[row * channels + c];
-    const float normalized = (x[row * channels + c] - mean[c]) * inverse[c];
+    const float gradient = to_float(dy[row * channels + c]);
+    const float normalized = (to_float(x[row * channels + c]) - mean[c]) * inverse[c];
     a += gradient;
     b += static_cast<double>(gradient) * normalized;
   }
 };
 
+template <typename T>
 struct MomentTerms {
-  const float* x;
+  const T* x;
   std::int64_t channels;
   __device__ void operator()(std::int64_t row, std::int64_t c, double& a, double& b) const {
-    const double v = x[row * channels + c];
+    const double v = to_float(x[row * channels + c]);
     a += v;
     b += v * v;
   }
@@ -174,24 +186,49 @@ __global__ void moments_finish_kernel(const double* partials, std::int64_t slice
   }
 }
 
-__global__ void batch_norm_backward_data_kernel(const float* dy, const float* x, const float* gamma,
+template <typename T>
+__global__ void batch_norm_backward_data_kernel(const T* dy, const T* x, const float* gamma,
                                                 const float* mean, const float* inverse,
                                                 const float* sum_dy_xhat, const float* sum_dy,
-                                                float count, float* dx, std::int64_t total,
+                                                float count, T* dx, std::int64_t total,
                                                 std::int64_t channels) {
   for (std::int64_t i = first_index(); i < total; i += grid_stride()) {
     const std::int64_t c = i % channels;
-    dx[i] = batch_norm_input_gradient(dy[i], x[i], mean[c], inverse[c], gamma[c], sum_dy[c],
-                                      sum_dy_xhat[c], count);
+    dx[i] = from_float<T>(batch_norm_input_gradient(to_float(dy[i]), to_float(x[i]), mean[c],
+                                                    inverse[c], gamma[c], sum_dy[c], sum_dy_xhat[c],
+                                                    count));
   }
 }
 
-__global__ void batch_norm_frozen_backward_kernel(const float* dy, const float* gamma,
-                                                  const float* inverse, float* dx,
-                                                  std::int64_t count, std::int64_t channels) {
+template <typename T>
+__global__ void batch_norm_frozen_backward_kernel(const T* dy, const float* gamma,
+                                                  const float* inverse, T* dx, std::int64_t count,
+                                                  std::int64_t channels) {
   for (std::int64_t i = first_index(); i < count; i += grid_stride()) {
     const std::int64_t c = i % channels;
-    dx[i] = dy[i] * (gamma[c] * inverse[c]);
+    dx[i] = from_float<T>(to_float(dy[i]) * (gamma[c] * inverse[c]));
+  }
+}
+
+__global__ void batch_norm_affine_kernel(const float* gamma, const float* beta, const float* mean,
+                                         const float* variance, float epsilon, float* scale,
+                                         float* shift, std::int64_t channels) {
+  for (std::int64_t c = first_index(); c < channels; c += grid_stride()) {
+    const ChannelAffine affine =
+        ::labpose::cuda::batch_norm_affine(gamma[c], beta[c], mean[c], variance[c], epsilon);
+    scale[c] = affine.scale;
+    shift[c] = affine.shift;
+  }
+}
+
+__global__ void update_running_statistics_kernel(const float* mean, const float* variance,
+                                                 float* running_mean, float* running_var,
+                                                 double count, float momentum,
+                                                 std::int64_t channels) {
+  for (std::int64_t c = first_index(); c < channels; c += grid_stride()) {
+    running_mean[c] = running_statistic(running_mean[c], mean[c], momentum);
+    running_var[c] =
+        running_statistic(running_var[c], unbiased_variance(variance[c], count), momentum);
   }
 }
 
@@ -209,28 +246,45 @@ __global__ void variance_from_inverse_std_kernel(const float* inverse, float* va
 
 }  // namespace
 
-void fill(float* data, std::int64_t count, float value, cudaStream_t stream) {
+void fill(DataType type, void* data, std::int64_t count, float value, cudaStream_t stream) {
   if (count == 0) return;
-  fill_kernel<<<blocks_for(count), kThreads, 0, stream>>>(data, count, value);
+  with_type(type, [&](auto zero) {
+    using T = decltype(zero);
+    fill_kernel<T><<<blocks_for(count), kThreads, 0, stream>>>(static_cast<T*>(data), count, value);
+  });
   check_kernel_launch("fill");
 }
 
-void relu_forward(const float* x, float* y, std::int64_t count, float cap, cudaStream_t stream) {
+void relu_forward(DataType type, const void* x, void* y, std::int64_t count, float cap,
+                  cudaStream_t stream) {
   if (count == 0) return;
-  relu_forward_kernel<<<blocks_for(count), kThreads, 0, stream>>>(x, y, count, cap);
+  with_type(type, [&](auto zero) {
+    using T = decltype(zero);
+    relu_forward_kernel<T><<<blocks_for(count), kThreads, 0, stream>>>(
+        static_cast<const T*>(x), static_cast<T*>(y), count, cap);
+  });
   check_kernel_launch("relu_forward");
 }
 
-void relu_backward(const float* dy, const float* y, float* dx, std::int64_t count, float cap,
-                   cudaStream_t stream) {
+void relu_backward(DataType type, const void* dy, const void* y, void* dx, std::int64_t count,
+                   float cap, cudaStream_t stream) {
   if (count == 0) return;
-  relu_backward_kernel<<<blocks_for(count), kThreads, 0, stream>>>(dy, y, dx, count, cap);
+  with_type(type, [&](auto zero) {
+    using T = decltype(zero);
+    relu_backward_kernel<T><<<blocks_for(count), kThreads, 0, stream>>>(
+        static_cast<const T*>(dy), static_cast<const T*>(y), static_cast<T*>(dx), count, cap);
+  });
   check_kernel_launch("relu_backward");
 }
 
-void add(const float* a, const float* b, float* y, std::int64_t count, cudaStream_t stream) {
+void add(DataType type, const void* a, const void* b, void* y, std::int64_t count,
+         cudaStream_t stream) {
   if (count == 0) return;
-  add_kernel<<<blocks_for(count), kThreads, 0, stream>>>(a, b, y, count);
+  with_type(type, [&](auto zero) {
+    using T = decltype(zero);
+    add_kernel<T><<<blocks_for(count), kThreads, 0, stream>>>(
+        static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(y), count);
+  });
   check_kernel_launch("add");
 }
 
@@ -275,11 +329,15 @@ void max_pool_forward(DataType type, const void* x, void* y, const PoolShape& sh
   check_kernel_launch("max_pool_forward");
 }
 
-void max_pool_backward(const float* dy, const float* x, float* dx, const PoolShape& shape,
-                       cudaStream_t stream) {
+void max_pool_backward(DataType type, const void* dy, const void* x, void* dx,
+                       const PoolShape& shape, cudaStream_t stream) {
   const std::int64_t count = shape.batch * shape.in_h * shape.in_w * shape.channels;
   if (count == 0) return;
-  max_pool_backward_kernel<<<blocks_for(count), kThreads, 0, stream>>>(dy, x, dx, count, shape);
+  with_type(type, [&](auto zero) {
+    using T = decltype(zero);
+    max_pool_backward_kernel<T><<<blocks_for(count), kThreads, 0, stream>>>(
+        static_cast<const T*>(dy), static_cast<const T*>(x), static_cast<T*>(dx), count, shape);
+  });
   check_kernel_launch("max_pool_backward");
 }
 
@@ -287,53 +345,93 @@ std::int64_t channel_reduction_scratch_count(std::int64_t rows, std::int64_t cha
   return 2 * slices_for(rows) * channels;
 }
 
-void bias_gradient(const float* dy, float* dbias, std::int64_t rows, std::int64_t channels,
-                   double* scratch, cudaStream_t stream) {
+void bias_gradient(DataType type, const void* dy, float* dbias, std::int64_t rows,
+                   std::int64_t channels, double* scratch, cudaStream_t stream) {
   if (channels == 0) return;
-  channel_sums(BiasTerms{dy, channels}, rows, channels, scratch, stream);
+  with_type(type, [&](auto zero) {
+    using T = decltype(zero);
+    channel_sums(BiasTerms<T>{static_cast<const T*>(dy), channels}, rows, channels, scratch,
+                 stream);
+  });
   channel_sums_finish(scratch, rows, channels, dbias, nullptr, stream);
 }
 
-void batch_norm_statistics(const float* x, float* mean, float* variance, std::int64_t rows,
-                           std::int64_t channels, double* scratch, cudaStream_t stream) {
+void batch_norm_statistics(DataType type, const void* x, float* mean, float* variance,
+                           std::int64_t rows, std::int64_t channels, double* scratch,
+                           cudaStream_t stream) {
   if (channels == 0) return;
-  channel_sums(MomentTerms{x, channels}, rows, channels, scratch, stream);
+  with_type(type, [&](auto zero) {
+    using T = decltype(zero);
+    channel_sums(MomentTerms<T>{static_cast<const T*>(x), channels}, rows, channels, scratch,
+                 stream);
+  });
   moments_finish_kernel<<<blocks_for(channels), kThreads, 0, stream>>>(
       scratch, slices_for(rows), rows, channels, mean, variance);
   check_kernel_launch("batch_norm_statistics");
 }
 
-void batch_norm_gradient_sums(const float* dy, const float* x, const float* mean,
+void batch_norm_gradient_sums(DataType type, const void* dy, const void* x, const float* mean,
                               const float* inverse, float* dgamma, float* dbeta, std::int64_t rows,
                               std::int64_t channels, double* scratch, cudaStream_t stream) {
   if (channels == 0) return;
-  channel_sums(FrozenNormTerms{dy, x, mean, inverse, channels}, rows, channels, scratch, stream);
+  with_type(type, [&](auto zero) {
+    using T = decltype(zero);
+    channel_sums(FrozenNormTerms<T>{static_cast<const T*>(dy), static_cast<const T*>(x), mean,
+                                    inverse, channels},
+                 rows, channels, scratch, stream);
+  });
   channel_sums_finish(scratch, rows, channels, dbeta, dgamma, stream);
 }
 
-void batch_norm_backward_data(const float* dy, const float* x, const float* gamma,
+void batch_norm_backward_data(DataType type, const void* dy, const void* x, const float* gamma,
                               const float* mean, const float* inverse, const float* sum_dy_xhat,
-                              const float* sum_dy, float count, float* dx, std::int64_t rows,
+                              const float* sum_dy, float count, void* dx, std::int64_t rows,
                               std::int64_t channels, cudaStream_t stream) {
   const std::int64_t total = rows * channels;
   if (total == 0) return;
-  batch_norm_backward_data_kernel<<<blocks_for(total), kThreads, 0, stream>>>(
-      dy, x, gamma, mean, inverse, sum_dy_xhat, sum_dy, count, dx, total, channels);
+  with_type(type, [&](auto zero) {
+    using T = decltype(zero);
+    batch_norm_backward_data_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(
+        static_cast<const T*>(dy), static_cast<const T*>(x), gamma, mean, inverse, sum_dy_xhat,
+        sum_dy, count, static_cast<T*>(dx), total, channels);
+  });
   check_kernel_launch("batch_norm_backward_data");
 }
 
-void batch_norm_frozen_backward(const float* dy, const float* x, const float* gamma,
-                                const float* mean, const float* inverse, float* dx, float* dgamma,
+void batch_norm_frozen_backward(DataType type, const void* dy, const void* x, const float* gamma,
+                                const float* mean, const float* inverse, void* dx, float* dgamma,
                                 float* dbeta, std::int64_t rows, std::int64_t channels,
                                 double* scratch, cudaStream_t stream) {
   if (channels == 0) return;
   // The sums read dy before dx (which may be dy itself) is written.
-  batch_norm_gradient_sums(dy, x, mean, inverse, dgamma, dbeta, rows, channels, scratch, stream);
+  batch_norm_gradient_sums(type, dy, x, mean, inverse, dgamma, dbeta, rows, channels, scratch,
+                           stream);
   const std::int64_t count = rows * channels;
   if (count == 0) return;
-  batch_norm_frozen_backward_kernel<<<blocks_for(count), kThreads, 0, stream>>>(
-      dy, gamma, inverse, dx, count, channels);
+  with_type(type, [&](auto zero) {
+    using T = decltype(zero);
+    batch_norm_frozen_backward_kernel<T><<<blocks_for(count), kThreads, 0, stream>>>(
+        static_cast<const T*>(dy), gamma, inverse, static_cast<T*>(dx), count, channels);
+  });
   check_kernel_launch("batch_norm_frozen_backward");
+}
+
+void batch_norm_affine(const float* gamma, const float* beta, const float* mean,
+                       const float* variance, float epsilon, float* scale, float* shift,
+                       std::int64_t channels, cudaStream_t stream) {
+  if (channels == 0) return;
+  batch_norm_affine_kernel<<<blocks_for(channels), kThreads, 0, stream>>>(
+      gamma, beta, mean, variance, epsilon, scale, shift, channels);
+  check_kernel_launch("batch_norm_affine");
+}
+
+void update_running_statistics(const float* mean, const float* variance, float* running_mean,
+                               float* running_var, std::int64_t count, float momentum,
+                               std::int64_t channels, cudaStream_t stream) {
+  if (channels == 0) return;
+  update_running_statistics_kernel<<<blocks_for(channels), kThreads, 0, stream>>>(
+      mean, variance, running_mean, running_var, static_cast<double>(count), momentum, channels);
+  check_kernel_launch("update_running_statistics");
 }
 
 void inverse_std(const float* variance, float* out, std::int64_t channels, float epsilon,

@@ -16,11 +16,12 @@
 namespace labpose::cuda::kernels {
 
 // ---- layout.cu: conversions --------------------------------------------------------------------
-// x: (N, C, P) in NCHW order -> y: the same tensor in NHWC order (also KCRS -> KRSC filters).
-void nchw_to_nhwc(const float* x, float* y, std::int64_t batch, std::int64_t channels,
+// x: (N, C, P) floats in NCHW order -> y: the same tensor in NHWC order, stored as `to` (also
+// KCRS -> KRSC filters, narrowed for a bf16 convolution on the way).
+void nchw_to_nhwc(const float* x, DataType to, void* y, std::int64_t batch, std::int64_t channels,
                   std::int64_t plane, cudaStream_t stream);
-// x: NHWC -> y: NCHW (also KRSC -> KCRS filter gradients).
-void nhwc_to_nchw(const float* x, float* y, std::int64_t batch, std::int64_t channels,
+// x: NHWC values of type `from` -> y: NCHW floats (also KRSC -> KCRS filter gradients).
+void nhwc_to_nchw(DataType from, const void* x, float* y, std::int64_t batch, std::int64_t channels,
                   std::int64_t plane, cudaStream_t stream);
 /// dst: (N, C, dst_h, dst_w) = src: (N, C, src_h, src_w) shifted (explicit padding or cropping).
 void window_copy(DataType type, const void* src, void* dst, std::int64_t batch,
@@ -39,11 +40,15 @@ void find_peaks(const float* score, const float* locref, float* peaks, std::int6
                 std::int64_t joints, std::int64_t cells, cudaStream_t stream);
 
 // ---- elementwise.cu: activations, pooling, epilogues, channel reductions ------------------------
-void fill(float* data, std::int64_t count, float value, cudaStream_t stream);
-void relu_forward(const float* x, float* y, std::int64_t count, float cap, cudaStream_t stream);
-void relu_backward(const float* dy, const float* y, float* dx, std::int64_t count, float cap,
-                   cudaStream_t stream);
-void add(const float* a, const float* b, float* y, std::int64_t count, cudaStream_t stream);
+// `type` is the element type of every image tensor of a call (fp32, or bf16 for the activations
+// of a net training in bf16); per-channel values (bias, gamma, statistics, sums) are floats.
+void fill(DataType type, void* data, std::int64_t count, float value, cudaStream_t stream);
+void relu_forward(DataType type, const void* x, void* y, std::int64_t count, float cap,
+                  cudaStream_t stream);
+void relu_backward(DataType type, const void* dy, const void* y, void* dx, std::int64_t count,
+                   float cap, cudaStream_t stream);
+void add(DataType type, const void* a, const void* b, void* y, std::int64_t count,
+         cudaStream_t stream);
 /// y[p, c] = x[p, c] * scale[c] + shift[c] over `pixels` rows of `channels`; scale, shift: (C)
 /// device arrays; x and y may have different element types.
 void channel_affine(DataType x_type, const void* x, DataType y_type, void* y, const float* scale,
@@ -58,34 +63,45 @@ void bias_activation(DataType type, void* y, const float* bias, const void* resi
 void max_pool_forward(DataType type, const void* x, void* y, const PoolShape& shape,
                       cudaStream_t stream);
 // dy: (N, C, P, Q), x: (N, C, H, W) -> dx: (N, C, H, W), without atomics (each dx gathers).
-void max_pool_backward(const float* dy, const float* x, float* dx, const PoolShape& shape,
-                       cudaStream_t stream);
+void max_pool_backward(DataType type, const void* dy, const void* x, void* dx,
+                       const PoolShape& shape, cudaStream_t stream);
 
 /// Doubles of scratch the channel reductions below need for `rows` x `channels`.
 std::int64_t channel_reduction_scratch_count(std::int64_t rows, std::int64_t channels);
 /// dbias[c] = sum over rows of dy[row, c]; dy: (rows, C) with rows = N x P x Q.
-void bias_gradient(const float* dy, float* dbias, std::int64_t rows, std::int64_t channels,
-                   double* scratch, cudaStream_t stream);
+void bias_gradient(DataType type, const void* dy, float* dbias, std::int64_t rows,
+                   std::int64_t channels, double* scratch, cudaStream_t stream);
 /// Batch-norm gradient with constant statistics (frozen layers): dx = dy gamma inverse,
 /// dgamma = sum dy (x - mean) inverse, dbeta = sum dy, with inverse = 1 / sqrt(var + eps) (C);
 /// x, dy, dx: (rows, C); dx may be dy.
-void batch_norm_frozen_backward(const float* dy, const float* x, const float* gamma,
-                                const float* mean, const float* inverse, float* dx, float* dgamma,
+void batch_norm_frozen_backward(DataType type, const void* dy, const void* x, const float* gamma,
+                                const float* mean, const float* inverse, void* dx, float* dgamma,
                                 float* dbeta, std::int64_t rows, std::int64_t channels,
                                 double* scratch, cudaStream_t stream);
 /// The per-channel mean and biased variance of x: (rows, C) (sums in double).
-void batch_norm_statistics(const float* x, float* mean, float* variance, std::int64_t rows,
-                           std::int64_t channels, double* scratch, cudaStream_t stream);
+void batch_norm_statistics(DataType type, const void* x, float* mean, float* variance,
+                           std::int64_t rows, std::int64_t channels, double* scratch,
+                           cudaStream_t stream);
 /// dgamma = sum dy (x - mean) inverse, dbeta = sum dy per channel; x, dy: (rows, C).
-void batch_norm_gradient_sums(const float* dy, const float* x, const float* mean,
+void batch_norm_gradient_sums(DataType type, const void* dy, const void* x, const float* mean,
                               const float* inverse, float* dgamma, float* dbeta, std::int64_t rows,
                               std::int64_t channels, double* scratch, cudaStream_t stream);
 /// dx of batch norm with statistics over `count` values per channel given the sums of dy * xhat
 /// and dy over all of them (op_math.hpp batch_norm_input_gradient); x, dy, dx: (rows, C).
-void batch_norm_backward_data(const float* dy, const float* x, const float* gamma,
+void batch_norm_backward_data(DataType type, const void* dy, const void* x, const float* gamma,
                               const float* mean, const float* inverse, const float* sum_dy_xhat,
-                              const float* sum_dy, float count, float* dx, std::int64_t rows,
+                              const float* sum_dy, float count, void* dx, std::int64_t rows,
                               std::int64_t channels, cudaStream_t stream);
+/// scale, shift (C) of batch norm as an affine map (op_math.hpp batch_norm_affine), from gamma,
+/// beta, the mean and the biased variance.
+void batch_norm_affine(const float* gamma, const float* beta, const float* mean,
+                       const float* variance, float epsilon, float* scale, float* shift,
+                       std::int64_t channels, cudaStream_t stream);
+/// PyTorch's update of the running statistics from a batch's mean and biased variance over
+/// `count` values per channel (the variance enters unbiased).
+void update_running_statistics(const float* mean, const float* variance, float* running_mean,
+                               float* running_var, std::int64_t count, float momentum,
+                               std::int64_t channels, cudaStream_t stream);
 /// out[c] = 1 / sqrt(variance[c] + epsilon) (what cuDNN's batch norm saves).
 void inverse_std(const float* variance, float* out, std::int64_t channels, float epsilon,
                  cudaStream_t stream);

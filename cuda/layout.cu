@@ -8,16 +8,18 @@
 namespace labpose::cuda::kernels {
 namespace {
 
-__global__ void nchw_to_nhwc_kernel(const float* x, float* y, std::int64_t count,
+template <typename Out>
+__global__ void nchw_to_nhwc_kernel(const float* x, Out* y, std::int64_t count,
                                     std::int64_t channels, std::int64_t plane) {
   for (std::int64_t i = first_index(); i < count; i += grid_stride())
-    y[i] = x[nchw_index_of_nhwc(i, channels, plane)];
+    y[i] = from_float<Out>(x[nchw_index_of_nhwc(i, channels, plane)]);
 }
 
-__global__ void nhwc_to_nchw_kernel(const float* x, float* y, std::int64_t count,
+template <typename In>
+__global__ void nhwc_to_nchw_kernel(const In* x, float* y, std::int64_t count,
                                     std::int64_t channels, std::int64_t plane) {
   for (std::int64_t i = first_index(); i < count; i += grid_stride())
-    y[i] = x[nhwc_index_of_nchw(i, channels, plane)];
+    y[i] = to_float(x[nhwc_index_of_nchw(i, channels, plane)]);
 }
 
 template <typename T>
@@ -41,19 +43,27 @@ __global__ void convert_kernel(const From* src, To* dst, std::int64_t count) {
 
 }  // namespace
 
-void nchw_to_nhwc(const float* x, float* y, std::int64_t batch, std::int64_t channels,
+void nchw_to_nhwc(const float* x, DataType to, void* y, std::int64_t batch, std::int64_t channels,
                   std::int64_t plane, cudaStream_t stream) {
   const std::int64_t count = batch * channels * plane;
   if (count == 0) return;
-  nchw_to_nhwc_kernel<<<blocks_for(count), kThreads, 0, stream>>>(x, y, count, channels, plane);
+  with_type(to, [&](auto zero) {
+    using Out = decltype(zero);
+    nchw_to_nhwc_kernel<Out><<<blocks_for(count), kThreads, 0, stream>>>(x, static_cast<Out*>(y),
+                                                                         count, channels, plane);
+  });
   check_kernel_launch("nchw_to_nhwc");
 }
 
-void nhwc_to_nchw(const float* x, float* y, std::int64_t batch, std::int64_t channels,
+void nhwc_to_nchw(DataType from, const void* x, float* y, std::int64_t batch, std::int64_t channels,
                   std::int64_t plane, cudaStream_t stream) {
   const std::int64_t count = batch * channels * plane;
   if (count == 0) return;
-  nhwc_to_nchw_kernel<<<blocks_for(count), kThreads, 0, stream>>>(x, y, count, channels, plane);
+  with_type(from, [&](auto zero) {
+    using In = decltype(zero);
+    nhwc_to_nchw_kernel<In><<<blocks_for(count), kThreads, 0, stream>>>(static_cast<const In*>(x),
+                                                                        y, count, channels, plane);
+  });
   check_kernel_launch("nhwc_to_nchw");
 }
 

@@ -8,6 +8,7 @@
 #include "cuda/cudnn_api.hpp"
 #include "cuda/device_query.hpp"
 #include "cuda/kernels.hpp"
+#include "cuda/operands.hpp"
 #include "cuda/runtime_check.hpp"
 #include "cuda/state.hpp"
 
@@ -72,6 +73,27 @@ std::string shapes_text(std::initializer_list<std::pair<const char*, const Tenso
   return text;
 }
 
+namespace {
+
+// t = `floats`: its elements in logical (NCHW) order in device memory, put in t's layout and
+// element type.
+void place_floats(CudaBackend::State& s, const float* floats, Tensor& t) {
+  if (t.layout() == Layout::nhwc) {
+    const Shape& shape = t.shape();
+    kernels::nchw_to_nhwc(floats, data_type(t), device_bytes(t), shape.n(), shape.c(),
+                          shape.h() * shape.w(), s.queue());
+  } else if (data_type(t) != DataType::f32) {
+    kernels::convert(DataType::f32, floats, data_type(t), device_bytes(t), t.elements(), s.queue());
+  } else {
+    LABPOSE_CUDA_CHECK(cudaMemcpyAsync(device_data(t), floats,
+                                       static_cast<std::size_t>(t.elements()) * sizeof(float),
+                                       cudaMemcpyDeviceToDevice, s.queue()),
+                       fmt::format("placing ({})", t.shape().text()));
+  }
+}
+
+}  // namespace
+
 // ---- construction ------------------------------------------------------------------------------
 CudaBackend::CudaBackend(const CudaOptions& options) : state_(std::make_unique<State>()) {
   const CudaReport report = query_cuda();
@@ -96,6 +118,7 @@ CudaBackend::CudaBackend(const CudaOptions& options) : state_(std::make_unique<S
   State& s = *state_;
   s.device = options.device;
   s.plan_precision = options.plan_precision;
+  s.training_type = options.plan_precision == DataType::bf16 ? DataType::bf16 : DataType::f32;
   s.fp32_math = options.tf32 ? Fp32Math::tf32 : Fp32Math::strict;
   s.algorithm_choice = algorithm_choice_from_environment();
   s.gpu_name = gpu.name;
@@ -143,6 +166,7 @@ nets::PlanPrecision CudaBackend::plan_precision() const {
 }
 
 nets::PlanPrecision CudaBackend::training_precision() const {
+  if (state_->training_type == DataType::bf16) return nets::PlanPrecision::bf16;
   return state_->fp32_math == Fp32Math::tf32 ? nets::PlanPrecision::tf32
                                              : nets::PlanPrecision::fp32;
 }
@@ -171,6 +195,14 @@ Tensor CudaBackend::allocate(const Shape& shape) {
                 0, shape, shape.rank() == 4 ? Layout::nhwc : Layout::flat);
 }
 
+Tensor CudaBackend::allocate_activation(const Shape& shape) {
+  if (state_->training_type != DataType::bf16 || shape.rank() != 4) return allocate(shape);
+  state_->activate();
+  return Tensor(
+      state_->pool->allocate(static_cast<std::size_t>(shape.elements()) * bytes_of(DataType::bf16)),
+      0, shape, Layout::nhwc, nets::Element::bf16);
+}
+
 Tensor CudaBackend::allocate_flat(std::int64_t count) {
   state_->activate();
   return Tensor(state_->pool->allocate(static_cast<std::size_t>(count) * sizeof(float)), 0,
@@ -185,7 +217,7 @@ void CudaBackend::copy_from_host(const float* host, Tensor& t) {
   if (bytes == 0) return;
   void* staging = s.staging_for(bytes, context);
   std::memcpy(staging, host, bytes);
-  if (t.layout() != Layout::nhwc) {
+  if (t.layout() != Layout::nhwc && data_type(t) == DataType::f32) {
     LABPOSE_CUDA_CHECK(
         cudaMemcpyAsync(device_data(t), staging, bytes, cudaMemcpyHostToDevice, s.queue()),
         context);
@@ -196,9 +228,7 @@ void CudaBackend::copy_from_host(const float* host, Tensor& t) {
   LABPOSE_CUDA_CHECK(
       cudaMemcpyAsync(logical->data(), staging, bytes, cudaMemcpyHostToDevice, s.queue()), context);
   s.staging_queued(context);
-  const Shape& shape = t.shape();
-  kernels::nchw_to_nhwc(logical->data(), device_data(t), shape.n(), shape.c(),
-                        shape.h() * shape.w(), s.queue());
+  place_floats(s, logical->data(), t);
 }
 
 void CudaBackend::copy_all_from_host(std::span<const HostCopy> copies) {
@@ -231,15 +261,7 @@ void CudaBackend::copy_all_from_host(std::span<const HostCopy> copies) {
     const auto* part = reinterpret_cast<const float*>(device + at);
     at += bytes;
     if (bytes == 0) continue;
-    if (t.layout() != Layout::nhwc) {
-      LABPOSE_CUDA_CHECK(
-          cudaMemcpyAsync(device_data(t), part, bytes, cudaMemcpyDeviceToDevice, s.queue()),
-          context);
-      continue;
-    }
-    const Shape& shape = t.shape();
-    kernels::nchw_to_nhwc(part, device_data(t), shape.n(), shape.c(), shape.h() * shape.w(),
-                          s.queue());
+    place_floats(s, part, t);
   }
 }
 
@@ -312,12 +334,16 @@ void CudaBackend::copy_to_host(const Tensor& t, float* host) {
   if (bytes == 0) return;
   void* staging = s.staging_for(bytes, context);
   std::shared_ptr<nets::Storage> logical;
-  const float* source = device_data(t);
+  const void* source = device_bytes(t);
   if (t.layout() == Layout::nhwc) {
     logical = s.scratch(bytes);
     const Shape& shape = t.shape();
-    kernels::nhwc_to_nchw(source, logical->data(), shape.n(), shape.c(), shape.h() * shape.w(),
-                          s.queue());
+    kernels::nhwc_to_nchw(data_type(t), source, logical->data(), shape.n(), shape.c(),
+                          shape.h() * shape.w(), s.queue());
+    source = logical->data();
+  } else if (data_type(t) != DataType::f32) {
+    logical = s.scratch(bytes);
+    kernels::convert(data_type(t), source, DataType::f32, logical->data(), t.elements(), s.queue());
     source = logical->data();
   }
   LABPOSE_CUDA_CHECK(cudaMemcpyAsync(staging, source, bytes, cudaMemcpyDeviceToHost, s.queue()),
@@ -332,17 +358,23 @@ void CudaBackend::copy(const Tensor& src, Tensor& dst) {
   LABPOSE_ASSERT(src.layout() == dst.layout());
   State& s = *state_;
   s.activate();
-  if (src.data() == dst.data()) return;
-  LABPOSE_CUDA_CHECK(cudaMemcpyAsync(device_data(dst), device_data(src),
-                                     static_cast<std::size_t>(src.elements()) * sizeof(float),
-                                     cudaMemcpyDeviceToDevice, s.queue()),
-                     fmt::format("copy ({})", src.shape().text()));
+  if (src.raw() == dst.raw()) return;
+  if (data_type(src) != data_type(dst)) {
+    kernels::convert(data_type(src), device_bytes(src), data_type(dst), device_bytes(dst),
+                     src.elements(), s.queue());
+    return;
+  }
+  LABPOSE_CUDA_CHECK(
+      cudaMemcpyAsync(device_bytes(dst), device_bytes(src),
+                      static_cast<std::size_t>(src.elements()) * bytes_of(data_type(src)),
+                      cudaMemcpyDeviceToDevice, s.queue()),
+      fmt::format("copy ({})", src.shape().text()));
 }
 
 void CudaBackend::fill(Tensor& t, float value) {
   State& s = *state_;
   s.activate();
-  kernels::fill(device_data(t), t.elements(), value, s.queue());
+  kernels::fill(data_type(t), device_bytes(t), t.elements(), value, s.queue());
 }
 
 void CudaBackend::synchronize() {

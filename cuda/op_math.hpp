@@ -217,6 +217,29 @@ __host__ __device__ inline float variance_from_inverse_std(float inverse, float 
   return static_cast<float>(1.0 / (v * v) - epsilon);
 }
 
+/// Batch norm of one channel as an affine map, y = x * scale + shift, from gamma, beta and the
+/// statistics (mean, biased variance): scale = gamma / sqrt(variance + eps), shift = beta - mean *
+/// scale. The bf16 training ops normalize this way (one read and one write of the values).
+struct ChannelAffine {
+  float scale = 1.0F, shift = 0.0F;
+};
+__host__ __device__ inline ChannelAffine batch_norm_affine(float gamma, float beta, float mean,
+                                                           float variance, float epsilon) {
+  const double scale = gamma / sqrt(static_cast<double>(variance) + epsilon);
+  return {static_cast<float>(scale), static_cast<float>(beta - mean * scale)};
+}
+
+/// The unbiased variance of `count` values from their biased one (itself for a single value).
+__host__ __device__ inline double unbiased_variance(double biased, double count) {
+  return count > 1.0 ? biased * count / (count - 1.0) : biased;
+}
+
+/// A running statistic after a training step, as PyTorch updates it: (1 - momentum) * running +
+/// momentum * batch.
+__host__ __device__ inline float running_statistic(float running, double batch, float momentum) {
+  return static_cast<float>((1.0 - momentum) * running + momentum * batch);
+}
+
 /// dx of batch norm with batch statistics over `count` values per channel (this rank's and the
 /// other ranks'), from the sums of dy and dy * xhat over all of them.
 __host__ __device__ inline float batch_norm_input_gradient(float dy, float x, float mean,

@@ -28,6 +28,9 @@ struct CudaBackend::State {
   int device = 0;
   DataType plan_precision = DataType::f32;
   Fp32Math fp32_math = Fp32Math::strict;  // of every fp32 convolution: training ops and plans
+  // The training ops' arithmetic: fp32, or bf16 (mixed precision: bf16 activations and
+  // convolutions, fp32 parameters, gradients of parameters, sums and outputs).
+  DataType training_type = DataType::f32;
   AlgorithmChoice algorithm_choice = AlgorithmChoice::measured;
   std::string gpu_name;
   int major = 0, minor = 0;  // compute capability

@@ -254,20 +254,19 @@ void Trainer::setup() {
   console::info("{}", schedule_->description());
 }
 
-// The backend of the device, computing in pose_cfg.yaml's precision. Mixed precision is the CPU's
-// (bf16 units), and `auto` picks it there for every backbone (each trains faster in it:
-// docs/precision.md); a device whose training ops stay fp32 in that precision is refused, not
-// ignored.
+// The backend of the device, computing in pose_cfg.yaml's precision. Mixed precision is bf16, on
+// the CPU (bf16 units; `auto` picks it there for every backbone, each trains faster in it:
+// docs/precision.md) and on a GPU of compute capability 8.0 or later; a precision a device does
+// not train in (fp16) is refused, not ignored.
 void Trainer::make_backend() {
   const nets::PlanPrecision asked = devices::parse_plan_precision(pose_.precision);
   backend_ = devices::make_backend(options_.device, asked);
   if (backend_->training_precision() != backend_->plan_precision()) {
     throw UsageError(
-        fmt::format("precision {}: {} trains in fp32 only; mixed-precision training is the CPU's "
-                    "(with bf16 units)",
-                    pose_.precision, backend_->name()),
-        "set precision: fp32 in train/pose_cfg.yaml (or --precision fp32), or train on --device "
-        "cpu");
+        fmt::format("precision {}: {} does not train in {}; mixed-precision training is bf16 "
+                    "(a CPU with bf16 units, or a GPU of compute capability 8.0 or later)",
+                    pose_.precision, backend_->name(), pose_.precision),
+        "set precision: bf16 (or tf32, fp32) in train/pose_cfg.yaml, or pass --precision bf16");
   }
 }
 

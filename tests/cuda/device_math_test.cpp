@@ -579,5 +579,77 @@ TEST(CudaOps, BatchNormAcrossRanksMatchesTheReference) {
   }
 }
 
+// Batch norm of bf16 activations (a net training in bf16) is own kernels: the statistics as above,
+// PyTorch's update of the running ones, one affine map per channel forward, and backward the two
+// gradient sums then the input gradient from them over this batch's count. Composed on the host,
+// that is the reference's batch norm in training, in inference and backward.
+TEST(CudaOps, BatchNormAsKernelsOfBf16ActivationsMatchesTheReference) {
+  nets::ref::RefBackend ref;
+  const Shape shape{2, 4, 3, 5}, cs{4};
+  auto x = random_values(shape.elements(), 41, 3.0);
+  for (float& v : x) v += 2.0F;
+  const auto dy = random_values(shape.elements(), 42), gamma = random_values(4, 43),
+             beta = random_values(4, 44), running_mean_0 = random_values(4, 45);
+  auto running_var_0 = random_values(4, 46);
+  for (float& v : running_var_0) v = 0.5F + std::abs(v);
+  const float epsilon = 1e-5F, momentum = 0.1F;
+  const Tensor tx = upload(ref, shape, x), tgamma = upload(ref, cs, gamma),
+               tbeta = upload(ref, cs, beta);
+  Tensor y = ref.allocate(shape), mean = ref.allocate(cs), variance = ref.allocate(cs);
+  Tensor running_mean = upload(ref, cs, running_mean_0),
+         running_var = upload(ref, cs, running_var_0);
+  ref.batch_norm_forward_training(tx, tgamma, tbeta, epsilon, momentum, y, mean, variance,
+                                  running_mean, running_var);
+  Tensor dx = ref.allocate(shape), dgamma = ref.allocate(cs), dbeta = ref.allocate(cs);
+  ref.batch_norm_backward(upload(ref, shape, dy), tx, tgamma, mean, variance, epsilon, false, dx,
+                          dgamma, dbeta);
+  Tensor inference = ref.allocate(shape);
+  ref.batch_norm_forward_inference(tx, tgamma, tbeta, running_mean, running_var, epsilon,
+                                   inference);
+
+  const auto m = download(ref, mean), v = download(ref, variance);
+  const std::int64_t plane = shape.h() * shape.w();
+  const std::int64_t rows = shape.n() * plane;
+  const auto channel = [&](std::size_t i) {
+    return static_cast<std::size_t>((static_cast<std::int64_t>(i) / plane) % 4);
+  };
+  std::vector<float> expected_running_mean(4), expected_running_var(4);
+  std::vector<ChannelAffine> batch(4), running(4);
+  std::vector<double> sum_dy(4, 0.0), sum_dy_xhat(4, 0.0);
+  for (std::size_t c = 0; c < 4; ++c) {
+    expected_running_mean[c] = running_statistic(running_mean_0[c], m[c], momentum);
+    expected_running_var[c] = running_statistic(
+        running_var_0[c], unbiased_variance(v[c], static_cast<double>(rows)), momentum);
+    batch[c] = batch_norm_affine(gamma[c], beta[c], m[c], v[c], epsilon);
+    running[c] = batch_norm_affine(gamma[c], beta[c], expected_running_mean[c],
+                                   expected_running_var[c], epsilon);
+  }
+  std::vector<float> expected_y(x.size()), expected_inference(x.size()), expected_dx(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const std::size_t c = channel(i);
+    expected_y[i] = x[i] * batch[c].scale + batch[c].shift;
+    expected_inference[i] = x[i] * running[c].scale + running[c].shift;
+    sum_dy[c] += dy[i];
+    sum_dy_xhat[c] += static_cast<double>(dy[i]) * ((x[i] - m[c]) * inverse_std(v[c], epsilon));
+  }
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const std::size_t c = channel(i);
+    expected_dx[i] = batch_norm_input_gradient(
+        dy[i], x[i], m[c], inverse_std(v[c], epsilon), gamma[c], static_cast<float>(sum_dy[c]),
+        static_cast<float>(sum_dy_xhat[c]), static_cast<float>(rows));
+  }
+  EXPECT_TRUE(close(expected_y, download(ref, y), 1e-5, 1e-6));
+  EXPECT_TRUE(close(expected_running_mean, download(ref, running_mean), 1e-6, 1e-7));
+  EXPECT_TRUE(close(expected_running_var, download(ref, running_var), 1e-6, 1e-7));
+  EXPECT_TRUE(close(expected_inference, download(ref, inference), 1e-5, 1e-6));
+  EXPECT_TRUE(close(expected_dx, download(ref, dx), 1e-4, 1e-6));
+  const auto got_dgamma = download(ref, dgamma), got_dbeta = download(ref, dbeta);
+  for (std::size_t c = 0; c < 4; ++c) {
+    EXPECT_NEAR(sum_dy_xhat[c], got_dgamma[c], 1e-5 * (1.0 + std::abs(got_dgamma[c])));
+    EXPECT_NEAR(sum_dy[c], got_dbeta[c], 1e-5 * (1.0 + std::abs(got_dbeta[c])));
+  }
+  EXPECT_EQ(unbiased_variance(0.5, 1.0), 0.5) << "a single value keeps its variance";
+}
+
 }  // namespace
 }  // namespace labpose::cuda

@@ -85,6 +85,17 @@ TEST_F(Gpu, Tf32TrainingFollowsStrictFp32) {
   nets::testing::expect_same_run(nets::testing::train_on_disks(*tf32, 6), expected, 3e-2, 5e-2);
 }
 
+// Mixed precision on a GPU (bf16 activations and convolutions, fp32 parameters and sums, as the
+// CPU's bf16 training) follows strict fp32 loss by loss as closely as the CPU's does, and learns.
+// Op by op: Bf16Activations.*/cuda in nets_tests.
+TEST_F(Gpu, Bf16TrainingFollowsFp32) {
+  if (cuda_->state().major < 8) GTEST_SKIP() << "bf16 needs compute capability 8.0";
+  auto bf16 = devices::make_backend("cuda", devices::PlanPrecision::bf16);
+  ASSERT_EQ(bf16->training_precision(), devices::PlanPrecision::bf16);
+  const nets::testing::TrainingRun expected = nets::testing::train_on_disks(*backend_, 6);
+  nets::testing::expect_same_run(nets::testing::train_on_disks(*bf16, 6), expected, 2e-2, 5e-2);
+}
+
 TEST_F(Gpu, DoctorsConvolutionCheckAgreesWithTheCpu) {
   const devices::ConvolutionCheck check = devices::check_convolution("cuda");
   EXPECT_TRUE(check.agrees()) << check.max_difference << " for outputs up to "
