@@ -8,6 +8,7 @@
 
 #include "core/console.hpp"
 #include "core/error.hpp"
+#include "cuda/graphs.hpp"
 
 namespace labpose::cuda {
 namespace {
@@ -50,7 +51,10 @@ void run_with_fallbacks(CudnnConv& conv, const WorkspaceFor& workspace, const ch
   for (;;) {
     const cudnnStatus_t status = call(workspace(conv.workspace_bytes));
     if (status == CUDNN_STATUS_SUCCESS) return;
-    if (conv.fallbacks.empty() || !falls_back(status)) check_cudnn(status, function, context);
+    // While a graph is captured, a failure fails the capture (the plan then runs op by op) rather
+    // than replacing the algorithm for good.
+    if (conv.fallbacks.empty() || !falls_back(status) || capturing_on_this_thread())
+      check_cudnn(status, function, context);
     const RankedAlgorithm next = conv.fallbacks.front();
     conv.fallbacks.erase(conv.fallbacks.begin());
     console::warn("cuDNN's algorithm {} could not run {} ({}); using its next one, {}",

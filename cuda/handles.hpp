@@ -1,4 +1,5 @@
-// RAII owners of CUDA runtime resources: streams, events and pinned (page-locked) host buffers.
+// RAII owners of CUDA runtime resources: streams, events, instantiated graphs and pinned
+// (page-locked) host buffers.
 // Each is created on the current device and destroyed without throwing. Not for device memory
 // (memory_pool.hpp) nor for cuDNN objects (cudnn_handles.hpp).
 #pragma once
@@ -23,6 +24,12 @@ struct EventDeleter {
 /// An event without timing (cheap to record and wait for).
 using Event = std::unique_ptr<CUevent_st, EventDeleter>;
 Event make_event();
+
+struct GraphExecDeleter {
+  void operator()(CUgraphExec_st* graph) const noexcept { cudaGraphExecDestroy(graph); }
+};
+/// An instantiated CUDA graph, ready to launch (graphs.hpp makes them).
+using GraphExec = std::unique_ptr<CUgraphExec_st, GraphExecDeleter>;
 
 /// Page-locked host memory: the staging area of host<->device copies (truly asynchronous copies
 /// need it). Grows on demand; reserve() must not be called while a copy still reads the buffer.

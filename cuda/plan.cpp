@@ -2,15 +2,21 @@
 // stream: each convolution is one cuDNN call (algorithm chosen at compile time) and one epilogue
 // kernel (bias, activation, residual add, activation), activations NHWC in the plan's precision
 // (fp32, fp16 or bf16), buffers allocated once and reused once dead, outputs converted to fp32.
-// run() queues the work and returns; reading an output waits for it.
+// run() queues the work and returns; reading an output waits for it. After the first run (op by op,
+// so that any algorithm fallback happens then), the work is captured as a CUDA graph per input
+// address (a few kept) and each run is one graph launch (graphs.hpp; LABPOSE_CUDA_GRAPHS=0: op by
+// op); where capture fails, the plan says why once and runs op by op.
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <functional>
 
+#include "core/console.hpp"
 #include "core/error.hpp"
 #include "cuda/cudnn_conv.hpp"
+#include "cuda/graphs.hpp"
 #include "cuda/kernels.hpp"
+#include "cuda/recently_used.hpp"
 #include "cuda/runtime_check.hpp"
 #include "cuda/state.hpp"
 #include "nets/fused_graph.hpp"
@@ -102,6 +108,14 @@ class CudaPlan final : public nets::InferencePlan {
                        fmt::format("compiling an inference plan for input {}", input.text()));
   }
 
+  ~CudaPlan() override {
+    // A graph is not destroyed while it may still run.
+    if (graphs_.size() > 0 && cudaSetDevice(state_.device) == cudaSuccess)
+      cudaStreamSynchronize(state_.queue());
+  }
+  CudaPlan(const CudaPlan&) = delete;
+  CudaPlan& operator=(const CudaPlan&) = delete;
+
   const Shape& input_shape() const override { return input_shape_; }
   const std::vector<Shape>& output_shapes() const override { return output_shapes_; }
 
@@ -110,11 +124,37 @@ class CudaPlan final : public nets::InferencePlan {
     LABPOSE_ASSERT(input.layout() == nets::Layout::nhwc);
     state_.activate();
     input_data_ = device_data(input);
-    for (const auto& step : steps_) step();
+    if (!graphs_enabled_ || runs_++ == 0) {
+      run_steps();
+      return outputs_;
+    }
+    GraphExec* graph = graphs_.find(input_data_);
+    if (graph == nullptr) {
+      std::string why;
+      GraphExec captured = capture_graph(
+          state_.queue(), [this] { run_steps(); }, why);
+      if (captured == nullptr) {
+        console::warn(
+            "the inference plan for input {} runs op by op: capturing it as a CUDA "
+            "graph failed ({})",
+            input_shape_.text(), why);
+        graphs_enabled_ = false;
+        graphs_.clear();
+        run_steps();
+        return outputs_;
+      }
+      graph = &graphs_.insert(input_data_, std::move(captured));
+    }
+    launch_graph(*graph, state_.queue(),
+                 fmt::format("running the inference plan for input {}", input_shape_.text()));
     return outputs_;
   }
 
  private:
+  void run_steps() {
+    for (const auto& step : steps_) step();
+  }
+
   std::size_t bytes(const Shape& shape) const {
     return static_cast<std::size_t>(shape.elements()) * bytes_of(type_);
   }
@@ -263,6 +303,10 @@ class CudaPlan final : public nets::InferencePlan {
   std::shared_ptr<Storage> workspace_, scratch_;  // cuDNN workspace; explicit pad/crop buffer
   std::vector<std::function<void()>> steps_;
   std::vector<Tensor> outputs_;
+  // The captured runs, per input address (callers reuse one input tensor, or a few).
+  bool graphs_enabled_ = cuda_graphs_enabled();
+  std::int64_t runs_ = 0;
+  RecentlyUsed<void*, GraphExec> graphs_{4};
 };
 
 }  // namespace

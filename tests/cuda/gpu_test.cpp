@@ -5,7 +5,10 @@
 // conformance suites (tests/nets) cover every Backend op on cuda against the reference.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "cuda/backend.hpp"
+#include "cuda/graphs.hpp"
 #include "cuda/state.hpp"
 #include "devices/devices.hpp"
 #include "nets/fused_graph.hpp"
@@ -94,6 +97,46 @@ TEST_F(Gpu, Bf16TrainingFollowsFp32) {
   ASSERT_EQ(bf16->training_precision(), devices::PlanPrecision::bf16);
   const nets::testing::TrainingRun expected = nets::testing::train_on_disks(*backend_, 6);
   nets::testing::expect_same_run(nets::testing::train_on_disks(*bf16, 6), expected, 2e-2, 5e-2);
+}
+
+// After its first run (op by op), a plan runs as a CUDA graph per input address: the same outputs
+// as its first run for each of two inputs in turn, new values in an input are read, and a plan
+// compiled with LABPOSE_CUDA_GRAPHS=0 (op by op throughout) agrees.
+TEST_F(Gpu, PlansRunAsCudaGraphsWithTheSameOutputs) {
+  if (!cuda_graphs_enabled()) GTEST_SKIP() << "LABPOSE_CUDA_GRAPHS=0 turns CUDA graphs off";
+  const nets::testing::HalfPrecisionCase c =
+      nets::testing::half_precision_case(*backend_, "mobilenet_v2_0.35");
+  std::vector<float> other = c.pixels;
+  for (float& v : other) v = 255.0F - v;
+  setenv("LABPOSE_CUDA_GRAPHS", "0", 1);
+  auto op_by_op = backend_->compile(c.graph, c.input);
+  unsetenv("LABPOSE_CUDA_GRAPHS");
+  auto plan = backend_->compile(c.graph, c.input);
+  nets::Tensor a = upload(*backend_, c.input, c.pixels), b = upload(*backend_, c.input, other);
+  const auto outputs_of = [&](nets::InferencePlan& p, const nets::Tensor& input) {
+    const auto& out = p.run(input);
+    return std::vector<std::vector<float>>{download(*backend_, out[0]),
+                                           download(*backend_, out[1])};
+  };
+  const auto expect_same = [](const std::vector<std::vector<float>>& actual,
+                              const std::vector<std::vector<float>>& expected, double tolerance) {
+    for (std::size_t k = 0; k < 2; ++k)
+      EXPECT_LE(relative_l2_error(actual[k], expected[k]), tolerance) << "output " << k;
+  };
+  const std::int64_t launched_before = graphs_launched();
+  const auto first_a = outputs_of(*plan, a);  // op by op
+  const auto first_b = outputs_of(*plan, b);  // captured for b
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round);
+    expect_same(outputs_of(*plan, a), first_a, 1e-6);
+    expect_same(outputs_of(*plan, b), first_b, 1e-6);
+  }
+  EXPECT_EQ(graphs_launched() - launched_before, 5) << "every run after the first is a graph";
+  EXPECT_GT(relative_l2_error(first_a[0], first_b[0]), 1e-3) << "the inputs give other maps";
+  backend_->copy_from_host(other.data(), a);
+  expect_same(outputs_of(*plan, a), first_b, 1e-6);
+  expect_same(outputs_of(*op_by_op, b), first_b, 1e-4);
+  expect_same(outputs_of(*op_by_op, b), first_b, 1e-4);
 }
 
 TEST_F(Gpu, DoctorsConvolutionCheckAgreesWithTheCpu) {

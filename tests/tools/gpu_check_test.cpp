@@ -50,6 +50,12 @@ TEST(GpuCheck, TablesLabposeBesidePyTorchComparingOnlyLikeArithmetic) {
       "\\| mobilenet_v2_0.35 96x64 b2 analysis path, 2 slots \\| fp32 \\| " + number;
   EXPECT_TRUE(std::regex_search(result.output, std::regex(pipeline + ".*frames/s \\|  \\|  \\|")))
       << result.output;
+  // Op by op (LABPOSE_CUDA_GRAPHS=0: the A/B row of CUDA graphs): no PyTorch twin either.
+  const std::string op_by_op =
+      "\\| mobilenet_v2_0.35 96x64 b1 inference, op by op \\(no CUDA graphs\\) \\| fp32 \\| " +
+      number;
+  EXPECT_TRUE(std::regex_search(result.output, std::regex(op_by_op + ".*frames/s \\|  \\|  \\|")))
+      << result.output;
   // With a video: decoding included, and how much of decoding alone that is.
   const std::string with_video =
       "\\| mobilenet_v2_0.35 b4 analysis path on clip.avi, 1 slot \\| fp32 \\| " + number +

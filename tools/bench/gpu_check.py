@@ -45,15 +45,18 @@ PIPELINE = [("resnet_50", "640x480", 64, "fp16", 1), ("resnet_50", "640x480", 64
 # (architecture, batch, precision): analysis's path on --video's frames, decoding included, 3 slots.
 VIDEO_PIPELINE = [("resnet_50", 64, "fp16"), ("efficientnet_lite0", 64, "fp16"),
                   ("mobilenet_v2_0.35", 64, "fp32")]
+# Batch-1 inference op by op (LABPOSE_CUDA_GRAPHS=0), beside the rows above that run as CUDA graphs.
+OP_BY_OP = [("resnet_50", "640x480", 1, "fp16"), ("mobilenet_v2_0.35", "640x480", 1, "fp32")]
 # The same on frames NVDEC decodes (`--decode gpu`), where the video's codec allows.
 NVDEC_PIPELINE = [("resnet_50", 64, "fp16"), ("efficientnet_lite0", 64, "fp16")]
 # labpose's precision -> PyTorch's mode of the same class.
 PEER_MODE = {"tf32": "tf32", "fp32": "fp32-strict", "fp16": "fp16", "bf16": "bf16"}
 
 
-def run(command, timeout):
+def run(command, timeout, environment=None):
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                              env=None if environment is None else {**os.environ, **environment})
         return done.returncode, done.stdout + done.stderr
     except subprocess.TimeoutExpired:
         return 124, f"timed out after {timeout} s"
@@ -90,8 +93,8 @@ def gtest(binary, arguments, timeout):
 
 
 def labpose_bench(labpose, device, arch, size, batch, precision, mode, quick):
-    """mode: "infer", "train", "pipeline:<slots>", "video:<slots>" (size is then the video), or
-    "nvdec:<slots>" (the video decoded with NVDEC)."""
+    """mode: "infer", "infer-op-by-op" (without CUDA graphs), "train", "pipeline:<slots>",
+    "video:<slots>" (size is then the video), or "nvdec:<slots>" (the video decoded with NVDEC)."""
     command = [labpose, "bench", "--device", device, "--arch", arch, "--size", size, "--batch",
                str(batch), "--precision", precision, "--json", "--repeats", "3" if quick else "10",
                "--warmup", "1" if quick else "3"]
@@ -104,7 +107,7 @@ def labpose_bench(labpose, device, arch, size, batch, precision, mode, quick):
                    precision, "--json", "--pipeline", "--slots", mode.split(":")[1], "--video", size]
         if mode.startswith("nvdec:"):
             command += ["--decode", "gpu"]
-    code, output = run(command, 300)
+    code, output = run(command, 300, {"LABPOSE_CUDA_GRAPHS": "0"} if mode == "infer-op-by-op" else None)
     lines = [line for line in output.splitlines() if line.startswith("{")]
     if code != 0 or not lines:
         error = [line for line in output.splitlines() if line.startswith("error:")]
@@ -183,12 +186,14 @@ def rows_to_run(quick, video):
     """(arch, size, batch, precision, mode) in the table's order; mode as labpose_bench takes it."""
     if quick:
         rows = [("mobilenet_v2_0.35", "96x64", 2, "fp32", "infer"), ("mobilenet_v2_0.35", "96x64", 2, "tf32", "infer"),
+                ("mobilenet_v2_0.35", "96x64", 1, "fp32", "infer-op-by-op"),
                 ("mobilenet_v2_0.35", "64x64", 2, "fp32", "train"),
                 ("mobilenet_v2_0.35", "96x64", 2, "fp32", "pipeline:2")]
         return rows + ([("mobilenet_v2_0.35", video, 4, "fp32", "video:1")] if video else [])
     rows = []
     for arch, size, batches, precisions in INFERENCE:
         rows += [(arch, size, batch, precision, "infer") for precision in precisions for batch in batches]
+    rows += [(arch, size, batch, precision, "infer-op-by-op") for arch, size, batch, precision in OP_BY_OP]
     for arch, size, batch, precisions in TRAINING:
         rows += [(arch, size, batch, precision, "train") for precision in precisions]
     rows += [(arch, size, batch, precision, f"pipeline:{slots}") for arch, size, batch, precision, slots in PIPELINE]
@@ -207,6 +212,8 @@ def work_name(arch, size, batch, mode):
     if mode.startswith("pipeline:"):
         slots = mode.split(":")[1]
         return f"{arch} {size} b{batch} analysis path, {slots} slot{'' if slots == '1' else 's'}"
+    if mode == "infer-op-by-op":
+        return f"{arch} {size} b{batch} inference, op by op (no CUDA graphs)"
     return f"{arch} {size} b{batch} {'training' if mode == 'train' else 'inference'}"
 
 
@@ -261,7 +268,8 @@ def main():
     peers = []
     for arch, size, batch, precision, mode in rows:
         # The analysis path has no PyTorch twin here: its row stands beside labpose's plan alone.
-        if measure is None or time.monotonic() > deadline or mode.startswith(("pipeline:", "video:", "nvdec:")):
+        if (measure is None or time.monotonic() > deadline or mode == "infer-op-by-op"
+                or mode.startswith(("pipeline:", "video:", "nvdec:"))):
             peers.append(None)
             continue
         try:
