@@ -19,20 +19,34 @@ namespace labpose::pipeline {
 /// Image `image`'s labeled animals (dataset.animals() of them) over the multi-animal bodyparts.
 LabeledAnimals labeled_animals_of(const Dataset& dataset, const LabeledImage& image);
 
+/// The detections of every image of the dataset with one nmsradius.
+struct RadiusDetections {
+  int nms_radius = 5;
+  std::vector<ImageDetections> images;
+};
+
 struct AssembledImages {
   std::vector<Assemblies> animals;  // per image of the dataset
   std::vector<int> paf_best;        // the edges they were linked through
+  int nms_radius = 5;               // the radius of the candidates they were assembled from
+  bool nms_radius_chosen = false;   // chosen among several radii (evaluate writes it)
 };
 
-/// Chooses the graph from `detections` (one per image of `dataset`, over the model's whole
-/// graph; `train` indexes the training images), makes `predictor` link through it, and
-/// assembles every image.
+/// For each radius's detections (over the model's whole graph; `train` indexes the training
+/// images), the graph (graph_selection.hpp); then the radius whose graph scores best by
+/// assembly_score, DeepLabCut's 5 unless another scores higher (or the first of `by_radius`
+/// without 5 among them). Makes `predictor` link through that graph and assembles every image
+/// from that radius's detections.
 AssembledImages assemble_through_best_graph(AnimalPredictor& predictor,
-                                            const std::vector<ImageDetections>& detections,
+                                            const std::vector<RadiusDetections>& by_radius,
                                             const Dataset& dataset,
                                             const std::vector<std::size_t>& train,
                                             const PafGraph& graph,
                                             const AssemblySettings& settings);
+
+/// The index into `scores` (one per radius of `radii`) of the radius assemble_through_best_graph
+/// takes: the default 5 unless another scores strictly higher; NaN never wins over a number.
+std::size_t best_radius(const std::vector<int>& radii, const std::vector<double>& scores);
 
 /// mAP, mAR, purity and misses on the training and test images.
 AssemblyEvaluation evaluate_assemblies(const Dataset& dataset,

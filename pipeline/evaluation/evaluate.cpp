@@ -67,14 +67,24 @@ Predictions predict_all(nets::Backend& backend, const LoadedSnapshot& loaded,
     animals = std::make_unique<AnimalPredictor>(
         backend, *net, *model, static_cast<int>(loaded.metadata.bodyparts.size()), assembly);
   }
+  // The candidates' radius: chosen among kNmsRadiiTried where no person set it.
+  std::vector<RadiusDetections> by_radius;
+  if (model && evaluate_chooses_nms_radius(test_pose_cfg_of(snapshot))) {
+    for (const int radius : kNmsRadiiTried) by_radius.push_back({radius, {}});
+  } else if (model) {
+    by_radius.push_back({assembly.candidates.nms_radius, {}});
+  }
+  std::vector<int> radii;
+  for (const RadiusDetections& radius : by_radius) radii.push_back(radius.nms_radius);
   Predictions predictions;
-  std::vector<ImageDetections> detections;
   predictions.slots.reserve(dataset.images.size());
   Progress progress(label, static_cast<std::int64_t>(dataset.images.size()), "images");
   for (const auto& image : dataset.images) {
     const cv::Mat rgb = load_rgb_image(project / image.path);
     if (animals) {
-      detections.push_back(animals->detect(rgb));
+      std::vector<ImageDetections> found = animals->detect(rgb, radii);
+      for (std::size_t k = 0; k < found.size(); ++k)
+        by_radius[k].images.push_back(std::move(found[k]));
     } else {
       predictions.slots.push_back(predictor.predict(rgb));
     }
@@ -82,7 +92,7 @@ Predictions predict_all(nets::Backend& backend, const LoadedSnapshot& loaded,
   }
   if (!animals) return predictions;
   predictions.graph_edges = model->graph.size();
-  predictions.assembled = assemble_through_best_graph(*animals, detections, dataset, train,
+  predictions.assembled = assemble_through_best_graph(*animals, by_radius, dataset, train,
                                                       model->graph, assembly.assembly);
   for (std::size_t i = 0; i < dataset.images.size(); ++i) {
     predictions.slots.push_back(
@@ -290,6 +300,8 @@ void write_results(const projects::ConfigValues& values, const ShuffleImages& im
                           assembly_results_csv(row, result.assembly->train, result.assembly->test));
     result.written.push_back(assembly_file);
     write_paf_best(test_config, result.assembly->paf_best);
+    if (result.assembly->nms_radius_chosen)
+      write_chosen_nms_radius(test_config, result.assembly->nms_radius);
     result.written.push_back(test_config);
   }
   if (plot) {

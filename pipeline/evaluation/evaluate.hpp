@@ -46,6 +46,8 @@ struct AssemblyEvaluation {
   PurityScores train_purity, test_purity;  // assembly_purity.hpp
   std::vector<int> paf_best;               // the edges chosen (graph_selection.hpp)
   std::size_t graph_edges = 0;             // of the model's graph
+  int nms_radius = 5;                      // the candidates' nmsradius
+  bool nms_radius_chosen = false;          // chosen on the labeled images and written
 };
 
 struct SnapshotEvaluation {

@@ -175,11 +175,15 @@ std::vector<std::vector<int>> graphs_to_try(const PafGraph& graph,
 
 // numpy.argmax, which DeepLabCut takes, returns the first NaN: a graph that assembled no animal at
 // all (miss 1, purity NaN) would win.
+double assembly_score(const PurityScores& scores) {
+  return (1.0 - scores.miss) * scores.purity;
+}
+
 std::size_t best_trial(const std::vector<GraphTrial>& trials) {
   std::size_t chosen = 0;
   double best = -1.0;
   for (std::size_t k = 0; k < trials.size(); ++k) {
-    const double value = (1.0 - trials[k].scores.miss) * trials[k].scores.purity;
+    const double value = assembly_score(trials[k].scores);
     if (!std::isnan(value) && value > best) {
       best = value;
       chosen = k;

@@ -57,6 +57,9 @@ struct GraphSelection {
   std::size_t best = 0;            // the chosen trial
 };
 
+/// The score step 3 compares: (1 - miss) x purity; NaN when nothing was assembled.
+double assembly_score(const PurityScores& scores);
+
 /// Step 3's choice among `trials` (at least one): the first with the best (1 - miss) x purity;
 /// a NaN score (no animal assembled) loses to any number; the first trial when every score is NaN.
 std::size_t best_trial(const std::vector<GraphTrial>& trials);

@@ -76,6 +76,12 @@ Assemblies AnimalPredictor::assemble(const ImageDetections& detections,
 }
 
 ImageDetections AnimalPredictor::detect(const cv::Mat& rgb) {
+  const int radius = settings_.candidates.nms_radius;
+  return std::move(detect(rgb, std::span<const int>(&radius, 1)).front());
+}
+
+std::vector<ImageDetections> AnimalPredictor::detect(const cv::Mat& rgb,
+                                                     std::span<const int> nms_radii) {
   LABPOSE_ASSERT(rgb.type() == CV_8UC3 && rgb.isContinuous());
   SizedPlan& sized = plan_for(rgb.rows, rgb.cols);
   backend_.copy_pixels_from_host(rgb.ptr<std::uint8_t>(), sized.input);
@@ -94,14 +100,20 @@ ImageDetections AnimalPredictor::detect(const cv::Mat& rgb) {
                         width};
   const MapStack locref{sized.locref, 2 * bodyparts_, height, width};
   const MapStack pafs{sized.paf, static_cast<int>(2 * model_.graph.size()), height, width};
-  ImageDetections detections =
-      detect_maps(scores, locref, pafs, model_.graph, multi_bodyparts(), settings_);
-  if (model_.identity_channels > 0) {
-    const MapStack identity{std::span<const float>(sized.score).subspan(values),
-                            model_.identity_channels, height, width};
-    detections.identity = read_identity(identity, detections.candidates);
+  std::vector<ImageDetections> found;
+  for (const int radius : nms_radii) {
+    MapAssemblySettings settings = settings_;
+    settings.candidates.nms_radius = radius;
+    ImageDetections detections =
+        detect_maps(scores, locref, pafs, model_.graph, multi_bodyparts(), settings);
+    if (model_.identity_channels > 0) {
+      const MapStack identity{std::span<const float>(sized.score).subspan(values),
+                              model_.identity_channels, height, width};
+      detections.identity = read_identity(identity, detections.candidates);
+    }
+    found.push_back(std::move(detections));
   }
-  return detections;
+  return found;
 }
 
 }  // namespace labpose::pipeline

@@ -8,6 +8,7 @@
 
 #include <map>
 #include <memory>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -43,6 +44,9 @@ class AnimalPredictor {
   /// The candidates and the costs of every edge of the model's graph in one image; with an
   /// identity head, the softmax over its channels at each candidate (read_identity).
   ImageDetections detect(const cv::Mat& rgb);
+  /// detect() with each of these nmsradius values in turn, the network run once (evaluate chooses
+  /// among them): one result per radius, in their order.
+  std::vector<ImageDetections> detect(const cv::Mat& rgb, std::span<const int> nms_radii);
   /// The animals of detect()'s result, linked through the edges use_edges() chose, with their
   /// keypoints' identities (attach_identities).
   Assemblies assemble(const ImageDetections& detections) const;

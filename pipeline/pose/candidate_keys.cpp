@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "core/atomic_file.hpp"
+#include "pipeline/pose/pose_cfg_line.hpp"
 #include "projects/layout.hpp"
 #include "projects/yaml_reader.hpp"
 
@@ -36,6 +37,26 @@ void read_candidate_keys(const fs::path& file, CandidateSettings& settings) {
       reader.optional_number("minconfidence", 0.0, 1.0).value_or(settings.min_confidence);
   settings.smoothing_sigma =
       reader.optional_number("sigma", 0.0, 100.0).value_or(settings.smoothing_sigma);
+}
+
+namespace {
+constexpr const char* kChosenComment = "# chosen by labpose evaluate on the labeled images";
+}  // namespace
+
+bool evaluate_chooses_nms_radius(const fs::path& file) {
+  std::error_code error;
+  if (!fs::exists(file, error)) return true;
+  CandidateSettings settings;
+  read_candidate_keys(file, settings);
+  const std::optional<std::string> line = pose_cfg_line(read_file(file), "nmsradius");
+  if (!line || line->find(kChosenComment) != std::string::npos) return true;
+  // DeepLabCut's template line, `nmsradius: 5.0`, has no comment; a comment of a person's keeps it.
+  return settings.nms_radius == CandidateSettings{}.nms_radius &&
+         line->find('#') == std::string::npos;
+}
+
+void write_chosen_nms_radius(const fs::path& file, int radius) {
+  set_pose_cfg_line(file, "nmsradius", fmt::format("{}.0  {}", radius, kChosenComment));
 }
 
 }  // namespace labpose::pipeline

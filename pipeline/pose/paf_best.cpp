@@ -5,11 +5,11 @@
 #include <fmt/format.h>
 
 #include <set>
-#include <sstream>
 #include <string>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "pipeline/pose/pose_cfg_line.hpp"
 #include "projects/yaml_reader.hpp"
 
 namespace labpose::pipeline {
@@ -41,22 +41,7 @@ std::optional<std::vector<int>> read_paf_best(const fs::path& file, int graph_ed
 }
 
 void write_paf_best(const fs::path& file, const std::vector<int>& edges) {
-  std::istringstream in(read_file(file));
-  std::string out, line;
-  const std::string prefix = std::string(kKey) + ":";
-  bool in_old_list = false;  // DeepLabCut writes the list as a block: "paf_best:" then "- i" lines
-  while (std::getline(in, line)) {
-    if (line.rfind(prefix, 0) == 0) {  // the old value, replaced below
-      in_old_list = line.find_first_not_of(" \t", prefix.size()) == std::string::npos;
-      continue;
-    }
-    const std::size_t first = line.find_first_not_of(' ');
-    if (in_old_list && first != std::string::npos && line[first] == '-') continue;
-    in_old_list = false;
-    out += line + "\n";
-  }
-  out += fmt::format("{}: [{}]\n", kKey, fmt::join(edges, ", "));
-  write_file_atomically(file, out);
+  set_pose_cfg_line(file, kKey, fmt::format("[{}]", fmt::join(edges, ", ")));
 }
 
 }  // namespace labpose::pipeline

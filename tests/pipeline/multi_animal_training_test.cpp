@@ -3,6 +3,7 @@
 // PAFs along their limbs, identity maps), predicted animals matched to the labeled ones, and the
 // trainer on DeepLabCut's multi-animal example: it learns, its snapshots rebuild the same heads,
 // and an interrupted run resumes with the same losses.
+#include <fmt/core.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -12,12 +13,14 @@
 
 #include "nets/ref/backend.hpp"
 #include "pipeline/dataset/create_dataset.hpp"
+#include "pipeline/evaluation/animal_evaluation.hpp"
 #include "pipeline/evaluation/animal_matching.hpp"
 #include "pipeline/evaluation/errors.hpp"
 #include "pipeline/evaluation/evaluate.hpp"
 #include "pipeline/evaluation/keypoint_similarity.hpp"
 #include "pipeline/pose/candidate_keys.hpp"
 #include "pipeline/pose/paf_best.hpp"
+#include "pipeline/pose/pose_cfg_line.hpp"
 #include "pipeline/training/augment.hpp"
 #include "pipeline/training/loader.hpp"
 #include "pipeline/training/pose_loss.hpp"
@@ -345,12 +348,72 @@ TEST(MultiAnimalEvaluate, WritesMatchedErrorsAndKeypointMetrics) {
   EXPECT_EQ(read_paf_best(test_config, static_cast<int>(fixture.pose.paf_graph.size())),
             result.assembly->paf_best);
   EXPECT_THAT(testing::read_text(test_config), ::testing::HasSubstr("partaffinityfield_graph: "));
+  // No nmsradius in the file: evaluate chose one on the labeled images and wrote it, saying so.
+  EXPECT_TRUE(result.assembly->nms_radius_chosen);
+  EXPECT_THAT(testing::read_text(test_config),
+              ::testing::HasSubstr(fmt::format("\nnmsradius: {}.0  # chosen by labpose evaluate",
+                                               result.assembly->nms_radius)));
+  EXPECT_TRUE(evaluate_chooses_nms_radius(test_config)) << "its own choice is open to the next";
   const PurityScores& purity = result.assembly->train_purity;
   if (purity.images > 0) {  // a few steps of training: maybe nothing assembled (purity NaN)
     EXPECT_GE(purity.miss, 0.0);
     EXPECT_LE(purity.miss, 1.0);
     EXPECT_TRUE(std::isnan(purity.purity) || (purity.purity > 0.0 && purity.purity <= 1.0));
   }
+}
+
+// A radius a person set is kept: evaluate assembles from it alone and leaves its line alone.
+TEST(MultiAnimalEvaluate, KeepsAnNmsRadiusAPersonSet) {
+  const MultiAnimalFixture fixture;
+  train(fixture.options());
+  const fs::path test_config = fixture.train_dir.parent_path() / "test" / "pose_cfg.yaml";
+  testing::write_text(test_config, testing::read_text(test_config) + "nmsradius: 4\n");
+  const auto config = projects::ProjectConfig::load(fixture.project / "config.yaml");
+  const auto results = evaluate_network(config, EvaluateOptions{});
+  ASSERT_FALSE(results.empty());
+  ASSERT_TRUE(results.back().assembly.has_value());
+  EXPECT_EQ(results.back().assembly->nms_radius, 4);
+  EXPECT_FALSE(results.back().assembly->nms_radius_chosen);
+  EXPECT_THAT(testing::read_text(test_config), ::testing::HasSubstr("\nnmsradius: 4\n"));
+}
+
+// DeepLabCut's 5 stays unless another radius scores strictly higher; NaN (nothing assembled) never
+// wins over a score.
+TEST(NmsRadiusChoice, DeepLabCutsFiveUnlessAnotherScoresHigher) {
+  const double nan = std::nan("");
+  EXPECT_EQ(best_radius({3, 4, 5, 6}, {0.9, 0.95, 0.95, 0.9}), 2U) << "a tie keeps 5";
+  EXPECT_EQ(best_radius({3, 4, 5, 6}, {0.98, 0.95, 0.97, 0.98}), 0U) << "the first of the best";
+  EXPECT_EQ(best_radius({3, 4, 5, 6}, {0.5, nan, nan, 0.4}), 0U);
+  EXPECT_EQ(best_radius({3, 4, 5, 6}, {nan, nan, nan, nan}), 2U);
+  EXPECT_EQ(best_radius({4}, {nan}), 0U);
+  EXPECT_EQ(best_radius({3, 4}, {0.7, 0.8}), 1U) << "without 5, the best";
+}
+
+// Which nmsradius lines evaluate may replace: none, DeepLabCut's template line, or its own.
+TEST(NmsRadiusChoice, OpenUnlessAPersonSetTheRadius) {
+  testing::TempDir dir;
+  const fs::path file = dir.path() / "pose_cfg.yaml";
+  EXPECT_TRUE(evaluate_chooses_nms_radius(file)) << "no file";
+  const auto open = [&](const std::string& text) {
+    testing::write_text(file, "stride: 8.0\n" + text);
+    return evaluate_chooses_nms_radius(file);
+  };
+  EXPECT_TRUE(open(""));
+  EXPECT_TRUE(open("nmsradius: 5.0\n")) << "DeepLabCut's template";
+  EXPECT_TRUE(open("nmsradius: 5\n"));
+  EXPECT_FALSE(open("nmsradius: 4.0\n"));
+  EXPECT_FALSE(open("nmsradius: 5  # mine\n"));
+  testing::write_text(file, "stride: 8.0\nnmsradius: 5.0\nsigma: 1\n");
+  write_chosen_nms_radius(file, 3);
+  EXPECT_EQ(testing::read_text(file),
+            "stride: 8.0\nsigma: 1\nnmsradius: 3.0  # chosen by labpose evaluate on the labeled "
+            "images\n");
+  CandidateSettings settings;
+  read_candidate_keys(file, settings);
+  EXPECT_EQ(settings.nms_radius, 3) << "analysis reads the radius chosen";
+  EXPECT_TRUE(evaluate_chooses_nms_radius(file));
+  EXPECT_EQ(pose_cfg_line(testing::read_text(file), "sigma"), "sigma: 1");
+  EXPECT_FALSE(pose_cfg_line(testing::read_text(file), "minconfidence").has_value());
 }
 
 TEST(PafBest, ReplacesDeepLabCutsBlockListAndRefusesBadEdges) {

@@ -101,7 +101,9 @@ Command evaluate_command() {
         "Writes labpose-evaluation-results/iteration-<K>/CombinedEvaluation-results.csv and, per "
         "shuffle folder, <scorer>-results.csv, <scorer>-keypoint-results.csv and the predictions "
         "<scorer>-<snapshot>.h5 (with --plot, LabeledImages_<scorer>_<snapshot>/); for a "
-        "multi-animal shuffle also <scorer>-assembly-results.csv (mAP and mAR).");
+        "multi-animal shuffle also <scorer>-assembly-results.csv (mAP and mAR), and into its "
+        "test/pose_cfg.yaml the PAF graph chosen (paf_best) and, unless you set it, the "
+        "candidates' nmsradius chosen among 3 to 6, which analyze then uses.");
     return [options]() {
       const projects::ProjectConfig config = load_project_config(options->config);
       pipeline::EvaluateOptions evaluate;
@@ -153,10 +155,11 @@ Command evaluate_command() {
             test.mean_average_recall, test.misses);
         const auto& assembly = *result.assembly;
         std::cout << fmt::format(
-            "assembly through {} of the {} PAF edges (paf_best [{}] in test/pose_cfg.yaml): "
-            "test purity {:.3f}, miss {:.3f}, whole animals {:.3f} (train {:.3f}, {:.3f}, "
-            "{:.3f})\n",
+            "assembly through {} of the {} PAF edges (paf_best [{}]) from candidates of "
+            "nmsradius {} ({} test/pose_cfg.yaml): test purity {:.3f}, miss {:.3f}, whole "
+            "animals {:.3f} (train {:.3f}, {:.3f}, {:.3f})\n",
             assembly.paf_best.size(), assembly.graph_edges, fmt::join(assembly.paf_best, ", "),
+            assembly.nms_radius, assembly.nms_radius_chosen ? "chosen, in" : "from",
             assembly.test_purity.purity, assembly.test_purity.miss,
             assembly.test_purity.whole_animals, assembly.train_purity.purity,
             assembly.train_purity.miss, assembly.train_purity.whole_animals);
