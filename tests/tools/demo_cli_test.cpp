@@ -9,6 +9,9 @@
 #include <regex>
 #include <string>
 
+#include "pipeline/analysis/multi_animal_files.hpp"
+#include "pipeline/evaluation/tracking_scores.hpp"
+#include "projects/table.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace labpose {
@@ -73,6 +76,32 @@ TEST(DemoCli, SeveralMiceAreTrainedEvaluatedAndScored) {
   ASSERT_EQ(scored.exit_code, 0) << scored.output;
   EXPECT_TRUE(testing::contains(scored.output, "MOTA        1.0000")) << scored.output;
   EXPECT_TRUE(testing::contains(scored.output, "IDF1        1.0000")) << scored.output;
+
+  // Assemblies that are the truth itself are pure, miss nothing and are whole animals.
+  const projects::Table table = projects::read_table_hdf5(truth);
+  const auto bodyparts = pipeline::animal_bodyparts_of(table, truth);
+  std::vector<pipeline::Assemblies> frames;
+  for (const auto& animals : pipeline::animal_frames_of(table, bodyparts, truth)) {
+    pipeline::Assemblies assemblies;
+    for (const auto& animal : animals) {
+      pipeline::Assembly assembly;
+      for (const auto& point : animal) {
+        assembly.keypoints.push_back({point.x, point.y, 1.0});
+        assembly.candidate.push_back(std::isnan(point.x) ? -1 : 0);
+      }
+      if (assembly.size() > 0) assemblies.animals.push_back(std::move(assembly));
+    }
+    frames.push_back(std::move(assemblies));
+  }
+  const fs::path pickle = dir.path() / "truth_assemblies.pickle";
+  pipeline::write_assemblies_pickle(pickle, frames);
+  const auto pure =
+      testing::run(shell_quote(scorer.string()) + " " + shell_quote(truth.string()) + " " +
+                   shell_quote(truth.string()) + " --assemblies " + shell_quote(pickle.string()));
+  ASSERT_EQ(pure.exit_code, 0) << pure.output;
+  EXPECT_TRUE(testing::contains(pure.output,
+                                "assembly    purity 1.0000, miss 0.0000, whole animals 1.0000"))
+      << pure.output;
 }
 
 TEST(DemoCli, ATestVideoNeedsSeveralMice) {

@@ -3,8 +3,12 @@
 // pipeline/evaluation/tracking_scores.hpp). The truth is a table of the same video's frames in
 // DeepLabCut's multi-animal layout (scorer/individuals/bodyparts/coords): `labpose demo --animals N
 // --test-frames F` writes one for its test video; hand labels of every frame serve as well. A
-// benchmark program: it asserts nothing. Usage:
-//   labpose-bench-tracks TRACKS TRUTH [--threshold PX] [--json]
+// benchmark program: it asserts nothing. With --assemblies, the animals assembled in every frame
+// (the video's _assemblies.pickle) are scored as evaluate scores labeled images
+// (pipeline/evaluation/assembly_purity.hpp: purity, miss, and the share of whole animals), over
+// every frame with two or more animals in the truth: thousands of held-out animals where a
+// project's test images hold a few dozen. Usage:
+//   labpose-bench-tracks TRACKS TRUTH [--threshold PX] [--assemblies PICKLE] [--json]
 #include <fmt/core.h>
 
 #include <cstdio>
@@ -12,6 +16,8 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "pipeline/analysis/tracklet_files.hpp"
+#include "pipeline/evaluation/assembly_purity.hpp"
 #include "pipeline/evaluation/tracking_scores.hpp"
 #include "projects/table.hpp"
 
@@ -53,25 +59,51 @@ void print(const TrackingScores& s, double threshold, bool json) {
               s.mean_distance, static_cast<long long>(s.matches), threshold);
 }
 
+// The purity of the assemblies in `file` against `truth`, frame by frame.
+labpose::pipeline::PurityScores assembly_purity(const fs::path& file,
+                                                const labpose::pipeline::AnimalFrames& truth,
+                                                int bodyparts) {
+  using labpose::pipeline::KeypointPrediction;
+  const auto frames = labpose::pipeline::read_assemblies_pickle(
+      file, static_cast<std::int64_t>(truth.size()), bodyparts, 0);
+  std::vector<labpose::pipeline::ImagePurity> images;
+  for (std::size_t f = 0; f < truth.size(); ++f) {
+    std::vector<std::vector<KeypointPrediction>> labeled;
+    for (const auto& animal : truth[f]) {
+      std::vector<KeypointPrediction> keypoints;
+      for (const auto& point : animal) keypoints.push_back({point.x, point.y, 1.0});
+      labeled.push_back(std::move(keypoints));
+    }
+    images.push_back(labpose::pipeline::image_purity(labeled, frames[f].animals));
+  }
+  return labpose::pipeline::mean_purity(images);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 3 || std::string(argv[1]) == "--help") {
     std::fprintf(stderr,
-                 "usage: labpose-bench-tracks TRACKS TRUTH [--threshold PX] [--json]\n"
+                 "usage: labpose-bench-tracks TRACKS TRUTH [--threshold PX] [--assemblies PICKLE] "
+                 "[--json]\n"
                  "Scores a multi-animal video's tracks (.h5 or .csv, e.g. <video><scorer>_el.h5) "
                  "against its ground truth\n(the same frames, DeepLabCut's multi-animal table): "
                  "MOTA, IDF1 and identity switches, with a\ntrack matching an animal where their "
-                 "keypoints are on average within PX pixels (default 20).\n");
+                 "keypoints are on average within PX pixels (default 20); with --assemblies, "
+                 "the purity of\nthe video's assembled animals (<video><scorer>_assemblies.pickle) "
+                 "frame by frame.\n");
     return 2;
   }
   const fs::path tracks_file = argv[1], truth_file = argv[2];
+  fs::path assemblies_file;
   double threshold = 20.0;
   bool json = false;
   for (int i = 3; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--json") {
       json = true;
+    } else if (flag == "--assemblies" && i + 1 < argc) {
+      assemblies_file = argv[++i];
     } else if (flag == "--threshold" && i + 1 < argc) {
       threshold = std::stod(argv[++i]);
     } else {
@@ -93,6 +125,16 @@ int main(int argc, char** argv) {
                   truth.empty() ? std::size_t{0} : truth.front().size(), bodyparts.size());
     }
     print(labpose::pipeline::score_tracks(truth, tracks, threshold), threshold, json);
+    if (!assemblies_file.empty()) {
+      const auto purity =
+          assembly_purity(assemblies_file, truth, static_cast<int>(bodyparts.size()));
+      std::printf(json ? R"({"assembly_purity": %.6f, "assembly_miss": %.6f, )"
+                         R"("whole_animals": %.6f, "frames_scored": %d})"
+                         "\n"
+                       : "assembly    purity %.4f, miss %.4f, whole animals %.4f (over the %d "
+                         "frames with two or more animals)\n",
+                  purity.purity, purity.miss, purity.whole_animals, purity.images);
+    }
   } catch (const labpose::Error& error) {
     std::fprintf(stderr, "error: %s\n", error.what());
     if (!error.hint().empty()) std::fprintf(stderr, "hint: %s\n", error.hint().c_str());
