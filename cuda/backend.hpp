@@ -137,6 +137,9 @@ class CudaBackend final : public nets::Backend {
                  const nets::AdamSettings& settings, std::int64_t step) override;
   std::unique_ptr<nets::InferencePlan> compile(const nets::FusedGraph& graph,
                                                const nets::Shape& input) override;
+  /// `work` captured as a CUDA graph, its scratch kept with it (graphs.hpp record_on_stream).
+  std::unique_ptr<nets::RecordedWork> record(const std::function<void()>& work,
+                                             std::string& why_not) override;
 
   /// Device memory in use, cached and at its peak (bench and tests read it).
   PoolStatistics memory_statistics() const;

@@ -8,6 +8,7 @@
 #include <exception>
 #include <string_view>
 
+#include "cuda/memory_pool.hpp"
 #include "cuda/runtime_check.hpp"
 
 namespace labpose::cuda {
@@ -31,9 +32,9 @@ bool capturing_on_this_thread() {
   return capturing;
 }
 
-GraphExec capture_graph(cudaStream_t stream, const std::function<void()>& record,
-                        std::string& why) {
-  cudaError_t status = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal);
+GraphExec capture_graph(cudaStream_t stream, const std::function<void()>& record, std::string& why,
+                        cudaStreamCaptureMode mode) {
+  cudaError_t status = cudaStreamBeginCapture(stream, mode);
   if (status != cudaSuccess) {
     cudaGetLastError();
     why = fmt::format("cudaStreamBeginCapture: {}", cudaGetErrorString(status));
@@ -69,6 +70,50 @@ GraphExec capture_graph(cudaStream_t stream, const std::function<void()>& record
 void launch_graph(const GraphExec& graph, cudaStream_t stream, const std::string& context) {
   LABPOSE_CUDA_CHECK(cudaGraphLaunch(graph.get(), stream), context);
   ++launched;
+}
+
+namespace {
+
+// A graph and the arena its scratch lives in, replayed on its stream.
+class RecordedGraph final : public nets::RecordedWork {
+ public:
+  RecordedGraph(cudaStream_t stream, GraphExec graph, std::shared_ptr<CaptureArena> arena)
+      : stream_(stream), graph_(std::move(graph)), arena_(std::move(arena)) {
+    cudaGetDevice(&device_);
+  }
+  ~RecordedGraph() override {
+    // The arena's blocks go back to the pool only after the last replay is done.
+    if (cudaSetDevice(device_) == cudaSuccess) cudaStreamSynchronize(stream_);
+  }
+  RecordedGraph(const RecordedGraph&) = delete;
+  RecordedGraph& operator=(const RecordedGraph&) = delete;
+  void replay() override { launch_graph(graph_, stream_, "replaying recorded work"); }
+
+ private:
+  cudaStream_t stream_;
+  int device_ = 0;
+  GraphExec graph_;
+  std::shared_ptr<CaptureArena> arena_;
+};
+
+}  // namespace
+
+std::unique_ptr<nets::RecordedWork> record_on_stream(cudaStream_t stream,
+                                                     const std::shared_ptr<DevicePool>& pool,
+                                                     const std::function<void()>& work,
+                                                     std::string& why) {
+  if (!cuda_graphs_enabled()) {
+    why = "LABPOSE_CUDA_GRAPHS=0 turns CUDA graphs off";
+    return nullptr;
+  }
+  pool->begin_capture();
+  GraphExec graph = capture_graph(stream, work, why, cudaStreamCaptureModeRelaxed);
+  std::shared_ptr<CaptureArena> arena = pool->end_capture();
+  if (graph == nullptr) {
+    why = "capturing it as a CUDA graph failed: " + why;
+    return nullptr;
+  }
+  return std::make_unique<RecordedGraph>(stream, std::move(graph), std::move(arena));
 }
 
 std::int64_t graphs_launched() {

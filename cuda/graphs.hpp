@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cuda/handles.hpp"
+#include "nets/backend.hpp"
 
 namespace labpose::cuda {
 
@@ -19,9 +20,12 @@ bool cuda_graphs_enabled();
 
 /// The work `record` queues on `stream`, captured without running and instantiated. Null, with
 /// `why` saying why, when capturing or instantiating fails (or `record` throws); the stream is
-/// then back to normal and nothing of the work ran. Only this thread's calls are restricted while
-/// capturing (other threads drive other streams).
-GraphExec capture_graph(cudaStream_t stream, const std::function<void()>& record, std::string& why);
+/// then back to normal and nothing of the work ran. In `mode` ThreadLocal (an inference plan,
+/// whose buffers exist already) only this thread's calls are restricted while capturing (other
+/// threads drive other streams); Relaxed lets the work allocate device memory as it goes (a
+/// training step's scratch, DevicePool::begin_capture).
+GraphExec capture_graph(cudaStream_t stream, const std::function<void()>& record, std::string& why,
+                        cudaStreamCaptureMode mode = cudaStreamCaptureModeThreadLocal);
 
 /// Whether this thread is capturing a graph now (a failing cuDNN call then must not switch to a
 /// fallback algorithm for good: capture_graph fails instead and the work runs op by op).
@@ -29,6 +33,14 @@ bool capturing_on_this_thread();
 
 /// Queues `graph` on `stream`.
 void launch_graph(const GraphExec& graph, cudaStream_t stream, const std::string& context);
+
+/// Records `work` on `pool`'s backend stream as a graph whose scratch comes from a capture arena of
+/// `pool` (memory_pool.hpp), kept with the graph; null with `why` when capturing fails.
+class DevicePool;
+std::unique_ptr<nets::RecordedWork> record_on_stream(cudaStream_t stream,
+                                                     const std::shared_ptr<DevicePool>& pool,
+                                                     const std::function<void()>& work,
+                                                     std::string& why);
 
 /// Graphs launched by this process so far (tests check that plans really run as graphs).
 std::int64_t graphs_launched();

@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "cuda/cudnn_api.hpp"
 #include "cuda/device_query.hpp"
+#include "cuda/graphs.hpp"
 #include "cuda/kernels.hpp"
 #include "cuda/operands.hpp"
 #include "cuda/runtime_check.hpp"
@@ -375,6 +376,13 @@ void CudaBackend::fill(Tensor& t, float value) {
   State& s = *state_;
   s.activate();
   kernels::fill(data_type(t), device_bytes(t), t.elements(), value, s.queue());
+}
+
+std::unique_ptr<nets::RecordedWork> CudaBackend::record(const std::function<void()>& work,
+                                                        std::string& why_not) {
+  State& s = *state_;
+  s.activate();
+  return record_on_stream(s.queue(), s.pool, work, why_not);
 }
 
 void CudaBackend::synchronize() {

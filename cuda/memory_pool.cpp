@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "core/error.hpp"
 #include "cuda/runtime_check.hpp"
@@ -14,9 +15,13 @@ namespace labpose::cuda {
 class PooledStorage final : public nets::Storage {
  public:
   PooledStorage(std::shared_ptr<DevicePool> pool, void* block, std::size_t block_bytes,
-                std::size_t bytes)
-      : pool_(std::move(pool)), block_(block), block_bytes_(block_bytes), bytes_(bytes) {}
-  ~PooledStorage() override { pool_->give_back(block_, block_bytes_); }
+                std::size_t bytes, std::shared_ptr<CaptureArena> arena)
+      : pool_(std::move(pool)),
+        block_(block),
+        block_bytes_(block_bytes),
+        bytes_(bytes),
+        arena_(std::move(arena)) {}
+  ~PooledStorage() override { pool_->give_back(block_, block_bytes_, arena_.get()); }
   PooledStorage(const PooledStorage&) = delete;
   PooledStorage& operator=(const PooledStorage&) = delete;
 
@@ -28,7 +33,13 @@ class PooledStorage final : public nets::Storage {
   std::shared_ptr<DevicePool> pool_;  // the pool outlives every block it handed out
   void* block_;
   std::size_t block_bytes_, bytes_;
+  std::shared_ptr<CaptureArena> arena_;  // allocated while capturing: the block goes back there
 };
+
+CaptureArena::~CaptureArena() {
+  std::lock_guard lock(pool_->mutex_);
+  pool_->free_blocks_.merge(free_blocks_);
+}
 
 namespace {
 
@@ -54,26 +65,46 @@ DevicePool::~DevicePool() {
   if (current != device_) cudaSetDevice(current);
 }
 
+void* DevicePool::take(std::multimap<std::size_t, void*>& blocks, std::size_t size,
+                       std::size_t& block_bytes) {
+  // The smallest cached block that fits, unless it would waste more than half of itself.
+  const auto found = blocks.lower_bound(size);
+  if (found == blocks.end() || found->first > 2 * size) return nullptr;
+  void* block = found->second;
+  block_bytes = found->first;
+  blocks.erase(found);
+  return block;
+}
+
+void DevicePool::begin_capture() {
+  std::lock_guard lock(mutex_);
+  capturing_ = std::make_shared<CaptureArena>(shared_from_this());
+}
+
+std::shared_ptr<CaptureArena> DevicePool::end_capture() {
+  std::lock_guard lock(mutex_);
+  return std::exchange(capturing_, nullptr);
+}
+
 std::shared_ptr<nets::Storage> DevicePool::allocate(std::size_t bytes) {
   const std::size_t size = block_size(bytes);
   std::lock_guard lock(mutex_);
-  void* block = nullptr;
-  // The smallest cached block that fits, unless it would waste more than half of itself.
-  const auto found = free_blocks_.lower_bound(size);
-  if (found != free_blocks_.end() && found->first <= 2 * size) {
-    block = found->second;
-    const std::size_t block_bytes = found->first;
-    free_blocks_.erase(found);
+  std::size_t block_bytes = 0;
+  void* block = capturing_ ? take(capturing_->free_blocks_, size, block_bytes) : nullptr;
+  if (block == nullptr) block = take(free_blocks_, size, block_bytes);
+  if (block != nullptr) {
     statistics_.cached_bytes -= block_bytes;
     statistics_.in_use_bytes += block_bytes;
     statistics_.peak_bytes = std::max(statistics_.peak_bytes, statistics_.in_use_bytes);
-    return std::make_shared<PooledStorage>(shared_from_this(), block, block_bytes, bytes);
+    return std::make_shared<PooledStorage>(shared_from_this(), block, block_bytes, bytes,
+                                           capturing_);
   }
-  cudaError_t status = cudaMalloc(&block, size);
+  void* fresh = nullptr;
+  cudaError_t status = cudaMalloc(&fresh, size);
   if (status == cudaErrorMemoryAllocation && !free_blocks_.empty()) {
     cudaGetLastError();
     free_cached();  // blocks of other sizes may make room
-    status = cudaMalloc(&block, size);
+    status = cudaMalloc(&fresh, size);
   }
   if (status == cudaErrorMemoryAllocation) {
     cudaGetLastError();
@@ -91,7 +122,7 @@ std::shared_ptr<nets::Storage> DevicePool::allocate(std::size_t bytes) {
   ++statistics_.device_allocations;
   statistics_.in_use_bytes += size;
   statistics_.peak_bytes = std::max(statistics_.peak_bytes, statistics_.in_use_bytes);
-  return std::make_shared<PooledStorage>(shared_from_this(), block, size, bytes);
+  return std::make_shared<PooledStorage>(shared_from_this(), fresh, size, bytes, capturing_);
 }
 
 PoolStatistics DevicePool::statistics() const {
@@ -99,11 +130,11 @@ PoolStatistics DevicePool::statistics() const {
   return statistics_;
 }
 
-void DevicePool::give_back(void* block, std::size_t bytes) noexcept {
+void DevicePool::give_back(void* block, std::size_t bytes, CaptureArena* arena) noexcept {
   std::lock_guard lock(mutex_);
   statistics_.in_use_bytes -= bytes;
   statistics_.cached_bytes += bytes;
-  free_blocks_.emplace(bytes, block);
+  (arena != nullptr ? arena->free_blocks_ : free_blocks_).emplace(bytes, block);
 }
 
 void DevicePool::free_cached() {

@@ -85,6 +85,11 @@ std::unique_ptr<HostReadback> Backend::make_readback(std::int64_t count) {
   return std::make_unique<HostCopyReadback>(*this, count);
 }
 
+std::unique_ptr<RecordedWork> Backend::record(const std::function<void()>&, std::string& why_not) {
+  why_not = name() + " runs its ops one by one (it records none)";
+  return nullptr;
+}
+
 void Backend::sigmoid_cross_entropy_sum(const Tensor& logits, const Tensor& targets,
                                         const Tensor& weights, Tensor& sums, std::int64_t at) {
   put_sum(*this, sums, at, sigmoid_cross_entropy_forward(logits, targets, weights));

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <span>
@@ -110,6 +111,14 @@ class HostReadback {
   virtual void start(const Tensor& t) = 0;
   /// The values of the last start(), waiting for them if they are still on the way.
   virtual std::span<const float> values() = 0;
+};
+
+/// Work recorded once by a backend and replayed as it was recorded (Backend::record).
+class RecordedWork {
+ public:
+  virtual ~RecordedWork() = default;
+  /// Queues the recorded work again: the same ops on the same tensors, whatever they hold now.
+  virtual void replay() = 0;
 };
 
 class Backend {
@@ -319,6 +328,15 @@ class Backend {
   virtual void adam_step(Tensor& parameters, const Tensor& gradients, Tensor& first_moment,
                          Tensor& second_moment, const AdamSettings& settings,
                          std::int64_t step) = 0;
+
+  // ---- recording -----------------------------------------------------------------------------
+  /// `work`'s ops on this backend, recorded without running them, to be replayed as one unit (a
+  /// GPU's CUDA graph: one launch instead of one per op). `work` must queue the same ops on the
+  /// same tensors every time and wait for nothing; its host code runs once, now. Null, with
+  /// `why_not` set, where the backend records nothing (the default: host backends run op by op)
+  /// or recording failed.
+  virtual std::unique_ptr<RecordedWork> record(const std::function<void()>& work,
+                                               std::string& why_not);
 
   // ---- inference ------------------------------------------------------------------------------
   /// Compiles a fused graph for one input shape: batch-norm folded, activations and residual adds

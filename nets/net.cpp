@@ -128,6 +128,7 @@ void Net::prepare(const Shape& input, bool training) {
   if (input == prepared_shape_ && (prepared_for_training_ || !training)) return;
   if (input.rank() != 4)
     throw Error(fmt::format("the network input must be (N, C, H, W), got {}", input.text()));
+  ++generation_;
   for (auto& node : nodes_) {
     node.output = Tensor();
     node.gradient = Tensor();

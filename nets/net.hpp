@@ -63,9 +63,15 @@ class Net {
   /// Plans activations (and gradients when `training`) for `input`; forward/backward call it
   /// themselves when the shape changes.
   void prepare(const Shape& input, bool training);
+  /// Counts the times prepare() planned the activations afresh: while it stays the same, forward
+  /// and backward use the same tensors (what recorded work needs, repeated_work.hpp).
+  std::int64_t generation() const { return generation_; }
   /// Runs the network; input: (N, C, H, W) on this backend. Returns the outputs (owned by the Net,
   /// valid until the next forward).
   const std::vector<Tensor>& forward(const Tensor& input, bool training);
+  /// The outputs forward() returns, without running it (valid once prepared; work replayed by a
+  /// backend writes them, repeated_work.hpp).
+  const std::vector<Tensor>& output_values() const { return output_views_; }
   /// Back-propagates `output_gradients` (one per output, shapes of the outputs) from the last
   /// training forward; parameter gradients are overwritten. `gradients_ready(offset)` is called
   /// as soon as every gradient from `offset` of trainable_gradients() on is final (with the
@@ -103,6 +109,7 @@ class Net {
   bool finalized_ = false;
   Shape prepared_shape_;
   bool prepared_for_training_ = false;
+  std::int64_t generation_ = 0;
   std::vector<Tensor> output_views_;
   std::map<std::int64_t, Tensor> accumulation_scratch_;  // by element count
   bool have_training_forward_ = false;

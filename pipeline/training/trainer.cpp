@@ -23,6 +23,7 @@
 #include "devices/world.hpp"
 #include "nets/models/models.hpp"
 #include "nets/optimizers.hpp"
+#include "nets/repeated_work.hpp"
 #include "nets/safetensors.hpp"
 #include "pipeline/dataset/dataset.hpp"
 #include "pipeline/evaluation/animal_matching.hpp"
@@ -100,6 +101,8 @@ class Trainer {
 
   // One step.
   void step();
+  const std::vector<nets::Tensor>& forward();
+  void backward();
   void advance_schedule();
   std::unique_ptr<TrainingBatch> next_batch();
   void exchange_gradients();
@@ -188,6 +191,8 @@ class Trainer {
   };
   std::optional<PendingLoss> pending_loss_;
   std::vector<nets::Tensor> output_gradients_;  // by output: the loss's gradients
+  // Forward and backward recorded once and replayed (a GPU's CUDA graphs); op by op on the CPU.
+  std::unique_ptr<nets::RepeatedWork> forward_work_, backward_work_;
 
   std::int64_t iteration_ = 0;
   std::vector<LearningStatsRow> stats_;
@@ -503,6 +508,8 @@ BatchGeometry Trainer::allocate_step_buffers() {
     loss_sums_[k] = backend_->allocate_flat(3);
     loss_readbacks_[k] = backend_->make_readback(3);
   }
+  forward_work_ = std::make_unique<nets::RepeatedWork>(*backend_, "the training step's forward");
+  backward_work_ = std::make_unique<nets::RepeatedWork>(*backend_, "the training step's backward");
   return geometry;
 }
 
@@ -515,7 +522,7 @@ BatchGeometry Trainer::allocate_step_buffers() {
 void Trainer::step() {
   advance_schedule();
   std::unique_ptr<TrainingBatch> batch = next_batch();
-  const std::vector<nets::Tensor>& outputs = net_->forward(input_, true);
+  const std::vector<nets::Tensor>& outputs = forward();
   // A rank's means divide by the ranks' mean counts of weighted values, so that the ranks' losses
   // and gradients average to the whole batch's.
   std::optional<LossCounts> counts;
@@ -542,7 +549,7 @@ void Trainer::step() {
     record_loss(iteration_, agreed_.loss);
     return;
   }
-  net_->backward(output_gradients_);
+  backward();
   update_parameters();
   ++iteration_;
   // The previous step's loss, done by now on the device; then this one's waits for the next.
@@ -550,6 +557,23 @@ void Trainer::step() {
   pending_loss_ = PendingLoss{iteration_, scales, slot};
   // A test's hook sees every step's loss as the step ends.
   if (options_.on_step) settle_loss();
+}
+
+// The step's forward. Alone, recorded once and replayed while the network's tensors and its frozen
+// stages stay the same (nets/repeated_work.hpp); a rank of a job runs op by op, as its backward
+// hands each bucket of gradients to the exchange as soon as it is final.
+const std::vector<nets::Tensor>& Trainer::forward() {
+  if (parallel()) return net_->forward(input_, true);
+  net_->prepare(input_.shape(), true);
+  forward_work_->run(net_->generation() * 64 + applied_frozen_stages_,
+                     [this] { net_->forward(input_, true); });
+  return net_->output_values();
+}
+
+// The step's backward, alone (see forward()).
+void Trainer::backward() {
+  backward_work_->run(net_->generation() * 64 + applied_frozen_stages_,
+                      [this] { net_->backward(output_gradients_); });
 }
 
 // Reads the loss of the step whose sums are still on their way, checks it and counts it.

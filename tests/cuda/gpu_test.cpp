@@ -139,6 +139,17 @@ TEST_F(Gpu, PlansRunAsCudaGraphsWithTheSameOutputs) {
   expect_same(outputs_of(*op_by_op, b), first_b, 1e-4);
 }
 
+// A training step's forward and backward recorded as CUDA graphs and replayed (what `train` does)
+// follow the same run op by op; from the third step on, each is one graph launch.
+TEST_F(Gpu, RecordedTrainingStepsFollowTheStepsRunOpByOp) {
+  if (!cuda_graphs_enabled()) GTEST_SKIP() << "LABPOSE_CUDA_GRAPHS=0 turns CUDA graphs off";
+  const std::int64_t before = graphs_launched();
+  const nets::testing::TrainingRun recorded =
+      nets::testing::train_on_disks(*backend_, 6, 0.01F, {}, true);
+  EXPECT_EQ(graphs_launched() - before, 10) << "steps 2 to 6 replay forward and backward";
+  nets::testing::expect_same_run(recorded, nets::testing::train_on_disks(*backend_, 6), 1e-5, 1e-4);
+}
+
 TEST_F(Gpu, DoctorsConvolutionCheckAgreesWithTheCpu) {
   const devices::ConvolutionCheck check = devices::check_convolution("cuda");
   EXPECT_TRUE(check.agrees()) << check.max_difference << " for outputs up to "

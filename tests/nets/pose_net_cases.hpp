@@ -19,6 +19,7 @@
 #include "nets/fused_graph.hpp"
 #include "nets/layer.hpp"
 #include "nets/models/models.hpp"
+#include "nets/repeated_work.hpp"
 #include "pipeline/training/targets.hpp"
 #include "tests/nets/nets_test_support.hpp"
 
@@ -55,9 +56,11 @@ struct TrainingRun {
 
 /// `steps` SGD steps (rate `learning_rate`, momentum 0.9) of mobilenet_v2_0.35 with calibrated,
 /// frozen batch norm on two 64x64 images with a bright disk per keypoint, DeepLabCut's loss and
-/// targets. `after_step(step)` runs after each step (GPU tests read the memory pool there).
+/// targets. `after_step(step)` runs after each step (GPU tests read the memory pool there). With
+/// `recorded`, forward and backward go through RepeatedWork, as the trainer's do.
 inline TrainingRun train_on_disks(Backend& backend, int steps, float learning_rate = 0.01F,
-                                  const std::function<void(int)>& after_step = {}) {
+                                  const std::function<void(int)>& after_step = {},
+                                  bool recorded = false) {
   const Shape input{2, 3, 64, 64};
   const std::vector<float> keypoints = {20.0F, 24.0F, 44.0F, 40.0F, 30.0F, 10.0F, 12.0F, 50.0F};
   std::vector<float> pixels(static_cast<std::size_t>(input.elements()), 40.0F);
@@ -109,8 +112,14 @@ inline TrainingRun train_on_disks(Backend& backend, int steps, float learning_ra
   backend.fill(velocity, 0.0F);
   const auto cells = static_cast<double>(shapes[0].elements());
   TrainingRun run;
+  RepeatedWork forward(backend, "the forward"), backward(backend, "the backward");
   for (int step = 0; step < steps; ++step) {
-    const auto& outputs = net->forward(x, true);
+    if (recorded) {
+      forward.run(0, [&] { net->forward(x, true); });
+    } else {
+      net->forward(x, true);
+    }
+    const auto& outputs = net->output_values();
     const double cross_entropy =
         backend.sigmoid_cross_entropy_forward(outputs[0], score_targets, ones);
     const double huber = backend.huber_forward(outputs[1], locref_targets, locref_weights, 1.0F);
@@ -118,7 +127,11 @@ inline TrainingRun train_on_disks(Backend& backend, int steps, float learning_ra
     backend.sigmoid_cross_entropy_backward(outputs[0], score_targets, ones,
                                            static_cast<float>(1.0 / cells), gradients[0]);
     backend.huber_backward(outputs[1], locref_targets, locref_weights, 1.0F, 0.05F, gradients[1]);
-    net->backward(gradients);
+    if (recorded) {
+      backward.run(0, [&] { net->backward(gradients); });
+    } else {
+      net->backward(gradients);
+    }
     backend.sgd_step(net->trainable_values(), net->trainable_gradients(), velocity,
                      {learning_rate, 0.9F, 0.0F});
     if (after_step) after_step(step);
