@@ -18,10 +18,11 @@ fs::path test_pose_cfg_of(const fs::path& train_dir_file) {
   return projects::pose_cfg_in(projects::test_dir_beside(train_dir_file.parent_path()));
 }
 
-void read_candidate_keys(const fs::path& file, CandidateSettings& settings) {
-  std::error_code error;
-  if (!fs::exists(file, error)) return;
-  const YAML::Node root = projects::parse_yaml(read_file(file), file, "pose_cfg.yaml");
+namespace {
+
+// The candidate keys of `contents`, the text of test/pose_cfg.yaml `file`.
+void read_keys(const std::string& contents, const fs::path& file, CandidateSettings& settings) {
+  const YAML::Node root = projects::parse_yaml(contents, file, "pose_cfg.yaml");
   const projects::YamlMapReader reader(file, root);
   // DeepLabCut's template writes 5.0: a whole number, in either spelling.
   if (const auto radius = reader.optional_number("nmsradius", 1.0, 100.0)) {
@@ -39,6 +40,14 @@ void read_candidate_keys(const fs::path& file, CandidateSettings& settings) {
       reader.optional_number("sigma", 0.0, 100.0).value_or(settings.smoothing_sigma);
 }
 
+}  // namespace
+
+void read_candidate_keys(const fs::path& file, CandidateSettings& settings) {
+  std::error_code error;
+  if (!fs::exists(file, error)) return;
+  read_keys(read_file(file), file, settings);
+}
+
 namespace {
 constexpr const char* kChosenComment = "# chosen by labpose evaluate on the labeled images";
 }  // namespace
@@ -46,9 +55,10 @@ constexpr const char* kChosenComment = "# chosen by labpose evaluate on the labe
 bool evaluate_chooses_nms_radius(const fs::path& file) {
   std::error_code error;
   if (!fs::exists(file, error)) return true;
+  const std::string contents = read_file(file);  // read once: its keys, and the radius's line
   CandidateSettings settings;
-  read_candidate_keys(file, settings);
-  const std::optional<std::string> line = pose_cfg_line(read_file(file), "nmsradius");
+  read_keys(contents, file, settings);
+  const std::optional<std::string> line = pose_cfg_line(contents, "nmsradius");
   if (!line || line->find(kChosenComment) != std::string::npos) return true;
   // DeepLabCut's template line, `nmsradius: 5.0`, has no comment; a comment of a person's keeps it.
   return settings.nms_radius == CandidateSettings{}.nms_radius &&

@@ -103,6 +103,8 @@ class Trainer {
   void step();
   const std::vector<nets::Tensor>& forward();
   void backward();
+  // What forward and backward are recorded under: the net's tensors and the frozen stages.
+  std::int64_t recording_key() const { return net_->generation() * 64 + applied_frozen_stages_; }
   void advance_schedule();
   std::unique_ptr<TrainingBatch> next_batch();
   void exchange_gradients();
@@ -565,15 +567,13 @@ void Trainer::step() {
 const std::vector<nets::Tensor>& Trainer::forward() {
   if (parallel()) return net_->forward(input_, true);
   net_->prepare(input_.shape(), true);
-  forward_work_->run(net_->generation() * 64 + applied_frozen_stages_,
-                     [this] { net_->forward(input_, true); });
+  forward_work_->run(recording_key(), [this] { net_->forward(input_, true); });
   return net_->output_values();
 }
 
 // The step's backward, alone (see forward()).
 void Trainer::backward() {
-  backward_work_->run(net_->generation() * 64 + applied_frozen_stages_,
-                      [this] { net_->backward(output_gradients_); });
+  backward_work_->run(recording_key(), [this] { net_->backward(output_gradients_); });
 }
 
 // Reads the loss of the step whose sums are still on their way, checks it and counts it.

@@ -30,6 +30,15 @@ class Gpu : public ::testing::Test {
     backend_ = devices::make_backend("cuda");
     cuda_ = &as_cuda(*backend_);
   }
+  // Six steps of train_on_disks training in `precision` follow the same six in strict fp32 within
+  // `per_step` per loss (outputs within 5 %), and learn.
+  void expect_training_follows_strict_fp32(devices::PlanPrecision precision, double per_step) {
+    auto reduced = devices::make_backend("cuda", precision);
+    ASSERT_EQ(reduced->training_precision(), precision);
+    const nets::testing::TrainingRun expected = nets::testing::train_on_disks(*backend_, 6);
+    nets::testing::expect_same_run(nets::testing::train_on_disks(*reduced, 6), expected, per_step,
+                                   5e-2);
+  }
   std::unique_ptr<nets::Backend> backend_;
   CudaBackend* cuda_ = nullptr;
 };
@@ -82,10 +91,7 @@ TEST_F(Gpu, TrainingStepsMatchTheCpuAndAllocateNothingOnceWarm) {
 // rounding (10-bit products, fp32 sums) and learn as much.
 TEST_F(Gpu, Tf32TrainingFollowsStrictFp32) {
   if (cuda_->state().major < 8) GTEST_SKIP() << "TF32 needs compute capability 8.0";
-  auto tf32 = devices::make_backend("cuda", devices::PlanPrecision::tf32);
-  ASSERT_EQ(tf32->training_precision(), devices::PlanPrecision::tf32);
-  const nets::testing::TrainingRun expected = nets::testing::train_on_disks(*backend_, 6);
-  nets::testing::expect_same_run(nets::testing::train_on_disks(*tf32, 6), expected, 3e-2, 5e-2);
+  expect_training_follows_strict_fp32(devices::PlanPrecision::tf32, 3e-2);
 }
 
 // Mixed precision on a GPU (bf16 activations and convolutions, fp32 parameters and sums, as the
@@ -93,10 +99,7 @@ TEST_F(Gpu, Tf32TrainingFollowsStrictFp32) {
 // Op by op: Bf16Activations.*/cuda in nets_tests.
 TEST_F(Gpu, Bf16TrainingFollowsFp32) {
   if (cuda_->state().major < 8) GTEST_SKIP() << "bf16 needs compute capability 8.0";
-  auto bf16 = devices::make_backend("cuda", devices::PlanPrecision::bf16);
-  ASSERT_EQ(bf16->training_precision(), devices::PlanPrecision::bf16);
-  const nets::testing::TrainingRun expected = nets::testing::train_on_disks(*backend_, 6);
-  nets::testing::expect_same_run(nets::testing::train_on_disks(*bf16, 6), expected, 2e-2, 5e-2);
+  expect_training_follows_strict_fp32(devices::PlanPrecision::bf16, 2e-2);
 }
 
 // After its first run (op by op), a plan runs as a CUDA graph per input address: the same outputs
