@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include "core/error.hpp"
 #include "nets/cpu/depthwise.hpp"
@@ -36,6 +37,11 @@ namespace {
 using namespace dnnl;
 using tag = memory::format_tag;
 using dt = memory::data_type;
+
+// Whether oneDNN chose its reference loops ("ref:any") for a primitive.
+bool reference_kernel(const primitive_desc_base& pd) {
+  return std::string_view(pd.impl_info_str()).starts_with("ref");
+}
 
 // Bytes of one element of `type`.
 std::size_t element_bytes(dt type) {
@@ -649,11 +655,21 @@ class CpuPlan final : public InferencePlan {
       dst_desc = pd.dst_desc();
       user_weights = conv_transpose_weights_desc(w, g.groups);
     } else {
-      const auto pd = convolution_forward_pd(
-          state_.engine, prop_kind::forward_inference, source.get_desc(),
-          memory::desc(dims_of_desc(conv_weights_desc(w, g.groups, tag::any)), weight_type,
-                       tag::any),
-          bias_md, dst_any, conv_window(g), attributes);
+      const auto pd_for = [&](const memory::desc& dst) {
+        return convolution_forward_pd(
+            state_.engine, prop_kind::forward_inference, source.get_desc(),
+            memory::desc(dims_of_desc(conv_weights_desc(w, g.groups, tag::any)), weight_type,
+                         tag::any),
+            bias_md, dst, conv_window(g), attributes);
+      };
+      auto pd = pd_for(dst_any);
+      // oneDNN 2.6 on a CPU with AVX2 and no AVX-512 (Zen 3) has no kernel that reads NHWC and
+      // chooses its destination's layout itself: it runs its reference loops, tens of times
+      // slower. Asked for an NHWC destination, its AVX2 kernels take the convolution.
+      if (reference_kernel(pd) && op.residual < 0 && destination == tag::any) {
+        auto nhwc = pd_for(memory::desc(dims_of(shape), out_format.type, tag::nhwc));
+        if (!reference_kernel(nhwc)) pd = nhwc;
+      }
       run = convolution_forward(pd);
       weights_desc = pd.weights_desc();
       dst_desc = pd.dst_desc();

@@ -474,6 +474,30 @@ std::vector<std::string> lines(const std::string& text) {
   return out;
 }
 
+// On a CPU with AVX2 and no AVX-512 (as oneDNN sees this one with ONEDNN_MAX_CPU_ISA=AVX2), every
+// convolution of every architecture runs on oneDNN's AVX2 kernels, none on its reference loops
+// (tens of times slower: they took a convolution whose destination layout oneDNN chose itself).
+TEST(Cli, AnAvx2CpuRunsNoConvolutionOnReferenceLoops) {
+  const std::string binary = shell_quote(testing::labpose_binary());
+  for (const char* arch : {"resnet_50", "mobilenet_v2_0.35", "efficientnet_lite0"}) {
+    const CommandResult run =
+        testing::run("ONEDNN_MAX_CPU_ISA=AVX2 ONEDNN_VERBOSE=1 " + binary +
+                     " bench --size 64x48 --repeats 1 --warmup 0 --arch " + arch);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    int convolutions = 0;
+    std::vector<std::string> reference;
+    for (const std::string& line : lines(run.output)) {
+      if (!contains(line, "onednn_verbose,exec,cpu,convolution,")) continue;
+      ++convolutions;
+      if (contains(line, ",ref:")) reference.push_back(line);
+    }
+    EXPECT_GT(convolutions, 20) << arch << ": too few convolutions in oneDNN's log\n" << run.output;
+    EXPECT_TRUE(reference.empty()) << arch << ": " << reference.size() << " of " << convolutions
+                                   << " convolutions on reference loops, the first:\n"
+                                   << reference.front();
+  }
+}
+
 TEST(Cli, DemoThenExtractFramesTwiceNeverTheSameFrame) {
   const TempDir dir;
   const CommandResult demo = labpose("--quiet demo --dir " + shell_quote(dir.path().string()) +
