@@ -440,10 +440,12 @@ std::string pose_config_text(const PoseConfig& c) {
       "batch\n# rather than each rank's share\n";
   line("sync_batch_norm", yes_no(c.sync_batch_norm));
   out +=
-      "# precision: tf32 (fp32; GPUs of compute capability 8.0+ multiply convolutions on TF32 "
-      "tensor\n# cores, as PyTorch does; CPUs compute fp32), fp32 (strict fp32 everywhere), bf16 "
-      "(mixed\n# precision: bf16 convolutions and values between layers, fp32 weights, sums and "
-      "losses;\n# a CPU with bf16 units)\n# or auto (bf16 where the CPU has bf16 units)\n";
+      "# precision: auto (bf16 on a CPU whose bf16 units are clearly faster than fp32, as labpose "
+      "doctor\n# measures; else fp32; tf32 on a GPU), tf32 (fp32; GPUs of compute capability 8.0+ "
+      "multiply\n# convolutions on TF32 tensor cores, as PyTorch does; CPUs compute fp32), fp32 "
+      "(strict fp32\n# everywhere) or bf16 (mixed precision: bf16 convolutions and values between "
+      "layers, fp32\n# weights, sums and losses; a CPU with bf16 units or a GPU of compute "
+      "capability 8.0+)\n";
   line("precision", c.precision);
   out += "\n# Targets and loss (score maps: disks of pos_dist_thresh pixels at stride 8)\n";
   line("stride", std::to_string(c.stride));

@@ -67,11 +67,12 @@ struct PoseConfig {
   ScheduleKind schedule = ScheduleKind::time;
   double backbone_warmup = 0.0;  // fraction of the run over which the backbone's rate ramps from 0
   bool sync_batch_norm = false;  // ranks of a job: batch statistics over the whole batch
+  // "auto" (bf16 on a CPU whose bf16 units are clearly faster than fp32, else fp32; tf32 on a GPU),
   // "tf32" (fp32; a GPU of compute capability 8.0+ multiplies convolutions on TF32 tensor cores, as
-  // PyTorch does by default; elsewhere exactly fp32), "fp32" (strict fp32 on every device), "bf16"
-  // (mixed precision: bf16 convolutions, fp32 weights, batch norm and losses; a CPU with bf16
-  // units) or "auto" (bf16 where the CPU has bf16 units, else fp32).
-  std::string precision = "tf32";
+  // PyTorch does by default; elsewhere exactly fp32), "fp32" (strict fp32 on every device) or
+  // "bf16" (mixed precision: bf16 convolutions, fp32 weights, batch norm and losses; a CPU with
+  // bf16 units or a GPU of compute capability 8.0+).
+  std::string precision = "auto";
 
   // Targets and loss (DeepLabCut's single-animal recipe).
   int stride = 8;

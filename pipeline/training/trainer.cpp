@@ -97,6 +97,7 @@ class Trainer {
   void read_earlier_stats();
   BatchGeometry allocate_step_buffers();
   void make_backend();
+  void agree_on_automatic_precision();
   void start_exchange();
 
   // One step.
@@ -262,12 +263,14 @@ void Trainer::setup() {
 }
 
 // The backend of the device, computing in pose_cfg.yaml's precision. Mixed precision is bf16, on
-// the CPU (bf16 units; `auto` picks it there for every backbone, each trains faster in it:
-// docs/precision.md) and on a GPU of compute capability 8.0 or later; a precision a device does
-// not train in (fp16) is refused, not ignored.
+// the CPU (bf16 units) and on a GPU of compute capability 8.0 or later; a precision a device does
+// not train in (fp16) is refused, not ignored. `auto`, the default, is bf16 on a CPU whose bf16
+// units are clearly faster than its fp32 ones (every backbone trains faster in it there:
+// docs/precision.md), else fp32, and tf32 on a GPU, as PyTorch trains there by default.
 void Trainer::make_backend() {
   const nets::PlanPrecision asked = devices::parse_plan_precision(pose_.precision);
   backend_ = devices::make_backend(options_.device, asked);
+  if (asked == nets::PlanPrecision::automatic) agree_on_automatic_precision();
   if (backend_->training_precision() != backend_->plan_precision()) {
     throw UsageError(
         fmt::format("precision {}: {} does not train in {}; mixed-precision training is bf16 "
@@ -275,6 +278,19 @@ void Trainer::make_backend() {
                     pose_.precision, backend_->name(), pose_.precision),
         "set precision: bf16 (or tf32, fp32) in train/pose_cfg.yaml, or pass --precision bf16");
   }
+  result_.precision = backend_->training_precision();
+}
+
+// `auto` resolved: tf32 on a GPU; on the CPU the measured choice, rank 0's for every rank of a
+// job, so that no two ranks train in different precisions where the measure is close.
+void Trainer::agree_on_automatic_precision() {
+  nets::PlanPrecision chosen =
+      backend_->host_memory() ? backend_->training_precision() : nets::PlanPrecision::tf32;
+  if (parallel()) world_.broadcast(std::as_writable_bytes(std::span(&chosen, 1)), 0);
+  on_every_rank(world_, [&] {  // a rank without bf16 units says so, and every rank stops
+    if (chosen != backend_->training_precision())
+      backend_ = devices::make_backend(backend_->name(), chosen);
+  });
 }
 
 // The gradients' exchange of a rank of a job: over the world's MPI for host memory, over the

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "nets/backend.hpp"
 #include "nets/communicator.hpp"
 #include "pipeline/training/learning_stats.hpp"
 #include "pipeline/training/pose_config.hpp"
@@ -83,6 +84,8 @@ struct TrainResult {
   HeldOutImages held_out = HeldOutImages::test;
   double seconds = 0.0;           // wall time of this run
   double schedule_seconds = 0.0;  // the time schedule's budget; 0: by iterations
+  // What the steps computed in: pose_cfg.yaml's precision, `auto` resolved (fp32, tf32 or bf16).
+  nets::PlanPrecision precision = nets::PlanPrecision::fp32;
 };
 
 /// Trains until the schedule's end, early stopping, an interrupt or the time limit; the caller

@@ -69,9 +69,9 @@ TEST(Devices, AskingForAnUnusableGpuFailsWithTheReason) {
   }
 }
 
-// tf32 is fp32 with TF32 products: the default of training, so it must work on every device. Where
-// there are no TF32 units (CPUs, the reference, GPUs before compute capability 8.0) it is exactly
-// fp32; on a GPU with them, both the training ops and fp32 plans say tf32.
+// tf32 is fp32 with TF32 products: training's `auto` on a GPU, so it must work on every device.
+// Where there are no TF32 units (CPUs, the reference, GPUs before compute capability 8.0) it is
+// exactly fp32; on a GPU with them, both the training ops and fp32 plans say tf32.
 TEST(Devices, Tf32IsFp32WhereTheDeviceHasNoTf32Units) {
   EXPECT_EQ(parse_plan_precision("tf32"), PlanPrecision::tf32);
   for (const char* device : {"cpu", "ref"}) {

@@ -36,7 +36,7 @@ PoseConfig sample() {
   c.schedule = ScheduleKind::iterations;
   c.backbone_warmup = 0.05;
   c.sync_batch_norm = true;
-  c.precision = "auto";
+  c.precision = "tf32";  // not the default either
   return c;
 }
 
@@ -63,7 +63,7 @@ TEST(PoseConfig, RoundTripsEveryValue) {
   EXPECT_EQ(back.schedule, ScheduleKind::iterations);
   EXPECT_DOUBLE_EQ(back.backbone_warmup, 0.05);
   EXPECT_TRUE(back.sync_batch_norm);
-  EXPECT_EQ(back.precision, "auto");
+  EXPECT_EQ(back.precision, "tf32");
   EXPECT_DOUBLE_EQ(back.locref_stdev, 7.2801);
   EXPECT_DOUBLE_EQ(back.learning_rate(0), 1e-5);
   EXPECT_DOUBLE_EQ(back.learning_rate(100), 2.5e-4);
@@ -85,6 +85,18 @@ TEST(PoseConfig, PyYamlReadsNumbersAsNumbers) {
   EXPECT_EQ(
       result.output,
       "[[1e-05, 100], [0.00025, 3000]] 7.2801 [288, 192] /weights/resnet50 imagenet.safetensors\n");
+}
+
+// DeepLabCut writes no precision: such a file, like labpose's own default, trains in the precision
+// the device is fastest in (bf16 on a CPU whose bf16 units are clearly faster, tf32 on a GPU).
+TEST(PoseConfig, AFileWithoutPrecisionTrainsInAuto) {
+  const TempDir dir;
+  testing::write_text(dir / "pose_cfg.yaml",
+                      "net_type: resnet_50\nsplit: s.json\nall_joints_names: [a, b]\n");
+  EXPECT_EQ(read_pose_config(dir / "pose_cfg.yaml").precision, "auto");
+  write_pose_config(PoseConfig{}, dir / "written.yaml");
+  EXPECT_NE(testing::read_text(dir / "written.yaml").find("\nprecision: auto\n"),
+            std::string::npos);
 }
 
 std::string error_of(const std::string& text) {

@@ -268,7 +268,11 @@ TEST(Trainer, MixedPrecisionLearnsAndResumesAcrossAPrecisionChange) {
     TrainOptions options = fixture.options();
     options.precision = k == 0 ? "fp32" : k == 1 ? "bf16" : "auto";
     options.on_step = [&](std::int64_t, double loss) { losses[k].push_back(loss); };
-    EXPECT_EQ(train(options).stop, TrainResult::Stop::finished);
+    const TrainResult result = train(options);
+    EXPECT_EQ(result.stop, TrainResult::Stop::finished);
+    EXPECT_EQ(result.precision, k == 0   ? nets::PlanPrecision::fp32
+                                : k == 1 ? nets::PlanPrecision::bf16
+                                         : devices::automatic_cpu_precision());
   }
   ASSERT_EQ(losses[1].size(), 40u);
   EXPECT_EQ(losses[2],
@@ -285,6 +289,8 @@ TEST(Trainer, MixedPrecisionLearnsAndResumesAcrossAPrecisionChange) {
 
   // 20 iterations in fp32, then resumed in bf16 (pose_cfg.yaml's precision) to the end.
   clear_training_outputs(fixture.train_dir);
+  fixture.pose.precision = "fp32";
+  fixture.write();
   TrainOptions first = fixture.options();
   first.stop_at_iteration = 20;
   EXPECT_EQ(train(first).iterations, 20);
@@ -298,6 +304,22 @@ TEST(Trainer, MixedPrecisionLearnsAndResumesAcrossAPrecisionChange) {
   const std::string header = testing::read_text(resumed.last_snapshot).substr(0, 4096);
   EXPECT_NE(header.find("\"F32\""), std::string::npos);
   EXPECT_EQ(header.find("BF16"), std::string::npos) << "snapshots are fp32";
+}
+
+// `auto`, the default, trains in tf32 on a GPU (strict fp32 where it has no TF32 units), as
+// PyTorch does, not in the fp32 that `auto` means for a GPU's plans.
+TEST(Trainer, AutoTrainsInTf32OnAGpu) {
+  if (const std::string problem = devices::device_problem("cuda"); !problem.empty())
+    GTEST_SKIP() << "no usable GPU: " << problem;
+  TrainingFixture fixture;
+  fixture.pose.precision = "auto";
+  fixture.write();
+  TrainOptions options = fixture.options();
+  options.device = "cuda";
+  const TrainResult result = train(options);
+  EXPECT_EQ(result.stop, TrainResult::Stop::finished);
+  EXPECT_EQ(result.precision,
+            devices::make_backend("cuda", nets::PlanPrecision::tf32)->training_precision());
 }
 
 TEST(Trainer, LearnsAndKeepsTheNewestSnapshots) {

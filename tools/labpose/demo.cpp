@@ -20,6 +20,7 @@
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/progress.hpp"
+#include "nets/backend.hpp"
 #include "pipeline/analysis/analyze.hpp"
 #include "pipeline/dataset/create_dataset.hpp"
 #include "pipeline/evaluation/evaluate.hpp"
@@ -139,8 +140,8 @@ void train_demo(const DemoOptions& options, const projects::ProjectConfig& confi
                 "continue it with: labpose train " + config.file().string() + " --resume",
                 ErrorKind::interrupted);
   }
-  console::info("trained {} iterations in {}", trained.iterations,
-                format_duration(trained.seconds));
+  console::info("trained {} iterations in {} ({})", trained.iterations,
+                format_duration(trained.seconds), nets::precision_name(trained.precision));
 }
 
 // The last snapshot evaluated (not the best one: that one was chosen by its test error); a

@@ -201,12 +201,13 @@ Command train_command() {
                    "it trains (pose_cfg.yaml's backbone_warmup; 0: off)")
         ->check(CLI::Range(0.0, 1.0));
     app.add_option("--precision", train.precision,
-                   "tf32 (fp32 with TF32 convolutions on a GPU of compute capability 8.0+, "
-                   "PyTorch's default; fp32 elsewhere), fp32 (strict), bf16 (mixed precision: "
-                   "bf16 convolutions and values between layers, fp32 weights and sums; a CPU "
-                   "with bf16 units) or auto "
-                   "(bf16 where the CPU has them) (pose_cfg.yaml's precision)")
-        ->check(CLI::IsMember({"tf32", "fp32", "bf16", "auto"}));
+                   "auto (bf16 on a CPU whose bf16 units are clearly faster than fp32, else "
+                   "fp32; tf32 on a GPU), tf32 (fp32 with TF32 convolutions on a GPU of compute "
+                   "capability 8.0+, PyTorch's default; fp32 elsewhere), fp32 (strict) or bf16 "
+                   "(mixed precision: bf16 convolutions and values between layers, fp32 weights "
+                   "and sums; a CPU with bf16 units or a GPU of compute capability 8.0+) "
+                   "(pose_cfg.yaml's precision)")
+        ->check(CLI::IsMember({"auto", "tf32", "fp32", "bf16"}));
     app.add_option("--schedule", options->schedule,
                    "time: fit the learning-rate drops and the unfreeze to --max-minutes; "
                    "iterations: follow multi_step's iterations (pose_cfg.yaml's schedule)")
