@@ -52,7 +52,11 @@ struct SmallProject {
                      {"freeze_backbone_stages",
                       frozen ? std::to_string(nets::backbone_stages("mobilenet_v2_0.35")) : "0"},
                      {"unfreeze_backbone_after", "0"},
-                     {"sync_batch_norm", norm == BatchNorm::synchronized ? "true" : "false"}});
+                     {"sync_batch_norm", norm == BatchNorm::synchronized ? "true" : "false"},
+                     // The ranks reproduce one process to fp32's round-off; `auto` could train
+                     // one run in bf16 and the next in fp32 where a loaded machine measures
+                     // its bf16 units as not clearly faster.
+                     {"precision", "fp32"}});
   }
 
   // labpose train alone (`ranks` 1) or on `ranks` ranks under mpirun.

@@ -41,7 +41,10 @@ struct SweepProject {
                               {"batch_size", "2"},
                               {"display_iters", "1"},
                               {"evaluate_iters", "1000"},
-                              {"save_iters", "100000"}});
+                              {"save_iters", "100000"},
+                              // Runs are compared number for number: fp32 on every CPU and
+                              // under any load (`auto` measures the CPU at each start).
+                              {"precision", "fp32"}});
   }
 
   // The model folder of a shuffle (which may not exist yet).
