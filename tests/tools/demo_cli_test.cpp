@@ -102,6 +102,38 @@ TEST(DemoCli, SeveralMiceAreTrainedEvaluatedAndScored) {
   EXPECT_TRUE(testing::contains(pure.output,
                                 "assembly    purity 1.0000, miss 0.0000, whole animals 1.0000"))
       << pure.output;
+  // ... and score what the truth's own keypoints score (below 1 where a mouse shows one keypoint:
+  // DeepLabCut's OKS needs two).
+  const std::regex keypoint_scores(
+      R"(assembly    mAP ([0-9.]+), mAR ([0-9.]+) \(.*; (\d+) matched, (\d+) labeled animals left )"
+      R"(over; the truth's own keypoints score mAP ([0-9.]+), mAR ([0-9.]+)\))");
+  std::smatch perfect;
+  ASSERT_TRUE(std::regex_search(pure.output, perfect, keypoint_scores)) << pure.output;
+  EXPECT_EQ(perfect[1], perfect[5]) << pure.output;
+  EXPECT_EQ(perfect[2], perfect[6]) << pure.output;
+  EXPECT_EQ(perfect[4], "0") << pure.output;
+  EXPECT_GT(std::stod(perfect[1]), 0.5) << pure.output;
+
+  // Without each frame's last animal, those animals are left over and recall falls with them.
+  std::size_t kept = 0, dropped = 0;
+  for (auto& assemblies : frames) {
+    if (!assemblies.animals.empty()) {
+      assemblies.animals.pop_back();
+      ++dropped;
+    }
+    kept += assemblies.animals.size();
+  }
+  pipeline::write_assemblies_pickle(pickle, frames);
+  const auto fewer =
+      testing::run(shell_quote(scorer.string()) + " " + shell_quote(truth.string()) + " " +
+                   shell_quote(truth.string()) + " --assemblies " + shell_quote(pickle.string()));
+  ASSERT_EQ(fewer.exit_code, 0) << fewer.output;
+  std::smatch partial;
+  ASSERT_TRUE(std::regex_search(fewer.output, partial, keypoint_scores)) << fewer.output;
+  EXPECT_EQ(partial[3], std::to_string(kept)) << fewer.output;
+  EXPECT_EQ(partial[4], std::to_string(dropped)) << fewer.output;
+  EXPECT_LT(std::stod(partial[2]), std::stod(perfect[2])) << fewer.output;
+  EXPECT_EQ(partial[6], perfect[6]) << fewer.output;
 }
 
 TEST(DemoCli, ATestVideoNeedsSeveralMice) {

@@ -9,8 +9,9 @@ PAF graph evaluate chose. With --test-frames F, the demo also renders a tracking
 frames (other paths, the same mice) with its ground truth; `labpose analyze` tracks it and
 labpose-bench-tracks (beside --labpose) scores the tracks as issue 45 asks: MOTA, IDF1, identity
 switches per 1000 frames, the share of frames where every animal is on its own track, the share of
-analysis time that linking and stitching took, and the purity of every frame's assembled animals (as
-for the held-out frames, over the whole video); with --precisions, once per precision (`analyze
+analysis time that linking and stitching took, and the purity, mAP and mAR of every frame's assembled
+animals (as for the held-out frames, over the whole video, beside what the truth's own keypoints
+score); with --precisions, once per precision (`analyze
 --precision`, each into its own folder), for the speed and the tracks of each.
 
     /usr/bin/python3 tools/bench/multi_animal.py --labpose build/tools/labpose --minutes 20 \
@@ -86,7 +87,7 @@ def score_tracking(args, config, project, precision):
           + (f"; linking and stitching {100 * float(tracking.group(1)) / seconds:.1f} % of it"
              if tracking else ""))
     scorer = os.path.join(os.path.dirname(os.path.abspath(args.labpose)), "labpose-bench-tracks")
-    # The tracks, and every frame's assembled animals (issue 44's purity over thousands of mice).
+    # The tracks, and every frame's assembled animals (purity and mAP over thousands of mice).
     assemblies = re.sub(r"_[a-z]{2}\.h5$", "_assemblies.pickle", tracks[-1])
     scored = subprocess.run([scorer, tracks[-1], truth, "--assemblies", assemblies],
                             capture_output=True, text=True)

@@ -5,12 +5,14 @@
 // --test-frames F` writes one for its test video; hand labels of every frame serve as well. A
 // benchmark program: it asserts nothing. With --assemblies, the animals assembled in every frame
 // (the video's _assemblies.pickle) are scored as evaluate scores labeled images
-// (pipeline/evaluation/assembly_purity.hpp: purity, miss, and the share of whole animals), over
-// every frame with two or more animals in the truth: thousands of held-out animals where a
-// project's test images hold a few dozen. Usage:
+// (pipeline/evaluation/assembly_purity.hpp: purity, miss, and the share of whole animals, over
+// every frame with two or more animals in the truth; keypoint_similarity.hpp: COCO's mAP and mAR
+// over every frame with an animal): thousands of held-out animals where a project's test images
+// hold a few dozen. Usage:
 //   labpose-bench-tracks TRACKS TRUTH [--threshold PX] [--assemblies PICKLE] [--json]
 #include <fmt/core.h>
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -18,6 +20,7 @@
 #include "core/error.hpp"
 #include "pipeline/analysis/tracklet_files.hpp"
 #include "pipeline/evaluation/assembly_purity.hpp"
+#include "pipeline/evaluation/keypoint_similarity.hpp"
 #include "pipeline/evaluation/tracking_scores.hpp"
 #include "projects/table.hpp"
 
@@ -59,24 +62,56 @@ void print(const TrackingScores& s, double threshold, bool json) {
               s.mean_distance, static_cast<long long>(s.matches), threshold);
 }
 
-// The purity of the assemblies in `file` against `truth`, frame by frame.
-labpose::pipeline::PurityScores assembly_purity(const fs::path& file,
-                                                const labpose::pipeline::AnimalFrames& truth,
-                                                int bodyparts) {
-  using labpose::pipeline::KeypointPrediction;
-  const auto frames = labpose::pipeline::read_assemblies_pickle(
+struct AssemblyFigures {
+  labpose::pipeline::PurityScores purity;
+  labpose::pipeline::AssemblyScores keypoints;  // COCO's mAP and mAR, as evaluate computes them
+  labpose::pipeline::AssemblyScores ceiling;    // the same for the truth's own keypoints
+};
+
+// The labeled animals of one frame (NaN where hidden), over the multi-animal bodyparts.
+std::vector<std::vector<labpose::pipeline::KeypointPrediction>> labeled_animals(
+    const std::vector<std::vector<labpose::pipeline::ScoredPoint>>& frame) {
+  std::vector<std::vector<labpose::pipeline::KeypointPrediction>> animals;
+  for (const auto& animal : frame) {
+    std::vector<labpose::pipeline::KeypointPrediction> keypoints;
+    for (const auto& point : animal) keypoints.push_back({point.x, point.y, 1.0});
+    animals.push_back(std::move(keypoints));
+  }
+  return animals;
+}
+
+// An animal with a keypoint, as an assembly: what perfect predictions would be.
+std::vector<labpose::pipeline::Assembly> as_assemblies(
+    const std::vector<std::vector<labpose::pipeline::KeypointPrediction>>& animals) {
+  std::vector<labpose::pipeline::Assembly> assemblies;
+  for (const auto& keypoints : animals) {
+    labpose::pipeline::Assembly assembly;
+    assembly.keypoints = keypoints;
+    for (const auto& point : keypoints) assembly.candidate.push_back(std::isnan(point.x) ? -1 : 0);
+    if (assembly.size() > 0) assemblies.push_back(std::move(assembly));
+  }
+  return assemblies;
+}
+
+// The assemblies in `file` against `truth`, frame by frame: their purity (over the frames with two
+// or more animals), and mAP and mAR over every frame with a labeled animal, with what the truth's
+// own keypoints score there (where an animal shows one keypoint, DeepLabCut's OKS is undefined).
+AssemblyFigures score_assemblies(const fs::path& file, const labpose::pipeline::AnimalFrames& truth,
+                                 int bodyparts) {
+  auto frames = labpose::pipeline::read_assemblies_pickle(
       file, static_cast<std::int64_t>(truth.size()), bodyparts, 0);
   std::vector<labpose::pipeline::ImagePurity> images;
+  std::vector<labpose::pipeline::ImageAnimals> predicted, perfect;
   for (std::size_t f = 0; f < truth.size(); ++f) {
-    std::vector<std::vector<KeypointPrediction>> labeled;
-    for (const auto& animal : truth[f]) {
-      std::vector<KeypointPrediction> keypoints;
-      for (const auto& point : animal) keypoints.push_back({point.x, point.y, 1.0});
-      labeled.push_back(std::move(keypoints));
-    }
+    auto labeled = labeled_animals(truth[f]);
     images.push_back(labpose::pipeline::image_purity(labeled, frames[f].animals));
+    labpose::pipeline::ImageAnimals image{std::move(frames[f].animals), {}};
+    for (const auto& assembly : as_assemblies(labeled)) image.labeled.push_back(assembly.keypoints);
+    perfect.push_back({as_assemblies(labeled), image.labeled});
+    predicted.push_back(std::move(image));
   }
-  return labpose::pipeline::mean_purity(images);
+  return {labpose::pipeline::mean_purity(images), labpose::pipeline::score_assemblies(predicted),
+          labpose::pipeline::score_assemblies(perfect)};
 }
 
 }  // namespace
@@ -91,7 +126,7 @@ int main(int argc, char** argv) {
                  "MOTA, IDF1 and identity switches, with a\ntrack matching an animal where their "
                  "keypoints are on average within PX pixels (default 20); with --assemblies, "
                  "the purity of\nthe video's assembled animals (<video><scorer>_assemblies.pickle) "
-                 "frame by frame.\n");
+                 "frame by frame, and their mAP and mAR.\n");
     return 2;
   }
   const fs::path tracks_file = argv[1], truth_file = argv[2];
@@ -126,14 +161,23 @@ int main(int argc, char** argv) {
     }
     print(labpose::pipeline::score_tracks(truth, tracks, threshold), threshold, json);
     if (!assemblies_file.empty()) {
-      const auto purity =
-          assembly_purity(assemblies_file, truth, static_cast<int>(bodyparts.size()));
+      const auto [purity, keypoints, ceiling] =
+          score_assemblies(assemblies_file, truth, static_cast<int>(bodyparts.size()));
       std::printf(json ? R"({"assembly_purity": %.6f, "assembly_miss": %.6f, )"
                          R"("whole_animals": %.6f, "frames_scored": %d})"
                          "\n"
                        : "assembly    purity %.4f, miss %.4f, whole animals %.4f (over the %d "
                          "frames with two or more animals)\n",
                   purity.purity, purity.miss, purity.whole_animals, purity.images);
+      std::printf(json ? R"({"assembly_map": %.6f, "assembly_mar": %.6f, "matches": %zu, )"
+                         R"("unmatched_animals": %zu, "truth_map": %.6f, "truth_mar": %.6f})"
+                         "\n"
+                       : "assembly    mAP %.4f, mAR %.4f (OKS 0.50:0.95 as evaluate computes "
+                         "them; %zu matched, %zu labeled animals left over; the truth's own "
+                         "keypoints score mAP %.4f, mAR %.4f)\n",
+                  keypoints.mean_average_precision, keypoints.mean_average_recall,
+                  keypoints.matches, keypoints.misses, ceiling.mean_average_precision,
+                  ceiling.mean_average_recall);
     }
   } catch (const labpose::Error& error) {
     std::fprintf(stderr, "error: %s\n", error.what());
