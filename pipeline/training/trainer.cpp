@@ -69,6 +69,23 @@ std::optional<SnapshotFile> newest_snapshot(const fs::path& train_dir) {
   return newest;
 }
 
+// Where a backend's tensors live, as snapshots record it beside the precision they trained in.
+std::string memory_kind(const nets::Backend& backend) {
+  return backend.host_memory() ? "host" : "device";
+}
+
+// The precision the snapshot's run trained in, where it trained on `backend`'s kind of memory (a
+// CPU's or a GPU's); none for older snapshots, which do not say.
+std::optional<nets::PlanPrecision> resumed_precision(const SnapshotMetadata& resumed,
+                                                     const nets::Backend& backend) {
+  const auto precision = resumed.extra.find("precision");
+  const auto memory = resumed.extra.find("precision_memory");
+  if (precision == resumed.extra.end() || memory == resumed.extra.end() ||
+      memory->second != memory_kind(backend))
+    return std::nullopt;
+  return devices::parse_plan_precision(precision->second);
+}
+
 // Whether the labels hold the individuals pose_cfg.yaml names (and "single" for unique bodyparts).
 bool same_individuals(const Dataset& dataset, const PoseConfig& pose) {
   std::vector<std::string> individuals = pose.individuals;
@@ -89,15 +106,16 @@ class Trainer {
   void setup();
   void read_settings();
   void read_training_set();
-  LoadedSnapshot resume_network(const std::optional<SnapshotFile>& newest);
+  LoadedSnapshot read_resumed_snapshot(const std::optional<SnapshotFile>& newest) const;
+  void resume_network(const LoadedSnapshot& resumed, const fs::path& file);
   void restore_progress(const SnapshotMetadata& metadata);
   void set_schedule(const std::optional<LoadedSnapshot>& resumed, const fs::path& file);
   void check_resumed_schedule(const fs::path& file) const;
   void build_network(const std::optional<SnapshotFile>& newest);
   void read_earlier_stats();
   BatchGeometry allocate_step_buffers();
-  void make_backend();
-  void agree_on_automatic_precision();
+  void make_backend(const SnapshotMetadata* resumed);
+  void agree_on_automatic_precision(std::optional<nets::PlanPrecision> resumed);
   void start_exchange();
 
   // One step.
@@ -218,11 +236,12 @@ void Trainer::setup() {
     read_settings();
     read_training_set();
   });
-  make_backend();
   const std::optional<SnapshotFile> newest = newest_snapshot(options_.train_dir);
   std::optional<LoadedSnapshot> resumed;
-  if (options_.resume) {
-    resumed = resume_network(newest);
+  if (options_.resume) resumed = read_resumed_snapshot(newest);
+  make_backend(resumed ? &resumed->metadata : nullptr);
+  if (resumed) {
+    resume_network(*resumed, newest->path);
   } else {
     build_network(newest);
   }
@@ -267,10 +286,18 @@ void Trainer::setup() {
 // not train in (fp16) is refused, not ignored. `auto`, the default, is bf16 on a CPU whose bf16
 // units are clearly faster than its fp32 ones (every backbone trains faster in it there:
 // docs/precision.md), else fp32, and tf32 on a GPU, as PyTorch trains there by default.
-void Trainer::make_backend() {
+// A run resumed in `auto` keeps the precision its snapshot trained in, where it trained on the
+// same kind of device, instead of measuring again.
+void Trainer::make_backend(const SnapshotMetadata* resumed) {
   const nets::PlanPrecision asked = devices::parse_plan_precision(pose_.precision);
   backend_ = devices::make_backend(options_.device, asked);
-  if (asked == nets::PlanPrecision::automatic) agree_on_automatic_precision();
+  if (asked == nets::PlanPrecision::automatic) {
+    const std::optional<nets::PlanPrecision> kept =
+        resumed ? resumed_precision(*resumed, *backend_) : std::nullopt;
+    if (kept)
+      console::info("precision auto: {}, as the run being resumed", nets::precision_name(*kept));
+    agree_on_automatic_precision(kept);
+  }
   if (backend_->training_precision() != backend_->plan_precision()) {
     throw UsageError(
         fmt::format("precision {}: {} does not train in {}; mixed-precision training is bf16 "
@@ -281,11 +308,13 @@ void Trainer::make_backend() {
   result_.precision = backend_->training_precision();
 }
 
-// `auto` resolved: tf32 on a GPU; on the CPU the measured choice, rank 0's for every rank of a
-// job, so that no two ranks train in different precisions where the measure is close.
-void Trainer::agree_on_automatic_precision() {
-  nets::PlanPrecision chosen =
-      backend_->host_memory() ? backend_->training_precision() : nets::PlanPrecision::tf32;
+// `auto` resolved: the precision of the run being resumed where it has one; else tf32 on a GPU and
+// on the CPU the measured choice. Rank 0's for every rank of a job, so that no two ranks train in
+// different precisions where the measure is close.
+void Trainer::agree_on_automatic_precision(std::optional<nets::PlanPrecision> resumed) {
+  nets::PlanPrecision chosen = resumed                   ? *resumed
+                               : backend_->host_memory() ? backend_->training_precision()
+                                                         : nets::PlanPrecision::tf32;
   if (parallel()) world_.broadcast(std::as_writable_bytes(std::span(&chosen, 1)), 0);
   on_every_rank(world_, [&] {  // a rank without bf16 units says so, and every rank stops
     if (chosen != backend_->training_precision())
@@ -361,9 +390,8 @@ void Trainer::read_training_set() {
   }
 }
 
-// The network and the loop's counters from the newest snapshot, which must match pose_cfg.yaml;
-// returns the snapshot for its optimizer state.
-LoadedSnapshot Trainer::resume_network(const std::optional<SnapshotFile>& newest) {
+// The newest snapshot, which --resume continues and which must match pose_cfg.yaml.
+LoadedSnapshot Trainer::read_resumed_snapshot(const std::optional<SnapshotFile>& newest) const {
   if (!newest) {
     throw Error(
         fmt::format("there is no snapshot to resume from in {}", options_.train_dir.string()),
@@ -380,10 +408,14 @@ LoadedSnapshot Trainer::resume_network(const std::optional<SnapshotFile>& newest
                     fmt::join(pose_.bodyparts, ", ")),
         "resume in the shuffle the snapshot belongs to, or start a new shuffle");
   }
-  net_ = load_snapshot_network(*backend_, resumed, newest->path);
-  restore_progress(resumed.metadata);
-  console::info("resuming from {} (iteration {})", newest->path.filename().string(), iteration_);
   return resumed;
+}
+
+// The network and the loop's counters from the snapshot read_resumed_snapshot read from `file`.
+void Trainer::resume_network(const LoadedSnapshot& resumed, const fs::path& file) {
+  net_ = load_snapshot_network(*backend_, resumed, file);
+  restore_progress(resumed.metadata);
+  console::info("resuming from {} (iteration {})", file.filename().string(), iteration_);
 }
 
 // The iteration, training time, loss window and early-stopping counters that snapshot_metadata()
@@ -782,6 +814,8 @@ SnapshotMetadata Trainer::snapshot_metadata() const {
   extra["seconds"] = exact_number(elapsed());
   extra["loss_window_sum"] = exact_number(window_loss_);
   extra["loss_window_steps"] = std::to_string(window_steps_);
+  extra["precision"] = nets::precision_name(backend_->training_precision());
+  extra["precision_memory"] = memory_kind(*backend_);
   best_.save(extra);
   schedule_->save(extra);
   return metadata;

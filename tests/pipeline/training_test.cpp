@@ -306,6 +306,34 @@ TEST(Trainer, MixedPrecisionLearnsAndResumesAcrossAPrecisionChange) {
   EXPECT_EQ(header.find("BF16"), std::string::npos) << "snapshots are fp32";
 }
 
+// A run resumed in `auto` keeps the precision its snapshots trained in, whatever the CPU's speeds
+// measure at the new start; one of the two cases below differs from that measure.
+TEST(Trainer, AutoResumesInThePrecisionItsRunTrainedIn) {
+  if (!nets::cpu::cpu_has_bf16()) {
+    GTEST_SKIP() << "this CPU has no bf16 units (oneDNN uses " << nets::cpu::cpu_instructions()
+                 << "): auto is fp32 here";
+  }
+  TrainingFixture fixture;
+  fixture.pose.max_iters = 20;
+  fixture.pose.save_iters = 10;
+  fixture.pose.evaluate_iters = 10;
+  for (const auto precision : {nets::PlanPrecision::fp32, nets::PlanPrecision::bf16}) {
+    clear_training_outputs(fixture.train_dir);
+    fixture.pose.precision = nets::precision_name(precision);
+    fixture.write();
+    TrainOptions first = fixture.options();
+    first.stop_at_iteration = 10;
+    EXPECT_EQ(train(first).precision, precision);
+    fixture.pose.precision = "auto";
+    fixture.write();
+    TrainOptions rest = fixture.options();
+    rest.resume = true;
+    const TrainResult resumed = train(rest);
+    EXPECT_EQ(resumed.iterations, 20);
+    EXPECT_EQ(resumed.precision, precision) << nets::precision_name(precision);
+  }
+}
+
 // `auto`, the default, trains in tf32 on a GPU (strict fp32 where it has no TF32 units), as
 // PyTorch does, not in the fp32 that `auto` means for a GPU's plans.
 TEST(Trainer, AutoTrainsInTf32OnAGpu) {
