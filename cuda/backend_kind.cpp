@@ -69,6 +69,9 @@ nets::BackendKind backend_kind() {
   kind.name = "cuda";
   kind.numbered = true;
   kind.reduced_precision = true;
+  // Training's `auto`: TF32 products where the GPU has TF32 units, as PyTorch trains by default
+  // (strict fp32 where it has none); inference plans keep fp32 unless asked.
+  kind.automatic_training_precision = [](int) { return nets::PlanPrecision::tf32; };
   kind.problem = [](int index) { return gpu_problem(query_cuda(), index); };
   kind.candidates = usable_gpus;
   kind.tf32 = [](int index) {

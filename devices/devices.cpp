@@ -45,19 +45,33 @@ DeviceName parse_device(const std::string& device) {
   return parsed;
 }
 
-// `precision` on device `index` of `kind`: --precision auto resolved to the kind's choice, and
-// tf32 to fp32 where the device has no TF32 units (it is fp32 with faster products, not a request
-// the device could refuse).
-PlanPrecision resolved(const nets::BackendKind& kind, int index, PlanPrecision precision) {
+// `precision` on device `index` of `kind`: --precision auto resolved to the kind's choice for
+// `purpose`, and tf32 to fp32 where the device has no TF32 units (it is fp32 with faster products,
+// not a request the device could refuse).
+PlanPrecision resolved(const nets::BackendKind& kind, int index, PlanPrecision precision,
+                       Purpose purpose = Purpose::inference) {
+  if (precision == PlanPrecision::automatic) {
+    if (purpose == Purpose::training && kind.automatic_training_precision)
+      precision = kind.automatic_training_precision(index);
+    else
+      precision = kind.automatic_precision ? kind.automatic_precision(index) : PlanPrecision::fp32;
+  }
   if (precision == PlanPrecision::tf32)
     return kind.tf32 && kind.tf32(index) ? precision : PlanPrecision::fp32;
-  if (precision != PlanPrecision::automatic) return precision;
-  return kind.automatic_precision ? kind.automatic_precision(index) : PlanPrecision::fp32;
+  return precision;
 }
 
 // Says what --precision auto picked when it is not fp32.
-void say_automatic_choice(PlanPrecision asked, const nets::Backend& backend, PlanPrecision chosen) {
+void say_automatic_choice(PlanPrecision asked, const nets::Backend& backend, PlanPrecision chosen,
+                          Purpose purpose) {
   if (asked != PlanPrecision::automatic || chosen == PlanPrecision::fp32) return;
+  if (purpose == Purpose::training) {
+    console::info(
+        "precision auto: training on {} in {} (precision: fp32 in pose_cfg.yaml for "
+        "full precision)",
+        backend.name(), nets::precision_name(chosen));
+    return;
+  }
   console::info(
       "--precision auto: inference plans on {} in {} (--precision fp32 for full "
       "precision)",
@@ -66,9 +80,10 @@ void say_automatic_choice(PlanPrecision asked, const nets::Backend& backend, Pla
 
 // The CPU for --device auto without a usable GPU: fp16 becomes fp32, and bf16 too where the CPU
 // has no bf16 units.
-std::unique_ptr<nets::Backend> cpu_for_auto(PlanPrecision precision, const std::string& why) {
+std::unique_ptr<nets::Backend> cpu_for_auto(PlanPrecision precision, const std::string& why,
+                                            Purpose purpose) {
   const nets::BackendKind& cpu = *find_kind("cpu");
-  PlanPrecision chosen = resolved(cpu, 0, precision);
+  PlanPrecision chosen = resolved(cpu, 0, precision, purpose);
   const bool lowered =
       chosen == PlanPrecision::fp16 ||
       (chosen == PlanPrecision::bf16 && resolved(cpu, 0, PlanPrecision::automatic) != chosen);
@@ -78,13 +93,13 @@ std::unique_ptr<nets::Backend> cpu_for_auto(PlanPrecision precision, const std::
                 lowered ? fmt::format(" (--precision {} needs a GPU or bf16 units here)",
                                       nets::precision_name(precision))
                         : std::string());
-  say_automatic_choice(precision, *backend, chosen);
+  say_automatic_choice(precision, *backend, chosen, purpose);
   return backend;
 }
 
 // --device auto: the first usable GPU of a compiled GPU kind that starts (each is tried in turn,
 // and each that will not start says why), else the CPU.
-std::unique_ptr<nets::Backend> automatic_backend(PlanPrecision precision) {
+std::unique_ptr<nets::Backend> automatic_backend(PlanPrecision precision, Purpose purpose) {
   std::string why = "this build has no GPU backend";
   for (const nets::BackendKind& kind : backend_kinds()) {
     if (!kind.compiled || !kind.numbered) continue;
@@ -92,10 +107,10 @@ std::unique_ptr<nets::Backend> automatic_backend(PlanPrecision precision) {
     const std::vector<nets::GpuCandidate> gpus = kind.candidates(why_none);
     for (const nets::GpuCandidate& gpu : gpus) {
       try {
-        const PlanPrecision chosen = resolved(kind, gpu.index, precision);
+        const PlanPrecision chosen = resolved(kind, gpu.index, precision, purpose);
         auto backend = kind.make(gpu.index, chosen);
         console::info("device: {} ({})", backend->name(), backend->description());
-        say_automatic_choice(precision, *backend, chosen);
+        say_automatic_choice(precision, *backend, chosen, purpose);
         return backend;
       } catch (const Error& error) {
         console::warn("cannot start GPU {}:{} ({}): {}; {}", kind.name, gpu.index, gpu.name,
@@ -105,7 +120,7 @@ std::unique_ptr<nets::Backend> automatic_backend(PlanPrecision precision) {
     }
     why = "no usable GPU: " + (why_none.empty() ? std::string("see labpose doctor") : why_none);
   }
-  return cpu_for_auto(precision, why);
+  return cpu_for_auto(precision, why, purpose);
 }
 
 }  // namespace
@@ -136,12 +151,13 @@ std::string device_problem(const std::string& device) {
   return parsed.kind->problem(parsed.index);
 }
 
-std::unique_ptr<nets::Backend> make_backend(const std::string& device, PlanPrecision precision) {
-  if (device == "auto") return automatic_backend(precision);
+std::unique_ptr<nets::Backend> make_backend(const std::string& device, PlanPrecision precision,
+                                            Purpose purpose) {
+  if (device == "auto") return automatic_backend(precision, purpose);
   const DeviceName parsed = parse_device(device);
   if (parsed.kind == nullptr) unknown_device(device);
   const nets::BackendKind& kind = *parsed.kind;
-  const PlanPrecision chosen = resolved(kind, parsed.index, precision);
+  const PlanPrecision chosen = resolved(kind, parsed.index, precision, purpose);
   if (!kind.reduced_precision && kind.compiled && chosen != PlanPrecision::fp32) {
     throw UsageError(fmt::format("--device {} computes in fp32 only", device),
                      "leave out --precision, or use --device cpu (bf16 on a CPU with bf16 units) "
@@ -158,7 +174,7 @@ std::unique_ptr<nets::Backend> make_backend(const std::string& device, PlanPreci
                 "--device cpu");
   }
   auto backend = kind.make(parsed.index, chosen);
-  say_automatic_choice(precision, *backend, chosen);
+  say_automatic_choice(precision, *backend, chosen, purpose);
   return backend;
 }
 

@@ -19,6 +19,9 @@ using CudaSummary = nets::GpuReport;
 /// The backends compiled into this build: "ref", "cpu" (and "cuda" when built with CUDA).
 std::vector<std::string> compiled_backends();
 
+/// What a backend is made for: `auto` may resolve differently for training (tf32 on a GPU).
+enum class Purpose { inference, training };
+
 /// "auto", "fp32", "bf16" or "fp16"; a UsageError otherwise.
 PlanPrecision parse_plan_precision(const std::string& text);
 
@@ -27,9 +30,11 @@ PlanPrecision parse_plan_precision(const std::string& text);
 /// in `precision`; PlanPrecision::automatic picks bf16 on a CPU with bf16 units, else fp32, and
 /// says so when it is not fp32. Throws a UsageError for an unknown name or a precision the device
 /// never computes, and an Error when the device is not usable, saying why (no driver, no GPU,
-/// compute capability too old, no CUDA in this build, no bf16 units).
+/// compute capability too old, no CUDA in this build, no bf16 units). For Purpose::training,
+/// automatic resolves to the kind's automatic_training_precision (a GPU's: tf32).
 std::unique_ptr<nets::Backend> make_backend(const std::string& device,
-                                            PlanPrecision precision = PlanPrecision::fp32);
+                                            PlanPrecision precision = PlanPrecision::fp32,
+                                            Purpose purpose = Purpose::inference);
 
 /// Why `device` cannot be used on this machine, or "" when it can (tests skip with this text).
 std::string device_problem(const std::string& device);

@@ -42,6 +42,8 @@ struct BackendKind {
   bool reduced_precision = false;  // its inference plans can compute in fp16 or bf16
   /// The precision --precision auto picks on device `index` (fp32 unless set).
   std::function<PlanPrecision(int index)> automatic_precision;
+  /// The precision training's `auto` picks there (unset: automatic_precision's choice).
+  std::function<PlanPrecision(int index)> automatic_training_precision;
   /// Whether device `index` has TF32 units (unset: none; --precision tf32 is fp32 there).
   std::function<bool(int index)> tf32;
   /// Why device `index` of this kind cannot be used on this machine, or "" when it can.

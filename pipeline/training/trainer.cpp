@@ -290,12 +290,13 @@ void Trainer::setup() {
 // same kind of device, instead of measuring again.
 void Trainer::make_backend(const SnapshotMetadata* resumed) {
   const nets::PlanPrecision asked = devices::parse_plan_precision(pose_.precision);
-  backend_ = devices::make_backend(options_.device, asked);
+  backend_ = devices::make_backend(options_.device, asked, devices::Purpose::training);
   if (asked == nets::PlanPrecision::automatic) {
     const std::optional<nets::PlanPrecision> kept =
         resumed ? resumed_precision(*resumed, *backend_) : std::nullopt;
     if (kept)
-      console::info("precision auto: {}, as the run being resumed", nets::precision_name(*kept));
+      console::info("precision auto: {} after all, as the run being resumed trained",
+                    nets::precision_name(*kept));
     agree_on_automatic_precision(kept);
   }
   if (backend_->training_precision() != backend_->plan_precision()) {
@@ -308,13 +309,12 @@ void Trainer::make_backend(const SnapshotMetadata* resumed) {
   result_.precision = backend_->training_precision();
 }
 
-// `auto` resolved: the precision of the run being resumed where it has one; else tf32 on a GPU and
-// on the CPU the measured choice. Rank 0's for every rank of a job, so that no two ranks train in
-// different precisions where the measure is close.
+// `auto` resolved: the precision of the run being resumed where it has one; else the device's
+// choice for training (tf32 on a GPU, the measured one on the CPU). Rank 0's for every rank of a
+// job, so that no two ranks train in different precisions where the measure is close; a rank
+// whose backend already computes in it is not remade.
 void Trainer::agree_on_automatic_precision(std::optional<nets::PlanPrecision> resumed) {
-  nets::PlanPrecision chosen = resumed                   ? *resumed
-                               : backend_->host_memory() ? backend_->training_precision()
-                                                         : nets::PlanPrecision::tf32;
+  nets::PlanPrecision chosen = resumed.value_or(backend_->training_precision());
   if (parallel()) world_.broadcast(std::as_writable_bytes(std::span(&chosen, 1)), 0);
   on_every_rank(world_, [&] {  // a rank without bf16 units says so, and every rank stops
     if (chosen != backend_->training_precision())

@@ -89,6 +89,24 @@ TEST(Devices, Tf32IsFp32WhereTheDeviceHasNoTf32Units) {
       << gpu->description();
 }
 
+// `auto` for training: the CPU's choice as for inference (bf16 where its bf16 units are clearly
+// faster), the reference's fp32, and a GPU's tf32 where inference plans keep fp32.
+TEST(Devices, TrainingsAutoIsTf32OnAGpuAndTheInferenceChoiceElsewhere) {
+  for (const char* device : {"cpu", "ref"}) {
+    const auto inference = make_backend(device, PlanPrecision::automatic);
+    const auto training = make_backend(device, PlanPrecision::automatic, Purpose::training);
+    EXPECT_EQ(training->plan_precision(), inference->plan_precision()) << device;
+    EXPECT_EQ(training->training_precision(), inference->training_precision()) << device;
+  }
+  EXPECT_EQ(make_backend("ref", PlanPrecision::automatic, Purpose::training)->training_precision(),
+            PlanPrecision::fp32);
+  if (!device_problem("cuda").empty()) return;
+  const auto training = make_backend("cuda", PlanPrecision::automatic, Purpose::training);
+  EXPECT_EQ(training->training_precision(),
+            make_backend("cuda", PlanPrecision::tf32)->training_precision());
+  EXPECT_EQ(make_backend("cuda", PlanPrecision::automatic)->plan_precision(), PlanPrecision::fp32);
+}
+
 TEST(Devices, AutoPicksAUsableGpuOrTheCpu) {
   const auto backend = make_backend("auto");
   if (device_problem("cuda").empty()) {
