@@ -7,7 +7,8 @@ project when --openfield is given (train and evaluate), then compare every file 
 byte, except where they hold times: a snapshot's training seconds, learning_stats.csv's time column,
 _meta.json and _meta.pickle, and HDF5 tables (compared as pandas reads them). Speeds are measured alternately, old then new, --repeats times: the
 wall time of `train --max-iters N` and the frames/s of `analyze` (from its _meta.json). Compare the
-ratios only: the machine may be busy.
+ratios only: the machine may be busy. Training is pinned to fp32: training's default, auto, measures
+the CPU at each start and may take bf16 in one run and fp32 in the other.
 
     /usr/bin/python3 tools/bench/compare_builds.py --old /tmp/old/labpose --new build/tools/labpose \
         [--openfield ../shared/data/openfield-Pranav-2018-10-30] [--repeats 3] [--iters 60]
@@ -108,7 +109,7 @@ def compare_trees(old, new):
 def demo_workflow(binary, project_copy, iters):
     config = os.path.join(project_copy, "config.yaml")
     run(binary, "create-dataset", config, "--net", "mobilenet_v2_0.35", "--weights", "none")
-    _, train_seconds = run(binary, "train", config, "--device", "cpu", "--max-iters", str(iters))
+    _, train_seconds = run(binary, "train", config, "--device", "cpu", "--precision", "fp32", "--max-iters", str(iters))
     run(binary, "evaluate", config, "--device", "cpu", "--snapshot", "all")
     video = os.path.join(project_copy, "videos")
     run(binary, "analyze", config, video, "--device", "cpu", "--csv")
@@ -160,7 +161,7 @@ def main():
                 config = os.path.join(tree, "config.yaml")
                 run(binary, "create-dataset", config, "--shuffle", "1", "--net", "mobilenet_v2_0.35",
                     "--weights", "none", "--force")
-                run(binary, "train", config, "--device", "cpu", "--max-iters", str(a.iters))
+                run(binary, "train", config, "--device", "cpu", "--precision", "fp32", "--max-iters", str(a.iters))
                 run(binary, "evaluate", config, "--device", "cpu", "--snapshot", "all")
             trees[build] = os.path.join(work, label, build)
             os.makedirs(os.path.dirname(trees[build]), exist_ok=True)
@@ -198,7 +199,7 @@ def main():
 def demo_workflow_train_only(binary, tree, iters):
     config = os.path.join(tree, "config.yaml")
     run(binary, "create-dataset", config, "--net", "mobilenet_v2_0.35", "--weights", "none")
-    _, seconds = run(binary, "train", config, "--device", "cpu", "--max-iters", str(iters))
+    _, seconds = run(binary, "train", config, "--device", "cpu", "--precision", "fp32", "--max-iters", str(iters))
     return seconds
 
 

@@ -66,7 +66,10 @@ def main():
         log = run([labpose, "create-dataset", config, "--net", a.net], os.path.join(a.work, "create-dataset.log"))
         if "ImageNet weights" in log and "from scratch" in log:
             print("  note: no cached ImageNet weights: the network trains from scratch", flush=True)
-        run([labpose, "train", config, "--max-minutes", str(a.minutes)], os.path.join(a.work, "train.log"))
+        # Trained in fp32 (training's default, auto, may take bf16): the inference precisions are
+        # compared against an fp32-trained model.
+        run([labpose, "train", config, "--max-minutes", str(a.minutes), "--precision", "fp32"],
+            os.path.join(a.work, "train.log"))
 
     doctor = subprocess.check_output([labpose, "doctor"], text=True)
     fast = next((line.split(None, 2)[2] for line in doctor.splitlines()
