@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <set>
 #include <thread>
@@ -18,6 +19,7 @@
 #include "core/error.hpp"
 #include "core/file_lock.hpp"
 #include "core/interrupt.hpp"
+#include "devices/precision_speed.hpp"
 #include "nets/random.hpp"
 #include "pipeline/dataset/create_dataset.hpp"
 #include "pipeline/evaluation/evaluate.hpp"
@@ -209,6 +211,27 @@ void check_devices(const std::string& devices) {
   }
 }
 
+// Trials on the CPU compared in one precision: `auto` is measured at each train's start, and two
+// trials could measure differently (bf16 only a little faster, cores shared). Where every device
+// is the CPU, it is measured once here and written into each trial that would train in `auto`.
+void resolve_cpu_precision(std::vector<TrialShuffle>& shuffles, const std::string& devices) {
+  const std::vector<std::string> list = device_list(devices);
+  if (!std::all_of(list.begin(), list.end(), [](const std::string& d) { return d == "cpu"; }))
+    return;
+  std::optional<std::string> chosen;
+  for (auto& shuffle : shuffles) {
+    if (shuffle.pose.precision != "auto") continue;
+    if (!chosen) {
+      chosen = nets::precision_name(devices::automatic_cpu_precision());
+      console::info(
+          "precision auto is {} on this CPU: the trials train in it (set precision in the base "
+          "shuffle's pose_cfg.yaml to choose)",
+          *chosen);
+    }
+    shuffle.pose.precision = *chosen;
+  }
+}
+
 SweepState new_state(const projects::ProjectConfig& config, const SweepOptions& options,
                      int base_shuffle, double fraction) {
   const std::uint64_t seed = options.seed.value_or(0);
@@ -234,6 +257,7 @@ SweepState new_state(const projects::ProjectConfig& config, const SweepOptions& 
     trial.parameters = plan.trials[i];
     state.trials.push_back(std::move(trial));
   }
+  resolve_cpu_precision(shuffles, options.devices.value_or("auto"));
   std::set<std::string> from_scratch;
   const bool weights_searched =
       std::any_of(space.parameters.begin(), space.parameters.end(),

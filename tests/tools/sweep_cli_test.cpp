@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -310,6 +311,26 @@ TEST(SweepCli, SigtermStopsTheTrialsWithSnapshotsAndExitsThree) {
   EXPECT_EQ(rows[0].at("state"), "stopped");
   EXPECT_EQ(rows[1].at("state"), "waiting");
   EXPECT_TRUE(contains(read_text(log), "training stopped by SIGTERM")) << read_text(log);
+}
+
+// On the CPU, `auto` is measured once for the sweep, and every trial trains in what it took.
+TEST(SweepCli, TrialsOnTheCpuTrainInThePrecisionAutoTookOnce) {
+  const SweepProject p;
+  testing::set_yaml_values(p.shuffle_dir(1) / "train" / "pose_cfg.yaml", {{"precision", "auto"}});
+  const fs::path space = p.write_space("precision", "rotation: [0, 20]\n");
+  const CommandResult prepared =
+      p.sweep("--space " + shell_quote(space.string()) + " --iterations-per-trial 2 --slurm-array");
+  ASSERT_EQ(prepared.exit_code, 0) << prepared.output;
+  std::smatch chosen;
+  ASSERT_TRUE(std::regex_search(prepared.output, chosen,
+                                std::regex("precision auto is (fp32|bf16) on this CPU")))
+      << prepared.output;
+  for (const int shuffle : {2, 3}) {
+    const std::string pose = read_text(p.shuffle_dir(shuffle) / "train" / "pose_cfg.yaml");
+    EXPECT_TRUE(contains(pose, "\nprecision: " + chosen[1].str() + "\n")) << shuffle << pose;
+  }
+  EXPECT_TRUE(contains(read_text(p.shuffle_dir(1) / "train" / "pose_cfg.yaml"), "precision: auto"))
+      << "the base shuffle is left as it is";
 }
 
 TEST(SweepCli, AFailingTrialIsMarkedWithItsErrorAndTheSweepGoesOn) {
