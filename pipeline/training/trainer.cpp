@@ -75,7 +75,8 @@ std::string memory_kind(const nets::Backend& backend) {
 }
 
 // The precision the snapshot's run trained in, where it trained on `backend`'s kind of memory (a
-// CPU's or a GPU's); none for older snapshots, which do not say.
+// CPU's or a GPU's); none for older snapshots, which do not say, or for a value that is not a
+// training precision (measured again then).
 std::optional<nets::PlanPrecision> resumed_precision(const SnapshotMetadata& resumed,
                                                      const nets::Backend& backend) {
   const auto precision = resumed.extra.find("precision");
@@ -83,7 +84,11 @@ std::optional<nets::PlanPrecision> resumed_precision(const SnapshotMetadata& res
   if (precision == resumed.extra.end() || memory == resumed.extra.end() ||
       memory->second != memory_kind(backend))
     return std::nullopt;
-  return devices::parse_plan_precision(precision->second);
+  for (const auto trained :
+       {nets::PlanPrecision::fp32, nets::PlanPrecision::tf32, nets::PlanPrecision::bf16}) {
+    if (precision->second == nets::precision_name(trained)) return trained;
+  }
+  return std::nullopt;
 }
 
 // Whether the labels hold the individuals pose_cfg.yaml names (and "single" for unique bodyparts).
@@ -292,10 +297,22 @@ void Trainer::make_backend(const SnapshotMetadata* resumed) {
   const nets::PlanPrecision asked = devices::parse_plan_precision(pose_.precision);
   backend_ = devices::make_backend(options_.device, asked, devices::Purpose::training);
   if (asked == nets::PlanPrecision::automatic) {
-    const std::optional<nets::PlanPrecision> kept =
+    std::optional<nets::PlanPrecision> kept =
         resumed ? resumed_precision(*resumed, *backend_) : std::nullopt;
+    if (kept && *kept != backend_->training_precision()) {
+      try {  // a run moved to a CPU without bf16 units measures again
+        backend_ = devices::make_backend(backend_->name(), *kept, devices::Purpose::training);
+      } catch (const Error& error) {
+        console::warn(
+            "the run being resumed trained in {}, which {} cannot ({}); precision auto "
+            "takes {} here",
+            nets::precision_name(*kept), backend_->name(), error.what(),
+            nets::precision_name(backend_->training_precision()));
+        kept.reset();
+      }
+    }
     if (kept)
-      console::info("precision auto: {} after all, as the run being resumed trained",
+      console::info("precision auto: {}, as the run being resumed trained",
                     nets::precision_name(*kept));
     agree_on_automatic_precision(kept);
   }
