@@ -74,15 +74,15 @@ std::string memory_kind(const nets::Backend& backend) {
   return backend.host_memory() ? "host" : "device";
 }
 
-// The precision the snapshot's run trained in, where it trained on `backend`'s kind of memory (a
-// CPU's or a GPU's); none for older snapshots, which do not say, or for a value that is not a
-// training precision (measured again then).
+// The precision the snapshot's run trained in, where it trained on `memory` (memory_kind's "host"
+// or "device"); none for older snapshots, which do not say, or for a value that is not a training
+// precision (measured again then).
 std::optional<nets::PlanPrecision> resumed_precision(const SnapshotMetadata& resumed,
-                                                     const nets::Backend& backend) {
+                                                     const std::string& memory) {
   const auto precision = resumed.extra.find("precision");
-  const auto memory = resumed.extra.find("precision_memory");
-  if (precision == resumed.extra.end() || memory == resumed.extra.end() ||
-      memory->second != memory_kind(backend))
+  const auto recorded_memory = resumed.extra.find("precision_memory");
+  if (precision == resumed.extra.end() || recorded_memory == resumed.extra.end() ||
+      recorded_memory->second != memory)
     return std::nullopt;
   for (const auto trained :
        {nets::PlanPrecision::fp32, nets::PlanPrecision::tf32, nets::PlanPrecision::bf16}) {
@@ -120,6 +120,7 @@ class Trainer {
   void read_earlier_stats();
   BatchGeometry allocate_step_buffers();
   void make_backend(const SnapshotMetadata* resumed);
+  std::optional<nets::PlanPrecision> start_in_resumed_precision(const SnapshotMetadata& resumed);
   void agree_on_automatic_precision(std::optional<nets::PlanPrecision> resumed);
   void start_exchange();
 
@@ -292,30 +293,15 @@ void Trainer::setup() {
 // units are clearly faster than its fp32 ones (every backbone trains faster in it there:
 // docs/precision.md), else fp32, and tf32 on a GPU, as PyTorch trains there by default.
 // A run resumed in `auto` keeps the precision its snapshot trained in, where it trained on the
-// same kind of device, instead of measuring again.
+// same kind of device, without measuring again.
 void Trainer::make_backend(const SnapshotMetadata* resumed) {
   const nets::PlanPrecision asked = devices::parse_plan_precision(pose_.precision);
-  backend_ = devices::make_backend(options_.device, asked, devices::Purpose::training);
-  if (asked == nets::PlanPrecision::automatic) {
-    std::optional<nets::PlanPrecision> kept =
-        resumed ? resumed_precision(*resumed, *backend_) : std::nullopt;
-    if (kept && *kept != backend_->training_precision()) {
-      try {  // a run moved to a CPU without bf16 units measures again
-        backend_ = devices::make_backend(backend_->name(), *kept, devices::Purpose::training);
-      } catch (const Error& error) {
-        console::warn(
-            "the run being resumed trained in {}, which {} cannot ({}); precision auto "
-            "takes {} here",
-            nets::precision_name(*kept), backend_->name(), error.what(),
-            nets::precision_name(backend_->training_precision()));
-        kept.reset();
-      }
-    }
-    if (kept)
-      console::info("precision auto: {}, as the run being resumed trained",
-                    nets::precision_name(*kept));
-    agree_on_automatic_precision(kept);
-  }
+  std::optional<nets::PlanPrecision> kept;
+  if (asked == nets::PlanPrecision::automatic && resumed)
+    kept = start_in_resumed_precision(*resumed);
+  if (!backend_)
+    backend_ = devices::make_backend(options_.device, asked, devices::Purpose::training);
+  if (asked == nets::PlanPrecision::automatic) agree_on_automatic_precision(kept);
   if (backend_->training_precision() != backend_->plan_precision()) {
     throw UsageError(
         fmt::format("precision {}: {} does not train in {}; mixed-precision training is bf16 "
@@ -324,6 +310,32 @@ void Trainer::make_backend(const SnapshotMetadata* resumed) {
         "set precision: bf16 (or tf32, fp32) in train/pose_cfg.yaml, or pass --precision bf16");
   }
   result_.precision = backend_->training_precision();
+}
+
+// The backend in the precision the resumed run trained in, where it trained on the kind of device
+// that --device names (auto: a GPU where one is usable, else the CPU), so the CPU is not measured
+// again; that precision (tf32 is fp32 on a GPU without TF32 units), or none, with no backend
+// made, where the snapshot does not say or the device cannot train in it.
+std::optional<nets::PlanPrecision> Trainer::start_in_resumed_precision(
+    const SnapshotMetadata& resumed) {
+  const std::string& device = options_.device;
+  const bool host = device == "cpu" || device == "ref" ||
+                    (device == "auto" && !devices::device_problem("cuda").empty());
+  const std::optional<nets::PlanPrecision> recorded =
+      resumed_precision(resumed, host ? "host" : "device");
+  if (!recorded) return std::nullopt;
+  try {
+    backend_ = devices::make_backend(device, *recorded, devices::Purpose::training);
+  } catch (const Error& error) {  // a run moved to a CPU without bf16 units
+    console::warn(
+        "the run being resumed trained in {}, which --device {} cannot ({}); precision "
+        "auto chooses again",
+        nets::precision_name(*recorded), device, error.what());
+    return std::nullopt;
+  }
+  const nets::PlanPrecision kept = backend_->training_precision();
+  console::info("precision auto: {}, as the run being resumed trained", nets::precision_name(kept));
+  return kept;
 }
 
 // `auto` resolved: the precision of the run being resumed where it has one; else the device's
