@@ -19,6 +19,7 @@
 #include "core/error.hpp"
 #include "core/file_lock.hpp"
 #include "core/interrupt.hpp"
+#include "devices/devices.hpp"
 #include "devices/precision_speed.hpp"
 #include "nets/random.hpp"
 #include "pipeline/dataset/create_dataset.hpp"
@@ -211,27 +212,6 @@ void check_devices(const std::string& devices) {
   }
 }
 
-// Trials on the CPU compared in one precision: `auto` is measured at each train's start, and two
-// trials could measure differently (bf16 only a little faster, cores shared). Where every device
-// is the CPU, it is measured once here and written into each trial that would train in `auto`.
-void resolve_cpu_precision(std::vector<TrialShuffle>& shuffles, const std::string& devices) {
-  const std::vector<std::string> list = device_list(devices);
-  if (!std::all_of(list.begin(), list.end(), [](const std::string& d) { return d == "cpu"; }))
-    return;
-  std::optional<std::string> chosen;
-  for (auto& shuffle : shuffles) {
-    if (shuffle.pose.precision != "auto") continue;
-    if (!chosen) {
-      chosen = nets::precision_name(devices::automatic_cpu_precision());
-      console::info(
-          "precision auto is {} on this CPU: the trials train in it (set precision in the base "
-          "shuffle's pose_cfg.yaml to choose)",
-          *chosen);
-    }
-    shuffle.pose.precision = *chosen;
-  }
-}
-
 SweepState new_state(const projects::ProjectConfig& config, const SweepOptions& options,
                      int base_shuffle, double fraction) {
   const std::uint64_t seed = options.seed.value_or(0);
@@ -257,7 +237,6 @@ SweepState new_state(const projects::ProjectConfig& config, const SweepOptions& 
     trial.parameters = plan.trials[i];
     state.trials.push_back(std::move(trial));
   }
-  resolve_cpu_precision(shuffles, options.devices.value_or("auto"));
   std::set<std::string> from_scratch;
   const bool weights_searched =
       std::any_of(space.parameters.begin(), space.parameters.end(),
@@ -517,9 +496,36 @@ class SweepRunner {
     }
     if (cpu_threads_ > 0 && (device == "cpu" || device == "auto" || device == "ref"))
       command.environment.emplace_back("OMP_NUM_THREADS", std::to_string(cpu_threads_));
+    if (trains_in_auto_on_the_cpu(dir, device))
+      command.arguments.insert(command.arguments.end(), {"--precision", cpu_precision()});
     command.log_file = store_.trial_log_file(claim.trial.id);
     command.held_descriptor = claim.lock.descriptor();
     return command;
+  }
+
+  // Trials on the CPU are compared in one precision. `auto` measures the CPU's bf16 units at each
+  // train's start, and two trials could measure differently (bf16 only a little faster, cores
+  // shared), so this process measures it once and gives it to each trial it trains there in auto.
+  bool trains_in_auto_on_the_cpu(const fs::path& dir, const std::string& device) const {
+    const bool cpu =
+        device == "cpu" || (device == "auto" && !devices::device_problem("cuda").empty());
+    if (!cpu) return false;
+    try {
+      return read_pose_config(dir / "pose_cfg.yaml").precision == "auto";
+    } catch (const Error&) {
+      return false;  // train says what is wrong with the file
+    }
+  }
+
+  std::string cpu_precision() const {
+    std::call_once(cpu_precision_once_, [this] {
+      cpu_precision_ = nets::precision_name(devices::automatic_cpu_precision());
+      console::info(
+          "precision auto is {} on this CPU: the trials this process trains on it take it (set "
+          "precision in the base shuffle's pose_cfg.yaml to choose)",
+          cpu_precision_);
+    });
+    return cpu_precision_;
   }
 
   // Whether the trial's own files show the rung done already (its process finished the rung, and
@@ -643,6 +649,8 @@ class SweepRunner {
   double fraction_ = 0.95;
   int top_ = 0;
   int cpu_threads_ = 0;  // OMP_NUM_THREADS of each CPU trial when several share the cores
+  mutable std::once_flag cpu_precision_once_;
+  mutable std::string cpu_precision_;  // `auto` measured once, for the CPU trials
 };
 
 // The chosen trial's test error, measured once by the process that takes test.lock first.

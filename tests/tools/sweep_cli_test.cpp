@@ -313,24 +313,31 @@ TEST(SweepCli, SigtermStopsTheTrialsWithSnapshotsAndExitsThree) {
   EXPECT_TRUE(contains(read_text(log), "training stopped by SIGTERM")) << read_text(log);
 }
 
-// On the CPU, `auto` is measured once for the sweep, and every trial trains in what it took.
+// On the CPU, `auto` is measured once by the sweep, and every trial trains in what it took; the
+// trials' files keep `auto`, for whatever device trains them later.
 TEST(SweepCli, TrialsOnTheCpuTrainInThePrecisionAutoTookOnce) {
   const SweepProject p;
   testing::set_yaml_values(p.shuffle_dir(1) / "train" / "pose_cfg.yaml", {{"precision", "auto"}});
   const fs::path space = p.write_space("precision", "rotation: [0, 20]\n");
-  const CommandResult prepared =
-      p.sweep("--space " + shell_quote(space.string()) + " --iterations-per-trial 2 --slurm-array");
-  ASSERT_EQ(prepared.exit_code, 0) << prepared.output;
+  const CommandResult swept = p.sweep("--space " + shell_quote(space.string()) +
+                                      " --iterations-per-trial 2 --name precision");
+  ASSERT_EQ(swept.exit_code, 0) << swept.output;
   std::smatch chosen;
-  ASSERT_TRUE(std::regex_search(prepared.output, chosen,
+  ASSERT_TRUE(std::regex_search(swept.output, chosen,
                                 std::regex("precision auto is (fp32|bf16) on this CPU")))
-      << prepared.output;
-  for (const int shuffle : {2, 3}) {
-    const std::string pose = read_text(p.shuffle_dir(shuffle) / "train" / "pose_cfg.yaml");
-    EXPECT_TRUE(contains(pose, "\nprecision: " + chosen[1].str() + "\n")) << shuffle << pose;
+      << swept.output;
+  EXPECT_EQ(count_of(swept.output, "precision auto is"), 1u) << swept.output;
+  for (const int trial : {1, 2}) {
+    const std::string log =
+        read_text(p.folder("precision") / "logs" / ("trial-00" + std::to_string(trial) + ".log"));
+    EXPECT_TRUE(contains(log, "--precision " + chosen[1].str())) << log;
+    EXPECT_EQ(contains(log, "mixed precision: bf16"), chosen[1] == "bf16") << log;
   }
-  EXPECT_TRUE(contains(read_text(p.shuffle_dir(1) / "train" / "pose_cfg.yaml"), "precision: auto"))
-      << "the base shuffle is left as it is";
+  for (const int shuffle : {1, 2, 3}) {
+    EXPECT_TRUE(contains(read_text(p.shuffle_dir(shuffle) / "train" / "pose_cfg.yaml"),
+                         "\nprecision: auto\n"))
+        << shuffle;
+  }
 }
 
 TEST(SweepCli, AFailingTrialIsMarkedWithItsErrorAndTheSweepGoesOn) {
