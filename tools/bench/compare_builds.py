@@ -58,12 +58,14 @@ def timeless_csv(path):
 
 
 def safetensors_parts(path):
-    """A safetensors file's header (the run's duration left out) and its tensor bytes."""
+    """A safetensors file's header (the run's duration left out, and the precision it trained in,
+    which builds from before 2026-12-02 do not record) and its tensor bytes."""
     with open(path, "rb") as f:
         data = f.read()
     size = struct.unpack("<Q", data[:8])[0]
     header = json.loads(data[8:8 + size])
-    header.get("__metadata__", {}).pop("seconds", None)
+    for key in ("seconds", "precision", "precision_memory"):
+        header.get("__metadata__", {}).pop(key, None)
     return header, data[8 + size:]
 
 

@@ -29,6 +29,11 @@ namespace {
 namespace fs = std::filesystem;
 using labpose::pipeline::TrackingScores;
 
+// A number for --json: null where it is undefined (NaN: nothing to score).
+std::string json_number(double value) {
+  return std::isnan(value) ? "null" : fmt::format("{:.6f}", value);
+}
+
 labpose::projects::Table read_any_table(const fs::path& file) {
   return file.extension() == ".csv" ? labpose::projects::read_table_csv(file)
                                     : labpose::projects::read_table_hdf5(file);
@@ -163,21 +168,32 @@ int main(int argc, char** argv) {
     if (!assemblies_file.empty()) {
       const auto [purity, keypoints, ceiling] =
           score_assemblies(assemblies_file, truth, static_cast<int>(bodyparts.size()));
-      std::printf(json ? R"({"assembly_purity": %.6f, "assembly_miss": %.6f, )"
-                         R"("whole_animals": %.6f, "frames_scored": %d})"
-                         "\n"
-                       : "assembly    purity %.4f, miss %.4f, whole animals %.4f (over the %d "
-                         "frames with two or more animals)\n",
-                  purity.purity, purity.miss, purity.whole_animals, purity.images);
-      std::printf(json ? R"({"assembly_map": %.6f, "assembly_mar": %.6f, "matches": %zu, )"
-                         R"("unmatched_animals": %zu, "truth_map": %.6f, "truth_mar": %.6f})"
-                         "\n"
-                       : "assembly    mAP %.4f, mAR %.4f (OKS 0.50:0.95 as evaluate computes "
-                         "them; %zu matched, %zu labeled animals left over; the truth's own "
-                         "keypoints score mAP %.4f, mAR %.4f)\n",
-                  keypoints.mean_average_precision, keypoints.mean_average_recall,
-                  keypoints.matches, keypoints.misses, ceiling.mean_average_precision,
-                  ceiling.mean_average_recall);
+      if (json) {
+        std::printf("%s\n", fmt::format(R"({{"assembly_purity": {}, "assembly_miss": {}, )"
+                                        R"("whole_animals": {}, "frames_scored": {}}})",
+                                        json_number(purity.purity), json_number(purity.miss),
+                                        json_number(purity.whole_animals), purity.images)
+                                .c_str());
+        std::printf("%s\n",
+                    fmt::format(R"({{"assembly_map": {}, "assembly_mar": {}, )"
+                                R"("matches": {}, "unmatched_animals": {}, )"
+                                R"("truth_map": {}, "truth_mar": {}}})",
+                                json_number(keypoints.mean_average_precision),
+                                json_number(keypoints.mean_average_recall), keypoints.matches,
+                                keypoints.misses, json_number(ceiling.mean_average_precision),
+                                json_number(ceiling.mean_average_recall))
+                        .c_str());
+      } else {
+        std::printf(
+            "assembly    purity %.4f, miss %.4f, whole animals %.4f (over the %d frames with two "
+            "or more animals)\n",
+            purity.purity, purity.miss, purity.whole_animals, purity.images);
+        std::printf(
+            "assembly    mAP %.4f, mAR %.4f (OKS 0.50:0.95 as evaluate computes them; %zu matched, "
+            "%zu labeled animals left over; the truth's own keypoints score mAP %.4f, mAR %.4f)\n",
+            keypoints.mean_average_precision, keypoints.mean_average_recall, keypoints.matches,
+            keypoints.misses, ceiling.mean_average_precision, ceiling.mean_average_recall);
+      }
     }
   } catch (const labpose::Error& error) {
     std::fprintf(stderr, "error: %s\n", error.what());
