@@ -151,6 +151,20 @@ std::string device_problem(const std::string& device) {
   return parsed.kind->problem(parsed.index);
 }
 
+DeviceKind device_kind(const std::string& device) {
+  if (device == "auto") {
+    for (const nets::BackendKind& kind : backend_kinds()) {
+      std::string why_none;
+      if (kind.compiled && kind.numbered && !kind.candidates(why_none).empty())
+        return {kind.name, true};
+    }
+    return {"cpu", false};
+  }
+  const DeviceName parsed = parse_device(device);
+  if (parsed.kind == nullptr) unknown_device(device);
+  return {parsed.kind->name, parsed.kind->numbered};
+}
+
 std::unique_ptr<nets::Backend> make_backend(const std::string& device, PlanPrecision precision,
                                             Purpose purpose) {
   if (device == "auto") return automatic_backend(precision, purpose);

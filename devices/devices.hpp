@@ -39,6 +39,16 @@ std::unique_ptr<nets::Backend> make_backend(const std::string& device,
 /// Why `device` cannot be used on this machine, or "" when it can (tests skip with this text).
 std::string device_problem(const std::string& device);
 
+/// The kind of device that `device` names here, worked out without starting it: its row's name
+/// ("ref", "cpu", "cuda") and whether it is a GPU kind (tensors in device memory). auto is the
+/// first GPU kind with a usable GPU, as make_backend's choice, else the CPU. A UsageError for an
+/// unknown name.
+struct DeviceKind {
+  std::string name;
+  bool gpu = false;
+};
+DeviceKind device_kind(const std::string& device);
+
 /// What `labpose doctor` shows about CUDA.
 CudaSummary cuda_summary();
 

@@ -507,9 +507,7 @@ class SweepRunner {
   // train's start, and two trials could measure differently (bf16 only a little faster, cores
   // shared), so this process measures it once and gives it to each trial it trains there in auto.
   bool trains_in_auto_on_the_cpu(const fs::path& dir, const std::string& device) const {
-    const bool cpu =
-        device == "cpu" || (device == "auto" && !devices::device_problem("cuda").empty());
-    if (!cpu) return false;
+    if (devices::device_kind(device).name != "cpu") return false;
     try {
       return read_pose_config(dir / "pose_cfg.yaml").precision == "auto";
     } catch (const Error&) {

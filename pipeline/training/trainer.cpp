@@ -319,10 +319,8 @@ void Trainer::make_backend(const SnapshotMetadata* resumed) {
 std::optional<nets::PlanPrecision> Trainer::start_in_resumed_precision(
     const SnapshotMetadata& resumed) {
   const std::string& device = options_.device;
-  const bool host = device == "cpu" || device == "ref" ||
-                    (device == "auto" && !devices::device_problem("cuda").empty());
   const std::optional<nets::PlanPrecision> recorded =
-      resumed_precision(resumed, host ? "host" : "device");
+      resumed_precision(resumed, devices::device_kind(device).gpu ? "device" : "host");
   if (!recorded) return std::nullopt;
   try {
     backend_ = devices::make_backend(device, *recorded, devices::Purpose::training);

@@ -116,6 +116,23 @@ TEST(Devices, AutoPicksAUsableGpuOrTheCpu) {
   }
 }
 
+TEST(Devices, DeviceKindIsTheRowAutoWouldStartWithoutStartingIt) {
+  for (const char* host : {"cpu", "ref"}) {
+    const DeviceKind kind = device_kind(host);
+    EXPECT_EQ(kind.name, host);
+    EXPECT_FALSE(kind.gpu) << host;
+  }
+  for (const char* gpu : {"cuda", "cuda:3"}) {  // a GPU kind whether or not it is usable here
+    const DeviceKind kind = device_kind(gpu);
+    EXPECT_EQ(kind.name, "cuda");
+    EXPECT_TRUE(kind.gpu) << gpu;
+  }
+  const DeviceKind automatic = device_kind("auto");
+  EXPECT_EQ(automatic.name, make_backend("auto")->host_memory() ? "cpu" : "cuda");
+  EXPECT_EQ(automatic.gpu, device_problem("cuda").empty());
+  EXPECT_THROW(device_kind("tpu"), UsageError);
+}
+
 TEST(Devices, DoctorsSummaryExplainsMissingGpus) {
   const CudaSummary summary = cuda_summary();
   EXPECT_EQ(summary.compiled, has_cuda());
