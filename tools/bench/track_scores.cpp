@@ -111,8 +111,9 @@ AssemblyFigures score_assemblies(const fs::path& file, const labpose::pipeline::
     auto labeled = labeled_animals(truth[f]);
     images.push_back(labpose::pipeline::image_purity(labeled, frames[f].animals));
     labpose::pipeline::ImageAnimals image{std::move(frames[f].animals), {}};
-    for (const auto& assembly : as_assemblies(labeled)) image.labeled.push_back(assembly.keypoints);
-    perfect.push_back({as_assemblies(labeled), image.labeled});
+    auto truths = as_assemblies(labeled);
+    for (const auto& assembly : truths) image.labeled.push_back(assembly.keypoints);
+    perfect.push_back({std::move(truths), image.labeled});
     predicted.push_back(std::move(image));
   }
   return {labpose::pipeline::mean_purity(images), labpose::pipeline::score_assemblies(predicted),
