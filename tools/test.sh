@@ -24,11 +24,14 @@ cmake --build "$build" -j "$jobs"
 step_done "the build"
 # The pandas/ruamel interoperability checks must run here, not skip: the packages were just installed.
 export LABPOSE_REQUIRE_INTEROP_PYTHON=1
-# One test at a time: each test's networks already use every core (oneDNN's OpenMP threads), and two
-# at once on the same cores make each layer's threads wait at its barrier for a thread the other
-# test holds. On 2 cores the whole suite took 754 s one at a time and 1123 s two at a time; a test
-# training a network took 53 s alone and 290 s beside the others (docs/reliability.md).
-(cd "$build" && ctest --output-on-failure -j 1 "$@")
+# The op and plan tests of every backend (label conformance) one at a time, with every core: their
+# networks use all of them (oneDNN's OpenMP threads, and labpose's own kernels split their work
+# across them, which these tests check), and two such tests at once make each layer's threads wait
+# at its barrier for a thread the other test holds. Every other test runs with one OpenMP thread,
+# `jobs` at a time: most of them start programs, write files and train tiny networks. On 2 cores
+# the suite took 836 s one test at a time (docs/reliability.md).
+(cd "$build" && ctest --output-on-failure -j 1 -L conformance "$@")
+(cd "$build" && OMP_NUM_THREADS=1 ctest --output-on-failure -j "$jobs" -LE conformance "$@")
 step_done "the tests"
 
 # The other oneDNN (docs/nets.md#onednn-versions): oneDNN 3.2 from PyPI in a prefix under the checkout,
