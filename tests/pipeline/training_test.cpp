@@ -7,6 +7,9 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
 
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
@@ -250,13 +253,17 @@ TEST(Trainer, ResumingGivesTheSameLossesAsAnUninterruptedRun) {
   EXPECT_THROW(train(rest), UsageError) << "already at max_iters";
 }
 
+// Why the mixed-precision tests cannot run on this CPU, or "" when they can.
+std::string no_bf16_units() {
+  if (nets::cpu::cpu_has_bf16()) return "";
+  return "this CPU has no bf16 units (oneDNN uses " + nets::cpu::cpu_instructions() +
+         "): training is fp32 here";
+}
+
 // Mixed precision (a CPU with bf16 units): the same recipe learns as in fp32, and a run changes
 // precision on --resume (snapshots are always fp32).
 TEST(Trainer, MixedPrecisionLearnsAndResumesAcrossAPrecisionChange) {
-  if (!nets::cpu::cpu_has_bf16()) {
-    GTEST_SKIP() << "this CPU has no bf16 units (oneDNN uses " << nets::cpu::cpu_instructions()
-                 << "): training is fp32 here";
-  }
+  if (const std::string why = no_bf16_units(); !why.empty()) GTEST_SKIP() << why;
   TrainingFixture fixture;
   fixture.pose.max_iters = 40;
   fixture.pose.save_iters = 20;
@@ -309,10 +316,7 @@ TEST(Trainer, MixedPrecisionLearnsAndResumesAcrossAPrecisionChange) {
 // A run resumed in `auto` keeps the precision its snapshots trained in, whatever the CPU's speeds
 // measure at the new start; one of the two cases below differs from that measure.
 TEST(Trainer, AutoResumesInThePrecisionItsRunTrainedIn) {
-  if (!nets::cpu::cpu_has_bf16()) {
-    GTEST_SKIP() << "this CPU has no bf16 units (oneDNN uses " << nets::cpu::cpu_instructions()
-                 << "): auto is fp32 here";
-  }
+  if (const std::string why = no_bf16_units(); !why.empty()) GTEST_SKIP() << why;
   TrainingFixture fixture;
   fixture.pose.max_iters = 20;
   fixture.pose.save_iters = 10;
@@ -331,6 +335,50 @@ TEST(Trainer, AutoResumesInThePrecisionItsRunTrainedIn) {
     const TrainResult resumed = train(rest);
     EXPECT_EQ(resumed.iterations, 20);
     EXPECT_EQ(resumed.precision, precision) << nets::precision_name(precision);
+  }
+}
+
+// A snapshot that does not say which precision its run trained in on this kind of device (one
+// written before labpose recorded it, or one trained on a GPU) is resumed in the precision `auto`
+// chooses anew: the CPU's measured one.
+TEST(Trainer, AutoChoosesAgainWhereTheSnapshotDoesNotSayForThisDevice) {
+  if (const std::string why = no_bf16_units(); !why.empty()) GTEST_SKIP() << why;
+  TrainingFixture fixture;
+  fixture.pose.max_iters = 20;
+  fixture.pose.save_iters = 10;
+  fixture.pose.evaluate_iters = 10;
+  const auto unrecorded = [](std::map<std::string, std::string>& metadata) {
+    EXPECT_EQ(metadata.erase("precision"), 1u);
+    EXPECT_EQ(metadata.erase("precision_memory"), 1u);
+  };
+  const auto on_a_gpu = [](std::map<std::string, std::string>& metadata) {
+    EXPECT_EQ(metadata.at("precision_memory"), "host");
+    metadata["precision_memory"] = "device";
+  };
+  const std::function<void(std::map<std::string, std::string>&)> edits[] = {unrecorded, on_a_gpu};
+  // The first part trains in the precision that `auto` does not choose here.
+  const nets::PlanPrecision chosen = devices::automatic_cpu_precision();
+  const nets::PlanPrecision other =
+      chosen == nets::PlanPrecision::bf16 ? nets::PlanPrecision::fp32 : nets::PlanPrecision::bf16;
+  for (const auto& edit : edits) {
+    clear_training_outputs(fixture.train_dir);
+    fixture.pose.precision = nets::precision_name(other);
+    fixture.write();
+    TrainOptions first = fixture.options();
+    first.stop_at_iteration = 10;
+    ASSERT_EQ(train(first).precision, other);
+    for (const auto& snapshot : list_snapshots(fixture.train_dir)) {
+      nets::SafetensorsFile contents = nets::read_safetensors(snapshot.path);
+      edit(contents.metadata);
+      nets::write_safetensors(contents, snapshot.path);
+    }
+    fixture.pose.precision = "auto";
+    fixture.write();
+    TrainOptions rest = fixture.options();
+    rest.resume = true;
+    const TrainResult resumed = train(rest);
+    EXPECT_EQ(resumed.iterations, 20);
+    EXPECT_EQ(resumed.precision, chosen);
   }
 }
 
