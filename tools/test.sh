@@ -4,8 +4,8 @@
 # fuzz harnesses with Clang (libFuzzer, ASan+UBSan) and runs each for 20 s over its corpus.
 # Usage: tools/test.sh [ctest arguments]   (they apply to the main ctest run)
 # Environment: BUILD_DIR (default build), FUZZ_BUILD_DIR (default build-fuzz), ONEDNN3_BUILD_DIR (default
-# build-onednn3), JOBS (default: all cores; the builds and the fuzzers, while the main suite runs one
-# test at a time, as explained below).
+# build-onednn3), JOBS (default: all cores; the builds, the fuzzers and the tests other than the
+# conformance ones, which run one at a time, as explained below).
 # The longer checks (every unit test under ASan+UBSan and TSan, 15-minute fuzzing, clang-tidy) are
 # tools/check.sh.
 set -euo pipefail
@@ -29,7 +29,7 @@ export LABPOSE_REQUIRE_INTEROP_PYTHON=1
 # across them, which these tests check), and two such tests at once make each layer's threads wait
 # at its barrier for a thread the other test holds. Every other test runs with one OpenMP thread,
 # `jobs` at a time: most of them start programs, write files and train tiny networks. On 2 cores
-# the suite took 836 s one test at a time (docs/reliability.md).
+# the suite took 836 s one test at a time, and 503 s so (docs/reliability.md).
 (cd "$build" && ctest --output-on-failure -j 1 -L conformance "$@")
 (cd "$build" && OMP_NUM_THREADS=1 ctest --output-on-failure -j "$jobs" -LE conformance "$@")
 step_done "the tests"
