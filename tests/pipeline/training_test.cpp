@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
@@ -313,28 +314,36 @@ TEST(Trainer, MixedPrecisionLearnsAndResumesAcrossAPrecisionChange) {
   EXPECT_EQ(header.find("BF16"), std::string::npos) << "snapshots are fp32";
 }
 
-// A run resumed in `auto` keeps the precision its snapshots trained in, whatever the CPU's speeds
-// measure at the new start; one of the two cases below differs from that measure.
-TEST(Trainer, AutoResumesInThePrecisionItsRunTrainedIn) {
-  if (const std::string why = no_bf16_units(); !why.empty()) GTEST_SKIP() << why;
+// A run of 20 iterations: its first 10 in `first`, then `between` with the train folder, then
+// resumed in `auto` to the end; the resumed part's result.
+TrainResult resumed_in_auto(nets::PlanPrecision first,
+                            const std::function<void(const fs::path&)>& between) {
   TrainingFixture fixture;
   fixture.pose.max_iters = 20;
   fixture.pose.save_iters = 10;
   fixture.pose.evaluate_iters = 10;
+  fixture.pose.precision = nets::precision_name(first);
+  fixture.write();
+  TrainOptions options = fixture.options();
+  options.stop_at_iteration = 10;
+  EXPECT_EQ(train(options).precision, first);
+  between(fixture.train_dir);
+  fixture.pose.precision = "auto";
+  fixture.write();
+  options = fixture.options();
+  options.resume = true;
+  const TrainResult resumed = train(options);
+  EXPECT_EQ(resumed.iterations, 20);
+  return resumed;
+}
+
+// A run resumed in `auto` keeps the precision its snapshots trained in, whatever the CPU's speeds
+// measure at the new start; one of the two cases below differs from that measure.
+TEST(Trainer, AutoResumesInThePrecisionItsRunTrainedIn) {
+  if (const std::string why = no_bf16_units(); !why.empty()) GTEST_SKIP() << why;
   for (const auto precision : {nets::PlanPrecision::fp32, nets::PlanPrecision::bf16}) {
-    clear_training_outputs(fixture.train_dir);
-    fixture.pose.precision = nets::precision_name(precision);
-    fixture.write();
-    TrainOptions first = fixture.options();
-    first.stop_at_iteration = 10;
-    EXPECT_EQ(train(first).precision, precision);
-    fixture.pose.precision = "auto";
-    fixture.write();
-    TrainOptions rest = fixture.options();
-    rest.resume = true;
-    const TrainResult resumed = train(rest);
-    EXPECT_EQ(resumed.iterations, 20);
-    EXPECT_EQ(resumed.precision, precision) << nets::precision_name(precision);
+    EXPECT_EQ(resumed_in_auto(precision, [](const fs::path&) {}).precision, precision)
+        << nets::precision_name(precision);
   }
 }
 
@@ -343,41 +352,28 @@ TEST(Trainer, AutoResumesInThePrecisionItsRunTrainedIn) {
 // chooses anew: the CPU's measured one.
 TEST(Trainer, AutoChoosesAgainWhereTheSnapshotDoesNotSayForThisDevice) {
   if (const std::string why = no_bf16_units(); !why.empty()) GTEST_SKIP() << why;
-  TrainingFixture fixture;
-  fixture.pose.max_iters = 20;
-  fixture.pose.save_iters = 10;
-  fixture.pose.evaluate_iters = 10;
-  const auto unrecorded = [](std::map<std::string, std::string>& metadata) {
+  using Metadata = std::map<std::string, std::string>;
+  const auto unrecorded = [](Metadata& metadata) {
     EXPECT_EQ(metadata.erase("precision"), 1u);
     EXPECT_EQ(metadata.erase("precision_memory"), 1u);
   };
-  const auto on_a_gpu = [](std::map<std::string, std::string>& metadata) {
+  const auto on_a_gpu = [](Metadata& metadata) {
     EXPECT_EQ(metadata.at("precision_memory"), "host");
     metadata["precision_memory"] = "device";
   };
-  const std::function<void(std::map<std::string, std::string>&)> edits[] = {unrecorded, on_a_gpu};
   // The first part trains in the precision that `auto` does not choose here.
   const nets::PlanPrecision chosen = devices::automatic_cpu_precision();
   const nets::PlanPrecision other =
       chosen == nets::PlanPrecision::bf16 ? nets::PlanPrecision::fp32 : nets::PlanPrecision::bf16;
-  for (const auto& edit : edits) {
-    clear_training_outputs(fixture.train_dir);
-    fixture.pose.precision = nets::precision_name(other);
-    fixture.write();
-    TrainOptions first = fixture.options();
-    first.stop_at_iteration = 10;
-    ASSERT_EQ(train(first).precision, other);
-    for (const auto& snapshot : list_snapshots(fixture.train_dir)) {
-      nets::SafetensorsFile contents = nets::read_safetensors(snapshot.path);
-      edit(contents.metadata);
-      nets::write_safetensors(contents, snapshot.path);
-    }
-    fixture.pose.precision = "auto";
-    fixture.write();
-    TrainOptions rest = fixture.options();
-    rest.resume = true;
-    const TrainResult resumed = train(rest);
-    EXPECT_EQ(resumed.iterations, 20);
+  for (const std::function<void(Metadata&)>& edit :
+       std::vector<std::function<void(Metadata&)>>{unrecorded, on_a_gpu}) {
+    const TrainResult resumed = resumed_in_auto(other, [&](const fs::path& train_dir) {
+      for (const auto& snapshot : list_snapshots(train_dir)) {
+        nets::SafetensorsFile contents = nets::read_safetensors(snapshot.path);
+        edit(contents.metadata);
+        nets::write_safetensors(contents, snapshot.path);
+      }
+    });
     EXPECT_EQ(resumed.precision, chosen);
   }
 }
