@@ -42,6 +42,37 @@ void keep_best(std::vector<int>& cells, const float* map, int top_k) {
   std::sort(cells.begin(), cells.end());
 }
 
+// The position of bodypart j's candidate at (row, col), first refined by its own cell: with
+// `neighbours`, the mean of the positions that it and the cells of its 3 x 3 window refine to,
+// each weighted by its score, among those closer than one stride to its own (the others point at
+// another keypoint); DeepLabCut's, its own cell's, without.
+KeypointPrediction refined_position(const MapStack& locref, const float* map, int j, int row,
+                                    int col, int width, int height, bool neighbours,
+                                    const DecodeSettings& decode) {
+  const auto at = [&](int r, int c) {
+    return keypoint_at(static_cast<std::int64_t>(r) * width + c, 0.0f, locref.at(2 * j, r, c),
+                       locref.at(2 * j + 1, r, c), width, decode);
+  };
+  KeypointPrediction own = at(row, col);
+  if (!neighbours) return own;
+  double x = 0.0, y = 0.0, weights = 0.0;
+  for (int r = std::max(0, row - 1); r <= std::min(height - 1, row + 1); ++r) {
+    for (int c = std::max(0, col - 1); c <= std::min(width - 1, col + 1); ++c) {
+      const KeypointPrediction vote = at(r, c);
+      const double weight = map[size_of(r, width) + static_cast<std::size_t>(c)];
+      if (!(weight > 0.0) || std::hypot(vote.x - own.x, vote.y - own.y) >= decode.stride) continue;
+      x += weight * vote.x;
+      y += weight * vote.y;
+      weights += weight;
+    }
+  }
+  if (weights > 0.0) {
+    own.x = x / weights;
+    own.y = y / weights;
+  }
+  return own;
+}
+
 }  // namespace
 
 std::vector<int> find_map_peaks(const float* map, int height, int width, int nms_radius,
@@ -140,10 +171,11 @@ Candidates find_candidates(const MapStack& scores, const MapStack& locref,
     keep_best(cells, map, settings.top_k);
     for (const int cell : cells) {
       const int row = cell / width, col = cell % width;
-      const float dx = refine ? locref.at(2 * j, row, col) : 0.0f;
-      const float dy = refine ? locref.at(2 * j + 1, row, col) : 0.0f;
       // keypoint_at's likelihood is a sigmoid of a logit; these scores are probabilities already.
-      const KeypointPrediction at = keypoint_at(cell, 0.0f, dx, dy, width, settings.decode);
+      const KeypointPrediction at =
+          refine ? refined_position(locref, map, j, row, col, width, height,
+                                    settings.locref_neighbours, settings.decode)
+                 : keypoint_at(cell, 0.0f, 0.0f, 0.0f, width, settings.decode);
       candidates[static_cast<std::size_t>(j)].push_back(
           {j, row, col, at.x, at.y, static_cast<double>(map[cell])});
     }

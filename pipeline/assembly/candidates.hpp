@@ -1,7 +1,8 @@
 // Candidate keypoints of a multi-animal model, DeepLabCut's way: per bodypart, every local maximum
 // of the score map after a Gaussian smoothing (sigma, window 2 * nms_radius + 1), in a max-pool
 // window of nms_radius x nms_radius cells, at or above min_confidence; position refined as the
-// single-animal decoder does (pipeline/pose/decode.hpp), confidence = the unsmoothed score there.
+// single-animal decoder does (pipeline/pose/decode.hpp), then, by default, with the refinements of
+// its neighbours (below); confidence = the unsmoothed score there.
 // Not the grouping into animals (assemble.hpp) and not the sigmoid: scores are probabilities.
 //
 // Differences from DeepLabCut (TensorFlow engine, find_local_peak_indices_maxpool_nms):
@@ -12,6 +13,11 @@
 //   number of animals: AssemblySettings::max_individuals).
 // - the PyTorch engine reports the smoothed score as the confidence; labpose, like TensorFlow,
 //   reports the score map's own value.
+// - a candidate's position is the mean, weighted by their scores, of the positions that its cell
+//   and the 8 cells around it refine to, counting those closer than one stride to its own cell's
+//   (`locref_neighbours: true`, the default; false is DeepLabCut's: its own cell's alone). Every
+//   cell of the disk around a keypoint learns to point at it, and the mean of several is less
+//   noisy than one (docs/analysis.md#where-a-candidate-lies).
 #pragma once
 
 #include <vector>
@@ -23,10 +29,11 @@ namespace labpose::pipeline {
 
 struct CandidateSettings {
   int nms_radius = 5;  // pose_cfg `nmsradius`: the max-pool window is this many cells wide
-  double min_confidence = 0.01;  // pose_cfg `minconfidence`, on the smoothed map
-  double smoothing_sigma = 1.0;  // pose_cfg `sigma`, in cells; 0 turns the smoothing off
-  int top_k = 0;                 // the most candidates kept per bodypart (the highest); 0 = all
-  DecodeSettings decode;         // stride, locref_stdev, location_refinement
+  double min_confidence = 0.01;   // pose_cfg `minconfidence`, on the smoothed map
+  double smoothing_sigma = 1.0;   // pose_cfg `sigma`, in cells; 0 turns the smoothing off
+  int top_k = 0;                  // the most candidates kept per bodypart (the highest); 0 = all
+  bool locref_neighbours = true;  // pose_cfg `locref_neighbours` (labpose's): the neighbours' mean
+  DecodeSettings decode;          // stride, locref_stdev, location_refinement
 };
 
 /// One local maximum of one bodypart's score map.

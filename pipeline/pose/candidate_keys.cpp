@@ -1,4 +1,5 @@
-// Reading DeepLabCut's candidate keys (nmsradius, minconfidence, sigma) of test/pose_cfg.yaml.
+// Reading the candidate keys (nmsradius, minconfidence, sigma; locref_neighbours) of
+// test/pose_cfg.yaml.
 #include "pipeline/pose/candidate_keys.hpp"
 
 #include <fmt/core.h>
@@ -38,6 +39,8 @@ void read_keys(const std::string& contents, const fs::path& file, CandidateSetti
       reader.optional_number("minconfidence", 0.0, 1.0).value_or(settings.min_confidence);
   settings.smoothing_sigma =
       reader.optional_number("sigma", 0.0, 100.0).value_or(settings.smoothing_sigma);
+  settings.locref_neighbours =
+      reader.optional_bool("locref_neighbours").value_or(settings.locref_neighbours);
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 // window, in score-map cells), `minconfidence` (the least score of a candidate) and `sigma` (the
 // Gaussian smoothing before it, in cells). A lab that tuned them for its animals gets them in
 // `analyze`, `evaluate`, `live` and the test error measured while training; absent keys keep
-// CandidateSettings' defaults, the values of DeepLabCut's template (5, 0.01, 1). `evaluate` of a
+// CandidateSettings' defaults, the values of DeepLabCut's template (5, 0.01, 1). labpose's own key
+// `locref_neighbours` (true unless set to false) refines each candidate with its neighbours' votes
+// (candidates.hpp); false decodes as DeepLabCut does. `evaluate` of a
 // multi-animal snapshot chooses nmsradius on the labeled images where no person set it, and says so
 // on its line.
 #pragma once
@@ -22,7 +24,7 @@ std::filesystem::path test_pose_cfg_of(const std::filesystem::path& train_dir_fi
 /// Sets `settings` from the candidate keys of test/pose_cfg.yaml `file`, where it has them; a file
 /// that does not exist changes nothing. Throws Error (with file:line) for a value out of range:
 /// nmsradius a whole number of cells from 1 to 100, minconfidence from 0 to 1, sigma from 0 (no
-/// smoothing) to 100.
+/// smoothing) to 100, locref_neighbours true or false.
 void read_candidate_keys(const std::filesystem::path& file, CandidateSettings& settings);
 
 /// The nmsradius values evaluate tries when it may choose (DeepLabCut's 5 among them).

@@ -193,12 +193,15 @@ TEST(AssemblyGraph, SkeletonErrorsNameTheProblem) {
 // ---------------------------------------------------------------------------------------------
 // Candidates
 
+// DeepLabCut's decoding (locref_neighbours: false): the peak's own cell alone.
 TEST(AssemblyCandidates, PositionIsRefinedLikeTheSingleAnimalDecoder) {
   Scene scene(8, 10, 1, 0);
   scene.peak(0, {3, 5}, 0.8f);
   scene.value(scene.locref, 0, 3, 5) = 0.5f;    // dx
   scene.value(scene.locref, 1, 3, 5) = -0.25f;  // dy
-  const Candidates found = find_candidates(scene.score_maps(), scene.locref_maps(), {});
+  CandidateSettings own_cell;
+  own_cell.locref_neighbours = false;
+  const Candidates found = find_candidates(scene.score_maps(), scene.locref_maps(), own_cell);
   ASSERT_EQ(found.size(), 1u);
   ASSERT_EQ(found[0].size(), 1u);
   const Candidate& c = found[0][0];
@@ -213,6 +216,47 @@ TEST(AssemblyCandidates, PositionIsRefinedLikeTheSingleAnimalDecoder) {
   const Candidates unrefined = find_candidates(scene.score_maps(), MapStack{}, plain);
   EXPECT_DOUBLE_EQ(unrefined[0][0].x, pixel(5));
   EXPECT_DOUBLE_EQ(unrefined[0][0].y, pixel(3));
+}
+
+// labpose's default: the mean of what the peak's cell and its neighbours refine to, weighted by
+// their scores, among those closer than one stride (8 px) to the peak's own.
+TEST(AssemblyCandidates, NeighboursPointingAtTheSameKeypointAreAveraged) {
+  Scene scene(8, 10, 1, 0);
+  scene.peak(0, {3, 5}, 0.8f);                             // 0.48 on its four neighbours
+  const auto point = [&](Cell cell, double x, double y) {  // the cell refines to (x, y)
+    scene.value(scene.locref, 0, cell.row, cell.col) =
+        static_cast<float>((x - pixel(cell.col)) / 7.2801);
+    scene.value(scene.locref, 1, cell.row, cell.col) =
+        static_cast<float>((y - pixel(cell.row)) / 7.2801);
+  };
+  point({3, 5}, 48.0, 27.0);  // the peak's own cell
+  point({3, 6}, 46.0, 27.0);
+  point({3, 4}, 47.0, 28.0);
+  point({2, 5}, 47.0, 26.0);
+  point({4, 5}, 47.0, 35.5);  // 8.5 px away: another animal's keypoint, not counted
+  point({2, 6}, 47.0, 27.0);  // a score of 0 counts for nothing
+  const Candidates found = find_candidates(scene.score_maps(), scene.locref_maps(), unsmoothed());
+  ASSERT_EQ(found[0].size(), 1u);
+  const Candidate& c = found[0][0];
+  EXPECT_EQ(c.row, 3);
+  EXPECT_EQ(c.col, 5);
+  const double weights = 0.8 + 3 * 0.48;
+  EXPECT_NEAR(c.x, (0.8 * 48.0 + 0.48 * (46.0 + 47.0 + 47.0)) / weights, 1e-5);
+  EXPECT_NEAR(c.y, (0.8 * 27.0 + 0.48 * (27.0 + 28.0 + 26.0)) / weights, 1e-5);
+  EXPECT_FLOAT_EQ(static_cast<float>(c.confidence), 0.8f);
+
+  // At the map's corner only the neighbours inside count.
+  Scene corner(4, 4, 1, 0);
+  corner.peak(0, {0, 3}, 0.5f);
+  corner.value(corner.locref, 0, 1, 3) =
+      static_cast<float>(-2.0 / 7.2801);  // (26, 6), not (28, 12)
+  corner.value(corner.locref, 1, 1, 3) = static_cast<float>(-6.0 / 7.2801);
+  const Candidates cornered =
+      find_candidates(corner.score_maps(), corner.locref_maps(), unsmoothed());
+  ASSERT_EQ(cornered[0].size(), 1u);
+  const double share = 0.3 / (0.5 + 0.3);  // (0, 2) refines to (20, 4): 8 px away, not counted
+  EXPECT_NEAR(cornered[0][0].x, 28.0 - 2.0 * share, 1e-5);
+  EXPECT_NEAR(cornered[0][0].y, 4.0 + 2.0 * share, 1e-5);
 }
 
 TEST(AssemblyCandidates, BelowMinConfidenceIsNoCandidate) {

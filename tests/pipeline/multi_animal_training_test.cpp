@@ -457,8 +457,12 @@ TEST(CandidateKeys, DeepLabCutsKeysOfTestPoseCfgSetTheCandidates) {
   read_candidate_keys(file, settings);
   EXPECT_EQ(settings.nms_radius, 4);
   EXPECT_EQ(settings.min_confidence, 0.05);
+  EXPECT_TRUE(settings.locref_neighbours) << "labpose's default";
+  testing::write_text(file, "stride: 8.0\nlocref_neighbours: false\n");
+  read_candidate_keys(file, settings);
+  EXPECT_FALSE(settings.locref_neighbours) << "DeepLabCut's decoding";
   for (const char* bad : {"nmsradius: 2.5\n", "nmsradius: 0\n", "minconfidence: 1.5\n",
-                          "sigma: -1\n", "minconfidence: high\n"}) {
+                          "sigma: -1\n", "minconfidence: high\n", "locref_neighbours: 3\n"}) {
     SCOPED_TRACE(bad);
     testing::write_text(file, std::string("stride: 8.0\n") + bad);
     try {
