@@ -6,6 +6,11 @@ find_package(PkgConfig REQUIRED)
 find_package(Threads REQUIRED)
 find_package(OpenMP REQUIRED COMPONENTS CXX)  # the oneDNN build of Debian uses OpenMP; so do our loops
 find_package(OpenCV 4 REQUIRED COMPONENTS core imgproc imgcodecs videoio)
+# The project's PNG and JPEG files (pipeline/images): libpng and libjpeg-turbo themselves, not
+# OpenCV's codec module (tests only, as an oracle), which loads GDAL, poppler and database clients.
+find_package(PNG REQUIRED)
+find_package(JPEG REQUIRED)
+find_package(ZLIB REQUIRED)
 pkg_check_modules(FFMPEG REQUIRED IMPORTED_TARGET libavformat libavcodec libswscale libavutil)
 # libavdevice (cameras) is loaded at run time by pipeline/video/capture.cpp, not linked: only its
 # headers are needed here (its version names the library to load).

@@ -4,7 +4,6 @@
 #include <fmt/core.h>
 
 #include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/printable.hpp"
+#include "pipeline/images/image_files.hpp"
 #include "pipeline/plots/colormap.hpp"
 #include "pipeline/plots/markers.hpp"
 #include "projects/labels.hpp"
@@ -110,25 +110,20 @@ std::vector<LabeledImagesFolder> draw_labeled_images(const projects::ProjectConf
       const auto key = projects::image_key(table, row);
       if (key.stem != folder.filename().string()) continue;
       const fs::path image_file = folder / key.image;
-      cv::Mat bgr = cv::imread(image_file.string(), cv::IMREAD_COLOR);
-      if (bgr.empty()) {
-        result.problems.push_back(fmt::format("cannot read {}: missing, or not a PNG/JPEG image",
-                                              printable(image_file.string(), 300)));
+      cv::Mat rgb;
+      try {
+        rgb = pipeline::read_image(image_file, pipeline::ChannelOrder::rgb);
+      } catch (const Error& unreadable) {
+        result.problems.push_back(printable(unreadable.what(), 400));
         continue;
       }
-      cv::Mat rgb;
-      cv::cvtColor(bgr, rgb, cv::COLOR_BGR2RGB);
       const std::vector<pipeline::Marker> markers =
           draw_row(rgb, table, row, groups, values, colors, skeleton_rgb);
       pipeline::draw_markers(rgb, markers, values.dotsize, values.alphavalue);
-      cv::cvtColor(rgb, bgr, cv::COLOR_RGB2BGR);
-      std::vector<unsigned char> png;
-      cv::imencode(".png", bgr, png);
       // DeepLabCut's names: <image>.png, or <image>_individual.png coloured by individual.
       const fs::path output = result.folder / (fs::path(key.image).stem().string() +
                                                (values.multi_animal ? "_individual.png" : ".png"));
-      write_file_atomically(
-          output, std::string_view(reinterpret_cast<const char*>(png.data()), png.size()));
+      write_file_atomically(output, pipeline::encode_png(rgb, pipeline::ChannelOrder::rgb));
       ++result.images;
     }
     results.push_back(std::move(result));

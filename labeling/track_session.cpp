@@ -3,12 +3,12 @@
 
 #include <fmt/core.h>
 #include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
 
 #include <algorithm>
 
 #include "labeling/label_store.hpp"
 #include "pipeline/analysis/tracks.hpp"
+#include "pipeline/images/image_files.hpp"
 #include "pipeline/video/reader.hpp"
 
 namespace labpose::labeling {
@@ -70,9 +70,7 @@ std::string TrackSession::frame_jpeg(std::int64_t frame) {
   const auto read = reader.read(reader_->pixels.data());
   if (!read) throw RequestError(404, fmt::format("frame {} could not be read", frame));
   const cv::Mat bgr(height_, width_, CV_8UC3, reader_->pixels.data());
-  std::vector<unsigned char> jpeg;
-  cv::imencode(".jpg", bgr, jpeg, {cv::IMWRITE_JPEG_QUALITY, 90});
-  return std::string(jpeg.begin(), jpeg.end());
+  return pipeline::encode_jpeg(bgr, pipeline::ChannelOrder::bgr, 90);
 }
 
 void TrackSession::swap(const std::string& first, const std::string& second, std::int64_t from) {

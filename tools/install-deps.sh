@@ -14,6 +14,7 @@ set -euo pipefail
 packages=(
   g++ cmake make pkg-config git ca-certificates
   libopencv-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libavdevice-dev
+  libpng-dev libjpeg-dev zlib1g-dev  # the project's PNG and JPEG files (pipeline/images)
   libyaml-cpp-dev libeigen3-dev libgtest-dev libgmock-dev
   libdnnl-dev ocl-icd-opencl-dev
   libcli11-dev libfmt-dev nlohmann-json3-dev libcpp-httplib-dev libhdf5-dev libzip-dev

@@ -4,17 +4,18 @@
 #include <fmt/core.h>
 
 #include <nlohmann/json.hpp>
-#include <opencv2/imgcodecs.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <opencv2/core.hpp>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/printable.hpp"
 #include "nets/random.hpp"
+#include "pipeline/images/image_files.hpp"
 #include "projects/image_header.hpp"
 #include "projects/labels.hpp"
 #include "projects/layout.hpp"
@@ -90,8 +91,13 @@ std::vector<LabeledImage> images_of(const projects::Table& table, const fs::path
 bool measure(LabeledImage& image, const fs::path& project) {
   const auto size = projects::read_image_size(project / image.path);
   if (!size) return false;
-  const cv::Mat decoded = cv::imread((project / image.path).string(), cv::IMREAD_UNCHANGED);
-  if (decoded.empty() || decoded.cols != size->width || decoded.rows != size->height) return false;
+  cv::Mat decoded;
+  try {
+    decoded = read_image(project / image.path, ChannelOrder::bgr);
+  } catch (const Error&) {
+    return false;
+  }
+  if (decoded.cols != size->width || decoded.rows != size->height) return false;
   image.width = size->width;
   image.height = size->height;
   return true;

@@ -4,7 +4,6 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 #include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
 #include <algorithm>
@@ -21,6 +20,7 @@
 #include "pipeline/evaluation/animal_matching.hpp"
 #include "pipeline/evaluation/keypoint_similarity.hpp"
 #include "pipeline/evaluation/result_files.hpp"
+#include "pipeline/images/image_files.hpp"
 #include "pipeline/plots/colormap.hpp"
 #include "pipeline/plots/markers.hpp"
 #include "pipeline/pose/animal_predictor.hpp"
@@ -154,18 +154,12 @@ void plot_frames(const Dataset& dataset, const std::vector<std::size_t>& indices
                          color(j)});
     }
     draw_markers(rgb, markers, values.dotsize, values.alphavalue);
-    cv::Mat bgr;
-    cv::cvtColor(rgb, bgr, cv::COLOR_RGB2BGR);
-    std::vector<unsigned char> png;
-    if (!cv::imencode(".png", bgr, png)) {
-      throw Error(fmt::format("cannot encode the plot of {} as PNG", image.path),
-                  "run again without --plot");
-    }
+    const std::string png = encode_png(rgb, ChannelOrder::rgb);
     const std::size_t slash = image.path.rfind('/');
     const std::string video = image.path.substr(13, slash - 13);  // after "labeled-data/"
     write_file_atomically(
         folder / projects::evaluation_image_name(training, video, image.path.substr(slash + 1)),
-        std::string_view(reinterpret_cast<const char*>(png.data()), png.size()));
+        png);
   }
 }
 

@@ -5,7 +5,6 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 #include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
 #include <algorithm>
@@ -19,6 +18,7 @@
 #include "core/error.hpp"
 #include "core/progress.hpp"
 #include "pipeline/frames/kmeans.hpp"
+#include "pipeline/images/image_files.hpp"
 #include "pipeline/video/probe.hpp"
 #include "pipeline/video/reader.hpp"
 #include "projects/config.hpp"
@@ -177,15 +177,9 @@ class FrameWriter {
     }
     const fs::path file = job_.folder / projects::frame_image_name(index, result_.frame_count);
     LABPOSE_ASSERT(!fs::exists(file, error));  // existing frames were excluded from selection
-    // The reader gives BGR, which is what OpenCV's PNG encoder stores as RGB.
+    // The reader gives BGR.
     const cv::Mat frame(reader_.height(), reader_.width(), CV_8UC3, buffer_.data());
-    std::vector<std::uint8_t> png;
-    if (!cv::imencode(".png", frame, png)) {
-      throw Error(
-          fmt::format("cannot encode frame {} of video {} as PNG", index, job_.path.string()));
-    }
-    write_file_atomically(file,
-                          std::string_view(reinterpret_cast<const char*>(png.data()), png.size()));
+    write_file_atomically(file, encode_png(frame, ChannelOrder::bgr));
     undo_.created_file(file);
     result_.frames.push_back(index);
     return true;

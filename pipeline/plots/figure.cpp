@@ -4,7 +4,6 @@
 #include <fmt/core.h>
 
 #include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "pipeline/images/image_files.hpp"
 
 namespace labpose::pipeline {
 namespace {
@@ -250,12 +250,7 @@ void Figure::save(const std::filesystem::path& png) const {
     row += 18;
   }
 
-  std::vector<unsigned char> bytes;
-  if (!cv::imencode(".png", image, bytes)) {
-    throw Error(fmt::format("cannot encode {} as PNG", png.string()));
-  }
-  write_file_atomically(
-      png, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  write_file_atomically(png, encode_png(image, ChannelOrder::bgr));
 }
 
 std::vector<double> histogram(const std::vector<double>& values, int bins, double low,

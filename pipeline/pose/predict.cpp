@@ -2,25 +2,15 @@
 #include "pipeline/pose/predict.hpp"
 
 #include <fmt/core.h>
-#include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
 #include "core/error.hpp"
+#include "pipeline/images/image_files.hpp"
 
 namespace labpose::pipeline {
 
 cv::Mat load_rgb_image(const std::filesystem::path& file) {
-  cv::Mat bgr = cv::imread(file.string(), cv::IMREAD_COLOR);
-  if (bgr.empty()) {
-    std::error_code error;
-    throw Error(fmt::format("cannot read the image {}: {}", file.string(),
-                            std::filesystem::exists(file, error) ? "not a readable PNG or JPEG"
-                                                                 : "it does not exist"),
-                "restore the image, or make the training set again without it");
-  }
-  cv::Mat rgb;
-  cv::cvtColor(bgr, rgb, cv::COLOR_BGR2RGB);
-  return rgb;
+  return read_image(file, ChannelOrder::rgb);
 }
 
 ImagePredictor::ImagePredictor(nets::Backend& backend, const nets::Net& net,

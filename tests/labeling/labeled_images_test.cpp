@@ -2,9 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
 
 #include "labeling/labeled_images.hpp"
+#include "pipeline/images/image_files.hpp"
 #include "projects/labels.hpp"
 #include "tests/labeling/labeling_support.hpp"
 #include "tests/support/test_support.hpp"
@@ -37,8 +37,9 @@ TEST(LabeledImages, DrawsEveryLabelOntoItsFrame) {
   EXPECT_EQ(drawn[0].images, 2u);
   EXPECT_TRUE(drawn[0].problems.empty());
 
-  const cv::Mat original = cv::imread((folder / "img001.png").string());
-  const cv::Mat picture = cv::imread((drawn[0].folder / "img001.png").string());
+  const cv::Mat original = pipeline::read_image(folder / "img001.png", pipeline::ChannelOrder::bgr);
+  const cv::Mat picture =
+      pipeline::read_image(drawn[0].folder / "img001.png", pipeline::ChannelOrder::bgr);
   ASSERT_EQ(picture.size(), original.size());
   const auto changed = [&](int x, int y) {
     return picture.at<cv::Vec3b>(y, x) != original.at<cv::Vec3b>(y, x);
@@ -51,8 +52,12 @@ TEST(LabeledImages, DrawsEveryLabelOntoItsFrame) {
   const cv::Vec3b tailbase = picture.at<cv::Vec3b>(40, 50);
   EXPECT_GT(tailbase[2], tailbase[0]);
   // The unlabeled frame is drawn as it is.
-  const cv::Mat unlabeled = cv::imread((drawn[0].folder / "img002.png").string());
-  EXPECT_EQ(cv::norm(unlabeled, cv::imread((folder / "img002.png").string()), cv::NORM_INF), 0.0);
+  const cv::Mat unlabeled =
+      pipeline::read_image(drawn[0].folder / "img002.png", pipeline::ChannelOrder::bgr);
+  EXPECT_EQ(
+      cv::norm(unlabeled, pipeline::read_image(folder / "img002.png", pipeline::ChannelOrder::bgr),
+               cv::NORM_INF),
+      0.0);
 }
 
 // A row naming an image that is not there (a hand-edited CSV): a problem that names it, escaped.
@@ -67,9 +72,9 @@ TEST(LabeledImages, AMissingImageIsAProblemNamedSafely) {
   const auto drawn = draw_labeled_images(projects::ProjectConfig::load(config_file));
   ASSERT_EQ(drawn.size(), 1u);
   ASSERT_EQ(drawn[0].problems.size(), 1u);
-  EXPECT_TRUE(testing::contains(drawn[0].problems[0], "cannot read " +
-                                                          (folder / "\\x1b[2Jimg001.png").string() +
-                                                          ": missing, or not a PNG/JPEG image"))
+  EXPECT_TRUE(testing::contains(
+      drawn[0].problems[0],
+      "cannot read the image " + (folder / "\\x1b[2Jimg001.png").string() + ": it does not exist"))
       << drawn[0].problems[0];
 }
 
@@ -85,7 +90,8 @@ TEST(LabeledImages, MultiAnimalLabelsAreColouredByIndividual) {
   const auto& short_video =
       drawn[0].folder.filename() == "m3v1mp4short_labeled" ? drawn[0] : drawn[1];
   EXPECT_EQ(short_video.images, 5u);
-  const cv::Mat picture = cv::imread((short_video.folder / "img26_individual.png").string());
+  const cv::Mat picture = pipeline::read_image(short_video.folder / "img26_individual.png",
+                                               pipeline::ChannelOrder::bgr);
   ASSERT_FALSE(picture.empty());
   EXPECT_FALSE(fs::exists(short_video.folder / "img26.png"));
   // img26: individual1's bodypart1 and bodypart2, individual2's bodypart1, single's corner1.

@@ -6,10 +6,11 @@
 #include <cmath>
 
 #include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "pipeline/images/image_files.hpp"
 #include "projects/table.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -65,8 +66,8 @@ batch_size: 8
   for (int index = 0; index < 5; ++index) {
     cv::Mat image(48, 64, CV_8UC3, cv::Scalar(20 + 40 * index, 80, 160));
     cv::circle(image, {10 + 8 * index, 24}, 6, cv::Scalar(255, 255, 255), cv::FILLED);
-    cv::imwrite((project / "labeled-data" / "mouse" / fmt::format("img{:03}.png", index)).string(),
-                image);
+    write_file_atomically(project / "labeled-data" / "mouse" / fmt::format("img{:03}.png", index),
+                          pipeline::encode_png(image, pipeline::ChannelOrder::bgr));
   }
   return project / "config.yaml";
 }
@@ -96,7 +97,7 @@ fs::path copy_multi_animal_example(const fs::path& dir, const std::vector<std::s
   const cv::Mat blank(480, 640, CV_8UC3, cv::Scalar(90, 90, 90));
   for (const auto& image : images) {
     const fs::path file = project / "labeled-data" / "m3v1mp4short" / image;
-    if (!cv::imwrite(file.string(), blank)) throw Error("cannot write " + file.string());
+    write_file_atomically(file, pipeline::encode_png(blank, pipeline::ChannelOrder::bgr));
   }
   return project / "config.yaml";
 }

@@ -7,9 +7,10 @@
 #include <httplib.h>
 
 #include <nlohmann/json.hpp>
-#include <opencv2/imgcodecs.hpp>
+#include <opencv2/core.hpp>
 
 #include "core/atomic_file.hpp"
+#include "pipeline/images/image_files.hpp"
 #include "tests/labeling/labeling_support.hpp"
 #include "tests/pipeline/animal_tracks.hpp"
 #include "tests/support/media_support.hpp"
@@ -104,8 +105,8 @@ TEST_F(TrackServerTest, GivesTheTracksPointsAndFrames) {
   const auto image = client().Get("/api/image?frame=2");
   ASSERT_TRUE(image);
   EXPECT_EQ(image->get_header_value("Content-Type"), "image/jpeg");
-  const cv::Mat decoded = cv::imdecode(
-      std::vector<unsigned char>(image->body.begin(), image->body.end()), cv::IMREAD_COLOR);
+  const cv::Mat decoded =
+      pipeline::decode_image(image->body, "the frame", pipeline::ChannelOrder::bgr);
   EXPECT_EQ(decoded.cols, 96);
   EXPECT_EQ(decoded.rows, 64);
   get("/api/points?frame=12", 404);

@@ -5,9 +5,9 @@
 // Also the colormaps against matplotlib's values.
 #include <fmt/core.h>
 #include <gtest/gtest.h>
-#include <opencv2/imgcodecs.hpp>
 
 #include <cmath>
+#include <opencv2/core.hpp>
 
 #include "core/error.hpp"
 #include "nets/models/models.hpp"
@@ -15,6 +15,7 @@
 #include "pipeline/dataset/create_dataset.hpp"
 #include "pipeline/evaluation/evaluate.hpp"
 #include "pipeline/evaluation/result_files.hpp"
+#include "pipeline/images/image_files.hpp"
 #include "pipeline/plots/colormap.hpp"
 #include "pipeline/training/snapshot.hpp"
 #include "projects/layout.hpp"
@@ -208,8 +209,8 @@ TEST_F(Evaluate, PlotsTheTestAndTrainingFrames) {
   // The confident prediction of bodypart 0 is a dot of rainbow's first colour over the frame.
   const LabeledImage& image = dataset_.images[test_[0]];
   const std::string name = image.path.substr(image.path.rfind('/') + 1);
-  const cv::Mat plot = cv::imread((folder / ("Test-synthetic_mouse-" + name)).string());
-  const cv::Mat frame = cv::imread((project_ / image.path).string());
+  const cv::Mat plot = read_image(folder / ("Test-synthetic_mouse-" + name), ChannelOrder::bgr);
+  const cv::Mat frame = read_image(project_ / image.path, ChannelOrder::bgr);
   ASSERT_FALSE(plot.empty());
   ASSERT_EQ(plot.size(), frame.size());
   const Rgb color = colormap_colors("rainbow", 4)[0];

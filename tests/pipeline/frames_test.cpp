@@ -4,16 +4,17 @@
 #include <gtest/gtest.h>
 
 #include <fmt/core.h>
-#include <opencv2/imgcodecs.hpp>
 
 #include <algorithm>
 #include <cstring>
+#include <opencv2/core.hpp>
 #include <random>
 #include <set>
 
 #include "core/error.hpp"
 #include "pipeline/frames/extract.hpp"
 #include "pipeline/frames/kmeans.hpp"
+#include "pipeline/images/image_files.hpp"
 #include "pipeline/synthetic/mouse.hpp"
 #include "pipeline/video/reader.hpp"
 #include "projects/config.hpp"
@@ -126,7 +127,7 @@ TEST(ExtractFrames, UniformWritesTheDecodedFramesAsRgbPngsNamedByIndex) {
     reader.seek(index);
     ASSERT_TRUE(reader.read(frame.data()));
     const cv::Mat png =
-        cv::imread((folder / fmt::format("img{:03}.png", index)).string(), cv::IMREAD_UNCHANGED);
+        read_image((folder / fmt::format("img{:03}.png", index)), ChannelOrder::bgr);
     ASSERT_EQ(png.type(), CV_8UC3);
     ASSERT_EQ(png.cols, 160);
     ASSERT_EQ(png.rows, 120);
@@ -203,8 +204,8 @@ TEST(ExtractFrames, StartStopRangeAndCrop) {
   std::vector<std::uint8_t> frame(reader.frame_bytes());
   reader.seek(60);
   ASSERT_TRUE(reader.read(frame.data()));
-  const cv::Mat png = cv::imread((result.folder / "img60.png").string(),
-                                 cv::IMREAD_UNCHANGED);  // 2 digits: 100 frames
+  const cv::Mat png =
+      read_image((result.folder / "img60.png"), ChannelOrder::bgr);  // 2 digits: 100 frames
   ASSERT_EQ(png.cols, 100);
   ASSERT_EQ(png.rows, 80);
   EXPECT_EQ(std::memcmp(png.data, frame.data(), frame.size()), 0);

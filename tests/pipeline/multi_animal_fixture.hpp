@@ -4,7 +4,6 @@
 #pragma once
 
 #include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
 #include <cmath>
@@ -13,7 +12,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/atomic_file.hpp"
 #include "pipeline/dataset/dataset.hpp"
+#include "pipeline/images/image_files.hpp"
 #include "projects/config.hpp"
 
 namespace labpose::pipeline {
@@ -30,7 +31,8 @@ inline std::filesystem::path multi_animal_example_project(const std::filesystem:
            {"m3v1mp4", {"img1029", "img0122", "img1991", "img1004", "img0893"}},
            {"m3v1mp4short", {"img26", "img11", "img17", "img12", "img05"}}}) {
     for (const std::string& image : images)
-      cv::imwrite((project / "labeled-data" / video / (image + ".png")).string(), blank);
+      write_file_atomically(project / "labeled-data" / video / (image + ".png"),
+                            encode_png(blank, ChannelOrder::bgr));
   }
   // The labels, merged as training merges them, drawn into their frames.
   const auto config = projects::ProjectConfig::load(project / "config.yaml");
@@ -43,7 +45,7 @@ inline std::filesystem::path multi_animal_example_project(const std::filesystem:
       cv::circle(frame, cv::Point(static_cast<int>(image.x[slot]), static_cast<int>(image.y[slot])),
                  5, cv::Scalar(40 * j, 255 - 40 * j, 128), cv::FILLED);
     }
-    cv::imwrite((project / image.path).string(), frame);
+    write_file_atomically(project / image.path, encode_png(frame, ChannelOrder::bgr));
   }
   return project / "config.yaml";
 }

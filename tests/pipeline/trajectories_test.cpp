@@ -3,13 +3,13 @@
 // individual for tracks of several animals.
 #include <gtest/gtest.h>
 
-#include <opencv2/imgcodecs.hpp>
-
 #include <filesystem>
+#include <opencv2/core.hpp>
 #include <string>
 #include <vector>
 
 #include "pipeline/analysis/trajectories.hpp"
+#include "pipeline/images/image_files.hpp"
 #include "pipeline/plots/figure.hpp"
 #include "tests/pipeline/animal_tracks.hpp"
 #include "tests/support/test_support.hpp"
@@ -59,7 +59,7 @@ TEST(FigureLayout, AFigureWithALongYLabelIsDrawnAndSaved) {
   Figure figure(400, 300, "likelihood", "frame", std::string(200, 'w'));
   figure.add_line({0, 1, 2}, {0.5, 0.7, 0.2}, {1, 0, 0}, "snout");
   figure.save(dir / "long.png");
-  const cv::Mat image = cv::imread((dir / "long.png").string());
+  const cv::Mat image = read_image(dir / "long.png", ChannelOrder::bgr);
   EXPECT_EQ(image.cols, 400);
   EXPECT_EQ(image.rows, 300);
 }
@@ -74,7 +74,7 @@ TEST(Trajectories, EachIndividualGetsDeepLabCutsFourFigures) {
   std::vector<std::string> names;
   for (const fs::path& file : files) {
     names.push_back(file.filename().string());
-    const cv::Mat image = cv::imread(file.string());
+    const cv::Mat image = read_image(file, ChannelOrder::bgr);
     EXPECT_FALSE(image.empty()) << file;
   }
   EXPECT_EQ(names, (std::vector<std::string>{
