@@ -61,15 +61,16 @@ TorchCheckpoint parse_zip(std::string_view bytes, const std::string& name) {
   for (CheckpointStorage& storage : storages.all()) {
     const std::string record = *folder + "/data/" + storage.key;
     const std::uint64_t expected = storage.elements * dtype_size(storage.dtype);
-    storage.owned = archive.read(record, expected);
-    if (storage.owned.size() != expected) {
+    // In place where the archive stores it uncompressed (torch.save does): no copy of the weights.
+    const std::string_view data = archive.read_view(record, storage.owned, expected);
+    if (data.size() != expected) {
       throw Error(fmt::format("{}: entry \"{}\" holds {} bytes but its storage is {} {} "
                               "elements ({} bytes)",
-                              name, printable(record, 120), storage.owned.size(), storage.elements,
+                              name, printable(record, 120), data.size(), storage.elements,
                               dtype_name(storage.dtype), expected),
                   kCheckpointDamagedHint);
     }
-    storage.data = storage.owned;
+    storage.data = data;
   }
   return collect_state_dict(*pickle.root, storages, bytes.size(), name, "zip");
 }

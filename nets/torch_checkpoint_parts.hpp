@@ -31,7 +31,7 @@ struct CheckpointStorage {
   std::uint64_t elements = 0;
   std::optional<std::size_t> root;  // for a view: the root storage and where the view starts
   std::uint64_t root_offset = 0;    // in elements
-  std::string owned;                // zip: the entry's bytes
+  std::string owned;                // zip: the entry's bytes, where they had to be copied
   std::optional<std::string_view> data;
 };
 

@@ -3,6 +3,7 @@
 
 #include <fmt/core.h>
 #include <zip.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <memory>
@@ -70,6 +71,7 @@ ZipArchive::ZipArchive(std::string_view bytes, std::string name)
     throw Error(fmt::format("{} is not a readable zip archive ({})", name_, why), kDamagedHint);
   }
   zip_error_fini(&error);
+  stored_ = stored_zip_entries(bytes);
 }
 
 ZipArchive::~ZipArchive() {
@@ -154,6 +156,29 @@ std::string ZipArchive::read(const std::string& entry, std::uint64_t max_bytes) 
                 kDamagedHint);
   }
   return content;
+}
+
+std::string_view ZipArchive::read_view(const std::string& entry, std::string& copy,
+                                       std::uint64_t max_bytes) const {
+  const auto stored = stored_.find(entry);
+  if (stored == stored_.end()) {
+    copy = read(entry, max_bytes);
+    return copy;
+  }
+  const std::string place = fmt::format("{}: entry \"{}\"", name_, printable(entry, 200));
+  const std::string_view bytes = stored->second.bytes;
+  if (bytes.size() > max_bytes) {
+    throw Error(fmt::format("{} declares {} bytes, more than the {} this reader accepts", place,
+                            bytes.size(), max_bytes),
+                kDamagedHint);
+  }
+  // The CRC-32 that libzip checks when it copies an entry.
+  uLong crc = crc32_z(0L, Z_NULL, 0);
+  crc = crc32_z(crc, reinterpret_cast<const Bytef*>(bytes.data()), bytes.size());
+  if (crc != stored->second.crc32) {
+    throw Error(fmt::format("{} cannot be read (CRC error)", place), kDamagedHint);
+  }
+  return bytes;
 }
 
 }  // namespace labpose::nets

@@ -1,13 +1,18 @@
 // A zip archive opened for reading (libzip): from a file or from bytes in memory, its entry names,
-// and one entry read whole with a size cap and libzip's CRC check. For PyTorch checkpoints (stored
-// entries) and wheels (deflate). Not a writer and not a streaming reader.
+// and one entry read whole with a size cap and a CRC check. For PyTorch checkpoints (stored
+// entries, read in place when the archive is in memory) and wheels (deflate). Not a writer and not
+// a streaming reader.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "nets/zip_directory.hpp"
 
 struct zip;  // libzip's archive handle
 
@@ -35,11 +40,17 @@ class ZipArchive {
   /// The whole content of `entry`: an Error when it is missing, declares or holds more than
   /// `max_bytes`, holds another size than it declares, or fails its CRC check.
   std::string read(const std::string& entry, std::uint64_t max_bytes = kDefaultMaxEntryBytes) const;
+  /// The same content, checked the same way, where it lies in the archive's memory when the archive
+  /// was opened from bytes and the entry is stored uncompressed (no copy); otherwise read() into
+  /// `copy`, which the view then shows.
+  std::string_view read_view(const std::string& entry, std::string& copy,
+                             std::uint64_t max_bytes = kDefaultMaxEntryBytes) const;
 
  private:
   zip* archive_ = nullptr;
   std::string name_;
   std::uint64_t archive_bytes_ = 0;  // the archive's own size: what read() may set aside at once
+  std::map<std::string, StoredZipEntry, std::less<>> stored_;  // an in-memory archive's, in place
 };
 
 }  // namespace labpose::nets

@@ -45,6 +45,65 @@ std::string Sha256::hex() {
   return text;
 }
 
+BackgroundSha256::BackgroundSha256() : thread_([this] { run(); }) {}
+
+BackgroundSha256::~BackgroundSha256() {
+  {
+    const std::lock_guard lock(mutex_);
+    stopping_ = true;
+    queue_.clear();
+  }
+  changed_.notify_all();
+  thread_.join();
+}
+
+void BackgroundSha256::run() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (stopping_) return;
+    const std::string_view bytes = queue_.front();
+    queue_.pop_front();
+    hashing_ = true;
+    lock.unlock();
+    std::exception_ptr failure;
+    try {
+      hash_.update(bytes);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    lock.lock();
+    hashing_ = false;
+    if (failure && !failure_) failure_ = failure;
+    changed_.notify_all();
+  }
+}
+
+void BackgroundSha256::add(std::string_view bytes) {
+  if (bytes.empty()) return;
+  {
+    const std::lock_guard lock(mutex_);
+    queue_.push_back(bytes);
+  }
+  changed_.notify_all();
+}
+
+void BackgroundSha256::sync() {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return queue_.empty() && !hashing_; });
+  if (failure_) std::rethrow_exception(failure_);
+}
+
+void BackgroundSha256::drain() noexcept {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return queue_.empty() && !hashing_; });
+}
+
+std::string BackgroundSha256::hex() {
+  sync();
+  return hash_.hex();
+}
+
 std::string sha256_hex(std::string_view bytes) {
   Sha256 hash;
   hash.update(bytes);

@@ -121,15 +121,22 @@ CachedWeights store_cached_weights(const fs::path& folder, const std::string& ar
   const fs::path file = cached_weights_file(folder, architecture);
   // The old note goes first: between the two renames the file has no note (absent, not wrong).
   fs::remove(note_file(file), error);
-  // The file is written from the tensors piece by piece and hashed on the way: no second copy of
-  // the weights in memory, and no second pass over them.
-  Sha256 hash;
+  // The file is written from the tensors piece by piece and hashed on the way, each piece on the
+  // other core while this one writes it: no second copy of the weights in memory, and no second
+  // pass over them.
+  BackgroundSha256 hash;
   std::uintmax_t bytes = 0;
   write_pieces_atomically(file, [&](const PieceSink& sink) {
     nets::safetensors_pieces(weights, [&](std::string_view piece) {
-      hash.update(piece);
+      hash.add(piece);
       bytes += piece.size();
-      sink(piece);
+      try {
+        sink(piece);
+      } catch (...) {
+        hash.drain();  // the piece may not outlive this call
+        throw;
+      }
+      hash.sync();
     });
   });
   CachedWeights entry{architecture, file, hash.hex(), source, utc_now(), bytes, {}};

@@ -105,5 +105,25 @@ TEST(WeightCache, Sha256MatchesKnownDigests) {
   EXPECT_EQ(pieces.hex(), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
+// On its own thread, behind the caller: pieces queued in place, some synced on the way, others left
+// queued until the digest; the same digest. One dropped unfinished ends cleanly.
+TEST(WeightCache, BackgroundSha256GivesTheSameDigestInPlace) {
+  const std::string million(1000000, 'a');
+  BackgroundSha256 behind;
+  std::size_t given = 0;
+  for (std::size_t size = 0; given < million.size(); ++size) {
+    const std::size_t piece = std::min<std::size_t>(size * 37 % 70001, million.size() - given);
+    behind.add(std::string_view(million).substr(given, piece));
+    given += piece;
+    if (size % 3 == 0) behind.sync();
+  }
+  EXPECT_EQ(behind.hex(), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  BackgroundSha256 dropped;
+  dropped.add(million);
+  dropped.drain();
+  BackgroundSha256 unfinished;
+  unfinished.add(million);  // the destructor waits for the thread
+}
+
 }  // namespace
 }  // namespace labpose::pipeline

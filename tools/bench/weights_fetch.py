@@ -9,6 +9,10 @@ the same file stored by hand: curl to disk, sync, then its SHA-256 checked with 
 each time and the fetch's time against curl's and against the file stored by hand.
 
     /usr/bin/python3 tools/bench/weights_fetch.py --labpose build/tools/labpose [--repeats 3]
+        [--before OTHER_LABPOSE]
+
+With --before, another build of labpose (an earlier commit's, say) fetches and starts in the same
+repeats, alternating with the first, so that a change is measured in one sitting.
 
 Needs Debian's python3-torch and python3-torchvision (for the checkpoint), curl and openssl.
 """
@@ -61,6 +65,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--labpose", default="labpose")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--before", help="another labpose build, timed alternately with --labpose")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="labpose-fetch-bench-")
     try:
@@ -75,12 +80,21 @@ def main():
         times = {"labpose weights fetch": [], "labpose --version": [], "curl to disk": [],
                  "cp + sync": [], "sha256sum": [], "openssl sha256": [],
                  "by hand: curl, sync, sha": []}
+        if args.before:
+            times["before: weights fetch"] = []
+            times["before: --version"] = []
         for repeat in range(args.repeats):
             cache = os.path.join(work, f"cache{repeat}")
             env = dict(os.environ, LABPOSE_WEIGHTS_DIR=cache)
             times["labpose weights fetch"].append(timed(
                 [args.labpose, "--quiet", "weights", "fetch", "resnet_50", "--url", url,
                  "--sha256", sha], env))
+            if args.before:
+                shutil.rmtree(cache)
+                times["before: weights fetch"].append(timed(
+                    [args.before, "--quiet", "weights", "fetch", "resnet_50", "--url", url,
+                     "--sha256", sha], env))
+                times["before: --version"].append(timed([args.before, "--version"]))
             target = os.path.join(work, f"curl{repeat}.pth")
             times["curl to disk"].append(timed(["curl", "-sS", "-o", target, url]))
             copy = os.path.join(work, f"copy{repeat}.pth")
@@ -109,6 +123,9 @@ def main():
               f"convert + atomic write, against the download alone)")
         print(f"fetch / by hand: {fetch / by_hand:.2f}x the time (checked, converted and stored, "
               f"against the file downloaded, synced and hashed)")
+        if args.before:
+            before = statistics.median(times["before: weights fetch"])
+            print(f"before / by hand: {before / by_hand:.2f}x; fetch / before: {fetch / before:.2f}x")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
