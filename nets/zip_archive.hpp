@@ -18,6 +18,10 @@ struct zip;  // libzip's archive handle
 
 namespace labpose::nets {
 
+/// Whether reading an entry checks its CRC-32. Skipped only for an archive in memory whose SHA-256
+/// was just found to be a published digest, which proves more; libzip checks copied entries anyway.
+enum class CrcCheck { check, skip_digest_verified };
+
 class ZipArchive {
  public:
   /// Entries larger than this are refused by read() unless it is given another cap.
@@ -26,7 +30,7 @@ class ZipArchive {
   /// Opens `file`; an Error names the file and says why libzip refused it.
   explicit ZipArchive(const std::filesystem::path& file);
   /// Opens the archive in `bytes`, which must outlive this object; `name` is what messages name.
-  ZipArchive(std::string_view bytes, std::string name);
+  ZipArchive(std::string_view bytes, std::string name, CrcCheck crc = CrcCheck::check);
   ~ZipArchive();
   ZipArchive(const ZipArchive&) = delete;
   ZipArchive& operator=(const ZipArchive&) = delete;
@@ -51,6 +55,7 @@ class ZipArchive {
   std::string name_;
   std::uint64_t archive_bytes_ = 0;  // the archive's own size: what read() may set aside at once
   std::map<std::string, StoredZipEntry, std::less<>> stored_;  // an in-memory archive's, in place
+  CrcCheck crc_ = CrcCheck::check;                             // of the entries in stored_
 };
 
 }  // namespace labpose::nets

@@ -30,9 +30,9 @@ class Fields {
   T get(std::uint64_t at) const {
     T value = 0;
     for (std::size_t byte = 0; byte < sizeof(T); ++byte) {
-      value = static_cast<T>(value | static_cast<T>(static_cast<T>(static_cast<unsigned char>(
-                                                        bytes_[at + byte]))
-                                                    << (8 * byte)));
+      value = static_cast<T>(
+          value | static_cast<T>(static_cast<T>(static_cast<unsigned char>(bytes_[at + byte]))
+                                 << (8 * byte)));
     }
     return value;
   }
@@ -60,10 +60,11 @@ std::optional<Directory> find_directory(const Fields& fields, std::uint64_t tota
       }
       Directory directory{fields.get<std::uint16_t>(at + 10), fields.get<std::uint32_t>(at + 16),
                           fields.get<std::uint32_t>(at + 12)};
-      const bool zip64 = directory.entries == 0xffff || directory.offset == kInZip64 ||
-                         directory.size == kInZip64;
+      const bool zip64 =
+          directory.entries == 0xffff || directory.offset == kInZip64 || directory.size == kInZip64;
       if (!zip64) return directory;
-      if (at < kLocatorBytes || fields.get<std::uint32_t>(at - kLocatorBytes) != kZip64LocatorSignature) {
+      if (at < kLocatorBytes ||
+          fields.get<std::uint32_t>(at - kLocatorBytes) != kZip64LocatorSignature) {
         return std::nullopt;
       }
       const auto end64 = fields.get<std::uint64_t>(at - kLocatorBytes + 8);
@@ -137,7 +138,8 @@ std::map<std::string, StoredZipEntry, std::less<>> stored_zip_entries(std::strin
         fields.text(local + kLocalBytes, name_size) != name) {
       return {};
     }
-    const std::uint64_t data = local + kLocalBytes + name_size + fields.get<std::uint16_t>(local + 28);
+    const std::uint64_t data =
+        local + kLocalBytes + name_size + fields.get<std::uint16_t>(local + 28);
     if (!fields.has(data, size)) return {};
     stored.emplace(std::string(name), StoredZipEntry{fields.text(data, size), crc});
   }

@@ -13,7 +13,7 @@
 namespace labpose::nets {
 
 struct StoredZipEntry {
-  std::string_view bytes;  // inside the archive's memory
+  std::string_view bytes;   // inside the archive's memory
   std::uint32_t crc32 = 0;  // as the central directory declares it
 };
 

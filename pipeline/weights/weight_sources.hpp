@@ -13,6 +13,7 @@
 
 #include "nets/models/backbones.hpp"
 #include "nets/safetensors.hpp"
+#include "nets/zip_archive.hpp"
 #include "pipeline/weights/weight_cache.hpp"
 
 namespace labpose::pipeline {
@@ -23,10 +24,12 @@ namespace labpose::pipeline {
 nets::SafetensorsFile backbone_weights_from_file(const std::filesystem::path& file,
                                                  const std::string& architecture);
 /// The same for the contents of a file named `file` that is not a wheel (read once by a caller
-/// that also hashes them).
+/// that also hashes them). `crc` skips the zip format's CRCs only where that hash was checked
+/// against a published or given digest.
 nets::SafetensorsFile backbone_weights_from_bytes(std::string bytes,
                                                   const std::filesystem::path& file,
-                                                  const std::string& architecture);
+                                                  const std::string& architecture,
+                                                  nets::CrcCheck crc);
 
 struct FetchOptions {
   std::string architecture;                   // one whose ImageNet weights are published
