@@ -387,7 +387,7 @@ class SweepRunner {
     int cpu_workers = 0;
     for (int worker = 0; worker < workers; ++worker) {
       const std::string& device = device_of(worker);
-      if (device == "cpu" || device == "auto" || device == "ref") ++cpu_workers;
+      if (!devices::device_kind(device).gpu) ++cpu_workers;
     }
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     if (cpu_workers > 1) cpu_threads_ = std::max(1, static_cast<int>(cores) / cpu_workers);
@@ -494,7 +494,7 @@ class SweepRunner {
           command.arguments.end(),
           {"--stop-at-iteration", std::to_string(static_cast<long long>(end))});
     }
-    if (cpu_threads_ > 0 && (device == "cpu" || device == "auto" || device == "ref"))
+    if (cpu_threads_ > 0 && !devices::device_kind(device).gpu)
       command.environment.emplace_back("OMP_NUM_THREADS", std::to_string(cpu_threads_));
     if (trains_in_auto_on_the_cpu(dir, device))
       command.arguments.insert(command.arguments.end(), {"--precision", cpu_precision()});
