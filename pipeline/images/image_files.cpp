@@ -24,9 +24,9 @@
 namespace labpose::pipeline {
 namespace {
 
-// No frame of a lab video comes near this; a damaged or hostile header that declares more is
-// refused before its pixels are allocated.
-constexpr std::uint64_t kMaxPixels = std::uint64_t{1} << 28;
+// 8192 x 8192: no frame of a lab video comes near this (4K is an eighth of it). A damaged or
+// hostile header that declares more is refused before its pixels (200 MB here) are allocated.
+constexpr std::uint64_t kMaxPixels = std::uint64_t{1} << 26;
 
 constexpr const char* kDamagedHint =
     "the image file is damaged or was cut short: restore it from a backup, or extract the frame "
