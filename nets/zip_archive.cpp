@@ -39,6 +39,18 @@ constexpr std::uint64_t kReserveAtLeast = std::uint64_t{1} << 20;
 // Open files are checked for consistency (central directory against local headers).
 constexpr int kOpenFlags = ZIP_RDONLY | ZIP_CHECKCONS;
 
+// How messages name an entry of the archive `archive`.
+std::string entry_place(const std::string& archive, const std::string& entry) {
+  return fmt::format("{}: entry \"{}\"", archive, printable(entry, 200));
+}
+
+Error larger_than_accepted(const std::string& place, std::uint64_t declared,
+                           std::uint64_t max_bytes) {
+  return Error(fmt::format("{} declares {} bytes, more than the {} this reader accepts", place,
+                           declared, max_bytes),
+               kDamagedHint);
+}
+
 struct EntryCloser {
   void operator()(zip_file_t* file) const { zip_fclose(file); }
 };
@@ -98,7 +110,7 @@ bool ZipArchive::contains(const std::string& entry) const {
 }
 
 std::string ZipArchive::read(const std::string& entry, std::uint64_t max_bytes) const {
-  const std::string place = fmt::format("{}: entry \"{}\"", name_, printable(entry, 200));
+  const std::string place = entry_place(name_, entry);
   const zip_int64_t index = zip_name_locate(archive_, entry.c_str(), ZIP_FL_ENC_RAW);
   if (index < 0) throw Error(fmt::format("{} is missing", place), kDamagedHint);
   zip_stat_t stat;
@@ -108,11 +120,7 @@ std::string ZipArchive::read(const std::string& entry, std::uint64_t max_bytes) 
     throw Error(fmt::format("{} cannot be examined ({})", place, archive_message(archive_)),
                 kDamagedHint);
   }
-  if (stat.size > max_bytes) {
-    throw Error(fmt::format("{} declares {} bytes, more than the {} this reader accepts", place,
-                            stat.size, max_bytes),
-                kDamagedHint);
-  }
+  if (stat.size > max_bytes) throw larger_than_accepted(place, stat.size, max_bytes);
   const std::unique_ptr<zip_file_t, EntryCloser> file(
       zip_fopen_index(archive_, static_cast<zip_uint64_t>(index), 0));
   if (!file) {
@@ -165,18 +173,13 @@ std::string_view ZipArchive::read_view(const std::string& entry, std::string& co
     copy = read(entry, max_bytes);
     return copy;
   }
-  const std::string place = fmt::format("{}: entry \"{}\"", name_, printable(entry, 200));
+  const std::string place = entry_place(name_, entry);
   const std::string_view bytes = stored->second.bytes;
-  if (bytes.size() > max_bytes) {
-    throw Error(fmt::format("{} declares {} bytes, more than the {} this reader accepts", place,
-                            bytes.size(), max_bytes),
-                kDamagedHint);
-  }
+  if (bytes.size() > max_bytes) throw larger_than_accepted(place, bytes.size(), max_bytes);
   if (crc_ == CrcCheck::skip_digest_verified) return bytes;
   // The CRC-32 that libzip checks when it copies an entry.
-  uLong crc = crc32_z(0L, Z_NULL, 0);
-  crc = crc32_z(crc, reinterpret_cast<const Bytef*>(bytes.data()), bytes.size());
-  if (crc != stored->second.crc32) {
+  if (crc32_z(0L, reinterpret_cast<const Bytef*>(bytes.data()), bytes.size()) !=
+      stored->second.crc32) {
     throw Error(fmt::format("{} cannot be read (CRC error)", place), kDamagedHint);
   }
   return bytes;

@@ -232,13 +232,19 @@ void jpeg_warned(j_common_ptr info, int level) {
   }
 }
 
+// libjpeg's error manager in `errors`, reporting through the two functions above.
+jpeg_error_mgr* jpeg_errors(JpegErrors& errors) {
+  jpeg_error_mgr* manager = jpeg_std_error(&errors.manager);
+  manager->error_exit = jpeg_failed;
+  manager->emit_message = jpeg_warned;
+  return manager;
+}
+
 class JpegReading {
  public:
   JpegReading() {
     std::memset(&info_, 0, sizeof info_);
-    info_.err = jpeg_std_error(&errors_.manager);
-    errors_.manager.error_exit = jpeg_failed;
-    errors_.manager.emit_message = jpeg_warned;
+    info_.err = jpeg_errors(errors_);
   }
   ~JpegReading() { jpeg_destroy_decompress(&info_); }
   JpegReading(const JpegReading&) = delete;
@@ -310,9 +316,7 @@ class JpegWriting {
  public:
   JpegWriting() {
     std::memset(&info_, 0, sizeof info_);
-    info_.err = jpeg_std_error(&errors_.manager);
-    errors_.manager.error_exit = jpeg_failed;
-    errors_.manager.emit_message = jpeg_warned;
+    info_.err = jpeg_errors(errors_);
   }
   ~JpegWriting() {
     jpeg_destroy_compress(&info_);

@@ -88,15 +88,15 @@ void BackgroundSha256::add(std::string_view bytes) {
   changed_.notify_all();
 }
 
-void BackgroundSha256::sync() {
-  std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return queue_.empty() && !hashing_; });
-  if (failure_) std::rethrow_exception(failure_);
-}
-
 void BackgroundSha256::drain() noexcept {
   std::unique_lock lock(mutex_);
   changed_.wait(lock, [&] { return queue_.empty() && !hashing_; });
+}
+
+void BackgroundSha256::sync() {
+  drain();
+  const std::lock_guard lock(mutex_);
+  if (failure_) std::rethrow_exception(failure_);
 }
 
 std::string BackgroundSha256::hex() {
