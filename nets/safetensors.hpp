@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,13 +27,27 @@ struct SafetensorsFile {
   std::map<std::string, std::string> metadata;  // the header's "__metadata__" strings
 };
 
+/// Tensors where their values already lie (a downloaded checkpoint, a SafetensorsFile), to be
+/// written without a copy. The values must outlive the view.
+struct TensorView {
+  std::vector<std::int64_t> shape;
+  std::span<const float> values;
+};
+struct SafetensorsView {
+  std::map<std::string, TensorView> tensors;
+  std::map<std::string, std::string> metadata;
+};
+
+/// A view of every tensor of `contents`, which must outlive it.
+SafetensorsView view_of(const SafetensorsFile& contents);
+
 /// An IEEE 754 half-precision value (its 16 bits) as float32, exactly.
 float half_to_float(std::uint16_t half);
 
 /// Refuses `values` of tensor `tensor` in `file` when any is NaN or infinite (they would only show
 /// up later as a NaN loss or NaN predictions): an Error counting them, with `hint`.
-void check_finite(const std::vector<float>& values, const std::string& file,
-                  const std::string& tensor, const std::string& hint);
+void check_finite(std::span<const float> values, const std::string& file, const std::string& tensor,
+                  const std::string& hint);
 
 /// Reads a whole file; errors name the file and what is wrong (truncated, bad header, offsets).
 SafetensorsFile read_safetensors(const std::filesystem::path& file);
@@ -44,6 +59,8 @@ SafetensorsFile parse_safetensors(std::string_view bytes, const std::string& nam
 std::string safetensors_bytes(const SafetensorsFile& contents);
 /// The same bytes handed to `sink` in pieces, in order: the header, then each tensor's values from
 /// where they are, never joined into one block (a snapshot or a backbone is written as it is).
+void safetensors_pieces(const SafetensorsView& contents,
+                        const std::function<void(std::string_view)>& sink);
 void safetensors_pieces(const SafetensorsFile& contents,
                         const std::function<void(std::string_view)>& sink);
 /// Writes atomically (temp file + rename), tensors in name order, float32.

@@ -23,7 +23,7 @@ constexpr std::uint64_t kMaxPickleBytes = std::uint64_t{256} << 20;  // data.pkl
 constexpr std::string_view kLegacyMagic{"\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19", 10};
 constexpr std::int64_t kLegacyProtocolVersion = 1001;
 
-TorchCheckpoint parse_zip(std::string_view bytes, const std::string& name, CrcCheck crc) {
+TorchCheckpointView parse_zip(std::string_view bytes, const std::string& name, CrcCheck crc) {
   const ZipArchive archive(bytes, name, crc);
   std::optional<std::string> folder;
   for (const std::string& entry_name : archive.entry_names()) {
@@ -53,7 +53,8 @@ TorchCheckpoint parse_zip(std::string_view bytes, const std::string& name, CrcCh
   }
   const std::string pickle_name = *folder + "/data.pkl";
   const std::string pickle_bytes = archive.read(pickle_name, kMaxPickleBytes);
-  CheckpointStorages storages(fmt::format("{}: {}", name, pickle_name));
+  const auto held = std::make_shared<CheckpointHeld>(fmt::format("{}: {}", name, pickle_name));
+  CheckpointStorages& storages = held->storages;
   const Pickle pickle = unpickle(pickle_bytes, 0, {name, pickle_name},
                                  [&](const PickleValue& id, std::size_t offset) {
                                    return storages.from_id(id, offset, false);
@@ -72,10 +73,10 @@ TorchCheckpoint parse_zip(std::string_view bytes, const std::string& name, CrcCh
     }
     storage.data = data;
   }
-  return collect_state_dict(*pickle.root, storages, bytes.size(), name, "zip");
+  return collect_state_dict(*pickle.root, held, bytes.size(), name, "zip");
 }
 
-TorchCheckpoint parse_legacy(std::string_view bytes, const std::string& name) {
+TorchCheckpointView parse_legacy(std::string_view bytes, const std::string& name) {
   const PickleSource source{name, ""};
   const Pickle magic = unpickle(bytes, 0, source, {});
   if (magic.root->kind != PickleKind::big_integer || magic.root->text != kLegacyMagic) {
@@ -98,7 +99,8 @@ TorchCheckpoint parse_legacy(std::string_view bytes, const std::string& name) {
                 kCheckpointDamagedHint);
   }
   check_little_endian(*system.root, name);
-  CheckpointStorages storages(name);
+  const auto held = std::make_shared<CheckpointHeld>(name);
+  CheckpointStorages& storages = held->storages;
   const Pickle main =
       unpickle(bytes, system.end, source, [&](const PickleValue& id, std::size_t offset) {
         return storages.from_id(id, offset, true);
@@ -135,7 +137,7 @@ TorchCheckpoint parse_legacy(std::string_view bytes, const std::string& name) {
     }
     take_storage_data(storage, bytes, at, name);
   }
-  return collect_state_dict(*main.root, storages, bytes.size(), name, "legacy");
+  return collect_state_dict(*main.root, held, bytes.size(), name, "legacy");
 }
 
 // torch < 0.4: a tar archive. Its member storages holds a count, then per storage a pickled (key,
@@ -143,7 +145,7 @@ TorchCheckpoint parse_legacy(std::string_view bytes, const std::string& name) {
 // (key, root key, offset, size); tensors holds a count, then per tensor a pickled (key, storage
 // key, tensor type) followed by ndim (4 bytes and 4 unused), sizes, strides and the offset
 // (8 bytes each); pickle holds the object, whose persistent ids are tensor or storage keys.
-TorchCheckpoint parse_tar(std::string_view bytes, const std::string& name) {
+TorchCheckpointView parse_tar(std::string_view bytes, const std::string& name) {
   const auto members = tar_members(bytes, name);
   const auto member = [&](const std::string& part) {
     const auto found = members.find(part);
@@ -169,7 +171,8 @@ TorchCheckpoint parse_tar(std::string_view bytes, const std::string& name) {
     return value->kind == PickleKind::integer && value->integer >= 0;
   };
 
-  CheckpointStorages storages(name);
+  const auto held = std::make_shared<CheckpointHeld>(name);
+  CheckpointStorages& storages = held->storages;
   const std::string_view storage_bytes = member("storages");
   const std::string storages_place = fmt::format("{}: storages", name);
   const Pickle storage_count = unpickle(storage_bytes, 0, {name, "storages"}, {});
@@ -267,7 +270,7 @@ TorchCheckpoint parse_tar(std::string_view bytes, const std::string& name) {
                   fmt::format("the persistent id {} names no tensor or storage of the file",
                               id.kind == PickleKind::text ? printable(id.text, 40) : describe(id)));
       });
-  return collect_state_dict(*main.root, storages, bytes.size(), name, "tar");
+  return collect_state_dict(*main.root, held, bytes.size(), name, "tar");
 }
 
 }  // namespace
@@ -279,6 +282,19 @@ TorchCheckpoint read_torch_checkpoint(const std::filesystem::path& file) {
 
 TorchCheckpoint parse_torch_checkpoint(std::string_view bytes, const std::string& name,
                                        CrcCheck crc) {
+  TorchCheckpointView view = view_torch_checkpoint(bytes, name, crc);
+  TorchCheckpoint out;
+  for (const auto& [key, tensor] : view.tensors) {
+    out.tensors.emplace(key, HostTensor{tensor.shape, std::vector<float>(tensor.values.begin(),
+                                                                         tensor.values.end())});
+  }
+  out.skipped = std::move(view.skipped);
+  out.format = std::move(view.format);
+  return out;
+}
+
+TorchCheckpointView view_torch_checkpoint(std::string_view bytes, const std::string& name,
+                                          CrcCheck crc) {
   if (bytes.empty()) {
     throw Error(fmt::format("{} is empty, not a PyTorch checkpoint", name),
                 "the download or copy may have failed; fetch the file again");

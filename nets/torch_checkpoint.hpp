@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,17 @@ struct TorchCheckpoint {
   std::string format;                         // "zip", "legacy" or "tar"
 };
 
+/// A checkpoint's state dict without a copy of its weights: float32 tensors stored in C order (what
+/// torch.save writes) are views into the file's bytes, which must outlive this; the others
+/// (float16, bfloat16, float64, strided views, compressed zip entries) are converted or copied
+/// into `held`, which the views share.
+struct TorchCheckpointView {
+  std::map<std::string, TensorView> tensors;
+  std::vector<std::string> skipped;
+  std::string format;
+  std::shared_ptr<const void> held;
+};
+
 /// Reads the state dict of a PyTorch checkpoint: the file's top-level dict of name -> tensor, or
 /// the one under "state_dict", "model_state_dict" or "model" (training checkpoints; their other
 /// entries are ignored), with DataParallel's "module." prefixes removed. Every tensor is checked
@@ -31,5 +43,9 @@ TorchCheckpoint read_torch_checkpoint(const std::filesystem::path& file);
 /// `crc` may skip the zip format's CRCs of bytes whose SHA-256 was verified (a fetched download).
 TorchCheckpoint parse_torch_checkpoint(std::string_view bytes, const std::string& name,
                                        CrcCheck crc = CrcCheck::check);
+/// The same, checked the same, as views into `bytes` (a download converted and written without
+/// a second copy of the weights in memory).
+TorchCheckpointView view_torch_checkpoint(std::string_view bytes, const std::string& name,
+                                          CrcCheck crc = CrcCheck::check);
 
 }  // namespace labpose::nets

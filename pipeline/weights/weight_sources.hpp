@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "nets/models/backbones.hpp"
@@ -23,13 +24,14 @@ namespace labpose::pipeline {
 /// file. Errors name the file and what does not fit.
 nets::SafetensorsFile backbone_weights_from_file(const std::filesystem::path& file,
                                                  const std::string& architecture);
-/// The same for the contents of a file named `file` that is not a wheel (read once by a caller
-/// that also hashes them). `crc` skips the zip format's CRCs only where that hash was checked
-/// against a published or given digest.
-nets::SafetensorsFile backbone_weights_from_bytes(std::string bytes,
-                                                  const std::filesystem::path& file,
-                                                  const std::string& architecture,
-                                                  nets::CrcCheck crc);
+/// Converts the contents of a file named `file` that is not a wheel (read or downloaded once by a
+/// caller that also hashes them) and stores them as `architecture`'s ImageNet weights in `cache`,
+/// recording `source`. The weights are written from where they lie in `bytes`, without a copy.
+/// `crc` skips the zip format's CRCs only where that hash was checked against a published or given
+/// digest.
+CachedWeights store_backbone_bytes(std::string_view bytes, const std::filesystem::path& file,
+                                   const std::string& architecture, nets::CrcCheck crc,
+                                   const std::filesystem::path& cache, const std::string& source);
 
 struct FetchOptions {
   std::string architecture;                   // one whose ImageNet weights are published

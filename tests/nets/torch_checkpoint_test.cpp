@@ -101,6 +101,47 @@ TEST(TorchCheckpoint, ReadsWhatTorchLoadReturns) {
   }
 }
 
+// The views give what parse_torch_checkpoint copies out, and float32 tensors that torch.save stored
+// in C order are used where they lie in the file's bytes, in every format; converted ones are held
+// by the view, which may outlive everything but the bytes.
+TEST(TorchCheckpoint, ViewsReadTheSameValuesInPlace) {
+  LABPOSE_REQUIRE_CHECKPOINTS(files);
+  for (const auto& entry : files.manifest["valid"]) {
+    const std::string file = entry["file"].get<std::string>();
+    SCOPED_TRACE(file);
+    const std::string bytes = file_bytes(files.dir / file);
+    const TorchCheckpoint copied = parse_torch_checkpoint(bytes, file);
+    std::optional<TorchCheckpointView> kept;
+    kept.emplace(view_torch_checkpoint(bytes, file));
+    const TorchCheckpointView view = std::move(*kept);
+    kept.reset();
+    EXPECT_EQ(view.format, copied.format);
+    EXPECT_EQ(view.skipped, copied.skipped);
+    ASSERT_EQ(view.tensors.size(), copied.tensors.size());
+    std::size_t in_place = 0;
+    for (const auto& [name, expected] : copied.tensors) {
+      const TensorView& tensor = view.tensors.at(name);
+      EXPECT_EQ(tensor.shape, expected.shape) << name;
+      ASSERT_EQ(tensor.values.size(), expected.values.size()) << name;
+      EXPECT_TRUE(std::equal(tensor.values.begin(), tensor.values.end(), expected.values.begin(),
+                             [](float a, float b) { return std::memcmp(&a, &b, 4) == 0; }))
+          << name;
+      const auto* at = reinterpret_cast<const char*>(tensor.values.data());
+      if (!tensor.values.empty() && at >= bytes.data() && at < bytes.data() + bytes.size())
+        ++in_place;
+    }
+    // resnet50 and mobilenet_v2 are float32 throughout, and the zip format (torch.save's since
+    // 1.6) aligns each storage: none of their weights is copied. The legacy format packs storages
+    // at any byte, so there they are copied out.
+    if ((file.starts_with("resnet50") || file.starts_with("mobilenet_v2")) &&
+        file.ends_with(".zip.pth")) {
+      EXPECT_EQ(in_place, view.tensors.size());
+    } else if (file.starts_with("dtypes")) {
+      EXPECT_LT(in_place, view.tensors.size());  // float16, bfloat16 and float64 are converted
+    }
+  }
+}
+
 TEST(TorchCheckpoint, FindsTheStateDictOfTrainingCheckpointsAndStripsModulePrefixes) {
   LABPOSE_REQUIRE_CHECKPOINTS(files);
   const TorchCheckpoint timm = read_torch_checkpoint(files.dir / "timm_mobilenetv2_035.zip.pth");
