@@ -52,6 +52,7 @@ BackgroundSha256::~BackgroundSha256() {
     const std::lock_guard lock(mutex_);
     stopping_ = true;
     queue_.clear();
+    queued_bytes_ = 0;
   }
   changed_.notify_all();
   thread_.join();
@@ -60,10 +61,13 @@ BackgroundSha256::~BackgroundSha256() {
 void BackgroundSha256::run() {
   std::unique_lock lock(mutex_);
   for (;;) {
-    changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    sleeping_ = true;
+    changed_.wait(lock, [&] { return stopping_ || ready(); });
+    sleeping_ = false;
     if (stopping_) return;
     const std::string_view bytes = queue_.front();
     queue_.pop_front();
+    queued_bytes_ -= bytes.size();
     hashing_ = true;
     lock.unlock();
     std::exception_ptr failure;
@@ -75,22 +79,39 @@ void BackgroundSha256::run() {
     lock.lock();
     hashing_ = false;
     if (failure && !failure_) failure_ = failure;
-    changed_.notify_all();
+    if (waiting_ > 0) changed_.notify_all();
   }
+}
+
+bool BackgroundSha256::ready() const {
+  return !queue_.empty() && (queued_bytes_ >= kWakeBytes || waiting_ > 0);
 }
 
 void BackgroundSha256::add(std::string_view bytes) {
   if (bytes.empty()) return;
+  bool wake = false;
   {
     const std::lock_guard lock(mutex_);
-    queue_.push_back(bytes);
+    // A download arrives in 16 KB pieces, one after the other in its block: they join the piece
+    // before them, and the thread is woken once a megabyte waits, not for every piece (the
+    // hash outruns a download, so it would sleep and be woken thousands of times).
+    if (!queue_.empty() && queue_.back().data() + queue_.back().size() == bytes.data()) {
+      queue_.back() = std::string_view(queue_.back().data(), queue_.back().size() + bytes.size());
+    } else {
+      queue_.push_back(bytes);
+    }
+    queued_bytes_ += bytes.size();
+    wake = sleeping_ && ready();
   }
-  changed_.notify_all();
+  if (wake) changed_.notify_all();
 }
 
 void BackgroundSha256::drain() noexcept {
   std::unique_lock lock(mutex_);
+  ++waiting_;
+  if (sleeping_ && ready()) changed_.notify_all();
   changed_.wait(lock, [&] { return queue_.empty() && !hashing_; });
+  --waiting_;
 }
 
 void BackgroundSha256::sync() {

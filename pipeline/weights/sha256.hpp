@@ -48,7 +48,7 @@ class BackgroundSha256 {
   BackgroundSha256& operator=(const BackgroundSha256&) = delete;
 
   /// Queues `bytes` after everything queued before. They must stay where they are, unchanged, until
-  /// sync() returns.
+  /// sync() returns. The thread takes them once a megabyte is queued, or at sync().
   void add(std::string_view bytes);
   /// Waits until everything queued is hashed; rethrows the thread's error.
   void sync();
@@ -61,11 +61,17 @@ class BackgroundSha256 {
 
  private:
   void run();
+  // What wakes the thread: a megabyte queued, or a caller waiting in drain().
+  static constexpr std::size_t kWakeBytes = std::size_t{1} << 20;
+  bool ready() const;
 
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<std::string_view> queue_;
+  std::size_t queued_bytes_ = 0;
   bool hashing_ = false, stopping_ = false;
+  bool sleeping_ = false;  // the thread waits for bytes: add() wakes it
+  int waiting_ = 0;        // callers in drain(): the thread wakes them after each run
   std::exception_ptr failure_;
   Sha256 hash_;
   std::thread thread_;  // last: started once the rest exists

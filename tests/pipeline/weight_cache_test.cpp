@@ -118,6 +118,17 @@ TEST(WeightCache, BackgroundSha256GivesTheSameDigestInPlace) {
     if (size % 3 == 0) behind.sync();
   }
   EXPECT_EQ(behind.hex(), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  // Pieces from two blocks, taken alternately and backwards within one: only pieces that follow
+  // each other in memory and in the order given may be joined.
+  const std::string first = "abcdefgh", second = "12345678";
+  BackgroundSha256 scattered;
+  std::string order;
+  for (std::size_t i = 0; i < first.size(); i += 2) {
+    scattered.add(std::string_view(first).substr(i, 2));
+    scattered.add(std::string_view(second).substr(second.size() - 2 - i, 2));
+    order += first.substr(i, 2) + second.substr(second.size() - 2 - i, 2);
+  }
+  EXPECT_EQ(scattered.hex(), sha256_hex(order));
   BackgroundSha256 dropped;
   dropped.add(million);
   dropped.drain();
