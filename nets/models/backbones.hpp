@@ -25,8 +25,9 @@ enum class ImageNetWeights {
 
 /// How a network fine-tunes from its ImageNet weights (create-dataset writes it into
 /// pose_cfg.yaml): every backbone stage frozen for the first `frozen_fraction` of the run, then the
-/// backbone at `backbone_lr_multiplier` times the head's rate. `measured`: tuned on openfield for
-/// this network; else carried over from efficientnet_lite0's (docs/training.md says which).
+/// backbone at `backbone_lr_multiplier` times the head's rate. `measured`: its result on openfield
+/// measured for this network; else carried over from efficientnet_lite0's, where it was tuned
+/// (docs/training.md says which).
 struct FineTuningRecipe {
   double frozen_fraction;
   double backbone_lr_multiplier;

@@ -16,8 +16,8 @@ transfer learning instead, labpose only: efficientnet_lite0 from those weights (
 first --unfreeze-fraction of the iterations, batch norm in inference mode meanwhile), the same network from
 scratch, and mobilenet_v2_0.35 from scratch, each for the same wall time on the same split.
 
-With --defaults it measures what a new user gets: efficientnet_lite0 from the ImageNet weights in the
-`labpose weights` cache with the pose_cfg.yaml create-dataset writes (the fine-tuning recipe) and the
+With --defaults it measures what a new user gets: efficientnet_lite0 (or --net) from the ImageNet weights
+in the `labpose weights` cache with the pose_cfg.yaml create-dataset writes (the fine-tuning recipe) and the
 schedule fitted to --minutes (`schedule: time`), against the same network from scratch
 (`--weights none`), each for the same wall time on the same split. Only the evaluation cadence (about
 --eval-minutes) is set; `--set key=value` changes one more pose_cfg.yaml value of both (repeatable).
@@ -195,7 +195,8 @@ def main():
     ap.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "data", "openfield-Pranav-2018-10-30"))
     ap.add_argument("--peer", default=os.path.join(ROOT, "..", "shared", "bench", "openfield_peer.py"))
     ap.add_argument("--work", default="openfield-bench", help="folder for the project copies and logs")
-    ap.add_argument("--net", default="mobilenet_v2_0.35", choices=LABPOSE_NETS)
+    ap.add_argument("--net", choices=LABPOSE_NETS,
+                    help="the network (mobilenet_v2_0.35; with --defaults, efficientnet_lite0)")
     ap.add_argument("--splits", default="0.95,0.8", help="training fractions, comma-separated")
     ap.add_argument("--minutes", type=float, default=30.0, help="wall time of each training run")
     ap.add_argument("--checkpoints", default="15,30", help="minutes at which errors are compared")
@@ -223,7 +224,9 @@ def main():
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="--defaults: one more pose_cfg.yaml value of every run (repeatable)")
     a = ap.parse_args()
-    if a.net not in PEER_NETS and not a.skip_peer and not a.transfer:
+    if a.net is None:
+        a.net = "efficientnet_lite0" if a.defaults else "mobilenet_v2_0.35"
+    if a.net not in PEER_NETS and not a.skip_peer and not a.transfer and not a.defaults:
         sys.exit(f"error: the peer has no {a.net}; add --skip-peer")
 
     labpose = os.path.abspath(a.labpose)
@@ -238,8 +241,7 @@ def main():
     # (label, network, weights or None, pose_cfg.yaml settings besides the schedule)
     if a.defaults:
         extra = dict(item.split("=", 1) for item in a.set)
-        configurations = [("default", "efficientnet_lite0", "cache", extra),
-                          ("scratch", "efficientnet_lite0", "none", extra)]
+        configurations = [("default", a.net, "cache", extra), ("scratch", a.net, "none", extra)]
         wanted = a.configurations.split(",") if a.configurations != ap.get_default("configurations") else \
             ["default", "scratch"]
         configurations = [c for c in configurations if c[0] in wanted]
